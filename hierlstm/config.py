@@ -1,0 +1,145 @@
+"""The frozen run configuration: every setting of one model run, validated at construction.
+
+A `RunConfig` is hashable, so built models and traced functions can be cached by it. Every
+invalid value raises `ValueError` with one sentence naming the field, the value and what is
+allowed; `RunConfig.from_strings` gives the same messages for text (URL parameters, CLI flags).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+LSTM_KERNELS = ("auto", "generic")
+
+# Sanity bounds for sizes; the memory and trace budgets that depend on the machine live in the
+# harness. They stop a typo (batch 1e9) long before anything is allocated.
+SIZE_LIMITS = {
+    "batch_size": (1, 65536),
+    "time_steps": (1, 100000),
+    "height": (1, 4096),
+    "filters": (1, 1024),
+    "kernel_size": (1, 15),
+    "pool_height": (1, 512),
+    "inner_units": (1, 2048),
+    "outer_units": (1, 2048),
+}
+
+_DEVICE_PATTERN = re.compile(r"^(auto|cpu|gpu:\d+)$")
+_TRUE_WORDS = ("1", "true", "yes", "on")
+_FALSE_WORDS = ("0", "false", "no", "off", "")
+
+
+def _known_variants() -> tuple[str, ...]:
+    from hierlstm.variants import VARIANTS  # late import: variants imports this module
+
+    return tuple(VARIANTS)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """One run: which variant, at which sizes, precision and device.
+
+    The model maps (batch_size, height, time_steps, 1) to (batch_size, time_steps, outer_units);
+    the defaults are the geometry of the source question.
+    """
+
+    variant: str = "folded"
+    batch_size: int = 8
+    time_steps: int = 50
+    height: int = 36
+    filters: int = 16
+    kernel_size: int = 3
+    pool_height: int = 3
+    inner_units: int = 48
+    outer_units: int = 60
+    precision: str = "float32"
+    xla: bool = False
+    lstm_kernel: str = "auto"
+    device: str = "auto"
+
+    def __post_init__(self):
+        known = _known_variants()
+        if self.variant not in known:
+            raise ValueError(
+                f"variant must be one of {', '.join(known)}; got {self.variant!r}."
+            )
+        for name, (low, high) in SIZE_LIMITS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number; got {value!r}.")
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be between {low} and {high}; got {value}.")
+        if self.height < self.pool_height:
+            raise ValueError(
+                f"height must be at least pool_height ({self.pool_height}) so pooling leaves "
+                f"one row; got {self.height}."
+            )
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"precision must be one of {', '.join(PRECISIONS)}; got {self.precision!r}."
+            )
+        if not isinstance(self.xla, bool):
+            raise ValueError(f"xla must be true or false; got {self.xla!r}.")
+        if self.lstm_kernel not in LSTM_KERNELS:
+            raise ValueError(
+                f"lstm_kernel must be one of {', '.join(LSTM_KERNELS)}; got {self.lstm_kernel!r}."
+            )
+        if not isinstance(self.device, str) or not _DEVICE_PATTERN.match(self.device):
+            raise ValueError(
+                f"device must be auto, cpu or gpu:N (N a GPU index); got {self.device!r}."
+            )
+
+    @property
+    def rows(self) -> int:
+        """Rows left after pooling: the length of each inner sub-sequence (12 by default)."""
+        return self.height // self.pool_height
+
+    def replace(self, **changes) -> RunConfig:
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_strings(self) -> dict[str, str]:
+        """The inverse of `from_strings`: every field as text."""
+        return {
+            name: (str(value).lower() if isinstance(value, bool) else str(value))
+            for name, value in self.to_dict().items()
+        }
+
+    @classmethod
+    def from_strings(cls, mapping: Mapping[str, str], **overrides) -> RunConfig:
+        """Parses text values (URL parameters, CLI flags); unknown keys raise.
+
+        Missing fields take their defaults; `overrides` are already-typed values applied first.
+        """
+        fields = {field.name: field for field in dataclasses.fields(cls)}
+        values = dict(overrides)
+        for name, text in mapping.items():
+            if name not in fields:
+                raise ValueError(
+                    f"unknown setting {name!r}; known settings are {', '.join(fields)}."
+                )
+            values[name] = _parse_field(name, fields[name].type, str(text).strip())
+        return cls(**values)
+
+
+def _parse_field(name: str, type_name: str, text: str):
+    if type_name == "int":
+        if not re.fullmatch(r"[+-]?\d{1,12}", text):
+            low, high = SIZE_LIMITS[name]
+            raise ValueError(
+                f"{name} must be a whole number between {low} and {high}; got {text!r}."
+            )
+        return int(text)
+    if type_name == "bool":
+        lowered = text.lower()
+        if lowered in _TRUE_WORDS:
+            return True
+        if lowered in _FALSE_WORDS:
+            return False
+        raise ValueError(f"{name} must be true or false; got {text!r}.")
+    return text
