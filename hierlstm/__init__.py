@@ -1,20 +1,32 @@
 """hierlstm: build, trace and time a hierarchical LSTM in TensorFlow, in several execution
-strategies that compute one function from one set of parameters."""
+strategies that compute one function from one set of parameters.
 
-from hierlstm.config import PRECISIONS, RunConfig
-from hierlstm.params import init_params, load_params, param_shapes, read_params
-from hierlstm.reference import reference_forward
-from hierlstm.variants import VARIANTS, Variant, build_model
+Names are loaded on first use, so `import hierlstm` (and `python -m hierlstm --help`) does not
+pay TensorFlow's import time until something needs it.
+"""
 
-__all__ = [
-    "PRECISIONS",
-    "RunConfig",
-    "VARIANTS",
-    "Variant",
-    "build_model",
-    "init_params",
-    "load_params",
-    "param_shapes",
-    "read_params",
-    "reference_forward",
-]
+import importlib
+
+_EXPORTS = {
+    "RunConfig": "hierlstm.config",
+    "PRECISIONS": "hierlstm.config",
+    "VARIANTS": "hierlstm.variants",
+    "Variant": "hierlstm.variants",
+    "build_model": "hierlstm.variants",
+    "init_params": "hierlstm.params",
+    "load_params": "hierlstm.params",
+    "param_shapes": "hierlstm.params",
+    "read_params": "hierlstm.params",
+    "reference_forward": "hierlstm.reference",
+    "trace_shapes": "hierlstm.trace",
+    "trace_report": "hierlstm.trace",
+    "check_variants": "hierlstm.check",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'hierlstm' has no attribute {name!r}")

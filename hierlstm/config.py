@@ -63,9 +63,7 @@ class RunConfig:
     def __post_init__(self):
         known = _known_variants()
         if self.variant not in known:
-            raise ValueError(
-                f"variant must be one of {', '.join(known)}; got {self.variant!r}."
-            )
+            raise ValueError(f"variant must be one of {', '.join(known)}; got {self.variant!r}.")
         for name, (low, high) in SIZE_LIMITS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):

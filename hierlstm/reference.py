@@ -70,4 +70,3 @@ def reference_forward(params: Params, x, *, pool_height: int = 3) -> np.ndarray:
     inner = lstm(folded, p["inner_kernel"], p["inner_recurrent_kernel"], p["inner_bias"])
     summaries = inner[:, -1].reshape(batch, time, -1)  # last hidden state: (B, T, inner)
     return lstm(summaries, p["outer_kernel"], p["outer_recurrent_kernel"], p["outer_bias"])
-

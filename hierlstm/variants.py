@@ -39,7 +39,9 @@ class Variant:
 
 
 def _use_cudnn(config: RunConfig):
-    return "auto" if config.lstm_kernel == "auto" else False
+    # Keras takes the cuDNN path whenever any GPU is visible, whatever tf.device says, so a run
+    # pinned to the CPU must ask for the generic kernel itself.
+    return "auto" if config.lstm_kernel == "auto" and config.device != "cpu" else False
 
 
 def _trunk(config: RunConfig, time_steps=None):

@@ -1,0 +1,62 @@
+import pytest
+
+from hierlstm.config import RunConfig
+
+BAD_VALUES = [
+    ({"variant": "fast"}, "variant must be one of nested, time_distributed, folded"),
+    ({"batch_size": 0}, "batch_size must be between 1 and 65536; got 0."),
+    ({"batch_size": -3}, "batch_size must be between 1 and 65536; got -3."),
+    ({"batch_size": 10**9}, "batch_size must be between 1 and 65536; got 1000000000."),
+    ({"batch_size": 2.5}, "batch_size must be a whole number; got 2.5."),
+    ({"batch_size": True}, "batch_size must be a whole number; got True."),
+    ({"time_steps": 0}, "time_steps must be between 1 and 100000; got 0."),
+    ({"height": 2}, "height must be at least pool_height (3) so pooling leaves one row; got 2."),
+    ({"filters": 0}, "filters must be between 1 and 1024; got 0."),
+    ({"kernel_size": 0}, "kernel_size must be between 1 and 15; got 0."),
+    ({"pool_height": 0}, "pool_height must be between 1 and 512; got 0."),
+    ({"inner_units": 0}, "inner_units must be between 1 and 2048; got 0."),
+    ({"outer_units": 5000}, "outer_units must be between 1 and 2048; got 5000."),
+    ({"precision": "float16"}, "precision must be one of float32, mixed_float16, mixed_bfloat16"),
+    ({"xla": "yes"}, "xla must be true or false; got 'yes'."),
+    ({"lstm_kernel": "cudnn"}, "lstm_kernel must be one of auto, generic; got 'cudnn'."),
+    ({"device": "tpu"}, "device must be auto, cpu or gpu:N (N a GPU index); got 'tpu'."),
+    ({"device": "gpu:x"}, "device must be auto, cpu or gpu:N"),
+]
+
+
+@pytest.mark.parametrize("changes, message", BAD_VALUES)
+def test_bad_value_names_field_value_and_range(changes, message):
+    with pytest.raises(ValueError) as error:
+        RunConfig(**changes)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+BAD_TEXT = [
+    ({"batch_size": "abc"}, "batch_size must be a whole number between 1 and 65536; got 'abc'."),
+    ({"time_steps": "1e3"}, "time_steps must be a whole number between 1 and 100000; got '1e3'."),
+    ({"time_steps": "-5"}, "time_steps must be between 1 and 100000; got -5."),
+    ({"xla": "maybe"}, "xla must be true or false; got 'maybe'."),
+    ({"colour": "red"}, "unknown setting 'colour'"),
+    ({"variant": "nope"}, "variant must be one of"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_TEXT)
+def test_from_strings_gives_the_same_kind_of_message(text, message):
+    with pytest.raises(ValueError) as error:
+        RunConfig.from_strings(text)
+    assert message in str(error.value)
+
+
+def test_from_strings_round_trips_to_strings():
+    config = RunConfig(variant="nested", batch_size=3, time_steps=7, xla=True, device="gpu:1")
+    assert RunConfig.from_strings(config.to_strings()) == config
+    assert RunConfig.from_strings({"xla": "off", "batch_size": " 12 "}).batch_size == 12
+
+
+def test_defaults_are_the_source_question_geometry():
+    config = RunConfig()
+    assert (config.height, config.filters, config.kernel_size, config.pool_height) == (36, 16, 3, 3)
+    assert (config.inner_units, config.outer_units, config.rows) == (48, 60, 12)
+    assert hash(config) == hash(RunConfig())  # usable as a cache key
