@@ -1,4 +1,4 @@
-"""Command line: `python -m hierlstm variants | trace | check ...`.
+"""Command line: `python -m hierlstm variants | trace | check | bench | sweep | results ...`.
 
 Every bad argument exits with status 2 and one line on stderr starting `error:`; no traceback.
 """
@@ -50,7 +50,56 @@ def build_parser() -> Parser:
     _add_geometry(check, variant=False)
     check.add_argument("--seed", default="0", metavar="N")
     check.add_argument("--xla", action="store_true", help="compile each variant with XLA")
+
+    bench = commands.add_parser("bench", help="time variants side by side (interleaved)")
+    _add_run_options(bench)
+    sweep = commands.add_parser("sweep", help="time variants over time steps or batch sizes")
+    _add_run_options(sweep)
+    sweep.add_argument("--axis", required=True, help="time_steps | batch_size")
+    sweep.add_argument("--values", required=True, help="comma-separated, e.g. 25,50,100")
+    sweep.add_argument("--csv", metavar="FILE", help="write the sweep table as CSV to FILE")
+
+    results = commands.add_parser("results", help="stored measurements")
+    actions = results.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="stored runs, newest first")
+    _add_db(listing)
+    listing.add_argument("--variant")
+    listing.add_argument("--device")
+    listing.add_argument("--json", action="store_true")
+    export = actions.add_parser("export", help="write every stored run as CSV or JSON")
+    _add_db(export)
+    export.add_argument("--format", default="csv", help="csv | json")
+    export.add_argument("--output", metavar="FILE", help="default: standard output")
+    imported = actions.add_parser("import", help="add runs from a CSV or JSON export")
+    _add_db(imported)
+    imported.add_argument("file")
     return parser
+
+
+def _add_db(parser):
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="results file (default: $HIERLSTM_DB or the user data directory)",
+    )
+
+
+def _add_run_options(parser):
+    parser.add_argument(
+        "--variant", action="append", required=True, help="repeat to time several variants"
+    )
+    for name in SIZE_FLAGS:
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
+    parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
+    parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
+    parser.add_argument("--device", help="auto | cpu | gpu:N")
+    parser.add_argument("--repeats", default="20", metavar="N")
+    parser.add_argument("--warmup", default="3", metavar="N")
+    parser.add_argument("--seed", default="0", metavar="N")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_db(parser)
+    parser.add_argument("--no-store", action="store_true", help="do not store the results")
 
 
 def config_from_args(args, **defaults):
@@ -59,7 +108,7 @@ def config_from_args(args, **defaults):
 
     text = {
         name: getattr(args, name)
-        for name in (*SIZE_FLAGS, "precision", "variant")
+        for name in (*SIZE_FLAGS, "precision", "variant", "lstm_kernel", "device")
         if getattr(args, name, None) is not None
     }
     try:
@@ -68,10 +117,14 @@ def config_from_args(args, **defaults):
         raise UsageError(str(error)) from None
 
 
-def _seed(text: str) -> int:
-    if not text.isdigit():
-        raise UsageError(f"--seed must be a whole number of at least 0; got {text!r}.")
+def _count(flag: str, text: str, low: int = 0, high: int = 10**6) -> int:
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise UsageError(f"{flag} must be a whole number from {low} to {high}; got {text!r}.")
     return int(text)
+
+
+def _seed(text: str) -> int:
+    return _count("--seed", text)
 
 
 def cmd_variants(args) -> int:
@@ -172,7 +225,271 @@ def cmd_check(args) -> int:
     return 0 if all(result.ok for result in results) else 1
 
 
-COMMANDS = {"variants": cmd_variants, "trace": cmd_trace, "check": cmd_check}
+def _run_configs(args) -> list:
+    """One RunConfig per --variant, all other settings shared."""
+    configs = []
+    for variant in args.variant:
+        config = config_from_args(argparse.Namespace(**{**vars(args), "variant": variant}))
+        configs.append(config.replace(xla=args.xla))
+    return configs
+
+
+def _store(args):
+    if getattr(args, "no_store", False):
+        if args.db:
+            raise UsageError("--db and --no-store cannot be used together.")
+        return None
+    from hierlstm.store import ResultStore
+
+    try:
+        return ResultStore(args.db)
+    except (ValueError, OSError) as error:
+        raise UsageError(f"--db: {error}") from None
+
+
+def environment() -> dict:
+    import datetime
+    import socket
+
+    from hierlstm.devices import device_report
+
+    report = device_report()
+    return {
+        "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "python": report.python,
+        "tensorflow": report.tensorflow,
+        "keras": report.keras,
+        "numpy": report.numpy,
+        "machine": report.machine,
+        "cpu_cores": report.cpu_cores,
+        "gpus": [gpu.name for gpu in report.gpus],
+        "cudnn_available": report.cudnn_available,
+        "cudnn_reason": report.cudnn_reason,
+    }
+
+
+def _progress(enabled: bool):
+    def report(fraction: float, message: str) -> None:
+        print(f"\r[{fraction:4.0%}] {message[:70]:<70}", end="", file=sys.stderr, flush=True)
+        if fraction >= 1.0:
+            print(file=sys.stderr)
+
+    return report if enabled else None
+
+
+def cmd_bench(args) -> int:
+    from hierlstm.bench import compare
+
+    configs = _run_configs(args)
+    repeats = _count("--repeats", args.repeats, 1)
+    warmup = _count("--warmup", args.warmup)
+    store = _store(args)
+    names = [config.variant for config in configs]
+    baseline = names.index("nested") if "nested" in names else 0
+    outcome = compare(
+        configs,
+        warmup=warmup,
+        repeats=repeats,
+        seed=_seed(args.seed),
+        baseline=baseline,
+        on_progress=_progress(sys.stderr.isatty()),
+    )
+    ids = [store.add(result) for result in outcome.results] if store else []
+    rows = []
+    for index, result in enumerate(outcome.results):
+        row = result.to_dict()
+        row["speedup_vs_baseline"] = outcome.speedups[index]
+        row["baseline"] = names[baseline]
+        if ids:
+            row["id"] = ids[index]
+        rows.append(row)
+    if args.json:
+        env = environment()
+        if store:
+            env["stored_in"] = str(store.path)
+        print(json.dumps({"environment": env, "results": rows}, indent=2, default=_json_default))
+    else:
+        print(format_bench(rows))
+        if store:
+            print(f"stored {len(ids)} results in {store.path}", file=sys.stderr)
+    return 0 if all(result.status == "ok" for result in outcome.results) else 1
+
+
+def _json_default(value):
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def format_bench(rows) -> str:
+    header = (
+        "variant",
+        "median ms",
+        "p10-p90 ms",
+        "IQR/med",
+        "first call s",
+        "speed-up",
+        "GFLOP/s",
+        "kernel",
+    )
+    lines = []
+    for row in rows:
+        if row["status"] != "ok":
+            lines.append((row["variant"], "failed: " + row["error"], "", "", "", "", "", ""))
+            continue
+        lines.append(
+            (
+                row["variant"] + (" (noisy)" if row["noisy"] else ""),
+                f"{row['median_s'] * 1e3:.2f}",
+                f"{row['p10_s'] * 1e3:.2f}-{row['p90_s'] * 1e3:.2f}",
+                f"{row['iqr_s'] / row['median_s']:.2f}",
+                f"{row['first_call_s']:.2f}",
+                f"{row['speedup_vs_baseline']:.2f}x",
+                f"{row['gflops_per_s']:.2f}",
+                row["kernel"],
+            )
+        )
+    config = rows[0]["config"]
+    title = (
+        f"batch {config['batch_size']}, time {config['time_steps']}, {config['precision']}"
+        f"{', XLA' if config['xla'] else ''}; speed-up = {rows[0]['baseline']} time / "
+        "variant time, paired per round\n"
+    )
+    table = _table(header, lines)
+    reasons = sorted(
+        {
+            f"generic kernel: {row['kernel_reason']}"
+            for row in rows
+            if row["status"] == "ok" and row["kernel"] == "generic"
+        }
+    )
+    return "\n".join([title, table, *reasons])
+
+
+def _table(header, rows) -> str:
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+    lines = [
+        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in (header, *rows)
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _sweep_values(text: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isdigit() for part in parts):
+        raise UsageError(
+            f"--values must be comma-separated whole numbers, e.g. 25,50,100; got {text!r}."
+        )
+    return [int(part) for part in parts]
+
+
+def cmd_sweep(args) -> int:
+    import pandas as pd
+
+    from hierlstm.bench import SWEEP_AXES, sweep
+
+    if args.axis not in SWEEP_AXES:
+        raise UsageError(f"--axis must be one of {', '.join(SWEEP_AXES)}; got {args.axis!r}.")
+    if args.csv and args.json:
+        raise UsageError("--csv and --json cannot be used together.")
+    values = _sweep_values(args.values)
+    configs = _run_configs(args)
+    repeats = _count("--repeats", args.repeats, 1)
+    warmup = _count("--warmup", args.warmup)
+    store = _store(args)
+    on_point = store.add if store else None
+    frames = [
+        sweep(
+            config,
+            args.axis,
+            values,
+            warmup=warmup,
+            repeats=repeats,
+            seed=_seed(args.seed),
+            on_progress=_progress(sys.stderr.isatty()),
+            on_point=on_point,
+        )
+        for config in configs
+    ]
+    table = pd.concat(frames, ignore_index=True)
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+        print(f"wrote {len(table)} points to {args.csv}", file=sys.stderr)
+    elif args.json:
+        points = json.loads(table.to_json(orient="records"))
+        print(
+            json.dumps(
+                {"environment": environment(), "axis": args.axis, "points": points}, indent=2
+            )
+        )
+    else:
+        lines = [
+            (
+                row.variant,
+                row.value,
+                row.status,
+                f"{row.median_s * 1e3:.2f}" if row.status == "ok" else row.error,
+                f"{row.first_call_s:.2f}" if row.status == "ok" else "",
+            )
+            for row in table.itertuples()
+        ]
+        print(_table(("variant", args.axis, "status", "median ms", "first call s"), lines))
+    return 0 if (table["status"] == "ok").all() else 1
+
+
+def cmd_results(args) -> int:
+    if args.action is None:
+        raise UsageError("choose an action: list, export, import (see results --help).")
+    store = _store(args)
+    if args.action == "list":
+        rows = store.rows(variant=args.variant, device=args.device)
+        if args.json:
+            print(rows.to_json(orient="records", indent=2))
+        else:
+            lines = [
+                (
+                    row.created_at[:19],
+                    row.variant,
+                    row.device,
+                    row.status,
+                    f"{row.median_s * 1e3:.2f}" if row.status == "ok" else row.error[:40],
+                    row.id,
+                )
+                for row in rows.itertuples()
+            ]
+            print(
+                _table(("created (UTC)", "variant", "device", "status", "median ms", "id"), lines)
+            )
+        return 0
+    if args.action == "export":
+        if args.format not in ("csv", "json"):
+            raise UsageError(f"--format must be csv or json; got {args.format!r}.")
+        export = store.export_csv if args.format == "csv" else store.export_json
+        if args.output:
+            export(args.output)
+            print(f"exported {store.count()} results to {args.output}", file=sys.stderr)
+        else:
+            print(export(), end="")
+        return 0
+    try:
+        report = store.import_file(args.file)
+    except (ValueError, OSError) as error:
+        raise UsageError(str(error).splitlines()[0]) from None
+    print(f"imported {report.added} results, skipped {report.skipped} already stored")
+    return 0
+
+
+COMMANDS = {
+    "variants": cmd_variants,
+    "trace": cmd_trace,
+    "check": cmd_check,
+    "bench": cmd_bench,
+    "sweep": cmd_sweep,
+    "results": cmd_results,
+}
 
 
 def main(argv=None) -> int:
