@@ -1,0 +1,88 @@
+"""What the benchmark scripts share: the machine header, the peak estimate, markdown tables."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from hierlstm._native import import_tensorflow_quietly  # noqa: E402
+
+tf = import_tensorflow_quietly()
+tf.get_logger().setLevel("ERROR")
+
+
+def cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def cpu_model_and_mhz() -> tuple[str, float]:
+    model, mhz = platform.processor() or platform.machine(), 0.0
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                elif line.startswith("cpu MHz") and not mhz:
+                    mhz = float(line.split(":", 1)[1])
+    except OSError:
+        pass
+    return model, mhz
+
+
+def fp32_peak_gflops() -> tuple[float, str]:
+    """Estimated FP32 peak: cores x clock x FLOPs per cycle per core.
+
+    FLOPs per cycle assume two FMA units per core (2 FLOPs per lane per FMA): 2 x 16 x 2 = 64
+    with AVX-512, 2 x 8 x 2 = 32 with AVX2, 2 x 4 x 2 = 16 otherwise. The clock is what
+    /proc/cpuinfo reports now (a VM often reports the base clock; turbo would raise the peak).
+    An estimate for scale, not a measured roofline.
+    """
+    cores = len(os.sched_getaffinity(0))
+    flags = cpu_flags()
+    per_cycle = 64 if "avx512f" in flags else 32 if "avx2" in flags else 16
+    model, mhz = cpu_model_and_mhz()
+    peak = cores * mhz / 1000 * per_cycle
+    method = (
+        f"{cores} cores x {mhz / 1000:.2f} GHz x {per_cycle} FP32 FLOP/cycle "
+        f"({'AVX-512' if per_cycle == 64 else 'AVX2' if per_cycle == 32 else 'SSE'}, "
+        f"2 FMA units assumed) = {peak:.0f} GFLOP/s"
+    )
+    return peak, method
+
+
+def header(title: str) -> str:
+    import keras
+    import numpy as np
+
+    model, _ = cpu_model_and_mhz()
+    gpus = tf.config.list_physical_devices("GPU")
+    return "\n".join(
+        [
+            f"## {title}",
+            "",
+            f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+            f"- machine: {model}, {len(os.sched_getaffinity(0))} cores visible, "
+            f"{'GPUs: ' + str(len(gpus)) if gpus else 'no GPU'}",
+            f"- versions: Python {platform.python_version()}, TensorFlow {tf.__version__}, "
+            f"Keras {keras.__version__}, numpy {np.__version__}",
+            f"- command: `{' '.join(['.venv/bin/python', *sys.argv])}`",
+            "",
+        ]
+    )
+
+
+def markdown_table(header_row, rows) -> str:
+    lines = ["| " + " | ".join(header_row) + " |", "|" + "---|" * len(header_row)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)

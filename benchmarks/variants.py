@@ -1,0 +1,108 @@
+"""Every variant, with and without XLA, at three shapes, timed interleaved in one process.
+
+    .venv/bin/python benchmarks/variants.py [--repeats 10] [--shapes 8x50,32x100,128x200]
+
+Prints, per shape, a markdown table: median and IQR per variant, the speed-up paired per round
+against `nested` without XLA, first call, GFLOP/s (analytic FLOPs / median) and the fraction of
+the machine's estimated FP32 peak (see `common.fp32_peak_gflops`). Then the harness's median
+beside an independent timer (`timeit`) of the same compiled function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import timeit
+
+import numpy as np
+from common import fp32_peak_gflops, header, markdown_table
+
+from hierlstm.bench import compare, make_forward, make_inputs
+from hierlstm.config import RunConfig
+from hierlstm.params import init_params
+from hierlstm.variants import VARIANTS, build_model
+
+
+def shape_table(batch: int, time: int, repeats: int, peak: float) -> str:
+    configs = [
+        RunConfig(variant=name, batch_size=batch, time_steps=time, xla=xla)
+        for name in VARIANTS
+        for xla in (False, True)
+    ]
+    outcome = compare(configs, warmup=2, repeats=repeats, baseline=0)
+    rows = []
+    for result, speedup, low, high in zip(
+        outcome.results, outcome.speedups, outcome.speedup_p10, outcome.speedup_p90, strict=True
+    ):
+        config = result.config
+        name = f"{config.variant}{' + XLA' if config.xla else ''}"
+        if result.status != "ok":
+            rows.append((name, "failed", result.error[:90], "", "", "", "", ""))
+            continue
+        rows.append(
+            (
+                name + (" (noisy)" if result.noisy else ""),
+                f"{result.median_s * 1e3:.2f}",
+                f"{result.iqr_s * 1e3:.2f}",
+                f"{speedup:.2f} ({low:.2f}-{high:.2f})",
+                f"{result.first_call_s:.2f}",
+                f"{result.gflops_per_s:.2f}",
+                f"{result.gflops_per_s / peak:.2%}",
+                result.kernel,
+            )
+        )
+    title = f"### batch {batch}, time {time} ({repeats} interleaved rounds)\n\n"
+    return title + markdown_table(
+        (
+            "variant",
+            "median ms",
+            "IQR ms",
+            "speed-up vs nested (p10-p90)",
+            "first call s",
+            "GFLOP/s",
+            "of peak",
+            "LSTM kernel",
+        ),
+        rows,
+    )
+
+
+def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) -> str:
+    """The harness's median beside `timeit` on the same traced function, alternating."""
+    config = RunConfig(variant=variant, batch_size=batch, time_steps=time, xla=True)
+    model = build_model(config, init_params(config))
+    forward = make_forward(model, config)
+    inputs = make_inputs(config)
+    forward(inputs).numpy()
+    from hierlstm.bench import benchmark
+
+    harness, independent = [], []
+    for _ in range(3):
+        harness.append(benchmark(config, warmup=1, repeats=repeats, model=model).median_s)
+        independent.append(
+            np.median(timeit.repeat(lambda: forward(inputs).numpy(), number=1, repeat=repeats))
+        )
+    h, i = float(np.median(harness)), float(np.median(independent))
+    return (
+        f"harness median {h * 1e3:.2f} ms vs timeit (`forward(x).numpy()`, same function) "
+        f"{i * 1e3:.2f} ms: ratio {h / i:.3f} ({variant} + XLA, batch {batch}, time {time}, "
+        "3 alternating blocks)"
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    args = parser.parse_args()
+    peak, method = fp32_peak_gflops()
+    print(header("Variants, with and without XLA"))
+    print(f"Estimated FP32 peak: {method}.\n")
+    for shape in args.shapes.split(","):
+        batch, time = (int(part) for part in shape.split("x"))
+        print(shape_table(batch, time, args.repeats, peak), "\n", flush=True)
+    best = "fused" if "fused" in VARIANTS else "folded"
+    print(harness_against_timeit(best, 32, 100, 20))
+
+
+if __name__ == "__main__":
+    main()
