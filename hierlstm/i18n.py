@@ -1,0 +1,871 @@
+"""The app's one message catalogue: every text in English and Simplified Chinese.
+
+`t(key, lang, **values)` formats a message with `str.format`; both languages of a message take
+the same fields. Pages, `hierlstm.ui` and `hierlstm.charts` take their words from here and
+nowhere else. Names that are code (variant names such as `folded`, layer names, Keras classes)
+stay as they are in both languages. No Streamlit here.
+"""
+
+# ruff: noqa: E501  (ruff counts each Chinese character as two columns; catalogue lines wrap
+# at sentence boundaries instead)
+
+from __future__ import annotations
+
+LANGUAGES = {"en": "English", "zh": "简体中文"}
+DEFAULT_LANGUAGE = "en"
+
+
+def _m(en: str, zh: str) -> dict[str, str]:
+    return {"en": en, "zh": zh}
+
+
+MESSAGES: dict[str, dict[str, str]] = {
+    # --- frame -----------------------------------------------------------------------------
+    "page.shape_trace": _m("Shape trace", "形状追踪"),
+    "page.benchmark": _m("Benchmark", "基准测试"),
+    "page.scaling": _m("Scaling", "规模扩展"),
+    "page.weight_sharing": _m("Weight sharing", "权重共享"),
+    "page.results": _m("Results", "结果"),
+    "page.lesson": _m("Lesson", "课程"),
+    "sidebar.settings": _m("Settings", "设置"),
+    "run.trace": _m("Update trace", "更新追踪"),
+    "run.benchmark": _m("Run benchmark", "运行基准测试"),
+    "run.sweep": _m("Run sweep", "运行扫描"),
+    "run.sharing": _m("Apply and time both forms", "应用并计时两种形式"),
+    "run.apply": _m("Apply settings", "应用设置"),
+    "run.lesson": _m("Measure the lesson's numbers", "测量课程中的数字"),
+    "run.starting": _m("Starting…", "正在开始…"),
+    "run.waiting": _m(
+        "Waiting for another viewer's run to finish (one timing run at a time keeps the numbers "
+        "honest)…",
+        "正在等待其他访问者的运行结束（同一时间只做一次计时，数字才可信）…",
+    ),
+    "run.failed": _m("The run failed: {error}", "运行失败：{error}"),
+    "run.too_big": _m(
+        "Not run: these sizes need about {need:,.0f} MiB of activations and this machine has "
+        "{available:,.0f} MiB free; lower the batch size or time steps.",
+        "未运行：这些尺寸大约需要 {need:,.0f} MiB 激活内存，而本机只有 {available:,.0f} MiB 可用；"
+        "请减小批量大小或时间步数。",
+    ),
+    "url.rejected": _m(
+        "Link parameter {name}={value} ignored, default used: {reason}",
+        "链接参数 {name}={value} 无效，已使用默认值：{reason}",
+    ),
+    "download.chart_csv": _m("Chart data (CSV)", "图表数据（CSV）"),
+    # --- sidebar controls ----------------------------------------------------------------------
+    "control.variants": _m("Variants", "变体"),
+    "control.variants.help": _m(
+        "Execution strategies of the same model (same function, same parameters). The first one "
+        "is the one the single-variant parts use.",
+        "同一模型的不同执行策略（同一函数、同一组参数）。只用一个变体的地方使用第一个。",
+    ),
+    "control.variants.placeholder": _m("Choose variants", "选择变体"),
+    "control.variants.none": _m(
+        "No variant chosen; using {default}.", "未选择变体；使用 {default}。"
+    ),
+    "control.time_steps": _m("Time steps", "时间步数"),
+    "control.time_steps.help": _m(
+        "Length of the outer sequence (the input's time axis).", "外层序列的长度（输入的时间轴）。"
+    ),
+    "control.batch_size": _m("Batch size", "批量大小"),
+    "control.batch_size.help": _m("Spectrograms per forward pass.", "每次前向传播的频谱图数量。"),
+    "control.precision": _m("Precision", "精度"),
+    "control.precision.help": _m(
+        "A per-layer dtype policy (never Keras's global policy). Mixed precision computes in "
+        "16-bit and keeps float32 variables.",
+        "逐层的 dtype 策略（从不使用 Keras 全局策略）。混合精度用 16 位计算，变量保持 float32。",
+    ),
+    "control.lstm_kernel": _m("LSTM kernel", "LSTM 内核"),
+    "control.lstm_kernel.help": _m(
+        "auto: Keras takes the fused cuDNN kernel when it can (a GPU, default activations, no "
+        "recurrent dropout); generic: use_cudnn=False.",
+        "auto：条件允许时（有 GPU、默认激活函数、无循环 dropout）Keras 使用融合的 cuDNN 内核；"
+        "generic：use_cudnn=False。",
+    ),
+    "control.device": _m("Device", "设备"),
+    "control.device.help": _m(
+        "auto: the first GPU if TensorFlow sees one, else the CPU.",
+        "auto：TensorFlow 能看到 GPU 时用第一块 GPU，否则用 CPU。",
+    ),
+    "control.xla": _m("XLA", "XLA"),
+    "control.xla.help": _m(
+        "Compile the forward pass with XLA (jit_compile=True). XLA cannot compile the cuDNN "
+        "LSTM: use the generic kernel with XLA on a GPU.",
+        "用 XLA 编译前向传播（jit_compile=True）。XLA 无法编译 cuDNN LSTM：在 GPU 上用 XLA 时请选 "
+        "generic 内核。",
+    ),
+    "control.timing": _m("Timing", "计时"),
+    "control.warmup": _m("Warm-up calls", "预热次数"),
+    "control.warmup.help": _m(
+        "Untimed calls after the first call.", "首次调用之后、不计时的调用次数。"
+    ),
+    "control.repeats": _m("Timed repeats", "计时次数"),
+    "control.repeats.help": _m(
+        "Timed calls (rounds, when variants are compared) per measurement.",
+        "每次测量的计时调用次数（比较多个变体时为轮数）。",
+    ),
+    "control.geometry": _m("Advanced geometry", "高级几何参数"),
+    "control.height": _m("Height", "高度"),
+    "control.height.help": _m(
+        "Rows of each spectrogram (frequency bins); 36 in the question.",
+        "每个频谱图的行数（频率 bin）；问题中为 36。",
+    ),
+    "control.filters": _m("Filters", "滤波器数"),
+    "control.filters.help": _m(
+        "Conv2D output channels; 16 in the question.", "Conv2D 输出通道数；问题中为 16。"
+    ),
+    "control.kernel_size": _m("Kernel size", "卷积核大小"),
+    "control.kernel_size.help": _m(
+        "Conv2D kernel is k × k; 3 in the question.", "Conv2D 卷积核为 k × k；问题中为 3。"
+    ),
+    "control.pool_height": _m("Pool height", "池化高度"),
+    "control.pool_height.help": _m(
+        "MaxPooling over this many rows; rows left = height // pool height (12 in the question).",
+        "在这么多行上做最大池化；剩余行数 = 高度 // 池化高度（问题中为 12）。",
+    ),
+    "control.inner_units": _m("Inner units", "内层单元数"),
+    "control.inner_units.help": _m(
+        "Units of the summarising LSTM; 48 in the question.", "摘要 LSTM 的单元数；问题中为 48。"
+    ),
+    "control.outer_units": _m("Outer units", "外层单元数"),
+    "control.outer_units.help": _m(
+        "Units of the outer LSTM; 60 in the question.", "外层 LSTM 的单元数；问题中为 60。"
+    ),
+    "control.invalid": _m(
+        "These settings are not valid, the last valid ones are used: {reason}",
+        "这些设置无效，沿用上一组有效设置：{reason}",
+    ),
+    "kernel.auto": _m("auto (cuDNN when eligible)", "auto（满足条件时用 cuDNN）"),
+    "kernel.generic": _m("generic", "generic（通用）"),
+    "precision.slow.cpu": _m(
+        "{precision} on a CPU is emulated and usually slower than float32.",
+        "{precision} 在 CPU 上是模拟实现，通常比 float32 慢。",
+    ),
+    "precision.slow.gpu": _m(
+        "{precision} may not be faster than float32 on this GPU (its compute capability is too "
+        "low or unknown).",
+        "在这块 GPU 上 {precision} 未必比 float32 快（计算能力不足或未知）。",
+    ),
+    # --- banner ----------------------------------------------------------------------------------
+    "banner.line": _m(
+        "**TensorFlow** {tensorflow} · **Keras** {keras} · **Device** {device} · **cuDNN** {cudnn}",
+        "**TensorFlow** {tensorflow} · **Keras** {keras} · **设备** {device} · **cuDNN** {cudnn}",
+    ),
+    "banner.cudnn.no_cuda": _m(
+        "not available: this TensorFlow was built without CUDA, so every LSTM runs the generic "
+        "kernel",
+        "不可用：此 TensorFlow 构建时未带 CUDA，所以所有 LSTM 都运行通用内核",
+    ),
+    "banner.cudnn.no_gpu": _m(
+        "not available: TensorFlow sees no GPU, so every LSTM runs the generic kernel",
+        "不可用：TensorFlow 看不到 GPU，所以所有 LSTM 都运行通用内核",
+    ),
+    "banner.cudnn.yes": _m(
+        "available (cuDNN {version}, {gpus} GPU(s)): Keras LSTM layers take it when eligible",
+        "可用（cuDNN {version}，{gpus} 块 GPU）：Keras LSTM 层在满足条件时使用它",
+    ),
+    # --- LSTM kernels ------------------------------------------------------------------------
+    "kernel.col.variant": _m("variant", "变体"),
+    "kernel.col.lstm": _m("LSTM", "LSTM"),
+    "kernel.col.kind": _m("built as", "构建方式"),
+    "kernel.col.ran": _m("kernel that ran", "实际运行的内核"),
+    "kernel.col.why": _m("why", "原因"),
+    "kernel.kind.layer": _m("keras.layers.LSTM", "keras.layers.LSTM"),
+    "kernel.kind.cell": _m("RNN(LSTMCell) / custom cell", "RNN(LSTMCell) / 自定义单元"),
+    "kernel.why.cell": _m(
+        "an RNN around a bare cell never takes the cuDNN path",
+        "包着裸单元的 RNN 永远不走 cuDNN 路径",
+    ),
+    "kernel.why.cudnn": _m("the fused cuDNN kernel ran", "运行的是融合的 cuDNN 内核"),
+    "kernel.why.requested": _m(
+        "use_cudnn=False: the generic kernel was asked for (or the run was pinned to the CPU)",
+        "use_cudnn=False：要求使用通用内核（或运行被固定在 CPU 上）",
+    ),
+    "kernel.why.no_cuda": _m("TensorFlow was built without CUDA", "TensorFlow 构建时未带 CUDA"),
+    "kernel.why.no_gpu": _m(
+        "no GPU is visible to TensorFlow: cuDNN needs one",
+        "TensorFlow 看不到 GPU，而 cuDNN 需要 GPU",
+    ),
+    "kernel.why.other": _m(
+        "Keras emitted no cuDNN op for this LSTM", "Keras 没有为这个 LSTM 生成 cuDNN 算子"
+    ),
+    # --- axes and shapes -----------------------------------------------------------------------
+    "axis.batch": _m("batch", "批量"),
+    "axis.time": _m("time", "时间"),
+    "axis.height": _m("rows", "行"),
+    "axis.channels": _m("channels", "通道"),
+    "axis.units": _m("units", "单元"),
+    "axis_name.time_steps": _m("time steps", "时间步数"),
+    "axis_name.batch_size": _m("batch size", "批量大小"),
+    "axis_title.time_steps": _m("time steps (count, log scale)", "时间步数（个，对数刻度）"),
+    "axis_title.batch_size": _m(
+        "batch size (spectrograms, log scale)", "批量大小（频谱图个数，对数刻度）"
+    ),
+    # --- shape trace -------------------------------------------------------------------------
+    "trace.title": _m("What the model does to a tensor", "模型如何变换一个张量"),
+    "trace.intro": _m(
+        "A batch of spectrograms `(batch, 36 rows, time, 1)` goes in; for every time step the "
+        "model summarises the 12 pooled rows with an inner LSTM(48), then runs an outer LSTM(60) "
+        "over time. Below, every step a tensor takes, inside wrappers and cells too: the "
+        "**symbolic** shape Keras infers (`None` = any size) beside the **concrete** shape at "
+        "your sizes. Change sizes in the sidebar and press **Update trace**: nothing is timed.",
+        "输入一批频谱图 `(batch, 36 行, time, 1)`；模型在每个时间步用内层 LSTM(48) 概括池化后的 12 "
+        "行，再沿时间运行外层 LSTM(60)。下面列出张量经过的每一步（包括包装层和单元内部）：Keras "
+        "推断的**符号**形状（`None` 表示任意大小）与按你的尺寸得到的**具体**形状并排显示。在侧边栏"
+        "修改尺寸并点击**更新追踪**：不会进行任何计时。",
+    ),
+    "trace.metric.params": _m("Parameters", "参数量"),
+    "trace.metric.flops": _m("FLOPs per pass", "每次前向的 FLOPs"),
+    "trace.metric.flops.help": _m(
+        "Analytic: a multiply-add counts 2; the same for every variant (same function).",
+        "解析计算：一次乘加算 2；所有变体相同（同一个函数）。",
+    ),
+    "trace.metric.chain": _m("Dependent LSTM steps", "依赖链长度（LSTM 步）"),
+    "trace.metric.chain.help": _m(
+        "The longest chain of LSTM steps that must run one after another: what a GPU cannot "
+        "parallelise.",
+        "必须一个接一个执行的最长 LSTM 步链：GPU 无法并行的部分。",
+    ),
+    "trace.metric.memory": _m("Activations", "激活内存"),
+    "trace.metric.memory.help": _m(
+        "Bytes of every layer output of one pass at this precision (an upper bound).",
+        "该精度下一次前向中所有层输出的字节数（上界）。",
+    ),
+    "trace.timing": _m(
+        "Traced in {ms:.0f} ms (cached after the first time; no timing run).",
+        "追踪耗时 {ms:.0f} 毫秒（首次之后走缓存；没有运行计时）。",
+    ),
+    "trace.static_too_long": _m(
+        "{variant} is built for one time length and traces one inner LSTM per step; tracing "
+        "{time} steps would take minutes. Use {limit} time steps or fewer for it.",
+        "{variant} 按固定时间长度构建，每一步追踪一个内层 LSTM；追踪 {time} 步要好几分钟。请对它使用 "
+        "不超过 {limit} 的时间步数。",
+    ),
+    "trace.source": _m("Source of {variant}, as it runs", "{variant} 的源码（正在运行的代码）"),
+    "trace.source.caption": _m(
+        "Read from the running code with inspect.getsource: the builder and the hierlstm "
+        "functions and layers it uses.",
+        "用 inspect.getsource 从正在运行的代码中读取：构建函数及其用到的 hierlstm 函数和层。",
+    ),
+    "trace.col.step": _m("step", "步骤"),
+    "trace.col.layer": _m("layer", "层"),
+    "trace.col.symbolic": _m("symbolic shape", "符号形状"),
+    "trace.col.concrete": _m("concrete shape", "具体形状"),
+    "trace.col.axes": _m("axes", "轴"),
+    "trace.col.calls": _m("calls per pass", "每次前向调用次数"),
+    "trace.col.params": _m("params", "参数"),
+    "trace.col.mflops": _m("MFLOPs", "MFLOPs"),
+    "trace.col.kib": _m("output KiB", "输出 KiB"),
+    "trace.col.note": _m("what happens", "发生了什么"),
+    # --- trace notes (the library writes the English ones; these are used in Chinese) ----------
+    "note.input": _m(
+        "{batch} spectrograms of {height} rows x {time} time steps, one channel.",
+        "{batch} 个频谱图，每个 {height} 行（如频率 bin）× {time} 个时间步，单通道。",
+    ),
+    "note.conv": _m(
+        "{kernel}x{kernel} convolution, 'same' padding, {filters} filters.",
+        "{kernel}x{kernel} 卷积，'same' 填充，{filters} 个滤波器：高度和时间不变，通道数从 1 变为 "
+        "{filters}。",
+    ),
+    "note.pool": _m(
+        "Max over every {pool} rows: height {height} -> {rows}.",
+        "每 {pool} 行取最大值：高度 {height} -> {rows}，时间不变。",
+    ),
+    "note.permute": _m(
+        "Swaps height and time: each of the {time} steps holds a {rows}-row sub-sequence.",
+        "交换高度与时间轴：{time} 个时间步中的每一步现在都是一个 {rows} 行、{filters} 通道的子序列。",
+    ),
+    "note.fold": _m(
+        "Folds batch and time: {batch} x {time} = {folded} sub-sequences of {rows} rows.",
+        "把批量和时间折叠成一个轴：{batch} x {time} = {folded} 条相互独立的 {rows} 行子序列。",
+    ),
+    "note.inner_lstm": _m(
+        "One LSTM call over all {folded} sub-sequences ({rows} steps each).",
+        "一次 LSTM 调用处理全部 {folded} 条子序列（每条 {rows} 步），保留最后的隐藏状态。",
+    ),
+    "note.inner_rnn": _m(
+        "RNN(LSTMCell) over all {folded} sub-sequences ({rows} steps each).",
+        "RNN(LSTMCell) 处理全部 {folded} 条子序列（每条 {rows} 步）：与 LSTM 数学相同，但永远不走 "
+        "cuDNN 内核。",
+    ),
+    "note.unfold": _m(
+        "Splits the folded axis back into batch {batch} and time {time}.",
+        "把折叠轴拆回批量 {batch} 和时间 {time}。",
+    ),
+    "note.outer_lstm": _m(
+        "The outer LSTM runs over the {time} time steps, returning every step.",
+        "外层 LSTM 沿 {time} 个时间步运行，返回每一步的输出。",
+    ),
+    "note.nested_rnn": _m(
+        "RNN over {time} steps whose cell runs a whole {rows}-step inner LSTM per step: "
+        "{chain} sequential steps.",
+        "沿 {time} 个时间步的 RNN，其单元在每一步都运行完整的 {rows} 步内层 LSTM：依赖链长 {time} x "
+        "{rows} + {time} = {chain} 个顺序步。",
+    ),
+    "note.time_distributed/summarise": _m(
+        "Keras 3 TimeDistributed with a known length: {time} inner LSTM calls in the graph.",
+        "Keras 3 中已知时间长度的 TimeDistributed：每个时间步调用一次内层 LSTM，图中追踪了 {time} "
+        "次调用，因此追踪时间随时间步数增长。",
+    ),
+    "note.vectorized_map/summarise": _m(
+        "tf.vectorized_map over the {time} time steps.",
+        "沿 {time} 个时间步的 tf.vectorized_map：pfor 把单步的内层 LSTM 改写成覆盖所有步的一个程序。",
+    ),
+    "note.time_distributed/summarise/inner_lstm": _m(
+        "The wrapped LSTM, called {time} times on (batch, {rows}, {filters}).",
+        "被包装的 LSTM，调用 {time} 次（每个时间步一次），输入 (batch, {rows}, {filters})；每次调用"
+        "都是自己的 {rows} 步循环。",
+    ),
+    "note.vectorized_map/summarise/inner_lstm": _m(
+        "The per-step program: the inner LSTM on (batch, {rows}, {filters}), run for all {time} "
+        "steps by pfor.",
+        "vectorized_map 的出发点：单个时间步上的内层 LSTM，输入 (batch, {rows}, {filters})；pfor "
+        "让它同时运行全部 {time} 步。",
+    ),
+    "note.inner_rnn/inner_cell": _m(
+        "The bare LSTMCell, one step on (batch*time, {filters}).",
+        "裸 LSTMCell，在 (batch*time, {filters}) 上走一步：权重共享时交给多个 RNN 层的正是这个对象；"
+        "RNN 沿行循环调用它。",
+    ),
+    "note.nested_rnn/nested_cell/inner_lstm": _m(
+        "Inside each of the {time} outer steps: a full {rows}-step LSTM.",
+        "在 {time} 个外层步的每一步内部：对该步的行运行完整的 {rows} 步 LSTM，保留最后的隐藏状态。",
+    ),
+    "note.nested_rnn/nested_cell/outer_cell": _m(
+        "Then one step of the outer LSTMCell on that summary.",
+        "然后在该摘要上执行外层 LSTMCell 的一步；它的状态 [h, c] 就是传到下一时间步的 RNN 状态。",
+    ),
+    # --- variants (English comes from the registry; Chinese here) -------------------------------
+    "variant.nested.title": _m("Nested cell (the question)", "嵌套单元（提问者的设计）"),
+    "variant.nested.explanation": _m(
+        "The asker's design: an RNN whose custom cell runs the whole inner LSTM per step.",
+        "提问者的设计：沿时间的 RNN，其自定义单元先在 12 行子序列上运行完整的内层 LSTM，再执行外层 "
+        "LSTMCell 的一步。每个外层步都要等一个完整的内层循环，所以依赖链长 time × rows + time 步，"
+        "而且自定义单元永远无法使用 cuDNN。",
+    ),
+    "variant.time_distributed.title": _m(
+        "TimeDistributed(LSTM) (the answer)", "TimeDistributed(LSTM)（回答的方案）"
+    ),
+    "variant.time_distributed.explanation": _m(
+        "The answer's fix: TimeDistributed(LSTM(48)) then LSTM(60).",
+        "回答给出的修改：TimeDistributed(LSTM(48)) 再接 LSTM(60)。Keras 3 不会把批量和时间折叠："
+        "时间长度已知时，它对每个时间步调用一次内层 LSTM，图里有 T 个内层循环，追踪时间随 T 增长；"
+        "长度未知时它的 vectorized_map 路径有缺陷（见“课程”页），所以这个变体按具体长度构建。",
+    ),
+    "variant.folded.title": _m("Folded batch x time", "折叠批量 × 时间"),
+    "variant.folded.explanation": _m(
+        "Reshape to (B*T, 12, 16), one LSTM(48) call, reshape back, then LSTM(60).",
+        "把 (B, T, 12, 16) 重塑为 (B*T, 12, 16)，一次 LSTM(48) 处理全部 B*T 条子序列，再重塑回 "
+        "(B, T, 48)，然后接 LSTM(60)。两次普通的 LSTM 调用，都可以走 cuDNN；依赖链长 rows + time。",
+    ),
+    "variant.vectorized_map.title": _m("tf.vectorized_map over time", "沿时间的 tf.vectorized_map"),
+    "variant.vectorized_map.explanation": _m(
+        "The answer's custom-loop advice: tf.vectorized_map over time.",
+        "回答中关于自定义循环的建议：为单个时间步写内层 LSTM，让 tf.vectorized_map（pfor）沿时间轴"
+        "向量化。pfor 把内层循环的算子一次性改写为覆盖所有步的版本；无法转换的算子（如 cuDNN 的）会"
+        "退回到顺序的 while 循环。",
+    ),
+    "variant.shared_cell.title": _m("RNN(LSTMCell) summariser", "RNN(LSTMCell) 摘要器"),
+    "variant.shared_cell.explanation": _m(
+        "The answer's weight-sharing recipe as the summariser: RNN(LSTMCell).",
+        "把回答的权重共享方案用作摘要器：在折叠后的子序列上，把一个 LSTMCell 放进 RNN 层。数学和依赖"
+        "链与 folded 相同，但 RNN(LSTMCell) 永远不走 cuDNN：这样共享权重会悄悄放弃融合内核（对同一个 "
+        "LSTM 层调用两次则能保留）。",
+    ),
+    # --- benchmark -----------------------------------------------------------------------------
+    "bench.title": _m("Which variant is fastest here?", "在这台机器上哪个变体最快？"),
+    "bench.intro": _m(
+        "The selected variants are built from one set of parameters and timed **in interleaved "
+        "rounds** (A B, A B, …), so background load hits them alike. The first call (tracing) "
+        "is reported apart, warm-up calls are not timed, each sample waits for the device, and "
+        "speed-ups are medians of per-round ratios. Every run is stored (see Results).",
+        "所选变体用同一组参数构建，并**交替轮流计时**（A B、A B……），后台负载对它们的影响相同。首次"
+        "调用（追踪）单独报告，预热调用不计时，每个样本都等待设备完成，加速比是每轮比值的中位数。每次"
+        "运行都会被保存（见“结果”页）。",
+    ),
+    "bench.breakdown_variant": _m("Per-layer breakdown of", "逐层耗时分解的变体"),
+    "bench.breakdown_variant.help": _m(
+        "One variant's top-level layers, each timed on its real input.",
+        "一个变体的顶层各层，分别在其真实输入上计时。",
+    ),
+    "bench.press_run": _m(
+        "Press **Run benchmark** in the sidebar to time {variants} at batch {batch} × {time} "
+        "time steps ({warmup} warm-up calls, {repeats} timed rounds). On a 2-core CPU this "
+        "takes a few seconds.",
+        "点击侧边栏中的**运行基准测试**，在批量 {batch} × {time} 个时间步下为 {variants} 计时（预热 "
+        "{warmup} 次，计时 {repeats} 轮）。在双核 CPU 上需要几秒钟。",
+    ),
+    "bench.stale": _m(
+        "The settings have changed since this run; press the sidebar button to measure them.",
+        "自这次运行以来设置已更改；点击侧边栏按钮以测量新的设置。",
+    ),
+    "bench.failed": _m("{variant} failed: {error}", "{variant} 运行失败：{error}"),
+    "bench.summary.fastest": _m(
+        "On {device}, at batch {batch} × {time} time steps, **{variant}** is fastest: "
+        "{ms:.3g} ms per forward pass.",
+        "在 {device} 上，批量 {batch} × {time} 个时间步时，**{variant}** 最快：每次前向 {ms:.3g} 毫秒。",
+    ),
+    "bench.summary.speedup": _m(
+        "It is **{speedup:.2g}× faster than {baseline}** (median of paired rounds; p10–p90 "
+        "{low:.2g}–{high:.2g}×).",
+        "它**比 {baseline} 快 {speedup:.2g} 倍**（配对轮次比值的中位数；p10–p90 为 "
+        "{low:.2g}–{high:.2g} 倍）。",
+    ),
+    "bench.summary.chain": _m(
+        "Why: the dependent chain of LSTM steps is {chains}.",
+        "原因：LSTM 步的依赖链长度为 {chains}。",
+    ),
+    "bench.noisy": _m(
+        "{variant}'s timings are noisy (interquartile range {ratio:.0%} of the median): other "
+        "work on this machine; more repeats help.",
+        "{variant} 的计时噪声较大（四分位距为中位数的 {ratio:.0%}）：本机有其他任务；增加计时次数会有帮助。",
+    ),
+    "bench.layers.caption": _m(
+        "Each layer runs as its own function here, so the layers add up to more than the whole "
+        "model: every separate call pays a dispatch overhead.",
+        "这里每一层都作为单独的函数运行，所以各层之和大于整个模型：每次单独调用都有调度开销。",
+    ),
+    "bench.layers.failed": _m(
+        "The per-layer breakdown failed: {error}", "逐层耗时分解失败：{error}"
+    ),
+    "bench.kernels": _m("The LSTM kernel that ran, per LSTM", "每个 LSTM 实际运行的内核"),
+    "bench.table": _m("Every measured field", "所有测量字段"),
+    "bench.download": _m("Download this run (CSV)", "下载本次运行（CSV）"),
+    "bench.stored": _m("{count} result(s) stored in {path}.", "已保存 {count} 条结果到 {path}。"),
+    # --- scaling ------------------------------------------------------------------------------
+    "scaling.title": _m("How the variants scale", "各变体如何随规模变化"),
+    "scaling.intro": _m(
+        "Each variant is timed at every value of one size. On log-log axes a slope of 1 means "
+        "time grows in proportion; where two curves cross, the faster variant changes.",
+        "在某个尺寸的每个取值上为每个变体计时。在双对数坐标中斜率为 1 表示时间按比例增长；两条曲线"
+        "相交处，更快的变体发生变化。",
+    ),
+    "scaling.axis": _m("Sweep over", "扫描"),
+    "scaling.values": _m("Values", "取值"),
+    "scaling.values.help": _m(
+        "2 to 12 whole numbers, separated by commas or spaces.",
+        "2 到 12 个整数，用逗号或空格分隔。",
+    ),
+    "scaling.values.bad": _m(
+        "Values must be 2 to 12 different whole numbers between {low} and {high}.",
+        "取值必须是 2 到 12 个不同的整数，范围 {low} 到 {high}。",
+    ),
+    "scaling.press_run": _m(
+        "Press **Run sweep** in the sidebar to time {variants} over {axis} = {values}.",
+        "点击侧边栏中的**运行扫描**，在 {axis} = {values} 上为 {variants} 计时。",
+    ),
+    "scaling.failed": _m(
+        "{variant} at {value} failed: {error}", "{variant} 在 {value} 处运行失败：{error}"
+    ),
+    "scaling.no_crossover": _m(
+        "No crossover in this range: the order of the variants is the same at every value.",
+        "该范围内没有交叉点：各变体的快慢顺序在每个取值上都相同。",
+    ),
+    "scaling.crossover": _m(
+        "Crossover: {first} is faster below {axis} ≈ {value:.3g}, {second} above.",
+        "交叉点：{axis} ≈ {value:.3g} 以下 {first} 更快，以上 {second} 更快。",
+    ),
+    "scaling.fit.caption.time_steps": _m(
+        "Least-squares fit of median time = fixed cost + slope × time steps: the slope is what "
+        "one more time step costs.",
+        "对“中位时间 = 固定开销 + 斜率 × 时间步数”做最小二乘拟合：斜率就是多一个时间步的代价。",
+    ),
+    "scaling.fit.caption.batch_size": _m(
+        "Least-squares fit of median time = fixed cost + slope × batch size: the slope is what "
+        "one more spectrogram costs.",
+        "对“中位时间 = 固定开销 + 斜率 × 批量大小”做最小二乘拟合：斜率就是多一个频谱图的代价。",
+    ),
+    "scaling.chain.title": _m("The dependent chain", "依赖链"),
+    "scaling.chain.intro": _m(
+        "How many LSTM steps must run one after another, whatever the hardware: nested needs "
+        "time × rows + time, the others rows + time. Computed, not measured.",
+        "无论硬件如何，必须依次执行的 LSTM 步数：nested 需要 time × rows + time，其他变体需要 "
+        "rows + time。这是计算值，不是测量值。",
+    ),
+    # --- weight sharing -------------------------------------------------------------------------
+    "sharing.title": _m("Sharing LSTM weights, two ways", "两种共享 LSTM 权重的方式"),
+    "sharing.intro": _m(
+        "The answer shares weights by handing **one `LSTMCell` to two `RNN` layers**. Calling "
+        "**one `LSTM` layer on two inputs** shares them too. Below, both are built and checked "
+        "live on this machine: the same variable objects, independent states, and gradients "
+        "from both paths landing in one variable.",
+        "回答的做法是**把一个 `LSTMCell` 交给两个 `RNN` 层**来共享权重。**对同一个 `LSTM` 层调用两次**"
+        "同样能共享。下面在这台机器上现场构建并检查两种方式：同一组变量对象、相互独立的状态，以及来自"
+        "两条路径的梯度汇入同一个变量。",
+    ),
+    "sharing.source": _m("Both forms, as built here", "两种形式（此处的构建代码）"),
+    "sharing.computing": _m("Building both forms and checking them…", "正在构建并检查两种形式…"),
+    "sharing.checks": _m(
+        "Live checks on {sequences} sequences of {rows} steps × {features} features, {units} units",
+        "现场检查：{sequences} 条序列，每条 {rows} 步 × {features} 个特征，{units} 个单元",
+    ),
+    "sharing.col.check": _m("check", "检查项"),
+    "sharing.check.same": _m(
+        "both paths use the very same variable objects", "两条路径使用完全相同的变量对象"
+    ),
+    "sharing.check.params": _m("parameters (shared ones counted once)", "参数量（共享的只计一次）"),
+    "sharing.check.different": _m(
+        "different inputs → different outputs (max |a − b|)", "不同输入 → 不同输出（max |a − b|）"
+    ),
+    "sharing.check.equal": _m(
+        "equal inputs → equal outputs (max |a − b|)", "相同输入 → 相同输出（max |a − b|）"
+    ),
+    "sharing.check.leak": _m(
+        "path b's output when path a gets another input (max change): states are independent",
+        "路径 a 换一个输入时路径 b 输出的最大变化：状态相互独立",
+    ),
+    "sharing.check.gradients": _m(
+        "gradient of both paths = sum of each path's (tf.GradientTape)",
+        "两条路径的总梯度 = 各路径梯度之和（tf.GradientTape）",
+    ),
+    "sharing.form.shared_cell": _m(
+        "one LSTMCell in two RNN layers (the answer)", "一个 LSTMCell 放进两个 RNN 层（回答的做法）"
+    ),
+    "sharing.form.shared_layer": _m(
+        "one LSTM layer called on two inputs", "一个 LSTM 层调用于两个输入"
+    ),
+    "sharing.value.params": _m(
+        "{count:,} (two separate LSTMs: {unshared:,})", "{count:,}（两个独立 LSTM：{unshared:,}）"
+    ),
+    "sharing.value.gradients": _m("relative difference {error:.1e}", "相对差异 {error:.1e}"),
+    "sharing.checks.caption": _m(
+        "Computed live with this machine's TensorFlow; no weights are changed. The gradients "
+        "below come from one tf.GradientTape: the bars of path a and path b add up to the bar "
+        "of both.",
+        "用本机的 TensorFlow 现场计算；不会修改任何权重。下面的梯度来自同一个 tf.GradientTape："
+        "路径 a 与路径 b 的柱高相加等于两者合计的柱高。",
+    ),
+    "sharing.gradients.title": _m("Gradients: {form}", "梯度：{form}"),
+    "sharing.cost": _m("What each form costs", "每种形式的代价"),
+    "sharing.cost.intro": _m(
+        "The cell form runs `RNN(LSTMCell)`, which **never takes the cuDNN path**; the layer "
+        "form is a plain `LSTM`, which takes it on a GPU when eligible. cuDNN here: {cudnn}.",
+        "单元形式运行 `RNN(LSTMCell)`，**永远不走 cuDNN 路径**；层形式是普通的 `LSTM`，在 GPU 上满足"
+        "条件时会走 cuDNN。本机 cuDNN：{cudnn}。",
+    ),
+    "sharing.press_run": _m(
+        "Press **Apply and time both forms** in the sidebar to time both on {sequences:,} "
+        "sequences (batch × time steps).",
+        "点击侧边栏中的**应用并计时两种形式**，在 {sequences:,} 条序列（批量 × 时间步数）上为两者计时。",
+    ),
+    "sharing.cost.chart": _m(
+        "Both paths on {sequences:,} sequences", "两条路径，{sequences:,} 条序列"
+    ),
+    "sharing.cost.caption": _m(
+        "On a CPU both forms run the same generic kernel and cost about the same; the gap "
+        "opens on a GPU, where only the layer form can use cuDNN.",
+        "在 CPU 上两种形式运行同一个通用内核，代价相近；差距出现在 GPU 上，那里只有层形式能用 cuDNN。",
+    ),
+    # --- results -------------------------------------------------------------------------------
+    "results.title": _m("Stored results", "已保存的结果"),
+    "results.intro": _m(
+        "Every measurement made here (and with the CLI) is stored with its settings, device "
+        "and library versions. Filter, compare, export; import runs made elsewhere, e.g. "
+        "`python -m hierlstm bench` on a GPU server.",
+        "这里（以及命令行）做的每次测量都连同其设置、设备和库版本一起保存。可以筛选、比较、导出；也可以"
+        "导入在其他地方完成的运行，例如在 GPU 服务器上用 `python -m hierlstm bench` 得到的结果。",
+    ),
+    "results.unreadable": _m(
+        "The results file cannot be read: {error}", "无法读取结果文件：{error}"
+    ),
+    "results.filter.variant": _m("Variant", "变体"),
+    "results.filter.device": _m("Device", "设备"),
+    "results.filter.batch_size": _m("Batch size", "批量大小"),
+    "results.filter.time_steps": _m("Time steps", "时间步数"),
+    "results.filter.precision": _m("Precision", "精度"),
+    "results.filter.status": _m("Status", "状态"),
+    "results.filter.all": _m("all", "全部"),
+    "results.count": _m(
+        "{shown} of {total} stored runs shown ({path}).",
+        "显示 {total} 条已保存运行中的 {shown} 条（{path}）。",
+    ),
+    "results.compare": _m("Runs to compare", "要比较的运行"),
+    "results.compare.help": _m(
+        "The newest six are chosen at first; add or remove any.",
+        "默认选中最新的六条；可以任意增删。",
+    ),
+    "results.empty": _m(
+        "Nothing stored yet: run a benchmark, or import a file below.",
+        "还没有保存的结果：运行一次基准测试，或在下方导入文件。",
+    ),
+    "results.export": _m("Export", "导出"),
+    "results.export.csv": _m("Every stored run (CSV)", "所有已保存运行（CSV）"),
+    "results.export.json": _m("Every stored run (JSON)", "所有已保存运行（JSON）"),
+    "results.import": _m("Import", "导入"),
+    "results.import.intro": _m(
+        "A CSV or JSON export from this app or the CLI. A file with any bad row is rejected "
+        "whole; runs already stored are skipped.",
+        "本应用或命令行导出的 CSV 或 JSON 文件。只要有一行有问题，整个文件都会被拒绝；已保存过的运行会被跳过。",
+    ),
+    "results.import.file": _m("Results file", "结果文件"),
+    "results.import.button": _m("Import", "导入"),
+    "results.import.none": _m("Choose a file first.", "请先选择文件。"),
+    "results.imported": _m(
+        "Imported {added} run(s); {skipped} already stored.",
+        "已导入 {added} 条运行；{skipped} 条已存在。",
+    ),
+    # --- lesson ----------------------------------------------------------------------------------
+    "lesson.title": _m("The question, the answer, and this machine", "问题、回答与这台机器"),
+    "lesson.intro": _m(
+        "A Stack Exchange asker (Ceday) built a hierarchical LSTM over spectrograms and asked "
+        "why it was slow and how to parallelise it. The answer gave six pieces of advice. Here "
+        "each is checked with live numbers from this machine, at the sizes in the sidebar.",
+        "Stack Exchange 上的提问者（Ceday）在频谱图上搭建了一个分层 LSTM，问它为什么慢、如何并行化。"
+        "回答给出了六条建议。这里按侧边栏中的尺寸，用本机的实时数字逐条检验。",
+    ),
+    "lesson.press_run": _m(
+        "Numbers marked as measured appear after **Measure the lesson's numbers** in the "
+        "sidebar (every variant, plus folded at mixed precision, at batch {batch} × {time} time "
+        "steps; some seconds). The other numbers are computed live already.",
+        "点击侧边栏中的**测量课程中的数字**后会出现测量值（所有变体，外加混合精度下的 folded，批量 "
+        "{batch} × {time} 个时间步；需要几秒钟）。其他数字已经实时计算好。",
+    ),
+    "lesson.quote.nesting": _m(
+        "The answer: “you don't need to nest the summarising LSTM and the next LSTM in a custom "
+        "cell at all; that is the key reason it is slow: nesting disables cuDNN acceleration.”",
+        "回答：“你完全不需要把汇总LSTM和后续LSTM嵌套在自定义Cell里——这正是导致速度慢的关键原因："
+        "嵌套结构会让CuDNN的硬件加速失效。”",
+    ),
+    "lesson.quote.time_distributed": _m(
+        "The answer: “TimeDistributed iterates over the outer time axis by itself … fully using "
+        "cuDNN's GPU acceleration.”",
+        "回答：“TimeDistributed会自动遍历外层时间步维度……完全利用CuDNN的GPU硬件加速。”",
+    ),
+    "lesson.quote.cudnn": _m(
+        "The answer: “x_final = CuDNNLSTM(60, return_sequences=True)(x_summarized)”",
+        "回答：“x_final = CuDNNLSTM(60, return_sequences=True)(x_summarized)”",
+    ),
+    "lesson.quote.sharing": _m(
+        "The answer: “instantiate one LSTMCell object and use it in several independent RNN "
+        "layers … the hidden states h and c stay completely independent.”",
+        "回答：“只需要实例化一个LSTMCell对象，然后在多个独立的RNN层中使用它即可……它们的隐藏状态h和"
+        "细胞状态c是完全独立的。”",
+    ),
+    "lesson.quote.precision": _m(
+        "The answer: “enable mixed precision (tf.keras.mixed_precision.set_global_policy("
+        "'mixed_float16')) to speed things up further.”",
+        "回答：“启用混合精度训练（tf.keras.mixed_precision.set_global_policy('mixed_float16')），"
+        "可以进一步提升GPU计算速度。”",
+    ),
+    "lesson.quote.vmap": _m(
+        "The answer: “if you must keep a custom loop, use tf.vectorized_map instead of a Python "
+        "for loop.”",
+        "回答：“如果必须自定义循环逻辑，用tf.vectorized_map替代Python的for循环。”",
+    ),
+    "lesson.quote.batch": _m(
+        "The answer: “increase batch_size: a larger batch keeps the GPU's cores busier.”",
+        "回答：“增大batch_size：更大的batch_size能让GPU的计算核心更充分地利用。”",
+    ),
+    "lesson.q.title": _m("1 · The question's model", "1 · 问题中的模型"),
+    "lesson.q.body": _m(
+        "Conv2D and pooling turn each spectrogram into 12 rows × 16 channels per time step; "
+        "Permute makes every time step a 12-step sub-sequence; an inner LSTM(48) summarises "
+        "each sub-sequence and an outer LSTM(60) runs over time. The asker put both LSTMs in "
+        "one custom RNN cell. Here is the model at your sizes (the folded form):",
+        "Conv2D 和池化把每个频谱图在每个时间步变成 12 行 × 16 通道；Permute 让每个时间步成为一个 12 步"
+        "的子序列；内层 LSTM(48) 概括每个子序列，外层 LSTM(60) 沿时间运行。提问者把两个 LSTM 都放进了"
+        "一个自定义 RNN 单元。下面是按你的尺寸构建的模型（folded 形式）：",
+    ),
+    "lesson.chain.title": _m(
+        "2 · Why nesting is slow: the dependent chain", "2 · 嵌套为什么慢：依赖链"
+    ),
+    "lesson.chain.body": _m(
+        "True, but cuDNN is only half of it. Nesting makes every outer step wait for a whole "
+        "inner loop: with {rows} rows and {time} time steps, **{nested:,}** LSTM steps must run "
+        "one after another. Folding batch and time runs all inner loops at once: **{folded:,}** "
+        "dependent steps. No hardware parallelises a dependent chain, so this gap shows on a "
+        "CPU as well.",
+        "说得对，但 cuDNN 只是一半原因。嵌套让每个外层步都等待一整个内层循环：{rows} 行、{time} 个时间"
+        "步时，必须依次执行 **{nested:,}** 个 LSTM 步。把批量和时间折叠后，所有内层循环同时运行：依赖步"
+        "只有 **{folded:,}** 个。任何硬件都无法并行一条依赖链，所以在 CPU 上同样能看到这个差距。",
+    ),
+    "lesson.metric.chain": _m("{variant}: dependent steps", "{variant}：依赖步数"),
+    "lesson.metric.median": _m("{variant}: measured", "{variant}：实测"),
+    "lesson.metric.faster": _m("{speedup:.2g}× faster", "快 {speedup:.2g} 倍"),
+    "lesson.td.title": _m(
+        "3 · What TimeDistributed does in Keras 3", "3 · Keras 3 中的 TimeDistributed 做了什么"
+    ),
+    "lesson.td.body": _m(
+        "Keras 2 folded batch and time into one axis. **Keras 3 does not**: with a known "
+        "length it calls the inner LSTM once per time step, so the graph holds {time} inner "
+        "loops and its first call (tracing) grows with the length.",
+        "Keras 2 会把批量和时间折叠成一个轴。**Keras 3 不会**：长度已知时，它每个时间步调用一次内层 "
+        "LSTM，所以图里有 {time} 个内层循环，首次调用（追踪）的时间随长度增长。",
+    ),
+    "lesson.metric.first_call": _m("{variant}: first call", "{variant}：首次调用"),
+    "lesson.td.first_call.help": _m(
+        "Tracing {time} inner LSTM calls, plus the first execution.",
+        "追踪 {time} 次内层 LSTM 调用，加上首次执行。",
+    ),
+    "lesson.td.bug": _m(
+        "With an **unknown** time length (`Input(shape=(36, None, 1))`, exactly the answer's "
+        "code) Keras 3 takes a `vectorized_map` path that maps over the **batch** axis instead "
+        "of time: wrong shapes when batch < time, an error when batch > time, right only when "
+        "they are equal.",
+        "当时间长度**未知**时（`Input(shape=(36, None, 1))`，正是回答中的代码），Keras 3 走的 "
+        "`vectorized_map` 路径映射的是**批量**轴而不是时间轴：批量 < 时间时形状错误，批量 > 时间时报错，"
+        "只有两者相等时才正确。",
+    ),
+    "lesson.td.reproduce": _m("Reproduce it now (a few seconds)", "现在复现（需要几秒钟）"),
+    "lesson.td.running": _m("Running the answer's model…", "正在运行回答中的模型…"),
+    "lesson.td.col.input": _m("input", "输入"),
+    "lesson.td.col.expected": _m("right output", "正确输出"),
+    "lesson.td.col.actual": _m("what Keras returned", "Keras 实际返回"),
+    "lesson.td.col.verdict": _m("right?", "正确？"),
+    "lesson.td.error": _m("error: {error}", "错误：{error}"),
+    "lesson.td.bug.caption": _m(
+        "Run live with this machine's Keras (hierlstm.pitfalls). The time_distributed variant "
+        "is therefore built for the concrete length; folded avoids the wrapper altogether.",
+        "用本机的 Keras 现场运行（hierlstm.pitfalls）。因此 time_distributed 变体按具体长度构建；"
+        "folded 则完全不用这个包装层。",
+    ),
+    "lesson.cudnn.title": _m("4 · CuDNNLSTM is gone", "4 · CuDNNLSTM 已经不存在"),
+    "lesson.cudnn.body": _m(
+        "`hasattr(keras.layers, 'CuDNNLSTM')` is **{has}** in Keras {keras}: the answer's code "
+        "does not run any more. `keras.layers.LSTM` takes the cuDNN kernel by itself when "
+        "`use_cudnn` is auto, the activations are tanh/sigmoid, there is no recurrent dropout, "
+        "it is not unrolled, it uses a bias, and a GPU is visible. `RNN(LSTMCell)` and custom "
+        "cells never do.",
+        "在 Keras {keras} 中 `hasattr(keras.layers, 'CuDNNLSTM')` 为 **{has}**：回答中的代码已经无法运行。"
+        "`keras.layers.LSTM` 在以下条件下会自行使用 cuDNN 内核：`use_cudnn` 为 auto、激活函数为 "
+        "tanh/sigmoid、没有循环 dropout、不展开、使用偏置，并且能看到 GPU。`RNN(LSTMCell)` 和自定义单元"
+        "永远不会。",
+    ),
+    "lesson.cudnn.here": _m("On this machine cuDNN is {status}.", "本机 cuDNN：{status}。"),
+    "lesson.sharing.title": _m("5 · Weight sharing", "5 · 权重共享"),
+    "lesson.sharing.body": _m(
+        "Checked live: the two RNN layers use the same variable objects: **{same}**; "
+        "**{params:,}** parameters instead of {unshared:,}; path b's output changes by "
+        "**{leak:.3g}** when path a gets another input, so states are independent. The answer "
+        "is right, but the cell form gives up cuDNN; one LSTM layer called twice shares the "
+        "same way and keeps it.",
+        "现场检查：两个 RNN 层使用同一组变量对象：**{same}**；参数量 **{params:,}** 而不是 {unshared:,}；"
+        "路径 a 换一个输入时，路径 b 的输出变化 **{leak:.3g}**，说明状态相互独立。回答是对的，但单元形式"
+        "放弃了 cuDNN；对同一个 LSTM 层调用两次同样能共享权重，而且保留 cuDNN。",
+    ),
+    "lesson.sharing.cost": _m(
+        "Measured in the model: the RNN(LSTMCell) summariser {cell}, the LSTM one (folded) "
+        "{layer}.",
+        "模型中的实测：RNN(LSTMCell) 摘要器 {cell}，LSTM 摘要器（folded）{layer}。",
+    ),
+    "lesson.sharing.link": _m("Gradients and timing: Weight sharing", "梯度与计时：权重共享页"),
+    "lesson.precision.title": _m("6 · Mixed precision", "6 · 混合精度"),
+    "lesson.precision.body": _m(
+        "Mixed precision speeds up GPUs with Tensor Cores (float16 from compute capability "
+        "7.0, bfloat16 from 8.0). On a CPU without native 16-bit arithmetic it is emulated and "
+        "usually **slower**. hierlstm sets it per layer, never with the answer's global "
+        "`set_global_policy`, which would change every model built afterwards in the process.",
+        "混合精度能加速带 Tensor Core 的 GPU（float16 需计算能力 7.0 以上，bfloat16 需 8.0 以上）。在没有"
+        "原生 16 位运算的 CPU 上它是模拟实现，通常**更慢**。hierlstm 逐层设置精度，从不使用回答中的全局 "
+        "`set_global_policy`——它会改变进程中之后构建的每个模型。",
+    ),
+    "lesson.precision.chart": _m("folded at each precision", "各精度下的 folded"),
+    "lesson.vmap.title": _m("7 · tf.vectorized_map", "7 · tf.vectorized_map"),
+    "lesson.vmap.body": _m(
+        "`tf.vectorized_map` turns a per-time-step program into one program over all steps, "
+        "so its dependent chain is {chain:,} steps, like folded. It pays for the rewriting: a "
+        "longer first call, and ops pfor cannot convert (cuDNN's) fall back to a loop. An "
+        "explicit reshape does the same job with plain layers.",
+        "`tf.vectorized_map` 把单个时间步的程序变成覆盖所有时间步的一个程序，所以它的依赖链和 folded "
+        "一样是 {chain:,} 步。代价是改写：首次调用更长，而且 pfor 无法转换的算子（如 cuDNN 的）会退回到"
+        "循环。显式 reshape 用普通层就能完成同样的事。",
+    ),
+    "lesson.batch.title": _m("8 · Larger batches", "8 · 更大的批量"),
+    "lesson.batch.body": _m(
+        "A larger batch gives each dependent step more independent work, so throughput rises "
+        "until the device is full. Folding batch and time is the same idea applied inside the "
+        "model: batch × time sub-sequences in one call.",
+        "更大的批量让每个依赖步有更多独立的工作，吞吐量会一直上升，直到设备被占满。把批量和时间折叠是"
+        "同一个思想在模型内部的应用：一次调用处理批量 × 时间条子序列。",
+    ),
+    "lesson.batch.link": _m("Measure it: Scaling", "测量它：规模扩展页"),
+    # --- charts -------------------------------------------------------------------------------
+    "chart.variant": _m("variant", "变体"),
+    "chart.flow.title": _m(
+        "Where each axis goes (coloured bands; meeting bands are folded into one axis)",
+        "每个轴的去向（彩色条带；汇合的条带被折叠成一个轴）",
+    ),
+    "chart.flow.x": _m("layer, in order", "层（按顺序）"),
+    "chart.flow.y": _m("position in the shape (axis index)", "在形状中的位置（轴序号）"),
+    "chart.flow.hover": _m(
+        "{step}: axis {position} = {axis}, size {size} (symbolic {symbolic})",
+        "{step}：第 {position} 轴 = {axis}，大小 {size}（符号 {symbolic}）",
+    ),
+    "chart.latency.title": _m(
+        "Latency per forward pass (median, p10–p90)", "每次前向的延迟（中位数，p10–p90）"
+    ),
+    "chart.latency.y": _m("time per forward pass (ms)", "每次前向时间（毫秒）"),
+    "chart.speedup.title": _m(
+        "Speed-up against {baseline} (paired rounds)", "相对 {baseline} 的加速比（配对轮次）"
+    ),
+    "chart.speedup.y": _m("speed-up vs {baseline} (×)", "相对 {baseline} 的加速比（倍）"),
+    "chart.first_call.title": _m(
+        "First call (tracing + first run) vs steady state", "首次调用（追踪 + 首次运行）与稳态对比"
+    ),
+    "chart.first_call.first": _m("first call", "首次调用"),
+    "chart.first_call.steady": _m("steady-state median", "稳态中位数"),
+    "chart.first_call.y": _m("time (ms, log scale)", "时间（毫秒，对数刻度）"),
+    "chart.throughput.title": _m("Throughput", "吞吐量"),
+    "chart.throughput.y": _m("spectrograms per second (1/s)", "每秒处理的频谱图（个/秒）"),
+    "chart.gflops.title": _m(
+        "Achieved GFLOP/s (analytic FLOPs / median time)", "实际 GFLOP/s（解析 FLOPs / 中位时间）"
+    ),
+    "chart.gflops.y": _m("GFLOP/s (10⁹ FLOPs per second)", "GFLOP/s（每秒 10⁹ 次浮点运算）"),
+    "chart.layers.title": _m(
+        "Per-layer time of {variant} (whole model {model:.3g} ms; {overhead:.2g} ms per call "
+        "overhead)",
+        "{variant} 各层耗时（整个模型 {model:.3g} 毫秒；每次调用开销 {overhead:.2g} 毫秒）",
+    ),
+    "chart.layers.x": _m("median time (ms)", "中位时间（毫秒）"),
+    "chart.layers.y": _m("layer", "层"),
+    "chart.scaling.title": _m("Latency against {axis} (log-log)", "延迟与{axis}的关系（双对数）"),
+    "chart.scaling.crossover": _m("crossover", "交叉点"),
+    "chart.scaling.crossover_hover": _m(
+        "{first} faster below ≈{value:.3g}, {second} above",
+        "≈{value:.3g} 以下 {first} 更快，以上 {second} 更快",
+    ),
+    "chart.cost.title.time_steps": _m(
+        "Fitted cost of one more time step", "拟合得到的每多一个时间步的代价"
+    ),
+    "chart.cost.title.batch_size": _m(
+        "Fitted cost of one more spectrogram", "拟合得到的每多一个频谱图的代价"
+    ),
+    "chart.cost.y.time_steps": _m("ms per time step", "毫秒 / 时间步"),
+    "chart.cost.y.batch_size": _m("ms per spectrogram", "毫秒 / 频谱图"),
+    "chart.chain.title": _m(
+        "Dependent chain of LSTM steps (computed)", "LSTM 步的依赖链（计算值）"
+    ),
+    "chart.chain.y": _m(
+        "sequential LSTM steps (count, log scale)", "顺序 LSTM 步数（个，对数刻度）"
+    ),
+    "chart.runs.title": _m(
+        "Stored runs compared (median, p10–p90)", "已保存运行的比较（中位数，p10–p90）"
+    ),
+    "chart.runs.x": _m(
+        "run (variant · sizes · precision · device · time)",
+        "运行（变体 · 尺寸 · 精度 · 设备 · 时间）",
+    ),
+    "chart.gradients.title": _m("Gradient norms per shared variable", "每个共享变量的梯度范数"),
+    "chart.gradients.a": _m("from path a", "来自路径 a"),
+    "chart.gradients.b": _m("from path b", "来自路径 b"),
+    "chart.gradients.total": _m("from both", "两者合计"),
+    "chart.gradients.x": _m("shared variable", "共享变量"),
+    "chart.gradients.y": _m("gradient L2 norm (unitless)", "梯度 L2 范数（无量纲）"),
+}
+
+
+def has_text(key: str, lang: str) -> bool:
+    return lang in MESSAGES.get(key, {})
+
+
+def t(key: str, lang: str = DEFAULT_LANGUAGE, **values) -> str:
+    """Message `key` in `lang` (English if that language lacks it), formatted with `values`.
+
+    An unknown key comes back as the key itself, so a missing text shows, never crashes a page;
+    the tests check that every key the app uses is in the catalogue.
+    """
+    entry = MESSAGES.get(key)
+    if entry is None:
+        return key
+    template = entry.get(lang) or entry[DEFAULT_LANGUAGE]
+    return template.format(**values) if values else template
