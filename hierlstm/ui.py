@@ -1,0 +1,828 @@
+"""The one module of hierlstm that imports Streamlit: the shared sidebar controls and their URL
+mirror, the banner, the Run guard, cached wrappers around the compute core, and small display
+helpers. Pages are thin scripts over these; figures come from `hierlstm.charts`.
+
+Caching: models and traces live in `st.cache_resource`, keyed by the frozen `RunConfig` (with
+the fields that cannot change the cached object normalised away) and bounded by `max_entries`.
+Cached objects are only read: tracing and gradient checks never change a model's weights, and
+benchmarks build their own models, so a measurement never touches a cached one. Every cached
+model comes with a lock, because Keras layers are not safe to trace from two sessions at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from hierlstm import cost
+from hierlstm.bench import compare, layer_breakdown, sweep
+from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
+from hierlstm.devices import device_report, precision_supported, resolve_device
+from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, has_text, t
+from hierlstm.store import ResultStore, default_path
+from hierlstm.variants import VARIANTS, build_model
+
+CONFIG_FIELDS = tuple(
+    field.name for field in dataclasses.fields(RunConfig) if field.name != "variant"
+)
+GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
+# What the app lets a user ask for on a shared machine: well inside RunConfig's sanity bounds.
+UI_LIMITS = {
+    "time_steps": (1, 5000),
+    "batch_size": (1, 4096),
+    "height": (1, 1024),
+    "filters": (1, 256),
+    "kernel_size": (1, 15),
+    "pool_height": (1, 256),
+    "inner_units": (1, 1024),
+    "outer_units": (1, 1024),
+    "warmup": (0, 20),
+    "repeats": (1, 200),
+}
+STATIC_TIME_MAX = 200  # time_distributed traces one inner LSTM per step: ~4 s at T=50 here
+DEFAULT_VARIANTS = tuple(name for name in ("nested", "folded", "fused") if name in VARIANTS)
+DEFAULTS: dict[str, Any] = {
+    **{name: getattr(RunConfig(), name) for name in CONFIG_FIELDS},
+    "variants": list(DEFAULT_VARIANTS),
+    "warmup": 2,
+    "repeats": 10,
+    "lang": DEFAULT_LANGUAGE,
+}
+_RUN_REQUEST = "_run_requested"
+_STATE_READY = "_state_ready"
+_URL_WARNINGS = "_url_warnings"
+_CONTROLS = "_controls"
+
+
+# --- language ----------------------------------------------------------------------------
+
+
+def language() -> str:
+    return st.session_state.get("lang", DEFAULT_LANGUAGE)
+
+
+def text(key: str, **values) -> str:
+    """The catalogue message `key` in the session's language."""
+    return t(key, language(), **values)
+
+
+def variant_title(name: str) -> str:
+    key = f"variant.{name}.title"
+    return text(key) if has_text(key, language()) else VARIANTS[name].title
+
+
+def variant_explanation(name: str) -> str:
+    key = f"variant.{name}.explanation"
+    if language() == "en" or not has_text(key, language()):
+        return VARIANTS[name].explanation  # the registry's own words, always current
+    return text(key)
+
+
+# --- URL <-> controls ----------------------------------------------------------------------
+
+
+def _in_limits(name: str, value) -> str:
+    low, high = UI_LIMITS[name]
+    if isinstance(value, int) and not low <= value <= high:
+        return f"{name} must be between {low} and {high} in the app; got {value}."
+    return ""
+
+
+def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+    """Control values from URL parameters, and (name, value, reason) per rejected parameter.
+
+    Known keys: every RunConfig field but `variant`, `variants` (comma-separated), `warmup`,
+    `repeats`, `lang`. Unknown keys are ignored; a bad value keeps the default.
+    """
+    values: dict[str, Any] = {}
+    problems: list[tuple[str, str, str]] = []
+
+    def reject(name, raw, reason):
+        problems.append((name, raw, reason))
+
+    params = {name: (raw[-1] if isinstance(raw, list) else raw) for name, raw in params.items()}
+    for name, raw in params.items():
+        raw = str(raw)
+        if name == "lang":
+            if raw in LANGUAGES:
+                values[name] = raw
+            else:
+                reject(name, raw, f"lang must be one of {', '.join(LANGUAGES)}.")
+        elif name == "variants":
+            names = [part.strip() for part in raw.split(",") if part.strip()]
+            unknown = [part for part in names if part not in VARIANTS]
+            if unknown or not names:
+                reject(name, raw, f"variants must be names from {', '.join(VARIANTS)}.")
+            if known := [part for part in dict.fromkeys(names) if part in VARIANTS]:
+                values[name] = known
+        elif name in ("warmup", "repeats"):
+            low, high = UI_LIMITS[name]
+            if raw.strip().isdigit() and low <= int(raw) <= high:
+                values[name] = int(raw)
+            else:
+                reject(name, raw, f"{name} must be a whole number between {low} and {high}.")
+        elif name in CONFIG_FIELDS:
+            try:
+                value = getattr(RunConfig.from_strings({name: raw}), name)
+                if name == "device":
+                    resolve_device(value)  # gpu:3 on a machine with one GPU
+                problem = _in_limits(name, value) if name in UI_LIMITS else ""
+            except ValueError as error:
+                problem = str(error)
+            if problem:
+                reject(name, raw, problem)
+            else:
+                values[name] = value
+    geometry = {name: values[name] for name in CONFIG_FIELDS if name in values}
+    try:
+        RunConfig(**geometry)
+    except ValueError as error:  # each value fine alone, not together (height < pool_height)
+        reject(
+            "height, pool_height",
+            f"{geometry.get('height')}, {geometry.get('pool_height')}",
+            str(error),
+        )
+        for name in ("height", "pool_height"):
+            values.pop(name, None)
+    return values, problems
+
+
+def query_for(values: Mapping[str, Any]) -> dict[str, str]:
+    """The URL parameters for control values: only those that differ from the defaults."""
+    wanted = {}
+    for name, default in DEFAULTS.items():
+        value = values.get(name, default)
+        if value == default:
+            continue
+        if name == "variants":
+            wanted[name] = ",".join(value)
+        elif isinstance(value, bool):
+            wanted[name] = str(value).lower()
+        else:
+            wanted[name] = str(value)
+    return wanted
+
+
+def _init_state() -> None:
+    """Once per session: defaults, overridden by the URL the session was opened with."""
+    state = st.session_state
+    if state.get(_STATE_READY):
+        return
+    values, problems = read_query(st.query_params.to_dict())
+    for name, default in DEFAULTS.items():
+        state[name] = values.get(name, default)
+    state[_URL_WARNINGS] = problems
+    state[_STATE_READY] = True
+
+
+def _write_query(values: Mapping[str, Any]) -> None:
+    wanted = query_for(values)
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+# --- sidebar -------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    """What a page's Run button does: its label (a message key) and whether it is heavy (timing
+    work: the button is disabled while it runs)."""
+
+    label: str
+    heavy: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Controls:
+    config: RunConfig  # of the first selected variant
+    variants: tuple[str, ...]
+    language: str
+    warmup: int
+    repeats: int
+    run: bool  # the Run button was pressed for this script run
+    url_warnings: tuple[tuple[str, str, str], ...] = ()  # (name, value, reason) from the URL
+
+    def configs(self) -> list[RunConfig]:
+        return [self.config.replace(variant=name) for name in self.variants]
+
+
+def language_ui() -> str:
+    """The language switch (applies at once, outside the settings form)."""
+    _init_state()
+    st.sidebar.selectbox("Language · 语言", list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
+    return language()
+
+
+def _request_run() -> None:
+    st.session_state[_RUN_REQUEST] = True
+
+
+def device_options() -> list[str]:
+    return ["auto", "cpu", *(f"gpu:{gpu.index}" for gpu in cached_device_report().gpus)]
+
+
+def _number(container, name: str) -> None:
+    low, high = UI_LIMITS[name]
+    container.number_input(
+        text(f"control.{name}"), low, high, step=1, key=name, help=text(f"control.{name}.help")
+    )
+
+
+def controls_ui(action: Action) -> Controls:
+    """The shared sidebar settings form; its one button applies the settings and runs the page.
+
+    Widgets hold their values in `st.session_state` under the keys of `DEFAULTS`. The button
+    is disabled during a heavy run; it is re-enabled by the rerun that follows the run.
+    """
+    _init_state()
+    state = st.session_state
+    requested = bool(state.pop(_RUN_REQUEST, False))
+    with st.sidebar.form("controls", border=False):
+        st.multiselect(
+            text("control.variants"),
+            list(VARIANTS),
+            key="variants",
+            help=text("control.variants.help"),
+            placeholder=text("control.variants.placeholder"),
+        )
+        left, right = st.columns(2)
+        _number(left, "time_steps")
+        _number(right, "batch_size")
+        left, right = st.columns(2)
+        left.selectbox(
+            text("control.precision"),
+            PRECISIONS,
+            key="precision",
+            help=text("control.precision.help"),
+        )
+        right.selectbox(
+            text("control.lstm_kernel"),
+            LSTM_KERNELS,
+            key="lstm_kernel",
+            format_func=lambda name: text(f"kernel.{name}"),
+            help=text("control.lstm_kernel.help"),
+        )
+        left, right = st.columns(2, vertical_alignment="bottom")
+        left.selectbox(
+            text("control.device"),
+            device_options(),
+            key="device",
+            help=text("control.device.help"),
+        )
+        right.checkbox(text("control.xla"), key="xla", help=text("control.xla.help"))
+        with st.expander(text("control.timing")):
+            left, right = st.columns(2)
+            _number(left, "warmup")
+            _number(right, "repeats")
+        with st.expander(text("control.geometry")):
+            for first, second in zip(GEOMETRY[::2], GEOMETRY[1::2], strict=True):
+                left, right = st.columns(2)
+                _number(left, first)
+                _number(right, second)
+        st.form_submit_button(
+            text(action.label),
+            type="primary",
+            key="run",
+            on_click=_request_run,
+            disabled=requested and action.heavy,
+            width="stretch",
+        )
+    controls = _controls_from_state(requested)
+    _write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
+    if requested:
+        state[_URL_WARNINGS] = []  # the user has acted on them
+    state[_CONTROLS] = controls
+    return controls
+
+
+def _controls_from_state(requested: bool) -> Controls:
+    state = st.session_state
+    variants = tuple(name for name in state.get("variants", ()) if name in VARIANTS)
+    if not variants:
+        st.sidebar.warning(text("control.variants.none", default=", ".join(DEFAULT_VARIANTS)))
+        variants = DEFAULT_VARIANTS
+    values = {name: state[name] for name in CONFIG_FIELDS}
+    values.update({name: int(values[name]) for name in UI_LIMITS if name in values})
+    try:
+        config = RunConfig(variant=variants[0], **values)
+        state["_last_config"] = config
+    except ValueError as error:
+        st.sidebar.error(text("control.invalid", reason=str(error)))
+        config = state.get("_last_config", RunConfig()).replace(variant=variants[0])
+        requested = False
+    ok, message = precision_supported(config.precision, config.device)
+    if message:
+        (st.sidebar.caption if ok else st.sidebar.error)(_precision_message(config, message))
+    return Controls(
+        config=config,
+        variants=variants,
+        language=language(),
+        warmup=int(state["warmup"]),
+        repeats=int(state["repeats"]),
+        run=requested,
+        url_warnings=tuple(state.get(_URL_WARNINGS, ())),
+    )
+
+
+def _precision_message(config: RunConfig, message: str) -> str:
+    if language() == "en":
+        return "⚠️ " + message
+    kind = "cpu" if resolve_device(config.device).startswith("/CPU") else "gpu"
+    return "⚠️ " + text(f"precision.slow.{kind}", precision=config.precision)
+
+
+def current_controls() -> Controls:
+    """The controls of this script run (set by `controls_ui` in app.py before the page runs)."""
+    controls = st.session_state.get(_CONTROLS)
+    if controls is None:  # a page run on its own, outside app.py
+        controls = controls_ui(Action("run.apply", heavy=False))
+    return controls
+
+
+# --- banner -------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def cached_device_report():
+    return device_report()
+
+
+def cudnn_status() -> str:
+    report = cached_device_report()
+    if not report.cuda_build:
+        return text("banner.cudnn.no_cuda")
+    if not report.gpus:
+        return text("banner.cudnn.no_gpu")
+    return text("banner.cudnn.yes", version=report.cudnn_version or "?", gpus=len(report.gpus))
+
+
+def banner(controls: Controls) -> None:
+    """Versions, the device in use and whether cuDNN is available (and why not), every page."""
+    report = cached_device_report()
+    try:
+        device = report.device_label(resolve_device(controls.config.device))
+    except ValueError as error:
+        device = str(error)
+    with st.container(border=True, key="banner"):
+        st.markdown(
+            text(
+                "banner.line",
+                tensorflow=report.tensorflow,
+                keras=report.keras,
+                device=device,
+                cudnn=cudnn_status(),
+            )
+        )
+    for name, value, reason in controls.url_warnings:
+        st.warning(
+            text("url.rejected", name=name, value=value, reason=reason), icon=":material/link_off:"
+        )
+
+
+# --- cached compute -------------------------------------------------------------------------
+
+
+def _trace_key(config: RunConfig) -> RunConfig:
+    """Settings that cannot change a trace's shapes are normalised, so they share one entry."""
+    return config.replace(xla=False, device="auto", lstm_kernel="auto")
+
+
+def _model_key(config: RunConfig) -> RunConfig:
+    # Batch and time are symbolic in every model except a static-time variant's.
+    static = VARIANTS[config.variant].static_time
+    return _trace_key(config).replace(batch_size=1, time_steps=config.time_steps if static else 1)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _cached_model(config: RunConfig):
+    """A built model (Keras's random weights; only its structure is read) and its lock."""
+    return build_model(config), threading.Lock()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _cached_trace(config: RunConfig) -> tuple:
+    from hierlstm.trace import trace_shapes
+
+    model, lock = _cached_model(_model_key(config))
+    with lock:
+        return tuple(trace_shapes(config, model))
+
+
+def trace(config: RunConfig) -> tuple:
+    """The TraceSteps of `config` (cached); symbolic and concrete shapes, no timing."""
+    return _cached_trace(_trace_key(config))
+
+
+def trace_problem(config: RunConfig) -> str:
+    if VARIANTS[config.variant].static_time and config.time_steps > STATIC_TIME_MAX:
+        return text(
+            "trace.static_too_long",
+            variant=config.variant,
+            limit=STATIC_TIME_MAX,
+            time=config.time_steps,
+        )
+    return ""
+
+
+def model_lstms(config: RunConfig) -> list[tuple[str, str, object]]:
+    """(path, kind, layer) of every LSTM in the variant's model: kind "layer" for a Keras
+    `LSTM` (cuDNN-eligible), "cell" for an `RNN(LSTMCell)` or a custom cell's LSTM."""
+    import keras
+
+    from hierlstm.layers import NestedCell, VectorizedSummariser
+
+    model, _ = _cached_model(_model_key(config))
+    found = []
+
+    def visit(layer, prefix):
+        path = f"{prefix}{layer.name}"
+        if isinstance(layer, keras.layers.LSTM):
+            found.append((path, "layer", layer))
+        elif isinstance(layer, keras.layers.RNN):
+            if isinstance(layer.cell, NestedCell):
+                found.append(
+                    (f"{path}/{layer.cell.name}/inner_lstm", "cell", layer.cell.inner_lstm)
+                )
+                found.append(
+                    (f"{path}/{layer.cell.name}/outer_cell", "cell", layer.cell.outer_cell)
+                )
+            else:
+                found.append((path, "cell", layer))
+        elif isinstance(layer, keras.layers.TimeDistributed):
+            visit(layer.layer, path + "/")
+        elif isinstance(layer, VectorizedSummariser):
+            visit(layer.inner_lstm, path + "/")
+
+    for layer in model.layers:
+        visit(layer, "")
+    return found
+
+
+def lstm_kernel_rows(frame: pd.DataFrame, configs: Sequence[RunConfig]) -> pd.DataFrame:
+    """The LSTM kernel that ran, per LSTM of every measured variant, and why. `frame` is a
+    `CompareResult.to_frame()`, `configs` the configs it measured, in its row order (the frame's
+    `device` column holds the resolved device, so its rows cannot rebuild their configs)."""
+    report = cached_device_report()
+    rows = []
+    for record, config in zip(frame.to_dict("records"), configs, strict=True):
+        if record.get("status") != "ok":
+            continue
+        for path, kind, _layer in model_lstms(config):
+            if kind == "cell":
+                ran, why = "generic", text("kernel.why.cell")
+            elif record["kernel"] == "cudnn":
+                ran, why = "cudnn", text("kernel.why.cudnn")
+            elif config.lstm_kernel == "generic" or config.device == "cpu":
+                ran, why = "generic", text("kernel.why.requested")
+            elif not report.cuda_build:
+                ran, why = "generic", text("kernel.why.no_cuda")
+            elif not report.gpus:
+                ran, why = "generic", text("kernel.why.no_gpu")
+            else:
+                ran, why = "generic", text("kernel.why.other")
+            rows.append(
+                {
+                    text("kernel.col.variant"): config.variant,
+                    text("kernel.col.lstm"): path,
+                    text("kernel.col.kind"): text(f"kernel.kind.{kind}"),
+                    text("kernel.col.ran"): ran,
+                    text("kernel.col.why"): why,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _sharing_models(units: int, rows: int, features: int) -> dict:
+    from hierlstm.sharing import FORMS, build_pair
+
+    return {form: (build_pair(form, units, rows, features), threading.Lock()) for form in FORMS}
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def sharing_reports(units: int, rows: int, features: int, sequences: int) -> dict:
+    """Per form, the live SharingReport on (sequences, rows, features) inputs (cached)."""
+    from hierlstm.sharing import pair_inputs, sharing_report
+
+    inputs = pair_inputs(sequences, rows, features)
+    reports = {}
+    for form, (model, lock) in _sharing_models(units, rows, features).items():
+        with lock:
+            reports[form] = sharing_report(model, inputs)
+    return reports
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def pitfall_outcomes(outer_units: int) -> tuple:
+    """The answer's TimeDistributed model at unknown length, run live at (batch, time) =
+    (2, 4), (5, 4) and (4, 4): wrong shape, an error, and the one case that is right."""
+    from hierlstm.pitfalls import time_distributed_unknown_length
+
+    config = RunConfig(outer_units=outer_units)
+    return tuple(
+        time_distributed_unknown_length(batch, time, config=config)
+        for batch, time in ((2, 4), (5, 4), (4, 4))
+    )
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _store(path: str) -> ResultStore:
+    return ResultStore(path)
+
+
+def result_store() -> ResultStore:
+    """The results file ($HIERLSTM_DB, else the XDG default), one instance per path."""
+    return _store(str(default_path()))
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+Progress = Callable[[float, str], None]
+
+
+@st.cache_resource(show_spinner=False)
+def _timing_lock() -> threading.Lock:
+    """One timing run at a time in this server: two viewers' runs would slow each other."""
+    return threading.Lock()
+
+
+def _available_bytes() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def run_problem(configs: Sequence[RunConfig]) -> str:
+    """Why these configs should not be timed here ("" if they may)."""
+    for config in configs:
+        if problem := trace_problem(config):
+            return problem
+    need = max(cost.activation_bytes(config) for config in configs)
+    available = _available_bytes()
+    if available is not None and 4 * need > available:  # LSTM internals need more again
+        return text("run.too_big", need=need / 2**20, available=available / 2**20)
+    return ""
+
+
+def one_line(error: BaseException) -> str:
+    message = getattr(error, "message", None) or str(error)
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    first = lines[0] if lines else type(error).__name__
+    return first[:300]
+
+
+def start_run(key: str, work: Callable[[Progress], Any]) -> None:
+    """Runs `work(progress)` now, keeps its result in the session under `key` (or its one-line
+    error under `key + ":error"`), then reruns so the page shows it and the Run button is
+    enabled again. Only one run at a time in the whole server does timing work."""
+    state = st.session_state
+    bar = st.progress(0.0, text=text("run.starting"))
+
+    def progress(fraction: float, message: str) -> None:
+        bar.progress(min(1.0, max(0.0, float(fraction))), text=message)
+
+    state.pop(key + ":error", None)
+    lock = _timing_lock()
+    while not lock.acquire(timeout=0.5):
+        progress(0.0, text("run.waiting"))  # a Streamlit call: lets a page change stop us
+    try:
+        state[key] = work(progress)
+    except Exception as error:  # a run's failure is a message, never a traceback
+        state[key + ":error"] = text("run.failed", error=one_line(error))
+    finally:
+        lock.release()
+    st.rerun()
+
+
+def show_run_error(key: str) -> None:
+    if message := st.session_state.get(key + ":error"):
+        st.error(message, icon=":material/error:")
+
+
+def store_results(results) -> int:
+    store = result_store()
+    for result in results:
+        store.add(result)
+    return len(results)
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkOutcome:
+    frame: pd.DataFrame  # CompareResult.to_frame()
+    configs: tuple  # the RunConfigs measured, in the frame's row order
+    baseline: str
+    breakdown: pd.DataFrame | None
+    breakdown_variant: str
+    breakdown_error: str
+    stored: int
+    settings: dict  # the controls it ran with, to say when they have changed since
+
+
+def settings_of(controls: Controls) -> dict:
+    return {
+        "variants": controls.variants,
+        "config": controls.config,
+        "warmup": controls.warmup,
+        "repeats": controls.repeats,
+    }
+
+
+def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress):
+    configs = controls.configs()
+    baseline = controls.variants.index("nested") if "nested" in controls.variants else 0
+    result = compare(
+        configs,
+        warmup=controls.warmup,
+        repeats=controls.repeats,
+        baseline=baseline,
+        on_progress=lambda f, m: progress(0.8 * f, m),
+    )
+    stored = store_results(result.results)
+    breakdown, breakdown_error = None, ""
+    try:
+        breakdown = layer_breakdown(
+            controls.config.replace(variant=breakdown_variant),
+            warmup=controls.warmup,
+            repeats=controls.repeats,
+            on_progress=lambda f, m: progress(0.8 + 0.2 * f, f"{breakdown_variant}: {m}"),
+        )
+    except Exception as error:
+        breakdown_error = one_line(error)
+    return BenchmarkOutcome(
+        frame=result.to_frame(),
+        configs=tuple(configs),
+        baseline=controls.variants[baseline],
+        breakdown=breakdown,
+        breakdown_variant=breakdown_variant,
+        breakdown_error=breakdown_error,
+        stored=stored,
+        settings=settings_of(controls),
+    )
+
+
+def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: Progress):
+    """Every selected variant swept over `axis`; each point is stored as it finishes."""
+    store = result_store()
+    frames = []
+    count = len(controls.variants)
+    for index, config in enumerate(controls.configs()):
+        start, end = index / count, (index + 1) / count
+        frames.append(
+            sweep(
+                config,
+                axis,
+                values,
+                warmup=controls.warmup,
+                repeats=controls.repeats,
+                on_progress=lambda f, m, s=start, e=end, v=config.variant: progress(
+                    s + (e - s) * f, f"{v}: {m}"
+                ),
+                on_point=store.add,
+            )
+        )
+    return {
+        "frame": pd.concat(frames, ignore_index=True),
+        "axis": axis,
+        "settings": settings_of(controls),
+    }
+
+
+def parse_values(raw: str, axis: str) -> tuple[list[int], str]:
+    """Sweep values from text ("10, 20, 50"): 2 to 12 distinct whole numbers in the app's
+    limits, sorted; or ([], a one-line problem)."""
+    parts = [part for part in raw.replace(",", " ").split() if part]
+    low, high = UI_LIMITS[axis]
+    if not all(part.isdigit() for part in parts):
+        return [], text("scaling.values.bad", low=low, high=high)
+    values = sorted({int(part) for part in parts})
+    if not 2 <= len(values) <= 12 or values[0] < low or values[-1] > high:
+        return [], text("scaling.values.bad", low=low, high=high)
+    return values, ""
+
+
+# --- display helpers -------------------------------------------------------------------------
+
+_PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def chart(figure, data: pd.DataFrame | None, key: str) -> None:
+    """A plotly figure (PNG from its toolbar's camera button) and its data as CSV."""
+    config = dict(_PLOTLY_CONFIG)
+    config["toImageButtonOptions"] = {
+        **config["toImageButtonOptions"],
+        "filename": f"hierlstm-{key}",
+    }
+    st.plotly_chart(figure, key=key, theme="streamlit", config=config, width="stretch")
+    if data is not None:
+        st.download_button(
+            text("download.chart_csv"),
+            data.to_csv(index=False),
+            file_name=f"hierlstm-{key}.csv",
+            mime="text/csv",
+            key=f"{key}-csv",
+            type="tertiary",
+            icon=":material/download:",
+            on_click="ignore",
+        )
+
+
+def shape_text(shape) -> str:
+    return "(" + ", ".join("None" if size is None else str(size) for size in shape) + ")"
+
+
+def step_note(step, config: RunConfig) -> str:
+    """The step's one-line explanation in the session's language (the library's own in
+    English; the catalogue's, filled from the config, otherwise)."""
+    if language() == "en":
+        return step.note
+    values = {
+        "batch": config.batch_size,
+        "time": config.time_steps,
+        "rows": config.rows,
+        "height": config.height,
+        "filters": config.filters,
+        "kernel": config.kernel_size,
+        "pool": config.pool_height,
+        "inner": config.inner_units,
+        "outer": config.outer_units,
+        "folded": config.batch_size * config.time_steps,
+        "chain": config.time_steps * config.rows + config.time_steps,
+    }
+    for key in (f"note.{config.variant}/{step.path}", f"note.{step.path}"):
+        if has_text(key, language()):
+            return text(key, **values)
+    return step.note
+
+
+def trace_table(steps, config: RunConfig) -> pd.DataFrame:
+    """One row per step: symbolic beside concrete shape, axes, calls, params, FLOPs, bytes."""
+    rows = []
+    for step in steps:
+        rows.append(
+            {
+                text("trace.col.step"): ("    └ " if step.depth else "") + step.path,
+                text("trace.col.layer"): step.layer,
+                text("trace.col.symbolic"): shape_text(step.symbolic_shape),
+                text("trace.col.concrete"): shape_text(step.concrete_shape),
+                text("trace.col.axes"): " · ".join(
+                    " × ".join(text("axis." + part) for part in axis.split("*"))
+                    for axis in step.axes
+                ),
+                text("trace.col.calls"): step.calls,
+                text("trace.col.params"): step.params,
+                text("trace.col.mflops"): round(step.flops / 1e6, 3),
+                text("trace.col.kib"): round(step.output_bytes / 1024, 1),
+                text("trace.col.note"): step_note(step, config),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def related_sources(function) -> list[tuple[str, str]]:
+    """(name, source) of `function` and of the hierlstm functions and classes it uses, read
+    from the running code: what is shown is what runs."""
+    seen, order = set(), []
+
+    def visit(obj, depth):
+        if obj in seen or depth > 2:
+            return
+        seen.add(obj)
+        order.append(obj)
+        code = getattr(obj, "__code__", None)
+        if code is None:
+            return
+        module_globals = getattr(obj, "__globals__", {})
+        for name in code.co_names:
+            found = module_globals.get(name)
+            if (inspect.isfunction(found) or inspect.isclass(found)) and getattr(
+                found, "__module__", ""
+            ).startswith("hierlstm."):
+                visit(found, depth + 1)
+
+    visit(function, 0)
+    return [(f"{obj.__module__}.{obj.__qualname__}", inspect.getsource(obj)) for obj in order]
+
+
+def device_name(device: str) -> str:
+    """ "CPU (x86_64, 2 cores)" for a stored device string such as "/CPU:0 (x86_64, 2 cores)"."""
+    try:
+        return cached_device_report().device_label(device.split(" ")[0])
+    except ValueError:  # a GPU this machine does not have (an imported result)
+        return device
+
+
+def format_ms(seconds: float) -> str:
+    return "—" if seconds is None or math.isnan(seconds) else f"{seconds * 1e3:.3g} ms"
