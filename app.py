@@ -1,4 +1,9 @@
-"""hierlstm's Streamlit app (a first page; the full app is being built on this entry point)."""
+"""hierlstm's Streamlit app: `streamlit run app.py` (or `make run`).
+
+The frame around every page: the language switch, the navigation, the shared settings form in
+the sidebar (its one button applies the settings and runs the page's work), the device banner.
+The pages in pages/ are thin scripts over `hierlstm.ui` and `hierlstm.charts`.
+"""
 
 import streamlit as st
 
@@ -6,26 +11,52 @@ from hierlstm._native import import_tensorflow_quietly
 
 import_tensorflow_quietly()
 
-from hierlstm.config import RunConfig  # noqa: E402
-from hierlstm.trace import trace_report  # noqa: E402
-from hierlstm.variants import VARIANTS  # noqa: E402
+from hierlstm import ui  # noqa: E402
 
-st.set_page_config(page_title="hierlstm", layout="wide")
-st.title("hierlstm: shapes through a hierarchical LSTM")
-variant = st.selectbox("Variant", list(VARIANTS), index=list(VARIANTS).index("folded"),
-                       key="variant")
-batch = st.number_input("Batch size", 1, 256, 4, key="batch_size")
-time = st.number_input("Time steps", 1, 400, 10, key="time_steps")
-st.caption(VARIANTS[variant].explanation)
+st.set_page_config(page_title="hierlstm", page_icon=":material/account_tree:", layout="wide")
 
-
-@st.cache_data(max_entries=32)
-def cached_trace(config: RunConfig) -> dict:
-    return trace_report(config)
-
-
-report = cached_trace(RunConfig(variant=variant, batch_size=int(batch), time_steps=int(time)))
-st.dataframe(
-    [{k: str(v) for k, v in step.items() if k != "depth"} for step in report["layers"]],
-    key="trace_table",
+# (script, title message, icon, what the sidebar's Run button does there)
+PAGES = (
+    (
+        "app_pages/shape_trace.py",
+        "page.shape_trace",
+        ":material/schema:",
+        ui.Action("run.trace", False),
+    ),
+    (
+        "app_pages/benchmark.py",
+        "page.benchmark",
+        ":material/timer:",
+        ui.Action("run.benchmark", True),
+    ),
+    (
+        "app_pages/scaling.py",
+        "page.scaling",
+        ":material/trending_up:",
+        ui.Action("run.sweep", True),
+    ),
+    (
+        "app_pages/weight_sharing.py",
+        "page.weight_sharing",
+        ":material/share:",
+        ui.Action("run.sharing", True),
+    ),
+    (
+        "app_pages/results.py",
+        "page.results",
+        ":material/table_view:",
+        ui.Action("run.apply", False),
+    ),
+    ("app_pages/lesson.py", "page.lesson", ":material/school:", ui.Action("run.lesson", True)),
 )
+
+ui.language_ui()
+pages = [
+    st.Page(script, title=ui.text(title), icon=icon, default=index == 0)
+    for index, (script, title, icon, _) in enumerate(PAGES)
+]
+actions = {page.url_path: action for page, (*_, action) in zip(pages, PAGES, strict=True)}
+page = st.navigation(pages, position="top")
+controls = ui.controls_ui(actions[page.url_path])
+ui.banner(controls)
+page.run()

@@ -1,0 +1,145 @@
+"""Benchmark: the selected variants timed in interleaved rounds, with charts of latency,
+speed-up, first call, throughput, GFLOP/s and one variant's per-layer split; every run stored."""
+
+import streamlit as st
+
+from hierlstm import charts, ui
+from hierlstm.variants import VARIANTS
+
+controls = ui.current_controls()
+_ = ui.text
+KEY = "benchmark"
+
+st.title(_("bench.title"))
+st.markdown(_("bench.intro"))
+breakdown_variant = st.selectbox(
+    _("bench.breakdown_variant"),
+    controls.variants,
+    index=len(controls.variants) - 1,
+    key="breakdown_variant",
+    help=_("bench.breakdown_variant.help"),
+)
+
+if controls.run:
+    if problem := ui.run_problem(controls.configs()):
+        st.error(problem, icon=":material/block:")
+    else:
+        ui.start_run(KEY, lambda progress: ui.run_benchmark(controls, breakdown_variant, progress))
+ui.show_run_error(KEY)
+
+outcome = st.session_state.get(KEY)
+if outcome is None:
+    config = controls.config
+    st.info(
+        _(
+            "bench.press_run",
+            variants=", ".join(controls.variants),
+            batch=config.batch_size,
+            time=config.time_steps,
+            warmup=controls.warmup,
+            repeats=controls.repeats,
+        ),
+        icon=":material/play_arrow:",
+    )
+    st.stop()
+
+frame = outcome.frame
+if outcome.settings != ui.settings_of(controls):
+    st.info(_("bench.stale"), icon=":material/history:")
+
+ok = frame[frame["status"] == "ok"]
+for row in frame[frame["status"] != "ok"].itertuples():
+    st.error(_("bench.failed", variant=row.variant, error=row.error), icon=":material/error:")
+if not ok.empty:
+    fastest = ok.loc[ok["median_s"].idxmin()]
+    summary = _(
+        "bench.summary.fastest",
+        variant=fastest["variant"],
+        ms=fastest["median_s"] * 1e3,
+        device=ui.device_name(fastest["device"]),
+        batch=int(fastest["batch_size"]),
+        time=int(fastest["time_steps"]),
+    )
+    if fastest["variant"] != outcome.baseline and outcome.baseline in set(ok["variant"]):
+        summary += " " + _(
+            "bench.summary.speedup",
+            variant=fastest["variant"],
+            speedup=fastest["speedup_vs_baseline"],
+            low=fastest["speedup_p10"],
+            high=fastest["speedup_p90"],
+            baseline=outcome.baseline,
+        )
+    rows = int(fastest["height"]) // int(fastest["pool_height"])  # sub-sequence length
+    chains = ", ".join(
+        f"{name} {VARIANTS[name].chain(rows, int(fastest['time_steps'])):,}"
+        for name in ok["variant"]
+    )
+    summary += " " + _("bench.summary.chain", chains=chains)
+    st.success(summary, icon=":material/speed:")
+for row in ok[ok["noisy"]].itertuples():
+    st.warning(
+        _("bench.noisy", variant=row.variant, ratio=row.iqr_s / row.median_s),
+        icon=":material/graphic_eq:",
+    )
+
+lang = controls.language
+left, right = st.columns(2)
+with left:
+    ui.chart(
+        charts.latency_figure(frame, lang),
+        frame[["variant", "median_s", "p10_s", "p90_s"]],
+        key="bench-latency",
+    )
+with right:
+    ui.chart(
+        charts.speedup_figure(frame, outcome.baseline, lang),
+        frame[["variant", "speedup_vs_baseline", "speedup_p10", "speedup_p90"]],
+        key="bench-speedup",
+    )
+left, right = st.columns(2)
+with left:
+    ui.chart(
+        charts.first_call_figure(frame, lang),
+        frame[["variant", "first_call_s", "median_s"]],
+        key="bench-first-call",
+    )
+with right:
+    ui.chart(
+        charts.throughput_figure(frame, lang),
+        frame[["variant", "samples_per_s", "steps_per_s"]],
+        key="bench-throughput",
+    )
+left, right = st.columns(2)
+with left:
+    ui.chart(
+        charts.gflops_figure(frame, lang),
+        frame[["variant", "flops", "gflops_per_s"]],
+        key="bench-gflops",
+    )
+with right:
+    if outcome.breakdown is not None:
+        ui.chart(
+            charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang),
+            outcome.breakdown,
+            key="bench-layers",
+        )
+        st.caption(_("bench.layers.caption"))
+    else:
+        st.error(_("bench.layers.failed", error=outcome.breakdown_error), icon=":material/error:")
+
+st.subheader(_("bench.kernels"))
+kernels = ui.lstm_kernel_rows(frame, outcome.configs)
+st.dataframe(kernels, hide_index=True, key="bench-kernels")
+
+st.subheader(_("bench.table"))
+st.dataframe(frame, hide_index=True, key="bench-table")
+st.download_button(
+    _("bench.download"),
+    frame.to_csv(index=False),
+    file_name="hierlstm-benchmark.csv",
+    mime="text/csv",
+    key="bench-download",
+    icon=":material/download:",
+    on_click="ignore",
+)
+st.caption(_("bench.stored", count=outcome.stored, path=str(ui.result_store().path)))

@@ -1,0 +1,249 @@
+"""Lesson: the source question and its answer as a guided walk, each claim beside a live figure
+or number from this machine."""
+
+import keras
+import pandas as pd
+import streamlit as st
+
+from hierlstm import charts, ui
+from hierlstm.bench import compare
+from hierlstm.devices import precision_supported
+from hierlstm.variants import VARIANTS
+
+controls = ui.current_controls()
+_ = ui.text
+lang = controls.language
+config = controls.config
+KEY = "lesson"
+rows, time_steps = config.rows, config.time_steps
+
+# What the lesson measures: every variant that can take any length, the answer's own
+# TimeDistributed while its trace stays short, and folded at each reduced precision.
+MEASURED = [name for name in VARIANTS if not VARIANTS[name].static_time]
+if time_steps <= 100:
+    MEASURED += [name for name in VARIANTS if VARIANTS[name].static_time]
+PRECISIONS = ("mixed_float16", "mixed_bfloat16")
+
+
+def lesson_configs():
+    base = config.replace(precision="float32")
+    configs = [base.replace(variant=name) for name in MEASURED]
+    return configs + [base.replace(variant="folded", precision=p) for p in PRECISIONS]
+
+
+def measure(progress):
+    configs = lesson_configs()
+    result = compare(
+        configs,
+        warmup=controls.warmup,
+        repeats=controls.repeats,
+        baseline=MEASURED.index("nested"),
+        on_progress=progress,
+    )
+    ui.store_results(result.results)
+    frame = result.to_frame()
+    frame["label"] = [f"{c.variant} · {c.precision}" for c in configs]
+    return {"frame": frame, "configs": configs, "settings": ui.settings_of(controls)}
+
+
+st.title(_("lesson.title"))
+st.markdown(_("lesson.intro"))
+if controls.run:
+    if problem := ui.run_problem(lesson_configs()):
+        st.error(problem, icon=":material/block:")
+    else:
+        ui.start_run(KEY, measure)
+ui.show_run_error(KEY)
+outcome = st.session_state.get(KEY)
+frame = outcome["frame"] if outcome else None
+if outcome is None:
+    st.info(
+        _("lesson.press_run", batch=config.batch_size, time=time_steps),
+        icon=":material/play_arrow:",
+    )
+elif outcome["settings"] != ui.settings_of(controls):
+    st.info(_("bench.stale"), icon=":material/history:")
+
+
+def measured(variant: str, precision: str = "float32"):
+    """The lesson run's row for a variant and precision, or None (not run, or failed)."""
+    if frame is None:
+        return None
+    found = frame[
+        (frame["variant"] == variant)
+        & (frame["precision"] == precision)
+        & (frame["status"] == "ok")
+    ]
+    return None if found.empty else found.iloc[0]
+
+
+def quote(name: str) -> None:
+    st.markdown(f"> {_('lesson.quote.' + name)}")
+
+
+# 1. The question --------------------------------------------------------------------------
+st.header(_("lesson.q.title"))
+st.markdown(_("lesson.q.body"))
+steps = ui.trace(config.replace(variant="folded"))
+shape_rows = [
+    {
+        _("trace.col.step"): step.path,
+        _("trace.col.concrete"): ui.shape_text(step.concrete_shape),
+        _("trace.col.note"): ui.step_note(step, config.replace(variant="folded")),
+    }
+    for step in steps
+    if step.depth == 0
+]
+st.dataframe(pd.DataFrame(shape_rows), hide_index=True, key="lesson-shapes")
+
+# 2. Why nesting is slow ---------------------------------------------------------------------
+st.header(_("lesson.chain.title"))
+quote("nesting")
+left, right = st.columns([2, 3])
+with left:
+    st.markdown(
+        _(
+            "lesson.chain.body",
+            rows=rows,
+            time=time_steps,
+            nested=VARIANTS["nested"].chain(rows, time_steps),
+            folded=VARIANTS["folded"].chain(rows, time_steps),
+        )
+    )
+    nested, folded = measured("nested"), measured("folded")
+    a, b = st.columns(2)
+    a.metric(
+        _("lesson.metric.chain", variant="nested"),
+        f"{VARIANTS['nested'].chain(rows, time_steps):,}",
+    )
+    b.metric(
+        _("lesson.metric.chain", variant="folded"),
+        f"{VARIANTS['folded'].chain(rows, time_steps):,}",
+    )
+    if nested is not None and folded is not None:
+        a.metric(_("lesson.metric.median", variant="nested"), ui.format_ms(nested["median_s"]))
+        b.metric(
+            _("lesson.metric.median", variant="folded"),
+            ui.format_ms(folded["median_s"]),
+            delta=_("lesson.metric.faster", speedup=folded["speedup_vs_baseline"]),
+            delta_color="normal",
+        )
+with right:
+    chains = charts.chain_frame(list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps])
+    ui.chart(charts.chain_figure(chains, lang), chains, key="lesson-chain")
+
+# 3. TimeDistributed in Keras 3 ---------------------------------------------------------------
+st.header(_("lesson.td.title"))
+quote("time_distributed")
+st.markdown(_("lesson.td.body", time=time_steps))
+td = measured("time_distributed")
+if td is not None:
+    st.metric(
+        _("lesson.metric.first_call", variant="time_distributed"),
+        ui.format_ms(td["first_call_s"]),
+        help=_("lesson.td.first_call.help", time=time_steps),
+    )
+st.markdown(_("lesson.td.bug"))
+if st.button(_("lesson.td.reproduce"), key="lesson_pitfall", icon=":material/bug_report:"):
+    st.session_state["lesson_pitfall_shown"] = True
+if st.session_state.get("lesson_pitfall_shown"):
+    with st.spinner(_("lesson.td.running")):
+        outcomes = ui.pitfall_outcomes(config.outer_units)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    _("lesson.td.col.input"): f"({o.batch_size}, {config.height}, "
+                    f"{o.time_steps}, 1)",
+                    _("lesson.td.col.expected"): ui.shape_text(o.expected_shape),
+                    _("lesson.td.col.actual"): ui.shape_text(o.actual_shape)
+                    if o.actual_shape
+                    else _("lesson.td.error", error=o.error),
+                    _("lesson.td.col.verdict"): "❌" if o.broken else "✅",
+                }
+                for o in outcomes
+            ]
+        ),
+        hide_index=True,
+        key="lesson-pitfall",
+    )
+    st.caption(_("lesson.td.bug.caption"))
+
+# 4. CuDNNLSTM is gone ------------------------------------------------------------------------
+st.header(_("lesson.cudnn.title"))
+quote("cudnn")
+st.markdown(_("lesson.cudnn.body", has=hasattr(keras.layers, "CuDNNLSTM"), keras=keras.__version__))
+st.markdown(_("lesson.cudnn.here", status=ui.cudnn_status()))
+if frame is not None:
+    float32 = [i for i, c in enumerate(outcome["configs"]) if c.precision == "float32"]
+    st.dataframe(
+        ui.lstm_kernel_rows(frame.iloc[float32], [outcome["configs"][i] for i in float32]),
+        hide_index=True,
+        key="lesson-kernels",
+    )
+
+# 5. Weight sharing ---------------------------------------------------------------------------
+st.header(_("lesson.sharing.title"))
+quote("sharing")
+reports = ui.sharing_reports(config.inner_units, rows, config.filters, config.batch_size)
+cell = reports["shared_cell"]
+st.markdown(
+    _(
+        "lesson.sharing.body",
+        same=cell.same_objects,
+        params=cell.param_count,
+        unshared=cell.unshared_param_count,
+        leak=cell.state_leak_diff,
+    )
+)
+shared = measured("shared_cell")
+if shared is not None and folded is not None:
+    st.markdown(
+        _(
+            "lesson.sharing.cost",
+            cell=ui.format_ms(shared["median_s"]),
+            layer=ui.format_ms(folded["median_s"]),
+        )
+    )
+st.page_link("app_pages/weight_sharing.py", label=_("lesson.sharing.link"), icon=":material/share:")
+
+# 6. Mixed precision --------------------------------------------------------------------------
+st.header(_("lesson.precision.title"))
+quote("precision")
+st.markdown(_("lesson.precision.body"))
+for precision in PRECISIONS:
+    ok, message = precision_supported(precision, config.device)
+    if message:
+        st.caption(
+            f"{precision}: {message}"
+            if lang == "en"
+            else _(
+                "precision.slow." + ("cpu" if "CPU" in ui.resolve_device(config.device) else "gpu"),
+                precision=precision,
+            )
+        )
+if frame is not None:
+    precision_rows = frame[(frame["variant"] == "folded")]
+    ui.chart(
+        charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
+        precision_rows[["label", "median_s", "p10_s", "p90_s", "status", "error"]],
+        key="lesson-precision",
+    )
+
+# 7. vectorized_map ---------------------------------------------------------------------------
+st.header(_("lesson.vmap.title"))
+quote("vmap")
+st.markdown(_("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(rows, time_steps)))
+if frame is not None:
+    chosen = frame[frame["precision"] == "float32"]
+    ui.chart(
+        charts.latency_figure(chosen, lang),
+        chosen[["variant", "median_s", "p10_s", "p90_s"]],
+        key="lesson-variants",
+    )
+
+# 8. Larger batches ---------------------------------------------------------------------------
+st.header(_("lesson.batch.title"))
+quote("batch")
+st.markdown(_("lesson.batch.body"))
+st.page_link("app_pages/scaling.py", label=_("lesson.batch.link"), icon=":material/trending_up:")

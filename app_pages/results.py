@@ -1,0 +1,135 @@
+"""Results: every stored measurement, filtered by variant, device and settings; chosen runs
+compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU server."""
+
+import streamlit as st
+
+from hierlstm import charts, ui
+
+controls = ui.current_controls()
+_ = ui.text
+lang = controls.language
+
+st.title(_("results.title"))
+st.markdown(_("results.intro"))
+try:
+    store = ui.result_store()
+    rows = store.rows()
+except ValueError as error:
+    st.error(_("results.unreadable", error=ui.one_line(error)), icon=":material/error:")
+    st.stop()
+
+FILTERS = (  # (column, message key, widget key)
+    ("variant", "results.filter.variant", "results_variant"),
+    ("device", "results.filter.device", "results_device"),
+    ("config.batch_size", "results.filter.batch_size", "results_batch_size"),
+    ("config.time_steps", "results.filter.time_steps", "results_time_steps"),
+    ("config.precision", "results.filter.precision", "results_precision"),
+    ("status", "results.filter.status", "results_status"),
+)
+columns = st.columns(len(FILTERS))
+selected = rows
+for column, (name, label, key) in zip(columns, FILTERS, strict=True):
+    options = sorted(rows[name].dropna().unique().tolist(), key=str)
+    chosen = column.multiselect(
+        _(label), options, key=key, placeholder=_("results.filter.all"), persist_state="session"
+    )
+    if chosen:
+        selected = selected[selected[name].isin(chosen)]
+st.caption(_("results.count", shown=len(selected), total=len(rows), path=str(store.path)))
+
+
+def label(row) -> str:
+    return (
+        f"{row['variant']} · b{row['config.batch_size']} t{row['config.time_steps']} · "
+        f"{row['config.precision']} · {row['device'].split(' ')[0]} · "
+        f"{row['created_at'][:16].replace('T', ' ')}"
+    )
+
+
+ok = selected[selected["status"] == "ok"]
+labels = {row["id"]: label(row) for row in ok.to_dict("records")}
+chosen_ids = st.multiselect(
+    _("results.compare"),
+    list(labels),
+    default=list(labels)[:6],
+    format_func=labels.get,
+    key="results_compare",
+    help=_("results.compare.help"),
+)
+if chosen_ids:
+    compared = ok.set_index("id").loc[chosen_ids].reset_index()
+    ui.chart(
+        charts.runs_figure(compared, [labels[i] for i in chosen_ids], lang),
+        compared[["id", "variant", "device", "config", "median_s", "p10_s", "p90_s"]],
+        key="results-compare",
+    )
+elif rows.empty:
+    st.info(_("results.empty"), icon=":material/inbox:")
+
+shown = [
+    "created_at",
+    "variant",
+    "device",
+    "status",
+    "median_s",
+    "p10_s",
+    "p90_s",
+    "first_call_s",
+    "kernel",
+    "noisy",
+    "config.batch_size",
+    "config.time_steps",
+    "config.precision",
+    "config.xla",
+    "config.lstm_kernel",
+    "host",
+    "tensorflow_version",
+    "keras_version",
+    "error",
+    "id",
+]
+st.dataframe(selected[shown], hide_index=True, key="results-table")
+
+st.subheader(_("results.export"))
+left, right = st.columns(2)
+left.download_button(
+    _("results.export.csv"),
+    store.export_csv(),
+    file_name="hierlstm-results.csv",
+    mime="text/csv",
+    key="results-export-csv",
+    icon=":material/download:",
+    on_click="ignore",
+)
+right.download_button(
+    _("results.export.json"),
+    store.export_json(),
+    file_name="hierlstm-results.json",
+    mime="application/json",
+    key="results-export-json",
+    icon=":material/download:",
+    on_click="ignore",
+)
+
+st.subheader(_("results.import"))
+st.markdown(_("results.import.intro"))
+with st.form("results_import_form", border=False):
+    upload = st.file_uploader(_("results.import.file"), type=["csv", "json"], key="results_import")
+    submitted = st.form_submit_button(
+        _("results.import.button"), key="results_import_button", icon=":material/upload:"
+    )
+if submitted and upload is not None:
+    try:
+        report = store.import_file(upload.getvalue(), format=upload.name.rsplit(".", 1)[-1].lower())
+    except ValueError as error:
+        st.error(ui.one_line(error), icon=":material/error:")
+    else:  # rerun so the table and the chart above include the new rows
+        st.session_state["results_imported"] = (report.added, report.skipped)
+        st.rerun()
+elif submitted:
+    st.warning(_("results.import.none"))
+if imported := st.session_state.pop("results_imported", None):
+    st.success(
+        _("results.imported", added=imported[0], skipped=imported[1]),
+        icon=":material/check_circle:",
+    )

@@ -1,0 +1,97 @@
+"""Scaling: latency of the selected variants over time steps or batch size (log-log), the
+fitted cost per step, the dependent-chain length per variant and where the curves cross."""
+
+import streamlit as st
+
+from hierlstm import charts, ui
+from hierlstm.bench import SWEEP_AXES
+
+controls = ui.current_controls()
+_ = ui.text
+KEY = "scaling"
+DEFAULT_VALUES = {"time_steps": "10, 20, 50, 100", "batch_size": "1, 4, 16, 64"}
+for axis_name, default in DEFAULT_VALUES.items():
+    st.session_state.setdefault(f"sweep_values_{axis_name}", default)
+
+st.title(_("scaling.title"))
+st.markdown(_("scaling.intro"))
+left, right = st.columns([1, 2])
+axis = left.radio(
+    _("scaling.axis"),
+    SWEEP_AXES,
+    key="sweep_axis",
+    horizontal=True,
+    format_func=lambda name: _("axis_name." + name),
+    persist_state="session",
+)
+raw_values = right.text_input(
+    _("scaling.values"),
+    key=f"sweep_values_{axis}",
+    help=_("scaling.values.help"),
+    persist_state="session",
+)
+values, problem = ui.parse_values(raw_values, axis)
+if problem:
+    st.error(problem, icon=":material/error:")
+
+if controls.run:
+    if not problem:
+        configs = [c.replace(**{axis: max(values)}) for c in controls.configs()]
+        if run_problem := ui.run_problem(configs):
+            st.error(run_problem, icon=":material/block:")
+        else:
+            ui.start_run(KEY, lambda progress: ui.run_sweeps(controls, axis, values, progress))
+ui.show_run_error(KEY)
+
+lang = controls.language
+outcome = st.session_state.get(KEY)
+if outcome is None:
+    st.info(
+        _(
+            "scaling.press_run",
+            variants=", ".join(controls.variants),
+            axis=_("axis_name." + axis),
+            values=", ".join(map(str, values)),
+        ),
+        icon=":material/play_arrow:",
+    )
+else:
+    frame, swept = outcome["frame"], outcome["axis"]
+    if outcome["settings"] != ui.settings_of(controls) or swept != axis:
+        st.info(_("bench.stale"), icon=":material/history:")
+    for row in frame[frame["status"] != "ok"].itertuples():
+        st.error(
+            _("scaling.failed", variant=row.variant, value=row.value, error=row.error),
+            icon=":material/error:",
+        )
+    ui.chart(
+        charts.scaling_figure(frame, swept, lang),
+        frame[["variant", "axis", "value", "median_s", "p10_s", "p90_s", "status"]],
+        key="scaling-latency",
+    )
+    crossings = charts.crossovers(frame)
+    if crossings.empty:
+        st.caption(_("scaling.no_crossover"))
+    for row in crossings.itertuples():
+        st.caption(
+            _(
+                "scaling.crossover",
+                first=row.first,
+                second=row.second,
+                axis=_("axis_name." + swept),
+                value=row.value,
+            )
+        )
+    fit = charts.cost_per_step(frame)
+    left, right = st.columns(2)
+    with left:
+        ui.chart(charts.cost_per_step_figure(fit, swept, lang), fit, key="scaling-cost")
+        st.caption(_("scaling.fit.caption." + swept))
+    with right:
+        st.dataframe(frame, hide_index=True, key="scaling-table", height=360)
+
+st.subheader(_("scaling.chain.title"))
+st.markdown(_("scaling.chain.intro"))
+times = values if axis == "time_steps" and values else [10, 20, 50, 100, 200, 500]
+chains = charts.chain_frame(controls.variants, controls.config.rows, times)
+ui.chart(charts.chain_figure(chains, lang), chains, key="scaling-chain")

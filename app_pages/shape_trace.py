@@ -1,0 +1,57 @@
+"""Shape trace: every step a tensor takes through the selected variants, symbolic beside
+concrete shapes, the axes as coloured bands, and the builder's source as it runs."""
+
+import time
+
+import streamlit as st
+
+from hierlstm import charts, cost, ui
+from hierlstm.variants import VARIANTS
+
+controls = ui.current_controls()
+_ = ui.text
+
+st.title(_("trace.title"))
+st.markdown(_("trace.intro"))
+
+configs = controls.configs()
+tabs = st.tabs([name for name in controls.variants]) if len(configs) > 1 else [st.container()]
+for tab, config in zip(tabs, configs, strict=True):
+    with tab:
+        st.markdown(
+            f"**{ui.variant_title(config.variant)}** · {ui.variant_explanation(config.variant)}"
+        )
+        if problem := ui.trace_problem(config):
+            st.warning(problem, icon=":material/hourglass_top:")
+            continue
+        start = time.perf_counter()
+        steps = ui.trace(config)
+        elapsed = time.perf_counter() - start
+        top = [step for step in steps if step.depth == 0]
+        columns = st.columns(4)
+        columns[0].metric(_("trace.metric.params"), f"{sum(s.params for s in top):,}")
+        columns[1].metric(
+            _("trace.metric.flops"),
+            f"{sum(s.flops for s in top) / 1e9:.3g} GFLOP",
+            help=_("trace.metric.flops.help"),
+        )
+        columns[2].metric(
+            _("trace.metric.chain"),
+            f"{VARIANTS[config.variant].chain(config.rows, config.time_steps):,}",
+            help=_("trace.metric.chain.help"),
+        )
+        columns[3].metric(
+            _("trace.metric.memory"),
+            f"{cost.activation_bytes(config) / 2**20:.3g} MiB",
+            help=_("trace.metric.memory.help"),
+        )
+        flow = charts.axis_flow_figure(steps, controls.language)
+        flow_data = ui.trace_table(steps, config)
+        ui.chart(flow, flow_data, key=f"flow-{config.variant}")
+        st.caption(_("trace.timing", ms=elapsed * 1e3))
+        st.dataframe(flow_data, hide_index=True, key=f"trace-table-{config.variant}")
+        with st.expander(_("trace.source", variant=config.variant), icon=":material/code:"):
+            st.caption(_("trace.source.caption"))
+            for name, source in ui.related_sources(VARIANTS[config.variant].builder):
+                st.markdown(f"`{name}`")
+                st.code(source, language="python")

@@ -1,0 +1,147 @@
+"""Weight sharing: one LSTMCell in two RNN layers (the source answer's recipe) beside one LSTM
+layer called on two inputs: same variables, independent states, gradients from both paths,
+and what each form costs."""
+
+import pandas as pd
+import streamlit as st
+
+from hierlstm import charts, sharing, ui
+from hierlstm.devices import resolve_device
+
+controls = ui.current_controls()
+_ = ui.text
+KEY = "weight_sharing"
+config = controls.config
+units, rows, features = config.inner_units, config.rows, config.filters
+sequences = config.batch_size * config.time_steps  # as many sub-sequences as the folded model
+
+st.title(_("sharing.title"))
+st.markdown(_("sharing.intro"))
+with st.expander(_("sharing.source"), icon=":material/code:", expanded=True):
+    st.code(ui.related_sources(sharing.build_pair)[0][1], language="python")
+
+with st.spinner(_("sharing.computing")):
+    reports = ui.sharing_reports(units, rows, features, config.batch_size)
+st.subheader(
+    _("sharing.checks", sequences=config.batch_size, rows=rows, features=features, units=units)
+)
+
+
+def check(passed: bool) -> str:
+    return "✅" if passed else "❌"
+
+
+table = pd.DataFrame(
+    {
+        _("sharing.col.check"): [
+            _("sharing.check.same"),
+            _("sharing.check.params"),
+            _("sharing.check.different"),
+            _("sharing.check.equal"),
+            _("sharing.check.leak"),
+            _("sharing.check.gradients"),
+        ],
+        **{
+            _("sharing.form." + form): [
+                f"{check(report.same_objects)} {', '.join(report.variables_a)}",
+                f"{check(report.param_count * 2 == report.unshared_param_count)} "
+                + _(
+                    "sharing.value.params",
+                    count=report.param_count,
+                    unshared=report.unshared_param_count,
+                ),
+                f"{check(report.different_inputs_diff > 0)} {report.different_inputs_diff:.3g}",
+                f"{check(report.equal_inputs_diff == 0)} {report.equal_inputs_diff:.3g}",
+                f"{check(report.state_leak_diff == 0)} {report.state_leak_diff:.3g}",
+                f"{check(report.gradient_sum_relative_error < 1e-5)} "
+                + _("sharing.value.gradients", error=report.gradient_sum_relative_error),
+            ]
+            for form, report in reports.items()
+        },
+    }
+)
+st.dataframe(table, hide_index=True, key="sharing-checks")
+st.caption(_("sharing.checks.caption"))
+
+lang = controls.language
+columns = st.columns(len(reports))
+for column, (form, report) in zip(columns, reports.items(), strict=True):
+    with column:
+        names = [path.rsplit("/", 1)[-1] for path in report.variables_a]
+        data = pd.DataFrame(
+            {
+                "variable": names,
+                "path_a": report.gradient_norms_a,
+                "path_b": report.gradient_norms_b,
+                "both": report.gradient_norms_total,
+            }
+        )
+        figure = charts.gradient_figure(
+            names,
+            report.gradient_norms_a,
+            report.gradient_norms_b,
+            report.gradient_norms_total,
+            lang,
+        )
+        figure.update_layout(
+            title={"text": _("sharing.gradients.title", form=_("sharing.form." + form))}
+        )
+        ui.chart(figure, data, key=f"sharing-gradients-{form}")
+
+st.subheader(_("sharing.cost"))
+st.markdown(_("sharing.cost.intro", cudnn=ui.cudnn_status()))
+
+
+def time_forms(progress):
+    timings = sharing.time_forms(
+        units,
+        rows,
+        features,
+        sequences,
+        device=resolve_device(config.device),
+        # As the variants decide it: a CPU-pinned run must ask for the generic kernel itself.
+        use_cudnn="auto" if config.lstm_kernel == "auto" and config.device != "cpu" else False,
+        warmup=controls.warmup,
+        repeats=controls.repeats,
+        on_progress=progress,
+    )
+    return {"timings": timings, "settings": ui.settings_of(controls)}
+
+
+if controls.run:
+    if problem := ui.run_problem([config]):
+        st.error(problem, icon=":material/block:")
+    else:
+        ui.start_run(KEY, time_forms)
+ui.show_run_error(KEY)
+outcome = st.session_state.get(KEY)
+if outcome is None:
+    st.info(_("sharing.press_run", sequences=sequences), icon=":material/play_arrow:")
+else:
+    if outcome["settings"] != ui.settings_of(controls):
+        st.info(_("bench.stale"), icon=":material/history:")
+    frame = pd.DataFrame(
+        [
+            {
+                "form": _("sharing.form." + timing.form),
+                "variant": "shared_cell" if timing.form == "shared_cell" else "folded",
+                "first_call_s": timing.first_call_s,
+                "median_s": timing.median_s,
+                "p10_s": timing.p10_s,
+                "p90_s": timing.p90_s,
+                "repeats": timing.repeats,
+                "kernel": timing.kernel,
+            }
+            for timing in outcome["timings"]
+        ]
+    )
+    left, right = st.columns(2)
+    with left:
+        ui.chart(
+            charts.timing_figure(frame, "form", _("sharing.cost.chart", sequences=sequences), lang),
+            frame,
+            key="sharing-timing",
+        )
+    with right:
+        st.dataframe(frame.drop(columns=["variant"]), hide_index=True, key="sharing-timing-table")
+        st.caption(_("sharing.cost.caption"))
