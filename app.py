@@ -5,6 +5,8 @@ the sidebar (its one button applies the settings and runs the page's work), the 
 The pages in pages/ are thin scripts over `hierlstm.ui` and `hierlstm.charts`.
 """
 
+import logging
+
 import streamlit as st
 
 from hierlstm._native import import_tensorflow_quietly
@@ -59,4 +61,8 @@ actions = {page.url_path: action for page, (*_, action) in zip(pages, PAGES, str
 page = st.navigation(pages, position="top")
 controls = ui.controls_ui(actions[page.url_path])
 ui.banner(controls)
-page.run()
+try:
+    page.run()
+except Exception as error:  # the last line of defence: one line for the user, the log for us
+    logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
+    st.error(ui.text("page.failed", error=ui.one_line(error)), icon=":material/error:")

@@ -129,10 +129,10 @@ with right:
 
 st.subheader(_("bench.kernels"))
 kernels = ui.lstm_kernel_rows(frame, outcome.configs)
-st.dataframe(kernels, hide_index=True, key="bench-kernels")
+ui.table(kernels, key="bench-kernels")
 
 st.subheader(_("bench.table"))
-st.dataframe(frame, hide_index=True, key="bench-table")
+ui.table(frame, key="bench-table")
 st.download_button(
     _("bench.download"),
     frame.to_csv(index=False),

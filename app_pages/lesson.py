@@ -94,7 +94,7 @@ shape_rows = [
     for step in steps
     if step.depth == 0
 ]
-st.dataframe(pd.DataFrame(shape_rows), hide_index=True, key="lesson-shapes")
+ui.table(pd.DataFrame(shape_rows), key="lesson-shapes")
 
 # 2. Why nesting is slow ---------------------------------------------------------------------
 st.header(_("lesson.chain.title"))
@@ -149,7 +149,7 @@ if st.button(_("lesson.td.reproduce"), key="lesson_pitfall", icon=":material/bug
 if st.session_state.get("lesson_pitfall_shown"):
     with st.spinner(_("lesson.td.running")):
         outcomes = ui.pitfall_outcomes(config.outer_units)
-    st.dataframe(
+    ui.table(
         pd.DataFrame(
             [
                 {
@@ -164,7 +164,6 @@ if st.session_state.get("lesson_pitfall_shown"):
                 for o in outcomes
             ]
         ),
-        hide_index=True,
         key="lesson-pitfall",
     )
     st.caption(_("lesson.td.bug.caption"))
@@ -176,9 +175,8 @@ st.markdown(_("lesson.cudnn.body", has=hasattr(keras.layers, "CuDNNLSTM"), keras
 st.markdown(_("lesson.cudnn.here", status=ui.cudnn_status()))
 if frame is not None:
     float32 = [i for i, c in enumerate(outcome["configs"]) if c.precision == "float32"]
-    st.dataframe(
+    ui.table(
         ui.lstm_kernel_rows(frame.iloc[float32], [outcome["configs"][i] for i in float32]),
-        hide_index=True,
         key="lesson-kernels",
     )
 

@@ -88,7 +88,7 @@ shown = [
     "error",
     "id",
 ]
-st.dataframe(selected[shown], hide_index=True, key="results-table")
+ui.table(selected[shown], key="results-table")
 
 st.subheader(_("results.export"))
 left, right = st.columns(2)

@@ -88,7 +88,7 @@ else:
         ui.chart(charts.cost_per_step_figure(fit, swept, lang), fit, key="scaling-cost")
         st.caption(_("scaling.fit.caption." + swept))
     with right:
-        st.dataframe(frame, hide_index=True, key="scaling-table", height=360)
+        ui.table(frame, key="scaling-table", height=360)
 
 st.subheader(_("scaling.chain.title"))
 st.markdown(_("scaling.chain.intro"))

@@ -25,7 +25,11 @@ for tab, config in zip(tabs, configs, strict=True):
             st.warning(problem, icon=":material/hourglass_top:")
             continue
         start = time.perf_counter()
-        steps = ui.trace(config)
+        try:
+            steps = ui.trace(config)
+        except Exception as error:  # one variant failing must not hide the others
+            st.error(_("trace.failed", variant=config.variant, error=ui.one_line(error)))
+            continue
         elapsed = time.perf_counter() - start
         top = [step for step in steps if step.depth == 0]
         columns = st.columns(4)
@@ -49,7 +53,7 @@ for tab, config in zip(tabs, configs, strict=True):
         flow_data = ui.trace_table(steps, config)
         ui.chart(flow, flow_data, key=f"flow-{config.variant}")
         st.caption(_("trace.timing", ms=elapsed * 1e3))
-        st.dataframe(flow_data, hide_index=True, key=f"trace-table-{config.variant}")
+        ui.table(flow_data, key=f"trace-table-{config.variant}")
         with st.expander(_("trace.source", variant=config.variant), icon=":material/code:"):
             st.caption(_("trace.source.caption"))
             for name, source in ui.related_sources(VARIANTS[config.variant].builder):

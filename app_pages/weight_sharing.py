@@ -60,7 +60,7 @@ table = pd.DataFrame(
         },
     }
 )
-st.dataframe(table, hide_index=True, key="sharing-checks")
+ui.table(table, key="sharing-checks")
 st.caption(_("sharing.checks.caption"))
 
 lang = controls.language
@@ -143,5 +143,5 @@ else:
             key="sharing-timing",
         )
     with right:
-        st.dataframe(frame.drop(columns=["variant"]), hide_index=True, key="sharing-timing-table")
+        ui.table(frame.drop(columns=["variant"]), key="sharing-timing-table")
         st.caption(_("sharing.cost.caption"))

@@ -40,13 +40,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "honest)…",
         "正在等待其他访问者的运行结束（同一时间只做一次计时，数字才可信）…",
     ),
+    "page.failed": _m("This page could not be shown: {error}", "无法显示此页面：{error}"),
+    "trace.failed": _m("Could not trace {variant}: {error}", "无法追踪 {variant}：{error}"),
     "run.failed": _m("The run failed: {error}", "运行失败：{error}"),
-    "run.too_big": _m(
-        "Not run: these sizes need about {need:,.0f} MiB of activations and this machine has "
-        "{available:,.0f} MiB free; lower the batch size or time steps.",
-        "未运行：这些尺寸大约需要 {need:,.0f} MiB 激活内存，而本机只有 {available:,.0f} MiB 可用；"
-        "请减小批量大小或时间步数。",
-    ),
+    "run.over_limit": _m("Not run: {reason}", "未运行：{reason}"),
     "url.rejected": _m(
         "Link parameter {name}={value} ignored, default used: {reason}",
         "链接参数 {name}={value} 无效，已使用默认值：{reason}",
@@ -135,7 +132,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "These settings are not valid, the last valid ones are used: {reason}",
         "这些设置无效，沿用上一组有效设置：{reason}",
     ),
-    "kernel.auto": _m("auto (cuDNN when eligible)", "auto（满足条件时用 cuDNN）"),
+    "kernel.auto": _m("auto", "auto"),
     "kernel.generic": _m("generic", "generic（通用）"),
     "precision.slow.cpu": _m(
         "{precision} on a CPU is emulated and usually slower than float32.",
@@ -272,7 +269,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "每 {pool} 行取最大值：高度 {height} -> {rows}，时间不变。",
     ),
     "note.permute": _m(
-        "Swaps height and time: each of the {time} steps holds a {rows}-row sub-sequence.",
+        "Swaps height and time: each of the {time} steps holds {rows} rows of {filters} channels.",
         "交换高度与时间轴：{time} 个时间步中的每一步现在都是一个 {rows} 行、{filters} 通道的子序列。",
     ),
     "note.fold": _m(
@@ -782,8 +779,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     # --- charts -------------------------------------------------------------------------------
     "chart.variant": _m("variant", "变体"),
     "chart.flow.title": _m(
-        "Where each axis goes (coloured bands; meeting bands are folded into one axis)",
-        "每个轴的去向（彩色条带；汇合的条带被折叠成一个轴）",
+        "Where each axis goes: bands that meet are folded into one axis; a band that ends is "
+        "consumed by an LSTM",
+        "每个轴的去向：汇合的条带被折叠成一个轴；中止的条带被 LSTM 消耗",
     ),
     "chart.flow.x": _m("layer, in order", "层（按顺序）"),
     "chart.flow.y": _m("position in the shape (axis index)", "在形状中的位置（轴序号）"),
@@ -830,8 +828,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "chart.cost.title.batch_size": _m(
         "Fitted cost of one more spectrogram", "拟合得到的每多一个频谱图的代价"
     ),
-    "chart.cost.y.time_steps": _m("ms per time step", "毫秒 / 时间步"),
-    "chart.cost.y.batch_size": _m("ms per spectrogram", "毫秒 / 频谱图"),
+    "chart.cost.y.time_steps": _m("time per extra time step (ms)", "每多一个时间步的时间（毫秒）"),
+    "chart.cost.y.batch_size": _m(
+        "time per extra spectrogram (ms)", "每多一个频谱图的时间（毫秒）"
+    ),
     "chart.chain.title": _m(
         "Dependent chain of LSTM steps (computed)", "LSTM 步的依赖链（计算值）"
     ),

@@ -21,11 +21,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from hierlstm import cost
 from hierlstm.bench import compare, layer_breakdown, sweep
 from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
 from hierlstm.devices import device_report, precision_supported, resolve_device
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, has_text, t
+from hierlstm.limits import LimitError, check_limits, current_limits
 from hierlstm.store import ResultStore, default_path
 from hierlstm.variants import VARIANTS, build_model
 
@@ -33,10 +33,9 @@ CONFIG_FIELDS = tuple(
     field.name for field in dataclasses.fields(RunConfig) if field.name != "variant"
 )
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
-# What the app lets a user ask for on a shared machine: well inside RunConfig's sanity bounds.
+# What the app lets a user ask for; batch and time come from `hierlstm.limits` (environment-
+# configurable), the rest are well inside RunConfig's sanity bounds.
 UI_LIMITS = {
-    "time_steps": (1, 5000),
-    "batch_size": (1, 4096),
     "height": (1, 1024),
     "filters": (1, 256),
     "kernel_size": (1, 15),
@@ -46,7 +45,6 @@ UI_LIMITS = {
     "warmup": (0, 20),
     "repeats": (1, 200),
 }
-STATIC_TIME_MAX = 200  # time_distributed traces one inner LSTM per step: ~4 s at T=50 here
 DEFAULT_VARIANTS = tuple(name for name in ("nested", "folded", "fused") if name in VARIANTS)
 DEFAULTS: dict[str, Any] = {
     **{name: getattr(RunConfig(), name) for name in CONFIG_FIELDS},
@@ -88,8 +86,20 @@ def variant_explanation(name: str) -> str:
 # --- URL <-> controls ----------------------------------------------------------------------
 
 
+def limits_of(name: str) -> tuple[int, int]:
+    """The (lowest, highest) value the app accepts for a numeric control."""
+    if name == "batch_size":
+        return 1, current_limits().max_batch
+    if name == "time_steps":
+        return 1, current_limits().max_time_steps
+    return UI_LIMITS[name]
+
+
+NUMERIC = ("time_steps", "batch_size", *UI_LIMITS)
+
+
 def _in_limits(name: str, value) -> str:
-    low, high = UI_LIMITS[name]
+    low, high = limits_of(name)
     if isinstance(value, int) and not low <= value <= high:
         return f"{name} must be between {low} and {high} in the app; got {value}."
     return ""
@@ -123,7 +133,7 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
             if known := [part for part in dict.fromkeys(names) if part in VARIANTS]:
                 values[name] = known
         elif name in ("warmup", "repeats"):
-            low, high = UI_LIMITS[name]
+            low, high = limits_of(name)
             if raw.strip().isdigit() and low <= int(raw) <= high:
                 values[name] = int(raw)
             else:
@@ -133,7 +143,7 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
                 value = getattr(RunConfig.from_strings({name: raw}), name)
                 if name == "device":
                     resolve_device(value)  # gpu:3 on a machine with one GPU
-                problem = _in_limits(name, value) if name in UI_LIMITS else ""
+                problem = _in_limits(name, value) if name in NUMERIC else ""
             except ValueError as error:
                 problem = str(error)
             if problem:
@@ -230,7 +240,7 @@ def device_options() -> list[str]:
 
 
 def _number(container, name: str) -> None:
-    low, high = UI_LIMITS[name]
+    low, high = limits_of(name)
     container.number_input(
         text(f"control.{name}"), low, high, step=1, key=name, help=text(f"control.{name}.help")
     )
@@ -310,7 +320,7 @@ def _controls_from_state(requested: bool) -> Controls:
         st.sidebar.warning(text("control.variants.none", default=", ".join(DEFAULT_VARIANTS)))
         variants = DEFAULT_VARIANTS
     values = {name: state[name] for name in CONFIG_FIELDS}
-    values.update({name: int(values[name]) for name in UI_LIMITS if name in values})
+    values.update({name: int(values[name]) for name in NUMERIC if name in values})
     try:
         config = RunConfig(variant=variants[0], **values)
         state["_last_config"] = config
@@ -422,11 +432,14 @@ def trace(config: RunConfig) -> tuple:
 
 
 def trace_problem(config: RunConfig) -> str:
-    if VARIANTS[config.variant].static_time and config.time_steps > STATIC_TIME_MAX:
+    """Why tracing `config` would take too long ("" if it will not): time_distributed traces one
+    inner LSTM per time step."""
+    budget = current_limits().trace_budget_steps
+    if VARIANTS[config.variant].static_time and config.time_steps > budget:
         return text(
             "trace.static_too_long",
             variant=config.variant,
-            limit=STATIC_TIME_MAX,
+            limit=budget,
             time=config.time_steps,
         )
     return ""
@@ -554,26 +567,14 @@ def _timing_lock() -> threading.Lock:
     return threading.Lock()
 
 
-def _available_bytes() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 def run_problem(configs: Sequence[RunConfig]) -> str:
-    """Why these configs should not be timed here ("" if they may)."""
+    """Why these configs should not be timed on this server ("" if they may), from
+    `hierlstm.limits` (batch, time, trace and activation-memory budgets)."""
     for config in configs:
-        if problem := trace_problem(config):
-            return problem
-    need = max(cost.activation_bytes(config) for config in configs)
-    available = _available_bytes()
-    if available is not None and 4 * need > available:  # LSTM internals need more again
-        return text("run.too_big", need=need / 2**20, available=available / 2**20)
+        try:
+            check_limits(config)
+        except LimitError as error:
+            return text("run.over_limit", reason=str(error))
     return ""
 
 
@@ -704,7 +705,7 @@ def parse_values(raw: str, axis: str) -> tuple[list[int], str]:
     """Sweep values from text ("10, 20, 50"): 2 to 12 distinct whole numbers in the app's
     limits, sorted; or ([], a one-line problem)."""
     parts = [part for part in raw.replace(",", " ").split() if part]
-    low, high = UI_LIMITS[axis]
+    low, high = limits_of(axis)
     if not all(part.isdigit() for part in parts):
         return [], text("scaling.values.bad", low=low, high=high)
     values = sorted({int(part) for part in parts})
@@ -737,6 +738,13 @@ def chart(figure, data: pd.DataFrame | None, key: str) -> None:
             icon=":material/download:",
             on_click="ignore",
         )
+
+
+def table(frame: pd.DataFrame, key: str, **options) -> None:
+    """A read-only table inside a keyed container (a display-only st.dataframe keeps no key,
+    so tests find the table through its container)."""
+    with st.container(key=key):
+        st.dataframe(frame, hide_index=True, **options)
 
 
 def shape_text(shape) -> str:
