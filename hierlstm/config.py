@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 LSTM_KERNELS = ("auto", "generic")
+STRATEGIES = ("none", "mirrored", "multi_worker")  # tf.distribute strategies (hierlstm.distribute)
 
 # Sanity bounds for sizes; the memory and trace budgets that depend on the machine live in the
 # harness. They stop a typo (batch 1e9) long before anything is allocated.
@@ -28,6 +29,7 @@ SIZE_LIMITS = {
 }
 
 _DEVICE_PATTERN = re.compile(r"^(auto|cpu|gpu:\d+)$")
+_DEVICES_PATTERN = re.compile(r"^(cpu|gpu):\d+(,(cpu|gpu):\d+)*$")
 _TRUE_WORDS = ("1", "true", "yes", "on")
 _FALSE_WORDS = ("0", "false", "no", "off", "")
 
@@ -40,10 +42,11 @@ def _known_variants() -> tuple[str, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
-    """One run: which variant, at which sizes, precision and device.
+    """One run: which variant, at which sizes, precision, device and distribution strategy.
 
     The model maps (batch_size, height, time_steps, 1) to (batch_size, time_steps, outer_units);
-    the defaults are the geometry of the source question.
+    the defaults are the geometry of the source question. Under a strategy, `batch_size` is the
+    global batch: each replica gets batch_size / replicas of it.
     """
 
     variant: str = "folded"
@@ -59,6 +62,8 @@ class RunConfig:
     xla: bool = False
     lstm_kernel: str = "auto"
     device: str = "auto"
+    strategy: str = "none"  # none | mirrored | multi_worker
+    devices: str = ""  # mirrored replicas, e.g. "gpu:0,gpu:1"; "" = every local GPU (or CPU)
 
     def __post_init__(self):
         known = _known_variants()
@@ -89,6 +94,44 @@ class RunConfig:
             raise ValueError(
                 f"device must be auto, cpu or gpu:N (N a GPU index); got {self.device!r}."
             )
+        self._check_distribution()
+
+    def _check_distribution(self):
+        if self.strategy not in STRATEGIES:
+            raise ValueError(
+                f"strategy must be one of {', '.join(STRATEGIES)}; got {self.strategy!r}."
+            )
+        if not isinstance(self.devices, str) or not (
+            self.devices == "" or _DEVICES_PATTERN.match(self.devices)
+        ):
+            raise ValueError(
+                "devices must be empty or comma-separated cpu:N or gpu:N, e.g. gpu:0,gpu:1; "
+                f"got {self.devices!r}."
+            )
+        names = self.device_list
+        if len(set(names)) != len(names):
+            raise ValueError(f"devices must name each device once; got {self.devices!r}.")
+        if len({name.split(":")[0] for name in names}) > 1:
+            raise ValueError(
+                f"devices must be all CPUs or all GPUs, not a mix; got {self.devices!r}."
+            )
+        if names and self.strategy != "mirrored":
+            raise ValueError(
+                "devices lists the replicas of the mirrored strategy; set strategy to mirrored "
+                f"or leave devices empty; got strategy {self.strategy!r}."
+            )
+        if self.strategy != "none" and self.device != "auto":
+            raise ValueError(
+                f"device must be auto under strategy {self.strategy}, which places the "
+                f"replicas itself (name them in devices); got {self.device!r}."
+            )
+        if names:
+            per_replica_batch(self.batch_size, len(names))
+
+    @property
+    def device_list(self) -> tuple[str, ...]:
+        """The mirrored replicas named in `devices`, e.g. ("cpu:0", "cpu:1"); () when empty."""
+        return tuple(self.devices.split(",")) if self.devices else ()
 
     @property
     def rows(self) -> int:
@@ -125,6 +168,17 @@ class RunConfig:
         return cls(**values)
 
 
+def per_replica_batch(batch_size: int, replicas: int) -> int:
+    """The batch each replica runs; refuses a global batch that does not split evenly (a
+    ragged split would give replicas different shapes, hence different traces and times)."""
+    if batch_size % replicas:
+        raise ValueError(
+            f"batch_size {batch_size} does not split evenly over {replicas} replicas; use a "
+            f"multiple of {replicas}."
+        )
+    return batch_size // replicas
+
+
 def _parse_field(name: str, type_name: str, text: str):
     if type_name == "int":
         if not re.fullmatch(r"[+-]?\d{1,12}", text):
@@ -140,4 +194,6 @@ def _parse_field(name: str, type_name: str, text: str):
         if lowered in _FALSE_WORDS:
             return False
         raise ValueError(f"{name} must be true or false; got {text!r}.")
+    if name == "devices":
+        return text.replace(" ", "").lower()  # "GPU:0, GPU:1" -> "gpu:0,gpu:1"
     return text
