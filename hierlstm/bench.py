@@ -7,6 +7,12 @@ Every measurement here is taken the same way:
 - warm-up calls run untimed;
 - each timed sample is `forward(inputs)` followed by `tf.test.experimental.sync_devices()`,
   both inside one `time.perf_counter` interval (see `_timed_call` for why that method).
+Under a tf.distribute strategy (`RunConfig.strategy`, see `hierlstm.distribute`) the same
+holds: the model is built in the strategy's scope, the global input is made once and split
+over the replicas, and each sample is one `strategy.run` of the forward pass inside a
+`tf.function`, ending in a cross-replica reduce, then the device sync. `scaling` adds the
+scaling efficiency against one replica timed in the same rounds; `replica_sweep` varies the
+number of replicas.
 Progress flows through an `on_progress(fraction, message)` callback; nothing here prints or
 imports Streamlit. Results are `BenchResult` records and pandas DataFrames.
 """
@@ -27,7 +33,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from hierlstm import cost
+from hierlstm import cost, distribute
 from hierlstm.config import RunConfig
 from hierlstm.devices import device_string, resolve_device, versions
 from hierlstm.params import init_params
@@ -232,14 +238,34 @@ class _Run:
     first_call_s: float
     kernel: str
     kernel_reason: str
+    label: str = ""  # BenchResult.device when not the device's own description
+    details: dict = dataclasses.field(default_factory=dict)  # replicas, checksum, ...
 
     def call(self) -> float:
         with tf.device(self.device):
             return _timed_call(self.forward, self.inputs)
 
 
+@dataclasses.dataclass
+class _DistributedRun(_Run):
+    """A run under a strategy: `forward` is `ReplicatedForward.step`, `inputs` per replica."""
+
+    sync: Callable[[], None] = tf.test.experimental.sync_devices
+
+    def call(self) -> float:
+        # The step ends in a cross-replica reduce, so it returns once every replica (on every
+        # worker) has finished; the sync then waits for this worker's devices, as in
+        # `_timed_call`.
+        start = time.perf_counter()
+        self.forward(self.inputs)
+        self.sync()
+        return time.perf_counter() - start
+
+
 def _prepare(config: RunConfig, *, seed: int, model=None, progress: Progress) -> _Run:
     """Builds (unless `model` is given), makes the input and runs the timed first call."""
+    if config.strategy != "none":
+        return _prepare_distributed(config, seed=seed, model=model, progress=progress)
     device = resolve_device(config.device)
     progress(0.0, f"building {config.variant} on {device}")
     with tf.device(device):
@@ -256,6 +282,51 @@ def _prepare(config: RunConfig, *, seed: int, model=None, progress: Progress) ->
     kernel, reason = lstm_kernel(config, forward.get_concrete_function())
     progress(1.0, f"first call {first_call_s:.3g} s ({kernel} LSTM kernel)")
     return _Run(config, device, forward, inputs, first_call_s, kernel, reason)
+
+
+def _prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: Progress):
+    """`_prepare` under `config.strategy`; `model`, if given, must be built in its scope."""
+    plan = distribute.plan(config)  # ValueError: odd batch, missing device, no cluster
+    progress(0.0, f"building {config.variant}: {plan.label}")
+    with plan.strategy.scope():
+        model = build_model(config, init_params(config, seed)) if model is None else model
+    replicated = distribute.ReplicatedForward(plan.strategy, model, xla=config.xla)
+    # The same global input as a single-device run, split: replica i gets rows i*b..(i+1)*b.
+    inputs = distribute.distribute_inputs(
+        plan.strategy, make_inputs(config, seed), plan.per_replica_batch
+    )
+    sync = distribute.synchroniser(plan.devices)
+    progress(0.3, f"tracing and running the first call on {plan.replicas} replicas")
+    start = time.perf_counter()
+    concrete = replicated.step.get_concrete_function(inputs)
+    replicated.step(inputs)
+    sync()
+    first_call_s = time.perf_counter() - start
+    # Untimed, once; traced via get_concrete_function so that many short runs do not set
+    # off TensorFlow's "excessive retracing" warning (see `_prepare`).
+    checksum = distribute.output_checksum(replicated.gather.get_concrete_function(inputs)(inputs))
+    kernel, reason = lstm_kernel(config, concrete)
+    progress(1.0, f"first call {first_call_s:.3g} s ({kernel} LSTM kernel)")
+    details = {
+        "strategy": config.strategy,
+        "replicas": plan.replicas,
+        "per_replica_batch": plan.per_replica_batch,
+        "workers": plan.workers,
+        "output_checksum": checksum,
+        "replica_devices": plan.devices,
+    }
+    return _DistributedRun(
+        config,
+        distribute.short_name(plan.devices[0]),  # the memory probe's device
+        replicated.step,
+        inputs,
+        first_call_s,
+        kernel,
+        reason,
+        label=plan.label,
+        details=details,
+        sync=sync,
+    )
 
 
 def _result(run: _Run, samples, warmup: int, peak_bytes: int, peak_kind: str) -> BenchResult:
@@ -286,7 +357,7 @@ def _result(run: _Run, samples, warmup: int, peak_bytes: int, peak_kind: str) ->
         kernel=run.kernel,
         kernel_reason=run.kernel_reason,
         trace_count=int(run.forward.experimental_get_tracing_count()),
-        device=device_string(run.device),
+        device=run.label or device_string(run.device),
         versions=versions(),
     )
 
@@ -410,11 +481,17 @@ class CompareResult:
     speedup_p10: list[float]
     speedup_p90: list[float]
     baseline: int = 0
+    # Per config, what a run under a strategy adds (strategy, replicas, per_replica_batch,
+    # workers, output_checksum, replica_devices); {} for a single-device or failed run.
+    details: list[dict] = dataclasses.field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for index, result in enumerate(self.results):
             row = _flat_row(result)
+            if index < len(self.details) and self.details[index]:
+                row.update(self.details[index])
+                row["replica_devices"] = ",".join(row["replica_devices"])
             row["speedup_vs_baseline"] = self.speedups[index]
             row["speedup_p10"] = self.speedup_p10[index]
             row["speedup_p90"] = self.speedup_p90[index]
@@ -518,7 +595,8 @@ def compare(
         p10s.append(float(p10))
         p90s.append(float(p90))
     progress(1.0, "done")
-    return CompareResult(results, speedups, p10s, p90s, baseline)
+    details = [{} if run is None else dict(run.details) for run in runs]
+    return CompareResult(results, speedups, p10s, p90s, baseline, details)
 
 
 def _sweep_row(variant: str, axis: str, value, result: BenchResult | None, error: str = ""):
@@ -584,6 +662,163 @@ def sweep(
         rows.append(_sweep_row(config.variant, axis, value, result))
     columns = ["variant", "axis", "value", "status", "error", *_NUMERIC_FIELDS, "kernel", "device"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def scaling(
+    config: RunConfig,
+    *,
+    warmup: int = 3,
+    repeats: int = 20,
+    seed: int = 0,
+    on_progress: Progress | None = None,
+) -> distribute.ScalingResult:
+    """Times `config` under its strategy and one replica, in interleaved rounds (as `compare`).
+
+    The one replica is this process's first replica device running the per-replica batch
+    (`distribute.one_replica_config`), so scaling efficiency = throughput / (replicas x one
+    replica's throughput) compares equal work per replica. A run that cannot happen (an odd
+    batch, a missing device, no cluster) gives a "failed" result instead of raising.
+    """
+    if config.strategy == "none":
+        raise ValueError("scaling needs strategy mirrored or multi_worker; got 'none'.")
+    _check_counts(warmup, repeats)
+    progress = on_progress or _no_progress
+    try:
+        plan = distribute.plan(config)
+        one = distribute.one_replica_config(config, plan)
+    except _FAILURES as error:
+        failed = failed_result(config, error)
+        progress(1.0, f"failed: {failed.error}")
+        nan = math.nan
+        return distribute.ScalingResult(
+            failed, None, config.strategy, 0, 0, 0, nan, nan, nan, "", ()
+        )
+    outcome = compare(
+        [config, one], warmup=warmup, repeats=repeats, seed=seed, baseline=1, on_progress=progress
+    )
+    return distribute.ScalingResult(
+        result=outcome.results[0],
+        one_replica=outcome.results[1],
+        strategy=config.strategy,
+        replicas=plan.replicas,
+        per_replica_batch=plan.per_replica_batch,
+        workers=plan.workers,
+        scaling_efficiency=outcome.speedups[0],  # median over rounds of t_one / t_all
+        efficiency_p10=outcome.speedup_p10[0],
+        efficiency_p90=outcome.speedup_p90[0],
+        output_checksum=outcome.details[0].get("output_checksum", ""),
+        replica_devices=plan.devices,
+    )
+
+
+REPLICA_SWEEP_COLUMNS = (
+    "replicas",
+    "batch_size",
+    "per_replica_batch",
+    "status",
+    "error",
+    "median_s",
+    "p10_s",
+    "p90_s",
+    "samples_per_s",
+    "scaling_efficiency",
+    "efficiency_p10",
+    "efficiency_p90",
+    "kernel",
+    "device",
+)
+
+
+def replica_sweep(
+    config: RunConfig,
+    counts: Iterable[int],
+    *,
+    warmup: int = 2,
+    repeats: int = 10,
+    seed: int = 0,
+    on_progress: Progress | None = None,
+    on_point: Callable[[BenchResult], None] | None = None,
+) -> pd.DataFrame:
+    """Throughput and scaling efficiency of `config` on n = 1, 2, ... mirrored replicas.
+
+    Weak scaling: every replica runs `config.batch_size` samples, so n replicas run a global
+    batch of n x batch_size; the replicas are the first n of `config.devices`, else of every
+    local GPU, else of every logical CPU device. All counts are timed in interleaved rounds
+    (as `compare`), and scaling_efficiency of n = throughput_n / (n x throughput_1) =
+    t_1 / t_n, the median of that ratio within rounds (p10/p90 likewise). 1 is always
+    measured, being the reference. A count with too few devices is a "failed" row. Columns:
+    `REPLICA_SWEEP_COLUMNS`. `on_point` receives each measured count's BenchResult.
+    """
+    if config.strategy == "multi_worker":
+        raise ValueError(
+            "replica_sweep varies mirrored replicas in one process; a multi-worker cluster "
+            "has the size it was started with."
+        )
+    _check_counts(warmup, repeats)
+    wanted = list(dict.fromkeys(counts))
+    if not wanted or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in wanted):
+        raise ValueError(f"counts must be whole numbers of 1 or more; got {wanted!r}.")
+    if 1 not in wanted:
+        wanted.insert(0, 1)
+    base = config.replace(strategy="mirrored", device="auto", devices="")
+    specs = config.device_list or distribute.replica_device_specs(base)
+    rows: dict[int, dict] = {}
+    configs: list[RunConfig] = []
+    for count in wanted:
+        row = {name: math.nan for name in REPLICA_SWEEP_COLUMNS}
+        row.update(
+            replicas=count,
+            batch_size=count * config.batch_size,
+            per_replica_batch=config.batch_size,
+        )
+        row.update(status="failed", kernel="", device="")
+        rows[count] = row
+        if count > len(specs):
+            hint = "; split the CPU with --logical-cpus N" if specs[0].startswith("cpu") else ""
+            row["error"] = (
+                f"invalid setting: {count} replicas need {count} devices; this process has "
+                f"{len(specs)} ({', '.join(specs)}){hint}"
+            )
+            continue
+        try:
+            configs.append(
+                base.replace(devices=",".join(specs[:count]), batch_size=count * config.batch_size)
+            )
+        except ValueError as error:
+            row["error"] = _error_line(error)
+    measured = {len(point.device_list): index for index, point in enumerate(configs)}
+    if configs:
+        baseline = measured.get(1, 0)
+        outcome = compare(
+            configs,
+            warmup=warmup,
+            repeats=repeats,
+            seed=seed,
+            baseline=baseline,
+            on_progress=on_progress,
+        )
+        for count, index in measured.items():
+            result = outcome.results[index]
+            if on_point is not None:
+                on_point(result)
+            rows[count].update(
+                {
+                    name: getattr(result, name)
+                    for name in REPLICA_SWEEP_COLUMNS
+                    if hasattr(result, name)
+                }
+            )
+            rows[count].update(
+                replicas=count,
+                batch_size=result.config.batch_size,
+                per_replica_batch=config.batch_size,
+                scaling_efficiency=outcome.speedups[index] if 1 in measured else math.nan,
+                efficiency_p10=outcome.speedup_p10[index] if 1 in measured else math.nan,
+                efficiency_p90=outcome.speedup_p90[index] if 1 in measured else math.nan,
+            )
+    elif on_progress is not None:
+        on_progress(1.0, "no count could be measured")
+    return pd.DataFrame([rows[count] for count in wanted], columns=list(REPLICA_SWEEP_COLUMNS))
 
 
 def _top_level_layers(model) -> list:

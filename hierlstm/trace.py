@@ -6,6 +6,9 @@ model accepts any size). Concrete shapes come from tracing the real layers with 
 input spec (batch_size, height, time_steps, 1): TensorFlow's shape inference over exactly the ops
 that run, which costs the same at batch 4096 as at batch 2. Nothing here restates a layer's
 shape arithmetic; the tests cross-check these shapes against an executed forward pass.
+
+Under a tf.distribute strategy every replica runs the model on its share of the global batch,
+so the concrete shapes, FLOPs and bytes are one replica's: batch_size / replicas.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm import cost
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, per_replica_batch
+from hierlstm.distribute import planned_replicas
 from hierlstm.layers import NestedCell, VectorizedSummariser
 from hierlstm.variants import VARIANTS, build_model
 
@@ -38,6 +42,7 @@ class TraceStep:
     note: str
     depth: int = 0  # 0: a layer of the model; 1: inside a wrapper or cell
     calls: int = 1  # calls per forward pass (TimeDistributed's child: time_steps)
+    replicas: int = 1  # replicas running this step at once, each with the shapes above
 
     def to_dict(self) -> dict:
         return {
@@ -52,6 +57,7 @@ class TraceStep:
             "note": self.note,
             "depth": self.depth,
             "calls": self.calls,
+            "replicas": self.replicas,
         }
 
 
@@ -134,8 +140,29 @@ def _layer_inputs(model: keras.Model, layer) -> list:
 
 
 def trace_shapes(config: RunConfig, model: keras.Model | None = None) -> list[TraceStep]:
-    """One `TraceStep` per layer of `config.variant`'s model, children after their parent."""
-    model = model or build_model(config)
+    """One `TraceStep` per layer of `config.variant`'s model, children after their parent.
+
+    Under a strategy the concrete shapes are one replica's, (batch_size / replicas, ...), and
+    every step carries `replicas`; ValueError if the batch does not split evenly.
+    """
+    replicas = planned_replicas(config)
+    if config.strategy != "none":
+        global_batch = config.batch_size
+        config = config.replace(
+            strategy="none", devices="", batch_size=per_replica_batch(global_batch, replicas)
+        )
+    steps = _model_steps(config, model or build_model(config))
+    if replicas == 1:
+        return steps
+    share = (
+        f"The global batch of {global_batch} is split over {replicas} replicas; each runs the "
+        f"steps below on its {config.batch_size}. "
+    )
+    steps[0] = dataclasses.replace(steps[0], note=share + steps[0].note)
+    return [dataclasses.replace(step, replicas=replicas) for step in steps]
+
+
+def _model_steps(config: RunConfig, model: keras.Model) -> list[TraceStep]:
     layers = model.layers[1:]  # after the InputLayer
     input_spec = tf.TensorSpec((config.batch_size, config.height, config.time_steps, 1), tf.float32)
     probe = keras.Model(model.input, [layer.output for layer in layers])
@@ -296,11 +323,14 @@ def _nested_children(config, layer, parent_input) -> list[TraceStep]:
 
 
 def trace_report(config: RunConfig, model: keras.Model | None = None) -> dict:
-    """The JSON form: config, layers, and totals over the model's own layers (depth 0)."""
+    """The JSON form: config, replicas, layers, and totals over the model's own layers (depth
+    0); under a strategy the layers and totals are one replica's."""
     steps = trace_shapes(config, model)
     top = [step for step in steps if step.depth == 0]
     return {
         "config": config.to_dict(),
+        "replicas": steps[0].replicas,
+        "per_replica_batch": steps[0].concrete_shape[0],
         "layers": [step.to_dict() for step in steps],
         "total_params": sum(step.params for step in top),
         "total_flops": sum(step.flops for step in top),
