@@ -1,4 +1,4 @@
-"""Command line: `python -m hierlstm variants | trace | check | bench | sweep | results ...`.
+"""Command line: `python -m hierlstm variants | trace | check | bench | sweep | worker | results`.
 
 Every bad argument exits with status 2 and one line on stderr starting `error:`; no traceback.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 SIZE_FLAGS = (
@@ -19,6 +20,9 @@ SIZE_FLAGS = (
     "inner_units",
     "outer_units",
 )
+
+# Text flags parsed by RunConfig.from_strings, named as its fields.
+CONFIG_FLAGS = (*SIZE_FLAGS, "precision", "lstm_kernel", "device", "strategy", "devices")
 
 
 class UsageError(Exception):
@@ -46,6 +50,7 @@ def build_parser() -> Parser:
     listing.add_argument("--json", action="store_true")
     trace = commands.add_parser("trace", help="every shape through one variant")
     _add_geometry(trace, variant=True)
+    _add_strategy(trace)
     check = commands.add_parser("check", help="every variant against the numpy reference")
     _add_geometry(check, variant=False)
     check.add_argument("--seed", default="0", metavar="N")
@@ -58,6 +63,22 @@ def build_parser() -> Parser:
     sweep.add_argument("--axis", required=True, help="time_steps | batch_size")
     sweep.add_argument("--values", required=True, help="comma-separated, e.g. 25,50,100")
     sweep.add_argument("--csv", metavar="FILE", help="write the sweep table as CSV to FILE")
+    sweep.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only values I, I+N, I+2N, ... (0 <= I < N): N machines share one sweep",
+    )
+    worker = commands.add_parser(
+        "worker", help="one member of a multi-worker run (MultiWorkerMirroredStrategy)"
+    )
+    _add_run_options(worker, strategy=False)
+    worker.add_argument(
+        "--cluster",
+        required=True,
+        metavar="HOST:PORT,...",
+        help="every worker's address, the same list and order on every worker",
+    )
+    worker.add_argument("--task-index", required=True, metavar="I", help="this worker's place")
 
     results = commands.add_parser("results", help="stored measurements")
     actions = results.add_subparsers(dest="action", metavar="ACTION")
@@ -84,9 +105,24 @@ def _add_db(parser):
     )
 
 
-def _add_run_options(parser):
+def _add_strategy(parser):
+    parser.add_argument("--strategy", help="none | mirrored | multi_worker (tf.distribute)")
+    parser.add_argument(
+        "--devices", help="the mirrored replicas, e.g. gpu:0,gpu:1 (default: every GPU)"
+    )
+
+
+def _add_run_options(parser, *, strategy: bool = True):
     parser.add_argument(
         "--variant", action="append", required=True, help="repeat to time several variants"
+    )
+    if strategy:
+        _add_strategy(parser)
+    parser.add_argument(
+        "--logical-cpus",
+        dest="logical_cpus",
+        metavar="N",
+        help="split the CPU into N logical devices (cpu:0..cpu:N-1) before TensorFlow starts",
     )
     for name in SIZE_FLAGS:
         parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
@@ -108,7 +144,7 @@ def config_from_args(args, **defaults):
 
     text = {
         name: getattr(args, name)
-        for name in (*SIZE_FLAGS, "precision", "variant", "lstm_kernel", "device")
+        for name in (*CONFIG_FLAGS, "variant")
         if getattr(args, name, None) is not None
     }
     try:
@@ -154,7 +190,10 @@ def cmd_trace(args) -> int:
     from hierlstm.trace import trace_report
 
     config = config_from_args(args)
-    report = trace_report(config)
+    try:
+        report = trace_report(config)
+    except ValueError as error:  # the batch does not split over the replicas; no cluster
+        raise UsageError(str(error)) from None
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -190,14 +229,20 @@ def format_trace(report: dict) -> str:
     ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     config = report["config"]
+    replicas = report.get("replicas", 1)
+    batch = f"batch {config['batch_size']}"
+    if replicas > 1:
+        batch += (
+            f" ({config['strategy']}: {replicas} replicas x {report['per_replica_batch']}; "
+            "shapes are one replica's)"
+        )
     lines.insert(
-        0,
-        f"{config['variant']}: batch {config['batch_size']}, time "
-        f"{config['time_steps']}, {config['precision']}\n",
+        0, f"{config['variant']}: {batch}, time {config['time_steps']}, {config['precision']}\n"
     )
+    per = "per replica per forward pass" if replicas > 1 else "per forward pass"
     lines.append(
         f"\ntotal params {report['total_params']:,}; total {report['total_flops'] / 1e6:,.2f} "
-        f"MFLOPs per forward pass; dependent chain {report['dependent_steps']} steps\n"
+        f"MFLOPs {per}; dependent chain {report['dependent_steps']} steps\n"
     )
     lines += [f"{step['path']}: {step['note']}" for step in report["layers"]]
     return "\n".join(lines)
@@ -225,12 +270,12 @@ def cmd_check(args) -> int:
     return 0 if all(result.ok for result in results) else 1
 
 
-def _run_configs(args) -> list:
+def _run_configs(args, **defaults) -> list:
     """One RunConfig per --variant, all other settings shared."""
     configs = []
     for variant in args.variant:
-        config = config_from_args(argparse.Namespace(**{**vars(args), "variant": variant}))
-        configs.append(config.replace(xla=args.xla))
+        namespace = argparse.Namespace(**{**vars(args), "variant": variant})
+        configs.append(config_from_args(namespace, xla=args.xla, **defaults))
     return configs
 
 
@@ -285,6 +330,8 @@ def cmd_bench(args) -> int:
     repeats = _count("--repeats", args.repeats, 1)
     warmup = _count("--warmup", args.warmup)
     store = _store(args)
+    if configs[0].strategy != "none":
+        return _bench_scaling(args, configs, store, repeats=repeats, warmup=warmup)
     names = [config.variant for config in configs]
     baseline = names.index("nested") if "nested" in names else 0
     outcome = compare(
@@ -314,6 +361,104 @@ def cmd_bench(args) -> int:
         if store:
             print(f"stored {len(ids)} results in {store.path}", file=sys.stderr)
     return 0 if all(result.status == "ok" for result in outcome.results) else 1
+
+
+def cmd_worker(args) -> int:
+    configs = _run_configs(args, strategy="multi_worker")
+    repeats = _count("--repeats", args.repeats, 1)
+    warmup = _count("--warmup", args.warmup)
+    # Every worker measures and prints; only the chief (task 0) stores, so a shared results
+    # file gets each measurement once.
+    store = _store(args) if int(args.task_index) == 0 else None
+    worker = {"cluster": args.cluster.split(","), "task_index": int(args.task_index)}
+    return _bench_scaling(args, configs, store, repeats=repeats, warmup=warmup, worker=worker)
+
+
+def _bench_scaling(args, configs, store, *, repeats: int, warmup: int, worker=None) -> int:
+    """bench/worker under a strategy: each variant with one replica in the same rounds."""
+    from hierlstm.bench import scaling
+
+    outcomes = [
+        scaling(
+            config,
+            warmup=warmup,
+            repeats=repeats,
+            seed=_seed(args.seed),
+            on_progress=_progress(sys.stderr.isatty()),
+        )
+        for config in configs
+    ]
+    rows, stored = [], 0
+    for outcome in outcomes:
+        row = outcome.to_dict()
+        if store:
+            row["id"] = store.add(outcome.result)
+            stored += 1
+            if outcome.one_replica is not None:
+                row["one_replica"]["id"] = store.add(outcome.one_replica)
+                stored += 1
+        rows.append(row)
+    if args.json:
+        env = environment()
+        if store:
+            env["stored_in"] = str(store.path)
+        document = {"environment": env, "results": rows}
+        if worker:
+            document["worker"] = worker
+        print(json.dumps(document, indent=2, default=_json_default))
+    else:
+        print(format_scaling(rows))
+        if store:
+            print(f"stored {stored} results in {store.path}", file=sys.stderr)
+    ok = all(
+        outcome.status == "ok" and outcome.one_replica and outcome.one_replica.status == "ok"
+        for outcome in outcomes
+    )
+    return 0 if ok else 1
+
+
+def format_scaling(rows) -> str:
+    header = (
+        "variant",
+        "replicas",
+        "per replica",
+        "median ms",
+        "samples/s",
+        "1 replica samples/s",
+        "efficiency (p10-p90)",
+        "output checksum",
+    )
+    lines = []
+    for row in rows:
+        if row["status"] != "ok":
+            lines.append((row["variant"], "failed: " + row["error"], *[""] * 6))
+            continue
+        lines.append(
+            (
+                row["variant"] + (" (noisy)" if row["noisy"] else ""),
+                row["replicas"],
+                row["per_replica_batch"],
+                f"{row['median_s'] * 1e3:.2f}",
+                f"{row['throughput']:.1f}",
+                f"{row['one_replica_throughput']:.1f}",
+                f"{row['scaling_efficiency']:.2f} ({row['efficiency_p10']:.2f}-"
+                f"{row['efficiency_p90']:.2f})",
+                row["output_checksum"],
+            )
+        )
+    config = rows[0]["config"]
+    title = (
+        f"{config['strategy']}, global batch {config['batch_size']}, time "
+        f"{config['time_steps']}, {config['precision']}{', XLA' if config['xla'] else ''}; "
+        "efficiency = samples/s / (replicas x samples/s of one replica running the per-replica "
+        "batch), paired per round\n"
+    )
+    notes = sorted({row["device"] for row in rows if row["status"] == "ok"})
+    if any("/CPU:" in row["device"] and row["replicas"] > 1 for row in rows):
+        notes.append(
+            "CPU replicas share this machine's cores: the efficiency says nothing about GPUs."
+        )
+    return "\n".join([title, _table(header, lines), *notes])
 
 
 def _json_default(value):
@@ -386,6 +531,15 @@ def _sweep_values(text: str) -> list[int]:
     return [int(part) for part in parts]
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """ "I/N" -> (I, N). Shard I takes values I, I+N, I+2N, ...: disjoint shards whose union is
+    every value, each spread over the whole range (so no shard gets all the slow points)."""
+    match = re.fullmatch(r"\s*(\d{1,6})\s*/\s*(\d{1,6})\s*", text)
+    if not match or not int(match.group(1)) < int(match.group(2)):
+        raise UsageError(f"--shard must be I/N with 0 <= I < N; got {text!r}.")
+    return int(match.group(1)), int(match.group(2))
+
+
 def cmd_sweep(args) -> int:
     import pandas as pd
 
@@ -396,6 +550,14 @@ def cmd_sweep(args) -> int:
     if args.csv and args.json:
         raise UsageError("--csv and --json cannot be used together.")
     values = _sweep_values(args.values)
+    if args.shard:
+        index, count = _shard(args.shard)
+        total, values = len(values), values[index::count]
+        print(
+            f"shard {index}/{count}: {len(values)} of {total} values "
+            f"({', '.join(map(str, values)) or 'none'})",
+            file=sys.stderr,
+        )
     configs = _run_configs(args)
     repeats = _count("--repeats", args.repeats, 1)
     warmup = _count("--warmup", args.warmup)
@@ -422,7 +584,13 @@ def cmd_sweep(args) -> int:
         points = json.loads(table.to_json(orient="records"))
         print(
             json.dumps(
-                {"environment": environment(), "axis": args.axis, "points": points}, indent=2
+                {
+                    "environment": environment(),
+                    "axis": args.axis,
+                    "shard": args.shard,
+                    "points": points,
+                },
+                indent=2,
             )
         )
     else:
@@ -488,8 +656,40 @@ COMMANDS = {
     "check": cmd_check,
     "bench": cmd_bench,
     "sweep": cmd_sweep,
+    "worker": cmd_worker,
     "results": cmd_results,
 }
+
+
+def _logical_cpus(args) -> int | None:
+    text = getattr(args, "logical_cpus", None)
+    return None if text is None else _count("--logical-cpus", text, 1, 64)
+
+
+def _join_cluster(args) -> None:
+    """TF_CONFIG for this worker, from --cluster and --task-index (read when the strategy is
+    made, right after TensorFlow's import)."""
+    from hierlstm.distribute import parse_cluster, set_cluster
+
+    try:
+        addresses = parse_cluster(args.cluster)
+        set_cluster(addresses, _count("--task-index", args.task_index, 0, len(addresses) - 1))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _start_devices(args, logical_cpus: int | None) -> None:
+    """What must happen before TensorFlow's runtime starts: the logical CPUs, then the
+    multi-worker strategy (it configures collective ops, which only a fresh runtime allows)."""
+    from hierlstm import distribute
+
+    try:
+        if logical_cpus:
+            distribute.ensure_logical_cpus(logical_cpus)
+        if args.command == "worker" or getattr(args, "strategy", None) == "multi_worker":
+            distribute.multi_worker_strategy()
+    except (RuntimeError, ValueError) as error:
+        raise UsageError(str(error)) from None
 
 
 def main(argv=None) -> int:
@@ -497,10 +697,14 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError(f"choose a command: {', '.join(COMMANDS)} (see --help).")
+        logical_cpus = _logical_cpus(args)
+        if args.command == "worker":
+            _join_cluster(args)
         from hierlstm._native import import_tensorflow_quietly
 
         tensorflow = import_tensorflow_quietly()
         tensorflow.get_logger().setLevel("ERROR")  # one trace per variant is intended, not a leak
+        _start_devices(args, logical_cpus)
         return COMMANDS[args.command](args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
