@@ -94,7 +94,7 @@ shape_rows = [
     for step in steps
     if step.depth == 0
 ]
-ui.table(pd.DataFrame(shape_rows), key="lesson-shapes")
+ui.table(pd.DataFrame(shape_rows), key="lesson-shapes", static=True)
 
 # 2. Why nesting is slow ---------------------------------------------------------------------
 st.header(_("lesson.chain.title"))
@@ -159,12 +159,13 @@ if st.session_state.get("lesson_pitfall_shown"):
                     _("lesson.td.col.actual"): ui.shape_text(o.actual_shape)
                     if o.actual_shape
                     else _("lesson.td.error", error=o.error),
-                    _("lesson.td.col.verdict"): "❌" if o.broken else "✅",
+                    _("lesson.td.col.verdict"): "✗" if o.broken else "✓",
                 }
                 for o in outcomes
             ]
         ),
         key="lesson-pitfall",
+        static=True,
     )
     st.caption(_("lesson.td.bug.caption"))
 
@@ -178,6 +179,7 @@ if frame is not None:
     ui.table(
         ui.lstm_kernel_rows(frame.iloc[float32], [outcome["configs"][i] for i in float32]),
         key="lesson-kernels",
+        static=True,
     )
 
 # 5. Weight sharing ---------------------------------------------------------------------------

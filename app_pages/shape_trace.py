@@ -53,7 +53,14 @@ for tab, config in zip(tabs, configs, strict=True):
         flow_data = ui.trace_table(steps, config)
         ui.chart(flow, flow_data, key=f"flow-{config.variant}")
         st.caption(_("trace.timing", ms=elapsed * 1e3))
-        ui.table(flow_data, key=f"trace-table-{config.variant}")
+        widths = {_("trace.col.step"): "medium", _("trace.col.note"): "large"}
+        ui.table(
+            flow_data,
+            key=f"trace-table-{config.variant}",
+            column_config={
+                name: st.column_config.TextColumn(width=w) for name, w in widths.items()
+            },
+        )
         with st.expander(_("trace.source", variant=config.variant), icon=":material/code:"):
             st.caption(_("trace.source.caption"))
             for name, source in ui.related_sources(VARIANTS[config.variant].builder):

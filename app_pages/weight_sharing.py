@@ -17,7 +17,7 @@ sequences = config.batch_size * config.time_steps  # as many sub-sequences as th
 
 st.title(_("sharing.title"))
 st.markdown(_("sharing.intro"))
-with st.expander(_("sharing.source"), icon=":material/code:", expanded=True):
+with st.expander(_("sharing.source"), icon=":material/code:"):
     st.code(ui.related_sources(sharing.build_pair)[0][1], language="python")
 
 with st.spinner(_("sharing.computing")):
@@ -28,7 +28,13 @@ st.subheader(
 
 
 def check(passed: bool) -> str:
-    return "✅" if passed else "❌"
+    return "✓" if passed else "✗"
+
+
+def variables(paths) -> str:
+    """rnn_a/shared_cell/{kernel, recurrent_kernel, bias}: the one owner, then the names."""
+    owner = paths[0].rsplit("/", 1)[0]
+    return f"{owner}/{{{', '.join(path.rsplit('/', 1)[-1] for path in paths)}}}"
 
 
 table = pd.DataFrame(
@@ -43,7 +49,7 @@ table = pd.DataFrame(
         ],
         **{
             _("sharing.form." + form): [
-                f"{check(report.same_objects)} {', '.join(report.variables_a)}",
+                f"{check(report.same_objects)} {variables(report.variables_a)}",
                 f"{check(report.param_count * 2 == report.unshared_param_count)} "
                 + _(
                     "sharing.value.params",
@@ -60,7 +66,7 @@ table = pd.DataFrame(
         },
     }
 )
-ui.table(table, key="sharing-checks")
+ui.table(table, key="sharing-checks", static=True)
 st.caption(_("sharing.checks.caption"))
 
 lang = controls.language

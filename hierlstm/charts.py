@@ -40,16 +40,26 @@ def variant_color(name: str) -> str:
     return _PALETTE[index % len(_PALETTE)]
 
 
-def _layout(figure: go.Figure, title: str, x_title: str, y_title: str, **extra) -> go.Figure:
+_LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
+_LEGEND_RIGHT = {"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02}
+
+
+def _layout(
+    figure: go.Figure, title: str, x_title: str, y_title: str, legend_right=False, **extra
+) -> go.Figure:
+    """Title, axis titles, room for them, and a legend that never covers the title: above the
+    plot for two or three entries, at the right for more (`legend_right`)."""
     figure.update_layout(
         title={"text": title, "x": 0.0, "xanchor": "left"},
         xaxis_title=x_title,
         yaxis_title=y_title,
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+        margin={"l": 70, "r": 20, "t": 70, "b": 60},
+        legend=_LEGEND_RIGHT if legend_right else _LEGEND_TOP,
         hovermode="closest",
         **extra,
     )
+    figure.update_xaxes(automargin=True)
+    figure.update_yaxes(automargin=True)
     return figure
 
 
@@ -162,7 +172,7 @@ def axis_flow_figure(steps, lang: str = "en", title: str | None = None) -> go.Fi
         autorange="reversed",
         tickmode="array",
         tickvals=list(range(depth)),
-        range=[depth - 0.4, -0.8],
+        range=[depth - 0.4, -0.9],  # room above the first band for its size labels
         zeroline=False,
     )
     return _layout(
@@ -170,7 +180,8 @@ def axis_flow_figure(steps, lang: str = "en", title: str | None = None) -> go.Fi
         title or t("chart.flow.title", lang),
         t("chart.flow.x", lang),
         t("chart.flow.y", lang),
-        height=340,
+        legend_right=True,
+        height=360,
     )
 
 
@@ -189,7 +200,9 @@ def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title
         y=values,
         marker_color=colors,
         text=[f"{value:.3g}" for value in values],
-        textposition="outside",
+        # Inside the bar, so the value never collides with the p10-p90 whisker above it.
+        textposition="inside" if low is not None else "outside",
+        insidetextanchor="middle",
         cliponaxis=False,
         hovertemplate="%{x}: %{y:.4g}<extra></extra>",
     )
@@ -260,7 +273,7 @@ def first_call_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
                 cliponaxis=False,
             )
         )
-    figure.update_yaxes(type="log")
+    figure.update_yaxes(type="log", dtick="D2")
     return _layout(
         figure, title, t("chart.variant", lang), t("chart.first_call.y", lang), barmode="group"
     )
@@ -297,33 +310,30 @@ def gflops_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
 
 
 def layer_breakdown_figure(frame: pd.DataFrame, variant: str, lang: str = "en") -> go.Figure:
-    """Each top-level layer's median time on its real input (p10-p90 bars), in model order."""
+    """Each top-level layer's median time on its real input (p10-p90 bars), in model order;
+    each layer's share of the summed medians is in its label."""
     values = frame["median_s"].to_numpy(dtype=float) * 1e3
+    labels = [
+        f"{layer} · {share:.0%}"
+        for layer, share in zip(frame["layer"], frame["share"], strict=True)
+    ]
     bar = go.Bar(
-        y=frame["layer"],
+        y=labels,
         x=values,
         orientation="h",
         marker_color=variant_color(variant),
-        text=[
-            f"{value:.3g} ms · {share:.0%}"
-            for value, share in zip(values, frame["share"], strict=True)
-        ],
-        textposition="outside",
-        cliponaxis=False,
         error_x=_error_bars(values, frame["p10_s"] * 1e3, frame["p90_s"] * 1e3),
         hovertemplate="%{y}: %{x:.4g} ms<extra></extra>",
     )
     figure = go.Figure(bar)
     figure.update_yaxes(autorange="reversed")
-    model_ms = frame.attrs.get("model_median_s", math.nan) * 1e3
-    overhead_ms = frame.attrs.get("call_overhead_s", math.nan) * 1e3
     return _layout(
         figure,
-        t("chart.layers.title", lang, variant=variant, model=model_ms, overhead=overhead_ms),
+        t("chart.layers.title", lang, variant=variant),
         t("chart.layers.x", lang),
         t("chart.layers.y", lang),
         showlegend=False,
-        height=80 + 36 * len(frame),
+        height=max(320, 130 + 40 * len(frame)),
     )
 
 
@@ -405,9 +415,11 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
                 hoverinfo="text",
             )
         )
-    figure.update_xaxes(type="log")
-    figure.update_yaxes(type="log")
-    return _layout(figure, title, t("axis_title." + axis, lang), t("chart.latency.y", lang))
+    figure.update_xaxes(type="log", dtick="D2")
+    figure.update_yaxes(type="log", dtick="D2")
+    return _layout(
+        figure, title, t("axis_title." + axis, lang), t("chart.latency.y", lang), legend_right=True
+    )
 
 
 def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
@@ -490,13 +502,14 @@ def chain_figure(chains: pd.DataFrame, lang: str = "en") -> go.Figure:
                 line={"color": variant_color(variant), "width": 2.5},
             )
         )
-    figure.update_xaxes(type="log")
-    figure.update_yaxes(type="log")
+    figure.update_xaxes(type="log", dtick="D2")
+    figure.update_yaxes(type="log", dtick="D2")
     return _layout(
         figure,
         t("chart.chain.title", lang),
         t("axis_title.time_steps", lang),
         t("chart.chain.y", lang),
+        legend_right=True,
     )
 
 

@@ -413,14 +413,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "原因：LSTM 步的依赖链长度为 {chains}。",
     ),
     "bench.noisy": _m(
-        "{variant}'s timings are noisy (interquartile range {ratio:.0%} of the median): other "
-        "work on this machine; more repeats help.",
-        "{variant} 的计时噪声较大（四分位距为中位数的 {ratio:.0%}）：本机有其他任务；增加计时次数会有帮助。",
+        "Noisy timings (interquartile range over 10% of the median): {noisy}. Other work is "
+        "running on this machine; more repeats help.",
+        "计时噪声较大（四分位距超过中位数的 10%）：{noisy}。本机有其他任务在运行；增加计时次数会有帮助。",
     ),
     "bench.layers.caption": _m(
-        "Each layer runs as its own function here, so the layers add up to more than the whole "
-        "model: every separate call pays a dispatch overhead.",
-        "这里每一层都作为单独的函数运行，所以各层之和大于整个模型：每次单独调用都有调度开销。",
+        "The whole model takes {model:.3g} ms. Each layer runs as its own function here, so "
+        "each pays a call overhead of about {overhead:.2g} ms and the layers add up to more "
+        "than the whole model.",
+        "整个模型耗时 {model:.3g} 毫秒。这里每一层都作为单独的函数运行，每次调用约有 {overhead:.2g} "
+        "毫秒的开销，所以各层之和大于整个模型。",
     ),
     "bench.layers.failed": _m(
         "The per-layer breakdown failed: {error}", "逐层耗时分解失败：{error}"
@@ -516,21 +518,21 @@ MESSAGES: dict[str, dict[str, str]] = {
         "两条路径的总梯度 = 各路径梯度之和（tf.GradientTape）",
     ),
     "sharing.form.shared_cell": _m(
-        "one LSTMCell in two RNN layers (the answer)", "一个 LSTMCell 放进两个 RNN 层（回答的做法）"
+        "one LSTMCell in two RNNs (the answer)", "一个 LSTMCell 放进两个 RNN（回答的做法）"
     ),
-    "sharing.form.shared_layer": _m(
-        "one LSTM layer called on two inputs", "一个 LSTM 层调用于两个输入"
-    ),
+    "sharing.form.shared_layer": _m("one LSTM called twice", "一个 LSTM 调用两次"),
     "sharing.value.params": _m(
         "{count:,} (two separate LSTMs: {unshared:,})", "{count:,}（两个独立 LSTM：{unshared:,}）"
     ),
     "sharing.value.gradients": _m("relative difference {error:.1e}", "相对差异 {error:.1e}"),
     "sharing.checks.caption": _m(
-        "Computed live with this machine's TensorFlow; no weights are changed. The gradients "
-        "below come from one tf.GradientTape: the bars of path a and path b add up to the bar "
-        "of both.",
-        "用本机的 TensorFlow 现场计算；不会修改任何权重。下面的梯度来自同一个 tf.GradientTape："
-        "路径 a 与路径 b 的柱高相加等于两者合计的柱高。",
+        "Computed live with this machine's TensorFlow; no weights are changed. Below, each bar "
+        "is the L2 norm of one gradient from one tf.GradientTape: both paths send a non-zero "
+        "gradient into the same variable, and the gradient of both together is their sum "
+        "(checked element by element above), so its norm is at most the two norms added.",
+        "用本机的 TensorFlow 现场计算；不会修改任何权重。下面每根柱子是同一个 tf.GradientTape 给出的"
+        "某个梯度的 L2 范数：两条路径都向同一个变量送去非零梯度，两者合计的梯度等于它们之和（上表已逐"
+        "元素检查），所以它的范数不超过两个范数相加。",
     ),
     "sharing.gradients.title": _m("Gradients: {form}", "梯度：{form}"),
     "sharing.cost": _m("What each form costs", "每种形式的代价"),
@@ -810,9 +812,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     ),
     "chart.gflops.y": _m("GFLOP/s (10⁹ FLOPs per second)", "GFLOP/s（每秒 10⁹ 次浮点运算）"),
     "chart.layers.title": _m(
-        "Per-layer time of {variant} (whole model {model:.3g} ms; {overhead:.2g} ms per call "
-        "overhead)",
-        "{variant} 各层耗时（整个模型 {model:.3g} 毫秒；每次调用开销 {overhead:.2g} 毫秒）",
+        "Per-layer time of {variant} (median, p10–p90)", "{variant} 各层耗时（中位数，p10–p90）"
     ),
     "chart.layers.x": _m("median time (ms)", "中位时间（毫秒）"),
     "chart.layers.y": _m("layer", "层"),

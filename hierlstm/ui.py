@@ -740,11 +740,15 @@ def chart(figure, data: pd.DataFrame | None, key: str) -> None:
         )
 
 
-def table(frame: pd.DataFrame, key: str, **options) -> None:
-    """A read-only table inside a keyed container (a display-only st.dataframe keeps no key,
-    so tests find the table through its container)."""
+def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> None:
+    """A read-only table inside a keyed container (a display-only table keeps no key, so tests
+    find it through its container). `static`: every cell shown in full, text wrapped (for
+    short tables of sentences); otherwise a scrollable, sortable, downloadable grid."""
     with st.container(key=key):
-        st.dataframe(frame, hide_index=True, **options)
+        if static:
+            st.table(frame, hide_index=True, **options)
+        else:
+            st.dataframe(frame, hide_index=True, **options)
 
 
 def shape_text(shape) -> str:
@@ -789,11 +793,11 @@ def trace_table(steps, config: RunConfig) -> pd.DataFrame:
                     " × ".join(text("axis." + part) for part in axis.split("*"))
                     for axis in step.axes
                 ),
+                text("trace.col.note"): step_note(step, config),
                 text("trace.col.calls"): step.calls,
                 text("trace.col.params"): step.params,
                 text("trace.col.mflops"): round(step.flops / 1e6, 3),
                 text("trace.col.kib"): round(step.output_bytes / 1024, 1),
-                text("trace.col.note"): step_note(step, config),
             }
         )
     return pd.DataFrame(rows)

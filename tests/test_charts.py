@@ -147,9 +147,9 @@ def test_layer_breakdown_in_model_order():
     )
     frame.attrs.update(model_median_s=0.006, call_overhead_s=0.0005)
     figure = charts.layer_breakdown_figure(frame, "folded")
-    assert list(figure.data[0].y) == ["conv", "inner_lstm", "outer_lstm"]
+    assert list(figure.data[0].y) == ["conv · 14%", "inner_lstm · 57%", "outer_lstm · 29%"]
     assert np.allclose(figure.data[0].x, [1.0, 4.0, 2.0])
-    assert "6 ms" in figure.layout.title.text
+    assert "folded" in figure.layout.title.text
 
 
 def test_crossover_found_on_log_log_axes():
