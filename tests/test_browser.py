@@ -1,0 +1,281 @@
+"""The app in real Chromium: `streamlit run app.py` headless on a free loopback port, every page
+opened, Run pressed on a tiny config and on the default one, no exception element anywhere.
+
+Uses Debian's /usr/bin/chromium through Playwright's Python package (no browser download).
+Screenshots and measured times go to test-artifacts/; the Shape trace and Benchmark screenshots
+are also copied to docs/ for the README. Skipped, with the reason, only when chromium or
+playwright is missing (`make test` installs both where it can).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+DOCS = ROOT / "docs"
+CHROMIUM = Path("/usr/bin/chromium")
+# Variants are named, so a variant another engineer is still adding cannot break these tests;
+# the default benchmark run below uses the app's own defaults.
+VARIANTS = "variants=nested,folded"
+TINY = f"batch_size=2&time_steps=4&repeats=2&warmup=1&{VARIANTS}"
+PAGES = {  # url path -> the page's title (English)
+    "": "What the model does to a tensor",
+    "benchmark": "Which variant is fastest here?",
+    "scaling": "How the variants scale",
+    "weight_sharing": "Sharing LSTM weights, two ways",
+    "results": "Stored results",
+    "lesson": "The question, the answer, and this machine",
+}
+SERVER_START_TIMEOUT_S = 180
+PAGE_TIMEOUT_MS = 120_000
+RUN_TIMEOUT_MS = 240_000
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        "browser tests need Debian's chromium at /usr/bin/chromium (apt-get install chromium)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="browser tests need Playwright's Python package (pip install -r requirements-dev.txt)",
+)
+
+TIMINGS: dict[str, float] = {}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app served headless; yields (base url, results file). Killed at the end."""
+    database = tmp_path_factory.mktemp("browser") / "results.sqlite3"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    environment = {**os.environ, "HIERLSTM_DB": str(database)}
+    log = (ARTIFACTS.mkdir(exist_ok=True) or ARTIFACTS) / "streamlit-server.log"
+    with open(log, "w") as log_file:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "streamlit", "run", "app.py"),
+                *("--server.headless", "true"),
+                *("--server.port", str(port)),
+                *("--server.address", "127.0.0.1"),
+                *("--browser.gatherUsageStats", "false"),
+                # No reloading mid-test when another engineer saves a file.
+                *("--server.fileWatcherType", "none"),
+            ],
+            cwd=ROOT,
+            env=environment,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = started + SERVER_START_TIMEOUT_S
+            while not _healthy(url):
+                if process.poll() is not None:
+                    pytest.fail(f"streamlit exited with {process.returncode}; see {log}")
+                if time.perf_counter() > deadline:
+                    pytest.fail(
+                        f"streamlit not healthy after {SERVER_START_TIMEOUT_S} s; see {log}"
+                    )
+                time.sleep(0.25)
+            TIMINGS["server_healthy_s"] = time.perf_counter() - started
+            TIMINGS["_started"] = started
+            yield url, database
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+            timings = {k: round(v, 2) for k, v in TIMINGS.items() if not k.startswith("_")}
+            (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def _open(page, url: str, title: str) -> None:
+    page.goto(url)
+    page.get_by_role("heading", name=title).wait_for()
+    _wait_idle(page)
+
+
+def _wait_idle(page) -> None:
+    """Until the script run is over: Streamlit shows its status widget only while running."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+
+
+def _screenshot(page, name: str, docs_name: str | None = None) -> Path:
+    """The whole page: Streamlit scrolls inside its main block, so the viewport is made as tall
+    as that block's content first (a full-page screenshot would stop at the viewport)."""
+    measure = """() => Math.max(...Array.from(
+        document.querySelectorAll('[data-testid="stMain"], [data-testid="stAppViewContainer"]')
+    ).map(element => element.scrollHeight))"""
+    height = 0
+    for _attempt in range(4):  # until elements drawn on becoming visible stop growing the page
+        _wait_idle(page)
+        new_height = min(int(page.evaluate(measure)) + 40, 12000)
+        if new_height == height:
+            break
+        height = new_height
+        page.set_viewport_size({"width": 1400, "height": max(1000, height)})
+        page.wait_for_timeout(1500)  # plotly relayouts, tables draw their canvas once visible
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=True)
+    if docs_name:
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(path, DOCS / docs_name)
+    return path
+
+
+def test_first_page_after_server_start(server, page):
+    url, _ = server
+    _open(page, f"{url}/?{VARIANTS}", PAGES[""])
+    # Server start (process launched) to the first page rendered, trace included.
+    TIMINGS["server_start_to_first_page_s"] = time.perf_counter() - TIMINGS["_started"]
+    page.locator(".js-plotly-plot").first.wait_for()
+    _no_exception(page)
+    _screenshot(page, "shape-trace.png", "screenshot-shape-trace.png")
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p])
+def test_every_page_opens(server, page, path):
+    url, _ = server
+    _open(page, f"{url}/{path}?{TINY}", PAGES[path])
+    _no_exception(page)
+    _screenshot(page, f"page-{path}.png")
+
+
+def test_size_change_updates_the_trace(server, page):
+    url, _ = server
+    _open(page, url + "/?variants=folded", PAGES[""])
+    time_steps = page.get_by_role("spinbutton", name="Time steps")
+    time_steps.fill("37")
+    started = time.perf_counter()
+    page.get_by_role("button", name="Update trace").click()
+    # The axis-flow figure's labels are SVG text (the table is drawn on a canvas).
+    page.locator(".js-plotly-plot").get_by_text("time 37").first.wait_for()
+    TIMINGS["size_change_to_updated_trace_s"] = time.perf_counter() - started
+    _wait_idle(page)
+    _no_exception(page)
+    assert "time_steps=37" in page.url
+
+
+def test_tiny_benchmark_run_double_clicked_runs_once(server, page):
+    url, database = server
+    from hierlstm.store import ResultStore
+
+    before = ResultStore(database).count()
+    _open(page, f"{url}/benchmark?{TINY}", PAGES["benchmark"])
+    page.get_by_role("button", name="Run benchmark").dblclick()
+    page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_idle(page)
+    _no_exception(page)
+    # nested and folded, once each: the double click did not start a second run.
+    assert ResultStore(database).count() - before == 2
+    assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
+    _screenshot(page, "benchmark-tiny.png")
+
+
+def test_default_benchmark_run(server, page):
+    url, _ = server
+    _open(page, f"{url}/benchmark", PAGES["benchmark"])
+    started = time.perf_counter()
+    page.get_by_role("button", name="Run benchmark").click()
+    page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_idle(page)
+    TIMINGS["default_benchmark_run_s"] = time.perf_counter() - started
+    _no_exception(page)
+    # The settings form still shows what ran.
+    assert page.get_by_role("spinbutton", name="Time steps").input_value() == "50"
+    assert "folded" in page.locator('[data-testid="stMultiSelect"]').first.inner_text()
+    _screenshot(page, "benchmark.png", "screenshot-benchmark.png")
+
+
+def test_language_switch_in_the_browser(server, page):
+    url, _ = server
+    _open(page, f"{url}/?lang=zh&{VARIANTS}", "模型如何变换一个张量")
+    _no_exception(page)
+    assert "lang=zh" in page.url
+    _screenshot(page, "shape-trace-zh.png")
+
+
+def test_dark_theme(server, browser):
+    """Charts take their text colours from the theme: readable on a dark background too."""
+    url, _ = server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        _open(page, f"{url}/?{VARIANTS}", PAGES[""])
+        page.locator(".js-plotly-plot").first.wait_for()
+        background = page.evaluate(
+            "() => getComputedStyle(document.querySelector('.stApp')).backgroundColor"
+        )
+        red, green, blue = (int(part) for part in background[4:-1].split(",")[:3])
+        assert red + green + blue < 150, background  # Streamlit followed the dark preference
+        _no_exception(page)
+        _screenshot(page, "shape-trace-dark.png")
+    finally:
+        context.close()
