@@ -233,8 +233,11 @@ def test_figures_leave_text_colours_to_the_theme():
         assert figure.layout.font.color is None
 
 
-def test_charts_and_catalogue_import_without_streamlit():
-    code = "import hierlstm.charts, hierlstm.i18n, sys; print('streamlit' in sys.modules)"
+def test_charts_catalogue_and_sharing_import_without_streamlit():
+    code = (
+        "import hierlstm.charts, hierlstm.i18n, hierlstm.sharing, sys; "
+        "print('streamlit' in sys.modules)"
+    )
     completed = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
