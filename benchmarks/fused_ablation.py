@@ -1,0 +1,234 @@
+"""Why `fused` is fast: it against `folded`, with and without XLA, and with one of its choices
+undone at a time, timed in one process.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/fused_ablation.py [--rounds 20] [--shapes 8x50,...]
+
+Every candidate is built from one `init_params`, wrapped in `tf.function` with input signature
+(None, 36, None, 1) (any batch, any time length: one trace each), checked against the numpy
+reference (max abs diff <= 1e-5), warmed up (XLA compiles per concrete shape), then timed in
+interleaved rounds (A B C ..., the starting candidate rotating each round) with
+`time.perf_counter` around one call and `.numpy()` on its output (which waits for the CPU to
+finish). Reported per shape: the median, the p10-p90 spread, and the median over rounds of the
+paired ratios folded / candidate and folded + XLA / candidate (> 1 is faster: a paired ratio
+is steadier than a ratio of medians on a shared machine). The ablations, all under XLA, are
+`FusedHierarchicalLSTM` subclasses that swap back exactly one method:
+- sigmoid gates: Keras's gate maths (three sigmoids and a tanh) instead of one tanh per gate
+  with the halving folded into the weights;
+- XLA conv: the Conv2D layer (XLA's convolution) + max-pool instead of fused shifted taps;
+- hoisted inner input: the (R*N, C) @ (C, 4U) input projection for all rows as one matmul
+  before the 12 steps (cuDNN's design) instead of one [x, h] @ [W; U] matmul per step;
+- hoisted outer input: the (N, inner) @ (inner, 4U) projection as one matmul before the loop,
+  each step adding its (B, 4U) slice, instead of one [s_t, h] @ [W; U] matmul per step.
+Keep the total run under about three minutes on two cores with the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import keras
+import numpy as np
+from common import header, markdown_table, tf
+
+from hierlstm.config import RunConfig
+from hierlstm.fused import FusedHierarchicalLSTM
+from hierlstm.params import init_params, load_params
+from hierlstm.reference import reference_forward
+from hierlstm.variants import build_model
+
+
+class SigmoidGates(FusedHierarchicalLSTM):
+    """Keras's gate maths: weights as stored, sigmoid for i, f, o."""
+
+    def lstm_weights(self, holder):
+        return tuple(
+            tf.cast(variable, self.compute_dtype)
+            for variable in (holder.kernel, holder.recurrent_kernel, holder.bias)
+        )
+
+    def lstm_step(self, preactivations, cell, units):
+        z = preactivations  # (N, 4U)
+        input_gate = tf.sigmoid(z[:, :units])  # -> (N, U)
+        candidate = tf.tanh(z[:, 2 * units : 3 * units])  # -> (N, U)
+        output_gate = tf.sigmoid(z[:, 3 * units :])  # -> (N, U)
+        forget_gate = tf.sigmoid(z[:, units : 2 * units])  # -> (N, U)
+        cell = (
+            input_gate * candidate if cell is None else forget_gate * cell + input_gate * candidate
+        )
+        return output_gate * tf.tanh(cell), cell
+
+
+class XlaConv(FusedHierarchicalLSTM):
+    """The Conv2D layer and max-pool under XLA too."""
+
+    def pooled_rows(self, inputs):
+        return self.pooled_rows_by_conv(inputs)  # (B, H, T, 1) -> (R, T, B, C)
+
+
+class HoistedInnerInput(FusedHierarchicalLSTM):
+    """All R rows' input projections as one matmul before the inner steps."""
+
+    def inner_lstm(self, rows):
+        units = self.inner_units
+        kernel, recurrent_kernel, bias = self.lstm_weights(self.inner_cell)
+        shape = tf.shape(rows)
+        count = shape[1] * shape[2]  # N = T*B
+        projected = tf.reshape(rows, (-1, self.filters)) @ kernel + bias  # (R*N, C) -> (R*N, 4U)
+        projected = tf.reshape(projected, (rows.shape[0], count, 4 * units))  # -> (R, N, 4U)
+        hidden, cell = self.lstm_step(projected[0], None, units)  # -> (N, U) each
+        for row in range(1, rows.shape[0]):
+            hidden, cell = self.lstm_step(
+                projected[row] + hidden @ recurrent_kernel, cell, units
+            )  # (N, 4U) -> (N, U) each
+        return tf.reshape(hidden, (shape[1], shape[2], units))  # -> (T, B, U)
+
+
+class HoistedOuterInput(FusedHierarchicalLSTM):
+    """The outer input projection as one matmul before the loop over time."""
+
+    def outer_lstm(self, summaries):
+        units = self.outer_units
+        kernel, recurrent_kernel, bias = self.lstm_weights(self.outer_cell)
+        time_steps, batch = tf.shape(summaries)[0], tf.shape(summaries)[1]
+        projected = summaries @ kernel + bias  # (T, B, inner) -> (T, B, 4U)
+        outputs = tf.TensorArray(self.compute_dtype, size=time_steps, element_shape=(None, units))
+
+        def step(time, hidden, cell, outputs):
+            preactivations = projected[time] + hidden @ recurrent_kernel  # -> (B, 4U)
+            hidden, cell = self.lstm_step(preactivations, cell, units)  # -> (B, U) each
+            return time + 1, hidden, cell, outputs.write(time, hidden)
+
+        zeros = tf.zeros((batch, units), self.compute_dtype)  # (B, U)
+        _, _, _, outputs = tf.while_loop(
+            lambda time, *_: time < time_steps, step, (0, zeros, zeros, outputs)
+        )
+        return outputs.stack()  # -> (T, B, U)
+
+
+ABLATIONS = {
+    "fused - sigmoid gates": SigmoidGates,
+    "fused - XLA conv": XlaConv,
+    "fused - hoisted inner input": HoistedInnerInput,
+    "fused - hoisted outer input": HoistedOuterInput,
+}
+
+
+def ablation_model(layer_class, config: RunConfig, params) -> keras.Model:
+    """`build_fused` with `layer_class` in place of `FusedHierarchicalLSTM`."""
+    inputs = keras.Input(shape=(config.height, None, 1), name="input")  # (B, H, T, 1)
+    layer = layer_class(
+        config.filters,
+        config.kernel_size,
+        config.pool_height,
+        config.inner_units,
+        config.outer_units,
+        name="fused_lstm",
+        dtype=config.precision,
+    )
+    model = keras.Model(inputs, layer(inputs), name=layer_class.__name__)  # -> (B, T, outer)
+    load_params(model, params)
+    return model
+
+
+def candidates(config: RunConfig, params) -> dict:
+    """Name -> tf.function (B, H, T, 1) -> (B, T, outer); the baseline comes first."""
+    signature = [tf.TensorSpec((None, config.height, None, 1), tf.float32)]
+    models = {
+        name: build_model(config.replace(variant=name), params) for name in ("folded", "fused")
+    }
+    functions = {}
+    for name in ("folded", "fused"):
+        for xla in (False, True):
+            label = f"{name}{' + XLA' if xla else ''}"
+            functions[label] = tf.function(models[name], input_signature=signature, jit_compile=xla)
+    for label, layer_class in ABLATIONS.items():
+        model = ablation_model(layer_class, config, params)
+        functions[f"{label} + XLA"] = tf.function(
+            model, input_signature=signature, jit_compile=True
+        )
+    return functions
+
+
+def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> list[list]:
+    """Table rows for one (batch, time): check, warm up, time interleaved."""
+    x = np.random.default_rng(batch * 1000 + steps).standard_normal((batch, 36, steps, 1))
+    x = x.astype(np.float32)
+    expected = reference_forward(params, x, pool_height=3)
+    inputs = tf.constant(x)
+    differences = {}
+    for name, function in functions.items():
+        differences[name] = float(np.max(np.abs(function(inputs).numpy() - expected)))
+        if differences[name] > 1e-5:
+            raise SystemExit(f"{name} differs from the reference by {differences[name]:.2e}")
+        for _ in range(2):
+            function(inputs).numpy()
+    names = list(functions)
+    samples = {name: [] for name in names}
+    for round_index in range(rounds):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            start = time.perf_counter()
+            functions[name](inputs).numpy()
+            samples[name].append(time.perf_counter() - start)
+    baseline, baseline_xla = np.array(samples["folded"]), np.array(samples["folded + XLA"])
+    rows = []
+    for name in names:
+        values = np.array(samples[name])
+        rows.append(
+            [
+                f"{batch}x{steps}",
+                name,
+                f"{np.median(values) * 1e3:.2f}",
+                f"{np.percentile(values, 10) * 1e3:.1f}-{np.percentile(values, 90) * 1e3:.1f}",
+                f"{np.median(baseline / values):.2f}",
+                f"{np.median(baseline_xla / values):.2f}",
+                f"{differences[name]:.1e}",
+            ]
+        )
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    args = parser.parse_args()
+    config = RunConfig(variant="fused")
+    params = init_params(config)
+    functions = candidates(config, params)
+    print(header("fused ablation"))
+    print(
+        f"{args.rounds} interleaved rounds per shape, default geometry (height 36, filters 16, "
+        "k 3, pool 3, inner 48, outer 60), float32, "
+        f"{tf.config.threading.get_intra_op_parallelism_threads() or 'all'} intra-op threads.\n"
+    )
+    rows = []
+    started = time.perf_counter()
+    for shape in args.shapes.split(","):
+        batch, steps = (int(part) for part in shape.split("x"))
+        rows += time_shape(functions, params, batch, steps, args.rounds)
+        print(f"{shape} done ({time.perf_counter() - started:.0f} s)", flush=True)
+    print()
+    print(
+        markdown_table(
+            (
+                "shape",
+                "candidate",
+                "median ms",
+                "p10-p90 ms",
+                "x folded",
+                "x folded + XLA",
+                "max abs diff",
+            ),
+            rows,
+        )
+    )
+    traces = {
+        name: function.experimental_get_tracing_count() for name, function in functions.items()
+    }
+    print(f"\ntraces per function (1 = one graph for every shape): {traces}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""The `fused` variant's layer: the whole model, conv to outer LSTM, written out in TensorFlow
+ops and shaped for XLA on a CPU (B batch, H height, T time, R rows, C channels, U units,
+N = T*B). Each choice below is measured, one at a time, by `benchmarks/fused_ablation.py`;
+the gains quoted are from 2-core runs at (B, T) = (8, 50), (32, 100), (128, 200).
+
+- Under XLA, the k x k convolution of the one input channel is k*k shifted multiply-adds that
+  XLA fuses with the max-pool into one loop writing (R, T, B, C) directly, never materialising
+  the (B, H, T, C) conv output; XLA:CPU's generic convolution is several times slower (the
+  largest single gain, 1.1-1.4x end to end). Without XLA the Keras Conv2D (oneDNN) runs instead,
+  since unfused taps are slow there.
+- Batch and time folded, time-major: the inner LSTM is R (12) statically unrolled steps over
+  all N sub-sequences at once, ordered t*B + b, so the summaries reshape to (T, B, inner) for
+  the outer loop without a transpose.
+- One matmul per inner step, [x_r, h] @ [W; U] with K = C + U, and no hoisted (R*N, 4U) input
+  projection (cuDNN's design): at B*T = 25600 that tensor is 236 MB, and on a CPU writing and
+  re-reading it costs more than the separate matmul saves (1.0-1.3x).
+- The outer LSTM's input projection stays inside its loop too, one [s_t, h] @ [W; U] matmul
+  per step: hoisted, the step's slice of the (T, B, 4U) projection is a dynamic slice fused
+  into the gate arithmetic, for which XLA:CPU emits scalar code (1.05-1.2x).
+- Sigmoid through tanh: sigmoid(z) = 0.5 + 0.5 tanh(z / 2), the halving folded into the
+  weights (exact: a power of two). A small gain (0-10%, within noise at some shapes): XLA:CPU's
+  sigmoid is slower than its tanh, most of all inside fusions that also hold a dynamic slice.
+XLA:CPU runs these thunks one after another (independent loops or chains are not overlapped)
+and only large ops use both cores, so splitting the work into chunks or pipelining the inner
+LSTM against the outer loop measured slower or no faster, and is not done.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+
+def compiling_with_xla() -> bool:
+    """Whether the ops being traced are inside `tf.function(jit_compile=True)` (or a Keras
+    `jit_compile` step). TensorFlow exposes this only through a private module."""
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:  # a TensorFlow without it: take the path that is right without XLA
+        return False
+    return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+def halved_lstm_step(preactivations, cell, units: int):
+    """One LSTM update from (N, 4U) pre-activations (gates i, f, c, o) whose i, f, o columns
+    are already halved: sigmoid(z) = 0.5 + 0.5 tanh(z / 2).
+
+    `cell` (N, U), or None for a zero initial state. Returns hidden (N, U), cell (N, U).
+    """
+    z = preactivations
+    input_gate = 0.5 + 0.5 * tf.tanh(z[:, :units])  # (N, 4U) -> (N, U)
+    candidate = tf.tanh(z[:, 2 * units : 3 * units])  # -> (N, U)
+    output_gate = 0.5 + 0.5 * tf.tanh(z[:, 3 * units :])  # -> (N, U)
+    if cell is None:
+        cell = input_gate * candidate
+    else:
+        forget_gate = 0.5 + 0.5 * tf.tanh(z[:, units : 2 * units])  # -> (N, U)
+        cell = forget_gate * cell + input_gate * candidate
+    return output_gate * tf.tanh(cell), cell
+
+
+class LSTMWeights(keras.layers.Layer):
+    """The parameters of one LSTM, named as Keras's `LSTMCell` names them; computes nothing.
+
+    kernel (D, 4U), recurrent_kernel (U, 4U), bias (4U,), gates in Keras order i, f, c, o.
+    `build((..., D))` creates them with `LSTMCell`'s initialisers (forget-gate bias 1).
+    """
+
+    def __init__(self, units: int, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):  # (..., D)
+        units = self.units
+        self.kernel = self.add_weight(
+            shape=(input_shape[-1], 4 * units), initializer="glorot_uniform", name="kernel"
+        )
+        self.recurrent_kernel = self.add_weight(
+            shape=(units, 4 * units), initializer="orthogonal", name="recurrent_kernel"
+        )
+        self.bias = self.add_weight(
+            shape=(4 * units,), initializer=self._bias_initializer, name="bias"
+        )
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+    def _bias_initializer(self, shape, dtype=None):
+        units = self.units
+        return keras.ops.concatenate(
+            [
+                keras.ops.zeros((units,), dtype=dtype),
+                keras.ops.ones((units,), dtype=dtype),  # forget gate
+                keras.ops.zeros((2 * units,), dtype=dtype),
+            ]
+        )
+
+    def halved_weights(self, dtype):
+        """kernel (D, 4U), recurrent_kernel (U, 4U), bias (4U,) cast to `dtype`, their i, f,
+        o gate columns halved for `halved_lstm_step`."""
+        units = self.units
+        scale = tf.concat(
+            [tf.fill((2 * units,), 0.5), tf.ones((units,)), tf.fill((units,), 0.5)], 0
+        )  # (4U,)
+        scale = tf.cast(scale, dtype)
+        return tuple(
+            tf.cast(variable, dtype) * scale
+            for variable in (self.kernel, self.recurrent_kernel, self.bias)
+        )
+
+
+class FusedHierarchicalLSTM(keras.layers.Layer):
+    """The whole hierarchical LSTM as one layer: (B, H, T, 1) -> (B, T, outer_units).
+
+    Computes what `_trunk` + fold + LSTM(inner) + unfold + LSTM(outer, return_sequences)
+    compute, from the same parameters, held by three named sublayers the parameter loader
+    finds: `conv` (a Keras Conv2D: filters C, k x k, padding same), `inner_cell` and
+    `outer_cell` (`LSTMWeights`). Any batch size and time length at run time; the graph has R
+    unrolled inner steps and one while-loop over time, so it does not grow with T.
+    """
+
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: int,
+        pool_height: int,
+        inner_units: int,
+        outer_units: int,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.filters = filters
+        self.kernel_size = kernel_size
+        self.pool_height = pool_height
+        self.inner_units = inner_units
+        self.outer_units = outer_units
+        self.conv = keras.layers.Conv2D(
+            filters, kernel_size, padding="same", name="conv", dtype=self.dtype_policy
+        )
+        self.inner_cell = LSTMWeights(inner_units, name="inner_cell", dtype=self.dtype_policy)
+        self.outer_cell = LSTMWeights(outer_units, name="outer_cell", dtype=self.dtype_policy)
+
+    def build(self, input_shape):  # (B, H, T, 1)
+        self.conv.build(input_shape)
+        self.inner_cell.build((None, self.filters))
+        self.outer_cell.build((None, self.inner_units))
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "filters": self.filters,
+            "kernel_size": self.kernel_size,
+            "pool_height": self.pool_height,
+            "inner_units": self.inner_units,
+            "outer_units": self.outer_units,
+        }
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], input_shape[2], self.outer_units)
+
+    def call(self, inputs):
+        rows = self.pooled_rows(inputs)  # (B, H, T, 1) -> (R, T, B, C)
+        summaries = self.inner_lstm(rows)  # (R, T, B, C) -> (T, B, inner)
+        outputs = self.outer_lstm(summaries)  # (T, B, inner) -> (T, B, outer)
+        outputs = tf.transpose(outputs, (1, 0, 2))  # (T, B, outer) -> (B, T, outer)
+        outputs.set_shape((inputs.shape[0], inputs.shape[2], self.outer_units))  # static B, T
+        return outputs
+
+    # The steps, as methods so that `benchmarks/fused_ablation.py` can swap one at a time.
+
+    def pooled_rows(self, inputs):
+        """Conv2D + bias + MaxPooling2D((p, 1)): (B, H, T, 1) -> (R, T, B, C), rows first."""
+        if compiling_with_xla():
+            return self.pooled_rows_by_taps(inputs)
+        return self.pooled_rows_by_conv(inputs)
+
+    def pooled_rows_by_conv(self, inputs):
+        """The Keras Conv2D, then max-pool: (B, H, T, 1) -> (R, T, B, C)."""
+        features = self.conv(inputs)  # (B, H, T, 1) -> (B, H, T, C)
+        pooled = tf.nn.max_pool2d(
+            features, (self.pool_height, 1), (self.pool_height, 1), "VALID"
+        )  # -> (B, R, T, C)
+        return tf.transpose(pooled, (1, 2, 0, 3))  # -> (R, T, B, C)
+
+    def pooled_rows_by_taps(self, inputs):
+        """The conv as k*k shifted multiply-adds of the one input channel, then max-pool:
+        (B, H, T, 1) -> (R, T, B, C); XLA fuses it all into one loop."""
+        dtype = self.compute_dtype
+        k, pool = self.kernel_size, self.pool_height
+        kernel = tf.cast(self.conv.kernel, dtype)  # (k, k, 1, C)
+        batch, time_steps = tf.shape(inputs)[0], tf.shape(inputs)[2]
+        rows = inputs.shape[1] // pool
+        image = tf.transpose(inputs[..., 0], (1, 2, 0))  # (B, H, T, 1) -> (H, T, B)
+        before, after = (k - 1) // 2, k - 1 - (k - 1) // 2  # 'same' padding, as Keras pads
+        image = tf.pad(image, [[before, after], [before, after], [0, 0]])  # -> (H+k-1, T+k-1, B)
+        features = None
+        for dy in range(k):
+            for dx in range(k):
+                window = image[dy : dy + rows * pool, dx : dx + time_steps]  # -> (R*p, T, B)
+                term = window[..., None] * kernel[dy, dx, 0]  # -> (R*p, T, B, C)
+                features = term if features is None else features + term
+        features = tf.reshape(
+            features, (rows, pool, time_steps, batch, self.filters)
+        )  # (R*p, T, B, C) -> (R, p, T, B, C)
+        pooled = tf.reduce_max(features, axis=1)  # -> (R, T, B, C)
+        return pooled + tf.cast(self.conv.bias, dtype)  # one bias for all p rows: add after max
+
+    def lstm_weights(self, holder: LSTMWeights):
+        """kernel (D, 4U), recurrent_kernel (U, 4U), bias (4U,) as `lstm_step` wants them."""
+        return holder.halved_weights(self.compute_dtype)
+
+    def lstm_step(self, preactivations, cell, units: int):
+        """(N, 4U) pre-activations, cell (N, U) or None -> hidden (N, U), cell (N, U)."""
+        return halved_lstm_step(preactivations, cell, units)
+
+    def inner_lstm(self, rows):
+        """Every sub-sequence's last inner hidden state: (R, T, B, C) -> (T, B, inner).
+
+        R unrolled steps over all N = T*B sequences, one (N, C+U) @ (C+U, 4U) matmul each."""
+        units = self.inner_units
+        kernel, recurrent_kernel, bias = self.lstm_weights(self.inner_cell)
+        stacked_kernel = tf.concat([kernel, recurrent_kernel], 0)  # -> (C+U, 4U)
+        shape = tf.shape(rows)
+        sequences = tf.reshape(rows, (rows.shape[0], -1, self.filters))  # -> (R, N, C)
+        # the first step starts from a zero state, so it needs only the input matmul
+        hidden, cell = self.lstm_step(sequences[0] @ kernel + bias, None, units)  # (N, U) each
+        for row in range(1, rows.shape[0]):
+            step_input = tf.concat([sequences[row], hidden], 1)  # -> (N, C+U)
+            preactivations = step_input @ stacked_kernel + bias  # -> (N, 4U)
+            hidden, cell = self.lstm_step(preactivations, cell, units)  # -> (N, U) each
+        return tf.reshape(hidden, (shape[1], shape[2], units))  # (N, U) -> (T, B, U)
+
+    def outer_lstm(self, summaries):
+        """The outer LSTM over time, every step's output: (T, B, inner) -> (T, B, outer).
+
+        A `tf.while_loop` carrying (h, c); each step is one (B, inner+U) @ (inner+U, 4U) matmul
+        and writes h into a TensorArray."""
+        units = self.outer_units
+        kernel, recurrent_kernel, bias = self.lstm_weights(self.outer_cell)
+        stacked_kernel = tf.concat([kernel, recurrent_kernel], 0)  # -> (inner+U, 4U)
+        time_steps, batch = tf.shape(summaries)[0], tf.shape(summaries)[1]
+        outputs = tf.TensorArray(self.compute_dtype, size=time_steps, element_shape=(None, units))
+
+        def step(time, hidden, cell, outputs):
+            step_input = tf.concat([summaries[time], hidden], 1)  # -> (B, inner+U)
+            preactivations = step_input @ stacked_kernel + bias  # -> (B, 4U)
+            hidden, cell = self.lstm_step(preactivations, cell, units)  # -> (B, U) each
+            return time + 1, hidden, cell, outputs.write(time, hidden)
+
+        zeros = tf.zeros((batch, units), self.compute_dtype)  # (B, U)
+        _, _, _, outputs = tf.while_loop(
+            lambda time, *_: time < time_steps, step, (0, zeros, zeros, outputs)
+        )
+        return outputs.stack()  # -> (T, B, U)
