@@ -23,6 +23,7 @@ import tensorflow as tf
 from hierlstm import cost
 from hierlstm.config import RunConfig, per_replica_batch
 from hierlstm.distribute import planned_replicas
+from hierlstm.fused import FusedHierarchicalLSTM
 from hierlstm.layers import NestedCell, VectorizedSummariser
 from hierlstm.variants import VARIANTS, build_model
 
@@ -74,6 +75,7 @@ AXES = {
     "summarise": ("batch", "time", "units"),
     "nested_rnn": ("batch", "time", "units"),
     "outer_lstm": ("batch", "time", "units"),
+    "fused_lstm": ("batch", "time", "units"),
 }
 STEP_AXES = ("batch", "units")  # a per-time-step call inside a wrapper or cell
 
@@ -103,6 +105,8 @@ def _notes(config: RunConfig) -> dict[str, str]:
         "time_distributed/summarise": "Keras 3 TimeDistributed with a known time length: calls "
         f"the inner LSTM once per time step, {t} calls traced into the graph, so tracing grows "
         "with time_steps.",
+        "fused_lstm": "The whole model in one layer of plain TensorFlow ops; its steps, shown "
+        "below, keep the data time-major so no step needs a transpose.",
         "vectorized_map/summarise": f"tf.vectorized_map over the {t} time steps: pfor rewrites "
         "the per-step inner LSTM into one program for all steps.",
     }
@@ -120,6 +124,8 @@ def _flops(name: str, config: RunConfig) -> int:
         return cost.outer_lstm_flops(config, b, t)
     if name == "nested_rnn":
         return cost.inner_lstm_flops(config, b, t) + cost.outer_lstm_flops(config, b, t)
+    if name == "fused_lstm":
+        return cost.model_flops(config)
     return 0
 
 
@@ -253,6 +259,8 @@ def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
                 axes=STEP_AXES,
             )
         ]
+    if isinstance(layer, FusedHierarchicalLSTM):
+        return _fused_children(config, layer, parent_input)
     if isinstance(layer, keras.layers.RNN) and isinstance(layer.cell, NestedCell):
         return _nested_children(config, layer, parent_input)
     if type(layer) is keras.layers.RNN and isinstance(layer.cell, keras.layers.LSTMCell):
@@ -277,6 +285,70 @@ def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
             )
         ]
     return []
+
+
+def _fused_children(config, layer, parent_input) -> list[TraceStep]:
+    """The fused layer's three stages, each run on the real output of the one before (its
+    while-loop's TensorArray hides the time length from shape inference, so these run)."""
+    b, t, rows = config.batch_size, config.time_steps, config.rows
+    inputs = tf.zeros(parent_input.shape, parent_input.dtype)  # (B, H, T, 1)
+    pooled_value = layer.pooled_rows(inputs)  # -> (R, T, B, C)
+    summaries_value = layer.inner_lstm(pooled_value)  # -> (T, B, inner)
+    outputs_value = layer.outer_lstm(summaries_value)  # -> (T, B, outer)
+    pooled, summaries, outputs = (
+        tf.TensorSpec(value.shape, value.dtype)
+        for value in (pooled_value, summaries_value, outputs_value)
+    )
+    # Symbolic shapes: TensorFlow's shape inference over the same methods, batch and time None.
+    any_size = tf.TensorSpec((None, *parent_input.shape[1:2], None, 1), parent_input.dtype)
+    (pooled_symbolic,) = _traced(layer.pooled_rows, any_size)
+    (summaries_symbolic,) = _traced(layer.inner_lstm, pooled_symbolic)
+    (outputs_symbolic,) = _traced(layer.outer_lstm, summaries_symbolic)
+    symbolic = {
+        "pooled_rows": pooled_symbolic.shape.as_list(),
+        "inner_lstm": summaries_symbolic.shape.as_list(),
+        "outer_lstm": outputs_symbolic.shape.as_list(),
+    }
+    stages = [
+        (
+            "pooled_rows",
+            pooled,
+            ("height", "time", "batch", "channels"),
+            cost.conv_flops(config, b, t) + cost.pool_flops(config, b, t),
+            f"Conv, bias and max-pool written out, stored rows-first: {rows} rows x {t} time x "
+            f"{b} batch, so each inner step reads one contiguous slab.",
+        ),
+        (
+            "inner_lstm",
+            summaries,
+            ("time", "batch", "units"),
+            cost.inner_lstm_flops(config, b, t),
+            f"{rows} unrolled LSTM steps over all {b * t} sub-sequences at once (one matmul each); "
+            "the last hidden state, already time-major.",
+        ),
+        (
+            "outer_lstm",
+            outputs,
+            ("time", "batch", "units"),
+            cost.outer_lstm_flops(config, b, t),
+            f"A while-loop over the {t} time steps carrying (h, c); transposed to (batch, time, "
+            "units) at the end.",
+        ),
+    ]
+    return [
+        _step(
+            f"{layer.name}/{name}",
+            "ops",
+            symbolic[name],
+            spec,
+            0,
+            flops,
+            note,
+            depth=1,
+            axes=axes,
+        )
+        for name, spec, axes, flops, note in stages
+    ]
 
 
 def _nested_children(config, layer, parent_input) -> list[TraceStep]:
