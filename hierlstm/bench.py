@@ -23,6 +23,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -373,6 +374,14 @@ def _error_line(error: BaseException | str) -> str:
         prefix = "out of memory"
     elif isinstance(error, tf.errors.OpError) and "CudnnRNN" in message:
         prefix = "XLA cannot compile the cuDNN LSTM kernel (use lstm_kernel generic with xla)"
+    elif isinstance(error, tf.errors.UnimplementedError):
+        # The raw message is a graph node dump; name the op and where it sits instead.
+        node = re.search(r"\{\{node ([^}]+)\}\} = (\w+)", message)
+        where = f"the {node.group(2)} op at {node.group(1)}" if node else "an op of this model"
+        return (
+            f"not supported here: no kernel for {where} (under XLA, vectorized_map's pfor "
+            "loops cannot be compiled; run without XLA)"
+        )[:_MAX_ERROR_CHARS]
     elif isinstance(error, tf.errors.OpError):
         prefix = f"TensorFlow could not run this model ({type(error).__name__})"
     elif isinstance(error, ValueError):

@@ -245,3 +245,11 @@ def test_layer_breakdown_of_the_static_time_variant():
     frame = bench.layer_breakdown(TINY.replace(variant="time_distributed"), repeats=2, warmup=1)
     assert list(frame["layer"]) == ["conv", "pool", "permute", "summarise", "outer_lstm"]
     assert frame["type"][3] == "TimeDistributed"
+
+
+def test_an_op_xla_cannot_compile_gives_a_failed_result_naming_it():
+    config = RunConfig(variant="vectorized_map", batch_size=2, time_steps=3, xla=True)
+    result = bench.benchmark(config, warmup=0, repeats=1)
+    assert result.status == "failed"
+    assert result.error.startswith("not supported here: no kernel for the If op at ")
+    assert "run without XLA" in result.error and "\n" not in result.error
