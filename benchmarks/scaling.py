@@ -11,6 +11,7 @@ one of steady-state medians, then each variant's growth from the shortest to the
 from __future__ import annotations
 
 import argparse
+import sys
 
 from common import header, markdown_table
 
@@ -41,7 +42,7 @@ def main():
             ok = result.status == "ok"
             first[name][time] = f"{result.first_call_s:.2f}" if ok else "failed"
             median[name][time] = f"{result.median_s * 1e3:.1f}" if ok else "failed"
-        print(f"time {time} done", flush=True)
+        print(f"time {time} done", file=sys.stderr, flush=True)
     columns = ("variant", *[f"T={time}" for time in times])
     print("\n### First call (trace + compile + first run), seconds\n")
     print(markdown_table(columns, [(name, *first[name].values()) for name in names]))

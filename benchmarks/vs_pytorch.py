@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
@@ -152,7 +153,7 @@ def main():
         batch, steps = (int(part) for part in shape.split("x"))
         row, names = run_shape(batch, steps, args.repeats, torch)
         rows.append(row)
-        print(f"{shape} done", flush=True)
+        print(f"{shape} done", file=sys.stderr, flush=True)
     print()
     print(
         markdown_table(
