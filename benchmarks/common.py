@@ -12,18 +12,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from hierlstm._native import import_tensorflow_quietly  # noqa: E402
 
 tf = import_tensorflow_quietly()
+from hierlstm.devices import _cpu_flags as cpu_flags  # noqa: E402
+
 tf.get_logger().setLevel("ERROR")
-
-
-def cpu_flags() -> set[str]:
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
 
 
 def cpu_model_and_mhz() -> tuple[str, float]:
@@ -49,7 +40,7 @@ def fp32_peak_gflops() -> tuple[float, str]:
     An estimate for scale, not a measured roofline.
     """
     cores = len(os.sched_getaffinity(0))
-    flags = cpu_flags()
+    flags = cpu_flags()  # from hierlstm.devices
     per_cycle = 64 if "avx512f" in flags else 32 if "avx2" in flags else 16
     model, mhz = cpu_model_and_mhz()
     peak = cores * mhz / 1000 * per_cycle

@@ -215,35 +215,19 @@ def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
     b, t, rows = config.batch_size, config.time_steps, config.rows
     (parent_input, *_) = parent_inputs  # (B, T, R, C) for every wrapper below
     inner_flops = cost.inner_lstm_flops(config, b, t)
-    if isinstance(layer, keras.layers.TimeDistributed):
-        child = layer.layer
-        spec = _traced(lambda x: child(x[:, 0]), parent_input)[0]  # (B, R, C) -> (B, inner)
-        note = (
+    per_step_notes = {
+        keras.layers.TimeDistributed: (
             f"The wrapped LSTM, called {t} times (once per time step) on (batch, {rows}, "
             f"{config.filters}); each call is its own {rows}-step loop."
-        )
-        symbolic = child.compute_output_shape((None, rows, config.filters))
-        return [
-            _step(
-                f"{layer.name}/{child.name}",
-                type(child).__name__,
-                symbolic,
-                spec,
-                child.count_params(),
-                inner_flops,
-                note,
-                depth=1,
-                calls=t,
-                axes=STEP_AXES,
-            )
-        ]
-    if isinstance(layer, VectorizedSummariser):
-        child = layer.inner_lstm
-        spec = _traced(lambda x: child(x[:, 0]), parent_input)[0]
-        note = (
+        ),
+        VectorizedSummariser: (
             f"The per-time-step program vectorized_map starts from: the inner LSTM on one step "
             f"(batch, {rows}, {config.filters}); pfor runs it for all {t} steps at once."
-        )
+        ),
+    }
+    if type(layer) in per_step_notes:  # a wrapper calling one LSTM per time step
+        child = layer.layer if isinstance(layer, keras.layers.TimeDistributed) else layer.inner_lstm
+        spec = _traced(lambda x: child(x[:, 0]), parent_input)[0]  # (B, R, C) -> (B, inner)
         symbolic = child.compute_output_shape((None, rows, config.filters))
         return [
             _step(
@@ -253,7 +237,7 @@ def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
                 spec,
                 child.count_params(),
                 inner_flops,
-                note,
+                per_step_notes[type(layer)],
                 depth=1,
                 calls=t,
                 axes=STEP_AXES,
