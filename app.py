@@ -63,6 +63,7 @@ controls = ui.controls_ui(actions[page.url_path])
 ui.banner(controls)
 try:
     page.run()
+    ui.end_of_run()
 except Exception as error:  # the last line of defence: one line for the user, the log for us
     logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
     st.error(ui.text("page.failed", error=ui.one_line(error)), icon=":material/error:")

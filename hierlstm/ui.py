@@ -21,6 +21,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+try:  # raised inside a running script when the browser asks for a rerun
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
+    RerunException = type("RerunException", (BaseException,), {})
+
 from hierlstm.bench import compare, layer_breakdown, sweep
 from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
 from hierlstm.devices import device_report, precision_supported, resolve_device
@@ -54,6 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "lang": DEFAULT_LANGUAGE,
 }
 _RUN_REQUEST = "_run_requested"
+_CURRENT_ACTION = "_current_action"
 _STATE_READY = "_state_ready"
 _URL_WARNINGS = "_url_warnings"
 _CONTROLS = "_controls"
@@ -231,8 +237,8 @@ def language_ui() -> str:
     return language()
 
 
-def _request_run() -> None:
-    st.session_state[_RUN_REQUEST] = True
+def _request_run(label: str) -> None:
+    st.session_state[_RUN_REQUEST] = label  # the page whose button it was
 
 
 def device_options() -> list[str]:
@@ -254,7 +260,13 @@ def controls_ui(action: Action) -> Controls:
     """
     _init_state()
     state = st.session_state
-    requested = bool(state.pop(_RUN_REQUEST, False))
+    # The request stays in the session until the page has done its work (`start_run`) or has
+    # finished (`end_of_run`): a run that Streamlit stops half-way, e.g. for the second click
+    # of a double click, is not lost. A request made on another page is dropped, not run here.
+    requested = state.get(_RUN_REQUEST) == action.label
+    if not requested:
+        state.pop(_RUN_REQUEST, None)
+    state[_CURRENT_ACTION] = action.label
     with st.sidebar.form("controls", border=False):
         st.multiselect(
             text("control.variants"),
@@ -302,6 +314,7 @@ def controls_ui(action: Action) -> Controls:
             type="primary",
             key="run",
             on_click=_request_run,
+            args=(action.label,),
             disabled=requested and action.heavy,
             width="stretch",
         )
@@ -595,17 +608,31 @@ def start_run(key: str, work: Callable[[Progress], Any]) -> None:
     def progress(fraction: float, message: str) -> None:
         bar.progress(min(1.0, max(0.0, float(fraction))), text=message)
 
-    state.pop(key + ":error", None)
-    lock = _timing_lock()
-    while not lock.acquire(timeout=0.5):
-        progress(0.0, text("run.waiting"))  # a Streamlit call: lets a page change stop us
     try:
-        state[key] = work(progress)
-    except Exception as error:  # a run's failure is a message, never a traceback
-        state[key + ":error"] = text("run.failed", error=one_line(error))
-    finally:
-        lock.release()
+        state.pop(_RUN_REQUEST, None)
+        state.pop(key + ":error", None)
+        lock = _timing_lock()
+        while not lock.acquire(timeout=0.5):
+            progress(0.0, text("run.waiting"))  # a Streamlit call: lets a page change stop us
+        try:
+            state[key] = work(progress)
+        except Exception as error:  # a run's failure is a message, never a traceback
+            state[key + ":error"] = text("run.failed", error=one_line(error))
+        finally:
+            lock.release()
+    except RerunException:
+        # Streamlit stops a running script when the browser asks for a rerun: the second click
+        # of a double click, a language switch. Ask again, so the rerun does this work (once)
+        # if it is on the same page, instead of dropping the run the user asked for.
+        state[_RUN_REQUEST] = state.get(_CURRENT_ACTION)
+        raise
     st.rerun()
+
+
+def end_of_run() -> None:
+    """Called by app.py when a page has run to its end: a Run request the page did not take
+    (nothing heavy to do, or the run was refused) is spent."""
+    st.session_state.pop(_RUN_REQUEST, None)
 
 
 def show_run_error(key: str) -> None:
