@@ -291,6 +291,20 @@ def test_lesson_reproduces_the_time_distributed_bug(app):
     assert verdicts == ["✗", "✗", "✓"]  # batch < time, batch > time, batch == time
 
 
+def test_lesson_measures_its_numbers(app, database):
+    _open(app, "app_pages/lesson.py", TINY)
+    _run(app)
+    _clean(app)
+    from hierlstm.variants import VARIANTS
+
+    # every registered variant at float32 (time_distributed too: 4 steps is within its trace
+    # budget) and folded at both reduced precisions, each stored
+    assert ResultStore(database).count() == len(VARIANTS) + 2
+    kernels = _table(app, "lesson-kernels")
+    assert set(kernels.iloc[:, 0]) >= {"nested", "folded", "shared_cell"}
+    assert _plotly_charts(app) == 3  # the chain, precisions, variants
+
+
 def test_language_switch_changes_the_text(app):
     _open(app, "app_pages/benchmark.py", TINY)
     english = [app.title[0].value, app.button(key="run").label]
