@@ -34,10 +34,10 @@ from hierlstm.limits import LimitError, check_limits, current_limits
 from hierlstm.store import ResultStore, default_path
 from hierlstm.variants import VARIANTS, build_model
 
-CONFIG_FIELDS = tuple(
-    field.name for field in dataclasses.fields(RunConfig) if field.name != "variant"
-)
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
+# The RunConfig fields the sidebar controls (and the URL may set). Fields without a control here
+# (the tf.distribute strategy and its devices) keep their defaults: single-device runs.
+CONFIG_FIELDS = ("time_steps", "batch_size", "precision", "xla", "lstm_kernel", "device", *GEOMETRY)
 # What the app lets a user ask for; batch and time come from `hierlstm.limits` (environment-
 # configurable), the rest are well inside RunConfig's sanity bounds.
 UI_LIMITS = {
