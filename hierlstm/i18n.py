@@ -369,6 +369,34 @@ MESSAGES: dict[str, dict[str, str]] = {
         "链与 folded 相同，但 RNN(LSTMCell) 永远不走 cuDNN：这样共享权重会悄悄放弃融合内核（对同一个 "
         "LSTM 层调用两次则能保留）。",
     ),
+    "variant.fused.title": _m("Fused, shaped for the CPU", "融合实现（为 CPU 设计）"),
+    "variant.fused.explanation": _m(
+        "The whole model written out in TensorFlow ops for XLA on a CPU.",
+        "整个模型直接用 TensorFlow 算子写成，面向 CPU 上的 XLA。批量和时间按时间优先折叠，因此内层 "
+        "LSTM 是在全部 B*T 条子序列上展开的 12 步，每步一次 [x, h] @ [W; U] 矩阵乘法（不预先计算输入投影："
+        "B*T 很大时那个张量有数百 MB，而 CPU 受内存带宽限制）；外层 LSTM 是一个 while 循环，每个时间步一次 "
+        "[s, h] @ [W; U] 矩阵乘法。每个 sigmoid 都写成 0.5 + 0.5 tanh(z/2)，减半折进权重；在 XLA 下 3x3 "
+        "卷积和最大池化合成一个移位乘加的融合循环（XLA 在 CPU 上的卷积在这里很慢）。参数和输出与其他变体"
+        "相同。",
+    ),
+    "note.fused_lstm": _m(
+        "The whole model in one layer of plain TensorFlow ops, time-major throughout.",
+        "整个模型是一层普通的 TensorFlow 算子；下面列出的各步都让数据保持时间优先，所以没有哪一步需要转置。",
+    ),
+    "note.fused_lstm/pooled_rows": _m(
+        "Conv, bias and max-pool written out, stored rows-first.",
+        "直接写出的卷积、偏置和最大池化，按行优先存放：{rows} 行 × {time} 个时间步 × {batch} 个批量，"
+        "所以每个内层步读取一块连续内存。",
+    ),
+    "note.fused_lstm/inner_lstm": _m(
+        "{rows} unrolled LSTM steps over all {folded} sub-sequences at once.",
+        "在全部 {folded} 条子序列上一次展开的 {rows} 步 LSTM（每步一次矩阵乘法）；最后的隐藏状态已经是"
+        "时间优先。",
+    ),
+    "note.fused_lstm/outer_lstm": _m(
+        "A while-loop over the {time} time steps carrying (h, c).",
+        "沿 {time} 个时间步的 while 循环，携带 (h, c)；最后转置为 (batch, time, units)。",
+    ),
     # --- benchmark -----------------------------------------------------------------------------
     "bench.title": _m("Which variant is fastest here?", "在这台机器上哪个变体最快？"),
     "bench.intro": _m(
