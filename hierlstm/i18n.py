@@ -384,7 +384,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "整个模型是一层普通的 TensorFlow 算子；下面列出的各步都让数据保持时间优先，所以没有哪一步需要转置。",
     ),
     "note.fused_lstm/pooled_rows": _m(
-        "Conv, bias and max-pool written out, stored rows-first.",
+        "Conv, bias and max-pool written out, stored rows-first: {rows} rows x {time} time x "
+        "{batch} batch.",
         "直接写出的卷积、偏置和最大池化，按行优先存放：{rows} 行 × {time} 个时间步 × {batch} 个批量，"
         "所以每个内层步读取一块连续内存。",
     ),
