@@ -838,7 +838,7 @@ def _layer_inputs(model, layers, inputs) -> list:
     """Each layer's real input in one pass: a probe model returns every layer's output, and
     each layer's input tensors (one, or a list for `unfold`) are looked up among them."""
     probe = keras.Model(model.inputs, [layer.output for layer in layers], name="layer_probe")
-    outputs = probe(inputs, training=False)
+    outputs = tf.nest.flatten(probe(inputs, training=False))  # one layer: a bare tensor
     values = {id(model.inputs[0]): inputs}
     values.update({id(layer.output): output for layer, output in zip(layers, outputs, strict=True)})
     return [

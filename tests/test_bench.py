@@ -253,3 +253,9 @@ def test_an_op_xla_cannot_compile_gives_a_failed_result_naming_it():
     assert result.status == "failed"
     assert result.error.startswith("not supported here: no kernel for the If op at ")
     assert "run without XLA" in result.error and "\n" not in result.error
+
+
+def test_layer_breakdown_of_a_single_layer_model():
+    frame = bench.layer_breakdown(RunConfig(variant="fused", batch_size=2, time_steps=3), repeats=2)
+    assert list(frame["layer"]) == ["fused_lstm"]
+    assert frame["median_s"].gt(0).all()
