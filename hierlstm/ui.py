@@ -63,6 +63,7 @@ _CURRENT_ACTION = "_current_action"
 _STATE_READY = "_state_ready"
 _URL_WARNINGS = "_url_warnings"
 _CONTROLS = "_controls"
+_SAVED_VALUES = "_saved_values"  # not a widget key, so Streamlit never drops it
 
 
 # --- language ----------------------------------------------------------------------------
@@ -187,13 +188,23 @@ def query_for(values: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _init_state() -> None:
-    """Once per session: defaults, overridden by the URL the session was opened with."""
+    """Once per session: defaults, overridden by the URL the session was opened with.
+
+    On later runs, any setting missing from session state is put back from the copy kept by
+    the last run: Streamlit drops a widget's value when a script run ends without drawing that
+    widget (an interrupted rerun, say), and the number inputs would then reset to their minimum.
+    """
     state = st.session_state
     if state.get(_STATE_READY):
+        saved = state.get(_SAVED_VALUES, {})
+        for name, default in DEFAULTS.items():
+            if name not in state:
+                state[name] = saved.get(name, default)
         return
     values, problems = read_query(st.query_params.to_dict())
     for name, default in DEFAULTS.items():
         state[name] = values.get(name, default)
+    state[_SAVED_VALUES] = {name: state[name] for name in DEFAULTS}
     state[_URL_WARNINGS] = problems
     state[_STATE_READY] = True
 
@@ -323,6 +334,7 @@ def controls_ui(action: Action) -> Controls:
     if requested:
         state[_URL_WARNINGS] = []  # the user has acted on them
     state[_CONTROLS] = controls
+    state[_SAVED_VALUES] = {name: state[name] for name in DEFAULTS if name in state}
     return controls
 
 

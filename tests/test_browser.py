@@ -239,7 +239,11 @@ def test_tiny_benchmark_run_double_clicked_runs_once(server, page):
 
 
 def test_default_benchmark_run(server, page):
-    url, _ = server
+    url, database = server
+    from hierlstm.store import ResultStore
+    from hierlstm.ui import DEFAULT_VARIANTS
+
+    before = set(ResultStore(database).rows()["id"])
     _open(page, f"{url}/benchmark", PAGES["benchmark"])
     started = time.perf_counter()
     page.get_by_role("button", name="Run benchmark").click()
@@ -247,8 +251,11 @@ def test_default_benchmark_run(server, page):
     _wait_idle(page)
     TIMINGS["default_benchmark_run_s"] = time.perf_counter() - started
     _no_exception(page)
-    # The settings form still shows what ran.
-    assert page.get_by_role("spinbutton", name="Time steps").input_value() == "50"
+    # What ran is the default config: nested, folded and fused at batch 8, time 50.
+    rows = ResultStore(database).rows()
+    ran = rows[~rows["id"].isin(before)]
+    assert sorted(ran["variant"]) == sorted(DEFAULT_VARIANTS)
+    assert set(ran["config.time_steps"]) == {50} and set(ran["config.batch_size"]) == {8}
     assert "folded" in page.locator('[data-testid="stMultiSelect"]').first.inner_text()
     _screenshot(page, "benchmark.png", "screenshot-benchmark.png")
 
