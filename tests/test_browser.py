@@ -256,6 +256,8 @@ def test_default_benchmark_run(server, page):
     ran = rows[~rows["id"].isin(before)]
     assert sorted(ran["variant"]) == sorted(DEFAULT_VARIANTS)
     assert set(ran["config.time_steps"]) == {50} and set(ran["config.batch_size"]) == {8}
+    # The settings form still shows what ran (it once fell back to each input's minimum).
+    assert page.get_by_role("spinbutton", name="Time steps").input_value() == "50"
     assert "folded" in page.locator('[data-testid="stMultiSelect"]').first.inner_text()
     _screenshot(page, "benchmark.png", "screenshot-benchmark.png")
 
