@@ -35,7 +35,7 @@ from hierlstm.config import RunConfig
 from hierlstm.fused import FusedHierarchicalLSTM
 from hierlstm.params import init_params, load_params
 from hierlstm.reference import reference_forward
-from hierlstm.variants import build_model
+from hierlstm.variants import build_fused, build_model
 
 
 class SigmoidGates(FusedHierarchicalLSTM):
@@ -116,17 +116,7 @@ ABLATIONS = {
 
 def ablation_model(layer_class, config: RunConfig, params) -> keras.Model:
     """`build_fused` with `layer_class` in place of `FusedHierarchicalLSTM`."""
-    inputs = keras.Input(shape=(config.height, None, 1), name="input")  # (B, H, T, 1)
-    layer = layer_class(
-        config.filters,
-        config.kernel_size,
-        config.pool_height,
-        config.inner_units,
-        config.outer_units,
-        name="fused_lstm",
-        dtype=config.precision,
-    )
-    model = keras.Model(inputs, layer(inputs), name=layer_class.__name__)  # -> (B, T, outer)
+    model = build_fused(config, layer_class)  # (B, H, T, 1) -> (B, T, outer)
     load_params(model, params)
     return model
 

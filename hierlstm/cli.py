@@ -222,12 +222,7 @@ def format_trace(report: dict) -> str:
         )
         for step in report["layers"]
     ]
-    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
-    lines = [
-        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in (header, *rows)
-    ]
-    lines.insert(1, "  ".join("-" * width for width in widths))
+    lines = _table(header, rows).splitlines()
     config = report["config"]
     replicas = report.get("replicas", 1)
     batch = f"batch {config['batch_size']}"
