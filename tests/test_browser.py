@@ -257,8 +257,13 @@ def test_default_benchmark_run(server, page):
     assert sorted(ran["variant"]) == sorted(DEFAULT_VARIANTS)
     assert set(ran["config.time_steps"]) == {50} and set(ran["config.batch_size"]) == {8}
     # The settings form still shows what ran (it once fell back to each input's minimum).
-    assert page.get_by_role("spinbutton", name="Time steps").input_value() == "50"
-    assert "folded" in page.locator('[data-testid="stMultiSelect"]').first.inner_text()
+    sync_api.expect(page.get_by_role("spinbutton", name="Time steps")).to_have_value(
+        "50", timeout=15_000
+    )
+    # The chips may be redrawn just after the run ends: wait (bounded) for them to be there.
+    sync_api.expect(page.locator('[data-testid="stMultiSelect"]').first).to_contain_text(
+        "folded", timeout=15_000
+    )
     _screenshot(page, "benchmark.png", "screenshot-benchmark.png")
 
 
