@@ -274,6 +274,18 @@ def _run_configs(args, **defaults) -> list:
     return configs
 
 
+def _within_limits(configs) -> None:
+    """The server limits of `hierlstm.limits` (HIERLSTM_MAX_BATCH, ...) apply to the command
+    line too, so a script cannot ask for what the app would refuse; raise them to go further."""
+    from hierlstm.limits import LimitError, check_limits
+
+    for config in configs:
+        try:
+            check_limits(config)
+        except LimitError as error:
+            raise UsageError(str(error)) from None
+
+
 def _store(args):
     if getattr(args, "no_store", False):
         if args.db:
@@ -322,6 +334,7 @@ def cmd_bench(args) -> int:
     from hierlstm.bench import compare
 
     configs = _run_configs(args)
+    _within_limits(configs)
     repeats = _count("--repeats", args.repeats, 1)
     warmup = _count("--warmup", args.warmup)
     store = _store(args)
@@ -360,6 +373,7 @@ def cmd_bench(args) -> int:
 
 def cmd_worker(args) -> int:
     configs = _run_configs(args, strategy="multi_worker")
+    _within_limits(configs)
     repeats = _count("--repeats", args.repeats, 1)
     warmup = _count("--warmup", args.warmup)
     # Every worker measures and prints; only the chief (task 0) stores, so a shared results
@@ -554,6 +568,7 @@ def cmd_sweep(args) -> int:
             file=sys.stderr,
         )
     configs = _run_configs(args)
+    _within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
     repeats = _count("--repeats", args.repeats, 1)
     warmup = _count("--warmup", args.warmup)
     store = _store(args)
