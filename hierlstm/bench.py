@@ -363,15 +363,16 @@ def _result(run: _Run, samples, warmup: int, peak_bytes: int, peak_kind: str) ->
     )
 
 
-def _error_line(error: BaseException | str) -> str:
-    """One friendly line: what went wrong in words, then the first line of the message."""
+def error_line(error: BaseException | str) -> str:
+    """One friendly line: what went wrong in words, with a hint where there is one, then the
+    first line of the message."""
     if isinstance(error, str):
         return error.splitlines()[0][:_MAX_ERROR_CHARS] if error else "unknown error"
     message = error.message if isinstance(error, tf.errors.OpError) else str(error)
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     first = lines[0] if lines else type(error).__name__
     if isinstance(error, tf.errors.ResourceExhaustedError | MemoryError):
-        prefix = "out of memory"
+        prefix = "out of memory (try a smaller batch_size or time_steps)"
     elif isinstance(error, tf.errors.OpError) and "CudnnRNN" in message:
         prefix = "XLA cannot compile the cuDNN LSTM kernel (use lstm_kernel generic with xla)"
     elif isinstance(error, tf.errors.UnimplementedError):
@@ -423,7 +424,7 @@ def failed_result(config: RunConfig, error: BaseException | str) -> BenchResult:
         device=device,
         versions=versions(),
         status="failed",
-        error=_error_line(error),
+        error=error_line(error),
     )
 
 
@@ -652,7 +653,7 @@ def sweep(
         try:
             point_config = config.replace(**{axis: value})
         except ValueError as error:
-            rows.append(_sweep_row(config.variant, axis, value, None, _error_line(error)))
+            rows.append(_sweep_row(config.variant, axis, value, None, error_line(error)))
             point_progress(1.0, "rejected")
             continue
         try:
@@ -794,7 +795,7 @@ def replica_sweep(
                 base.replace(devices=",".join(specs[:count]), batch_size=count * config.batch_size)
             )
         except ValueError as error:
-            row["error"] = _error_line(error)
+            row["error"] = error_line(error)
     measured = {len(point.device_list): index for index, point in enumerate(configs)}
     if configs:
         baseline = measured.get(1, 0)

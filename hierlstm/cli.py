@@ -187,10 +187,12 @@ def cmd_variants(args) -> int:
 
 
 def cmd_trace(args) -> int:
+    from hierlstm.limits import check_trace_budget
     from hierlstm.trace import trace_report
 
     config = config_from_args(args)
     try:
+        check_trace_budget(config)
         report = trace_report(config)
     except ValueError as error:  # the batch does not split over the replicas; no cluster
         raise UsageError(str(error)) from None
@@ -271,6 +273,13 @@ def _run_configs(args, **defaults) -> list:
     for variant in args.variant:
         namespace = argparse.Namespace(**{**vars(args), "variant": variant})
         configs.append(config_from_args(namespace, xla=args.xla, **defaults))
+    if configs and configs[0].strategy == "none":
+        from hierlstm.devices import resolve_device
+
+        try:
+            resolve_device(configs[0].device)  # gpu:9 on a machine without it
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     return configs
 
 

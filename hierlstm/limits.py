@@ -97,6 +97,20 @@ def memory_estimate_bytes(config: RunConfig) -> int:
     return cost.activation_bytes(config) * WORKSPACE_FACTOR
 
 
+def check_trace_budget(config: RunConfig, limits: Limits | None = None) -> None:
+    """Raises LimitError if tracing `config` alone would take too long: a static-time variant
+    (time_distributed) traces one inner LSTM call per time step."""
+    from hierlstm.variants import VARIANTS
+
+    limits = limits or current_limits()
+    if VARIANTS[config.variant].static_time and config.time_steps > limits.trace_budget_steps:
+        raise LimitError(
+            f"{config.variant} would unroll {config.time_steps} inner LSTM calls into one graph, "
+            f"over the trace budget of {limits.trace_budget_steps} (about 0.1 s of tracing each); "
+            "use folded, which computes the same function with one call."
+        )
+
+
 def check_limits(config: RunConfig, limits: Limits | None = None) -> None:
     """Raises LimitError, one sentence with the estimate and the limit, if `config` is over."""
     limits = limits or current_limits()
@@ -110,12 +124,7 @@ def check_limits(config: RunConfig, limits: Limits | None = None) -> None:
             f"time_steps {config.time_steps} is over this server's limit of "
             f"{limits.max_time_steps} (HIERLSTM_MAX_TIME_STEPS)."
         )
-    if config.variant == "time_distributed" and config.time_steps > limits.trace_budget_steps:
-        raise LimitError(
-            f"time_distributed would unroll {config.time_steps} inner LSTM calls into one graph, "
-            f"over the trace budget of {limits.trace_budget_steps} (about 0.1 s of tracing each); "
-            "use folded, which computes the same function with one call."
-        )
+    check_trace_budget(config, limits)
     estimate = memory_estimate_bytes(config)
     if estimate > limits.memory_budget_bytes:
         raise LimitError(

@@ -499,7 +499,8 @@ def _checked_row(raw: Any) -> dict[str, Any]:
         "config": json.dumps(config.to_dict()),
         "versions": json.dumps(_versions(raw["versions"])),
         "noisy": int(_flag("noisy", raw["noisy"])),
-        "kernel": _choice("kernel", raw["kernel"], KERNELS),
+        # A run that failed before its first call never chose a kernel.
+        "kernel": _choice("kernel", raw["kernel"], KERNELS if status == "ok" else (*KERNELS, "")),
         "status": status,
     }
     for column in (*TEXT_COLUMNS, *VERSION_COLUMNS):

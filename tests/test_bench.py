@@ -134,7 +134,10 @@ def test_failed_result_is_one_friendly_line():
     error = tf.errors.ResourceExhaustedError(None, None, "OOM when allocating\nstack trace")
     result = bench.failed_result(TINY, error)
     assert result.status == "failed"
-    assert result.error == "out of memory: OOM when allocating"
+    assert (
+        result.error
+        == "out of memory (try a smaller batch_size or time_steps): OOM when allocating"
+    )
     assert math.isnan(result.median_s) and math.isnan(result.first_call_s)
     assert result.repeats == 0 and result.flops == cost.model_flops(TINY)
 
@@ -146,7 +149,10 @@ def test_benchmark_returns_failure_instead_of_raising(monkeypatch):
     monkeypatch.setattr(bench, "build_model", out_of_memory)
     calls = []
     result = bench.benchmark(TINY, on_progress=lambda fraction, message: calls.append(fraction))
-    assert result.status == "failed" and result.error == "out of memory: OOM"
+    assert (
+        result.status == "failed"
+        and result.error == "out of memory (try a smaller batch_size or time_steps): OOM"
+    )
     assert calls[-1] == 1.0
 
 
@@ -176,7 +182,7 @@ def test_sweep_records_a_failing_point_and_goes_on(monkeypatch):
     )
     assert list(frame["value"]) == [3, 5, 0, 6]
     assert list(frame["status"]) == ["ok", "failed", "failed", "ok"]
-    assert frame["error"][1] == "out of memory: OOM"
+    assert frame["error"][1] == "out of memory (try a smaller batch_size or time_steps): OOM"
     assert "time_steps must be between" in frame["error"][2]
     assert frame["median_s"][0] > 0 and math.isnan(frame["median_s"][1])
     assert list(frame.columns[:5]) == ["variant", "axis", "value", "status", "error"]

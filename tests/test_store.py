@@ -96,6 +96,8 @@ def make_failed_result() -> BenchResult:
     return make_result(
         status="failed",
         error="ResourceExhaustedError: OOM when allocating tensor",
+        kernel="",  # as the harness records it: a failed run never chose a kernel
+        kernel_reason="",
         **dict.fromkeys(TIME_FIELDS, nan),
         samples_per_s=nan,
         steps_per_s=nan,
@@ -368,3 +370,18 @@ def test_a_writer_killed_mid_sweep_keeps_every_committed_row(tmp_path):
     stored_ids = set(store.rows()["id"])
     assert set(printed_ids) <= stored_ids
     assert len(stored_ids) >= len(printed_ids) >= 15
+
+
+def test_the_harness_failed_record_is_stored_and_exported(tmp_path):
+    import tensorflow as tf
+
+    from hierlstm.bench import failed_result
+
+    store = ResultStore(tmp_path / "results.sqlite3")
+    error = tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
+    result_id = store.add(failed_result(RunConfig(variant="folded"), error))
+    row = store.rows().set_index("id").loc[result_id]
+    assert row["status"] == "failed" and row["kernel"] == ""
+    assert row["error"].startswith("out of memory")
+    other = ResultStore(tmp_path / "other.sqlite3")
+    assert other.import_file(store.export_json().encode(), format="json").added == 1
