@@ -2,7 +2,7 @@
 
 The frame around every page: the language switch, the navigation, the shared settings form in
 the sidebar (its one button applies the settings and runs the page's work), the device banner.
-The pages in pages/ are thin scripts over `hierlstm.ui` and `hierlstm.charts`.
+The pages in app_pages/ are thin scripts over `hierlstm.ui` and `hierlstm.charts`.
 """
 
 import logging
@@ -14,6 +14,8 @@ from hierlstm._native import import_tensorflow_quietly
 import_tensorflow_quietly()
 
 from hierlstm import ui  # noqa: E402
+
+ui.start_devices()  # HIERLSTM_LOGICAL_CPUS, before anything starts TensorFlow's runtime
 
 st.set_page_config(page_title="hierlstm", page_icon=":material/account_tree:", layout="wide")
 

@@ -24,11 +24,18 @@ breakdown_variant = breakdown_column.selectbox(
 )
 
 if controls.run:
-    if problem := ui.run_problem(controls.configs()):
+    configs = controls.configs()
+    if problem := ui.run_problem(configs):
         st.error(problem, icon=":material/block:")
     else:
-        ui.start_run(KEY, lambda progress: ui.run_benchmark(controls, breakdown_variant, progress))
-ui.show_run_error(KEY)
+        breakdown = controls.config.replace(variant=breakdown_variant)  # timed layer by layer
+        ui.start_run(
+            KEY,
+            lambda progress: ui.run_benchmark(controls, breakdown_variant, progress),
+            configs,
+            ui.Workload((*configs, breakdown), controls.warmup, controls.repeats),
+        )
+ui.show_run_outcome(KEY)
 
 outcome = st.session_state.get(KEY)
 if outcome is None:

@@ -52,8 +52,8 @@ if controls.run:
     if problem := ui.run_problem(lesson_configs()):
         st.error(problem, icon=":material/block:")
     else:
-        ui.start_run(KEY, measure)
-ui.show_run_error(KEY)
+        ui.start_run(KEY, measure, lesson_configs())
+ui.show_run_outcome(KEY)
 outcome = st.session_state.get(KEY)
 frame = outcome["frame"] if outcome else None
 if outcome is None:

@@ -1,5 +1,6 @@
 """Scaling: latency of the selected variants over time steps or batch size (log-log), the
-fitted cost per step, the dependent-chain length per variant and where the curves cross."""
+fitted cost per step, the dependent-chain length per variant and where the curves cross; or
+throughput and scaling efficiency over the number of mirrored replicas (tf.distribute)."""
 
 import streamlit as st
 
@@ -9,7 +10,8 @@ from hierlstm.bench import SWEEP_AXES
 controls = ui.current_controls()
 _ = ui.text
 KEY = "scaling"
-DEFAULT_VALUES = {"time_steps": "10, 20, 50, 100", "batch_size": "1, 4, 16, 64"}
+DEFAULT_VALUES = {"time_steps": "10, 20, 50, 100", "batch_size": "1, 4, 16, 64", "replicas": "1, 2"}
+AXES = (*SWEEP_AXES, "replicas")
 for axis_name, default in DEFAULT_VALUES.items():
     st.session_state.setdefault(f"sweep_values_{axis_name}", default)
 
@@ -18,7 +20,7 @@ st.markdown(_("scaling.intro"))
 left, right = st.columns([1, 2])
 axis = left.radio(
     _("scaling.axis"),
-    SWEEP_AXES,
+    AXES,
     key="sweep_axis",
     horizontal=True,
     format_func=lambda name: _("axis_name." + name),
@@ -34,14 +36,21 @@ values, problem = ui.parse_values(raw_values, axis)
 if problem:
     st.error(problem, icon=":material/error:")
 
-if controls.run:
-    if not problem:
+if controls.run and not problem:
+    if axis == "replicas":  # weak scaling: n replicas run n x the sidebar's batch
+        base = ui.replica_configs(controls)
+        configs = [c.replace(batch_size=c.batch_size * max(values)) for c in base]
+        points = tuple(c.replace(batch_size=c.batch_size * n) for c in base for n in values)
+        work = lambda progress: ui.run_replica_sweeps(controls, values, progress)  # noqa: E731
+    else:
         configs = [c.replace(**{axis: max(values)}) for c in controls.configs()]
-        if run_problem := ui.run_problem(configs):
-            st.error(run_problem, icon=":material/block:")
-        else:
-            ui.start_run(KEY, lambda progress: ui.run_sweeps(controls, axis, values, progress))
-ui.show_run_error(KEY)
+        points = tuple(c.replace(**{axis: v}) for c in controls.configs() for v in values)
+        work = lambda progress: ui.run_sweeps(controls, axis, values, progress)  # noqa: E731
+    if run_problem := ui.run_problem(configs):
+        st.error(run_problem, icon=":material/block:")
+    else:
+        ui.start_run(KEY, work, configs, ui.Workload(points, controls.warmup, controls.repeats))
+ui.show_run_outcome(KEY)
 
 lang = controls.language
 outcome = st.session_state.get(KEY)
@@ -60,10 +69,31 @@ else:
     if outcome["settings"] != ui.settings_of(controls) or swept != axis:
         st.info(_("bench.stale"), icon=":material/history:")
     for row in frame[frame["status"] != "ok"].itertuples():
+        value = row.replicas if swept == "replicas" else row.value
         st.error(
-            _("scaling.failed", variant=row.variant, value=row.value, error=row.error),
+            _("scaling.failed", variant=row.variant, value=value, error=row.error),
             icon=":material/error:",
         )
+if outcome is not None and outcome["axis"] == "replicas":
+    left, right = st.columns(2)
+    with left:
+        ui.chart(
+            charts.replica_throughput_figure(frame, lang),
+            frame[["variant", "replicas", "batch_size", "samples_per_s", "status"]],
+            key="replicas-throughput",
+        )
+    with right:
+        ui.chart(
+            charts.replica_efficiency_figure(frame, lang),
+            frame[
+                ["variant", "replicas", "scaling_efficiency", "efficiency_p10", "efficiency_p90"]
+            ],
+            key="replicas-efficiency",
+        )
+    if not any(name.startswith("gpu") for name in ui.visible_devices()):
+        st.caption(_("scaling.replicas.cpu_note"))
+    ui.table(frame, key="scaling-table", height=300)
+elif outcome is not None:
     ui.chart(
         charts.scaling_figure(frame, swept, lang),
         frame[["variant", "axis", "value", "median_s", "p10_s", "p90_s", "status"]],

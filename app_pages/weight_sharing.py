@@ -118,8 +118,8 @@ if controls.run:
     if problem := ui.run_problem([config]):
         st.error(problem, icon=":material/block:")
     else:
-        ui.start_run(KEY, time_forms)
-ui.show_run_error(KEY)
+        ui.start_run(KEY, time_forms, [config])
+ui.show_run_outcome(KEY)
 outcome = st.session_state.get(KEY)
 if outcome is None:
     st.info(_("sharing.press_run", sequences=sequences), icon=":material/play_arrow:")

@@ -422,6 +422,77 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
     )
 
 
+def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Samples per second against mirrored replicas (weak scaling: each replica keeps its
+    batch), per variant, beside the ideal n x one replica's throughput (dashed)."""
+    frame = _ok(replica_frame)
+    title = t("chart.replicas.throughput.title", lang)
+    if frame.empty:
+        return _empty(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("replicas")
+        color = variant_color(variant)
+        figure.add_trace(
+            go.Scatter(
+                x=points["replicas"],
+                y=points["samples_per_s"],
+                mode="lines+markers",
+                name=variant,
+                line={"color": color, "width": 2.5},
+            )
+        )
+        one = points[points["replicas"] == 1]["samples_per_s"]
+        if not one.empty:
+            figure.add_trace(
+                go.Scatter(
+                    x=points["replicas"],
+                    y=points["replicas"] * float(one.iloc[0]),
+                    mode="lines",
+                    name=t("chart.replicas.ideal", lang, variant=variant),
+                    line={"color": color, "width": 1.5, "dash": "dash"},
+                )
+            )
+    figure.update_xaxes(dtick=1)
+    return _layout(
+        figure,
+        title,
+        t("chart.replicas.x", lang),
+        t("chart.throughput.y", lang),
+        legend_right=True,
+    )
+
+
+def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Scaling efficiency (throughput with n replicas / (n x one replica)) with p10-p90 bars;
+    1 is perfect scaling."""
+    frame = _ok(replica_frame)
+    title = t("chart.replicas.efficiency.title", lang)
+    if frame.empty:
+        return _empty(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("replicas")
+        figure.add_trace(
+            go.Scatter(
+                x=points["replicas"],
+                y=points["scaling_efficiency"],
+                mode="lines+markers",
+                name=variant,
+                line={"color": variant_color(variant), "width": 2.5},
+                error_y=_error_bars(
+                    points["scaling_efficiency"], points["efficiency_p10"], points["efficiency_p90"]
+                ),
+            )
+        )
+    figure.add_hline(y=1.0, line={"dash": "dash", "color": "#999999", "width": 1})
+    figure.update_xaxes(dtick=1)
+    figure.update_yaxes(rangemode="tozero")
+    return _layout(
+        figure, title, t("chart.replicas.x", lang), t("chart.replicas.efficiency.y", lang)
+    )
+
+
 def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
     """Least-squares fit median_s = intercept_s + slope_s * value, per variant.
 

@@ -36,10 +36,29 @@ MESSAGES: dict[str, dict[str, str]] = {
     "run.lesson": _m("Measure the lesson's numbers", "测量课程中的数字"),
     "run.starting": _m("Starting…", "正在开始…"),
     "run.waiting": _m(
-        "Waiting for another viewer's run to finish (one timing run at a time keeps the numbers "
-        "honest)…",
-        "正在等待其他访问者的运行结束（同一时间只做一次计时，数字才可信）…",
+        "Waiting for another viewer's run to finish ({holder}, {seconds:.0f} s so far): one "
+        "timing run per device at a time keeps the numbers honest. The wait is not timed.",
+        "正在等待其他访问者的运行结束（{holder}，已等待 {seconds:.0f} 秒）：每个设备同一时间只做一次计时，"
+        "数字才可信。等待时间不计入计时。",
     ),
+    "run.calibrating": _m(
+        "Measuring this machine's cost per step for {variant} (once per setting) to estimate "
+        "the run…",
+        "正在测量本机上 {variant} 每步的耗时（每种设置只测一次），以估算运行时间…",
+    ),
+    "run.confirm": _m(
+        "This run is estimated at about {seconds:,.0f} s ({runs} timed configuration(s)), over "
+        "this server's {limit:,.0f} s for a run without asking. The estimate is the cost model "
+        "times this machine's measured cost per step. Run it anyway?",
+        "估计此次运行约需 {seconds:,.0f} 秒（{runs} 个计时配置），超过本服务器无需确认的 {limit:,.0f} 秒。"
+        "估计值为成本模型乘以本机实测的每步耗时。仍要运行吗？",
+    ),
+    "run.confirm.yes": _m("Run (about {seconds:,.0f} s)", "运行（约 {seconds:,.0f} 秒）"),
+    "run.confirm.no": _m("Cancel", "取消"),
+    "lock.benchmark": _m("a benchmark", "一次基准测试"),
+    "lock.scaling": _m("a sweep", "一次扫描"),
+    "lock.weight_sharing": _m("a weight-sharing timing", "一次权重共享计时"),
+    "lock.lesson": _m("the lesson's measurements", "课程中的测量"),
     "page.failed": _m("This page could not be shown: {error}", "无法显示此页面：{error}"),
     "trace.failed": _m("Could not trace {variant}: {error}", "无法追踪 {variant}：{error}"),
     "run.failed": _m("The run failed: {error}", "运行失败：{error}"),
@@ -83,6 +102,30 @@ MESSAGES: dict[str, dict[str, str]] = {
     "control.device.help": _m(
         "auto: the first GPU if TensorFlow sees one, else the CPU.",
         "auto：TensorFlow 能看到 GPU 时用第一块 GPU，否则用 CPU。",
+    ),
+    "control.strategy": _m("Strategy", "分布策略"),
+    "control.strategy.help": _m(
+        "none: one device. mirrored: tf.distribute.MirroredStrategy, one replica per device "
+        "named in Replicas (none named: every GPU, else every logical CPU device); the batch "
+        "is split evenly across them. Several machines: the command line's worker.",
+        "none：单设备。mirrored：tf.distribute.MirroredStrategy，“副本”中每个设备一个副本（未选时：所有 GPU，"
+        "否则所有逻辑 CPU 设备）；批量在副本间平均分配。多台机器：用命令行的 worker。",
+    ),
+    "strategy.none": _m("none (one device)", "none（单设备）"),
+    "strategy.mirrored": _m("mirrored", "mirrored（镜像）"),
+    "control.devices": _m("Replicas", "副本"),
+    "control.devices.help": _m(
+        "The devices of a mirrored run, one replica each. This server sees: {devices}. On a "
+        "machine without GPUs, start the app with HIERLSTM_LOGICAL_CPUS=2 to split the CPU "
+        "into two logical devices (they share the cores: a test of the strategy, not of GPU "
+        "scaling).",
+        "镜像运行所用的设备，每个设备一个副本。本服务器可见：{devices}。在没有 GPU 的机器上，用 "
+        "HIERLSTM_LOGICAL_CPUS=2 启动应用可把 CPU 拆成两个逻辑设备（它们共用内核：用于检验策略，而非 GPU 扩展）。",
+    ),
+    "control.devices.placeholder": _m("every device", "所有设备"),
+    "control.strategy.device_unused": _m(
+        "Device {device} is not used under mirrored: the replicas are the devices.",
+        "mirrored 策略下不使用设备 {device}：副本即设备。",
     ),
     "control.xla": _m("XLA", "XLA"),
     "control.xla.help": _m(
@@ -145,8 +188,23 @@ MESSAGES: dict[str, dict[str, str]] = {
     ),
     # --- banner ----------------------------------------------------------------------------------
     "banner.line": _m(
-        "**TensorFlow** {tensorflow} · **Keras** {keras} · **Device** {device} · **cuDNN** {cudnn}",
-        "**TensorFlow** {tensorflow} · **Keras** {keras} · **设备** {device} · **cuDNN** {cudnn}",
+        "**TensorFlow** {tensorflow} · **Keras** {keras} · **Device** {device} · **Strategy** "
+        "{strategy} · **cuDNN** {cudnn}",
+        "**TensorFlow** {tensorflow} · **Keras** {keras} · **设备** {device} · **分布策略** "
+        "{strategy} · **cuDNN** {cudnn}",
+    ),
+    "banner.device.replicas": _m("the replicas below", "见下方副本"),
+    "banner.strategy.none": _m("none (one device)", "无（单设备）"),
+    "banner.strategy.mirrored": _m(
+        "{label}: {replicas} replica(s) × {batch} sample(s) each",
+        "{label}：{replicas} 个副本，每个 {batch} 个样本",
+    ),
+    "banner.strategy.invalid": _m(
+        "{strategy}, cannot run: {error}", "{strategy}，无法运行：{error}"
+    ),
+    "banner.devices_failed": _m(
+        "The logical CPU devices were not set up, so this server has one CPU device: {error}",
+        "未能设置逻辑 CPU 设备，本服务器只有一个 CPU 设备：{error}",
     ),
     "banner.cudnn.no_cuda": _m(
         "not available: this TensorFlow was built without CUDA, so every LSTM runs the generic "
@@ -194,6 +252,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "axis.units": _m("units", "单元"),
     "axis_name.time_steps": _m("time steps", "时间步数"),
     "axis_name.batch_size": _m("batch size", "批量大小"),
+    "axis_name.replicas": _m("replicas", "副本数"),
+    "scaling.replicas.cpu_note": _m(
+        "These replicas are logical CPU devices sharing this machine's cores: the efficiency "
+        "measures tf.distribute's overhead here and says nothing about how GPUs scale.",
+        "这些副本是共用本机内核的逻辑 CPU 设备：此处的效率反映 tf.distribute 的开销，不代表 GPU 的扩展情况。",
+    ),
     "axis_title.time_steps": _m("time steps (count, log scale)", "时间步数（个，对数刻度）"),
     "axis_title.batch_size": _m(
         "batch size (spectrograms, log scale)", "批量大小（频谱图个数，对数刻度）"
@@ -464,9 +528,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "scaling.title": _m("How the variants scale", "各变体如何随规模变化"),
     "scaling.intro": _m(
         "Each variant is timed at every value of one size. On log-log axes a slope of 1 means "
-        "time grows in proportion; where two curves cross, the faster variant changes.",
+        "time grows in proportion; where two curves cross, the faster variant changes. Sweep "
+        "over **replicas** to run each variant on 1, 2, … devices with tf.distribute's "
+        "MirroredStrategy, each replica keeping the sidebar's batch.",
         "在某个尺寸的每个取值上为每个变体计时。在双对数坐标中斜率为 1 表示时间按比例增长；两条曲线"
-        "相交处，更快的变体发生变化。",
+        "相交处，更快的变体发生变化。选择按**副本数**扫描，则用 tf.distribute 的 MirroredStrategy "
+        "在 1、2…… 个设备上运行每个变体，每个副本保持侧边栏中的批量。",
     ),
     "scaling.axis": _m("Sweep over", "扫描"),
     "scaling.values": _m("Values", "取值"),
@@ -851,6 +918,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "{first} faster below ≈{value:.3g}, {second} above",
         "≈{value:.3g} 以下 {first} 更快，以上 {second} 更快",
     ),
+    "chart.replicas.throughput.title": _m(
+        "Throughput against mirrored replicas (each replica keeps its batch)",
+        "吞吐量与镜像副本数的关系（每个副本的批量不变）",
+    ),
+    "chart.replicas.efficiency.title": _m(
+        "Scaling efficiency: throughput with n replicas / (n × one replica)",
+        "扩展效率：n 个副本的吞吐量 /（n × 单副本吞吐量）",
+    ),
+    "chart.replicas.x": _m("replicas (count)", "副本数（个）"),
+    "chart.replicas.ideal": _m(
+        "{variant}, ideal (n × one replica)", "{variant}，理想值（n × 单副本）"
+    ),
+    "chart.replicas.efficiency.y": _m("scaling efficiency (1 = perfect)", "扩展效率（1 = 完美）"),
     "chart.cost.title.time_steps": _m(
         "Fitted cost of one more time step", "拟合得到的每多一个时间步的代价"
     ),

@@ -26,7 +26,7 @@ try:  # raised inside a running script when the browser asks for a rerun
 except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
     RerunException = type("RerunException", (BaseException,), {})
 
-from hierlstm.bench import compare, layer_breakdown, sweep
+from hierlstm.bench import compare, error_line, layer_breakdown, sweep
 from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
 from hierlstm.devices import device_report, precision_supported, resolve_device
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, has_text, t
@@ -35,9 +35,21 @@ from hierlstm.store import ResultStore, default_path
 from hierlstm.variants import VARIANTS, build_model
 
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
-# The RunConfig fields the sidebar controls (and the URL may set). Fields without a control here
-# (the tf.distribute strategy and its devices) keep their defaults: single-device runs.
-CONFIG_FIELDS = ("time_steps", "batch_size", "precision", "xla", "lstm_kernel", "device", *GEOMETRY)
+# The RunConfig fields the sidebar controls (and the URL may set). `devices`, the mirrored
+# replicas, is a list in the session (a multiselect) and a comma-separated string in RunConfig.
+CONFIG_FIELDS = (
+    "time_steps",
+    "batch_size",
+    "precision",
+    "xla",
+    "lstm_kernel",
+    "device",
+    "strategy",
+    *GEOMETRY,
+)
+# multi_worker needs a cluster started before TensorFlow runs: the command line's `worker`.
+APP_STRATEGIES = ("none", "mirrored")
+MAX_REPLICAS = 16
 # What the app lets a user ask for; batch and time come from `hierlstm.limits` (environment-
 # configurable), the rest are well inside RunConfig's sanity bounds.
 UI_LIMITS = {
@@ -53,6 +65,7 @@ UI_LIMITS = {
 DEFAULT_VARIANTS = tuple(name for name in ("nested", "folded", "fused") if name in VARIANTS)
 DEFAULTS: dict[str, Any] = {
     **{name: getattr(RunConfig(), name) for name in CONFIG_FIELDS},
+    "devices": [],
     "variants": list(DEFAULT_VARIANTS),
     "warmup": 2,
     "repeats": 10,
@@ -64,6 +77,7 @@ _STATE_READY = "_state_ready"
 _URL_WARNINGS = "_url_warnings"
 _CONTROLS = "_controls"
 _SAVED_VALUES = "_saved_values"  # not a widget key, so Streamlit never drops it
+_CONFIRMED = "_confirmed_run"  # (page key, Workload) the user said yes to
 
 
 # --- language ----------------------------------------------------------------------------
@@ -99,6 +113,8 @@ def limits_of(name: str) -> tuple[int, int]:
         return 1, current_limits().max_batch
     if name == "time_steps":
         return 1, current_limits().max_time_steps
+    if name == "replicas":
+        return 1, MAX_REPLICAS
     return UI_LIMITS[name]
 
 
@@ -139,6 +155,22 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
                 reject(name, raw, f"variants must be names from {', '.join(VARIANTS)}.")
             if known := [part for part in dict.fromkeys(names) if part in VARIANTS]:
                 values[name] = known
+        elif name == "devices":
+            names = [part.strip() for part in raw.split(",") if part.strip()]
+            unseen = [part for part in names if part not in visible_devices()]
+            try:
+                RunConfig(strategy="mirrored", devices=",".join(names))
+                problem = (
+                    f"devices must be among this server's {', '.join(visible_devices())}."
+                    if unseen
+                    else ""
+                )
+            except ValueError as error:
+                problem = str(error)
+            if problem:
+                reject(name, raw, problem)
+            else:
+                values[name] = names
         elif name in ("warmup", "repeats"):
             low, high = limits_of(name)
             if raw.strip().isdigit() and low <= int(raw) <= high:
@@ -151,13 +183,18 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
                 if name == "device":
                     resolve_device(value)  # gpu:3 on a machine with one GPU
                 problem = _in_limits(name, value) if name in NUMERIC else ""
+                if name == "strategy" and value not in APP_STRATEGIES:
+                    problem = (
+                        f"the app runs strategy {' or '.join(APP_STRATEGIES)}; {value} runs from "
+                        "the command line (python -m hierlstm worker)."
+                    )
             except ValueError as error:
                 problem = str(error)
             if problem:
                 reject(name, raw, problem)
             else:
                 values[name] = value
-    geometry = {name: values[name] for name in CONFIG_FIELDS if name in values}
+    geometry = {name: values[name] for name in GEOMETRY if name in values}
     try:
         RunConfig(**geometry)
     except ValueError as error:  # each value fine alone, not together (height < pool_height)
@@ -178,7 +215,7 @@ def query_for(values: Mapping[str, Any]) -> dict[str, str]:
         value = values.get(name, default)
         if value == default:
             continue
-        if name == "variants":
+        if name in ("variants", "devices"):
             wanted[name] = ",".join(value)
         elif isinstance(value, bool):
             wanted[name] = str(value).lower()
@@ -256,6 +293,32 @@ def device_options() -> list[str]:
     return ["auto", "cpu", *(f"gpu:{gpu.index}" for gpu in cached_device_report().gpus)]
 
 
+@st.cache_resource(max_entries=1, show_spinner=False)
+def visible_devices() -> list[str]:
+    """Every device this server's TensorFlow sees, as replica names: "cpu:0", "cpu:1" (logical
+    CPU devices, HIERLSTM_LOGICAL_CPUS), "gpu:0", ..."""
+    from hierlstm.distribute import local_devices
+
+    return [
+        f"{kind.lower()}:{index}"
+        for kind in ("CPU", "GPU")
+        for index in range(len(local_devices(kind)))
+    ]
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def start_devices() -> str:
+    """Splits the CPU into HIERLSTM_LOGICAL_CPUS logical devices, once, before TensorFlow's
+    runtime starts (app.py calls this first); "" or why it could not."""
+    from hierlstm.distribute import ensure_logical_cpus_from_environment
+
+    try:
+        ensure_logical_cpus_from_environment()
+    except (ValueError, RuntimeError) as error:
+        return str(error)
+    return ""
+
+
 def _number(container, name: str) -> None:
     low, high = limits_of(name)
     container.number_input(
@@ -311,6 +374,21 @@ def controls_ui(action: Action) -> Controls:
             help=text("control.device.help"),
         )
         right.checkbox(text("control.xla"), key="xla", help=text("control.xla.help"))
+        left, right = st.columns(2)
+        left.selectbox(
+            text("control.strategy"),
+            APP_STRATEGIES,
+            key="strategy",
+            format_func=lambda name: text(f"strategy.{name}"),
+            help=text("control.strategy.help"),
+        )
+        right.multiselect(
+            text("control.devices"),
+            visible_devices(),
+            key="devices",
+            help=text("control.devices.help", devices=", ".join(visible_devices())),
+            placeholder=text("control.devices.placeholder"),
+        )
         with st.expander(text("control.timing")):
             left, right = st.columns(2)
             _number(left, "warmup")
@@ -346,6 +424,11 @@ def _controls_from_state(requested: bool) -> Controls:
         variants = DEFAULT_VARIANTS
     values = {name: state[name] for name in CONFIG_FIELDS}
     values.update({name: int(values[name]) for name in NUMERIC if name in values})
+    if values["strategy"] == "mirrored":  # the replicas are the devices; Device is not used
+        if values["device"] != "auto":
+            st.sidebar.caption(text("control.strategy.device_unused", device=values["device"]))
+            values["device"] = "auto"
+        values["devices"] = ",".join(state.get("devices", ()))
     try:
         config = RunConfig(variant=variants[0], **values)
         state["_last_config"] = config
@@ -399,13 +482,35 @@ def cudnn_status() -> str:
     return text("banner.cudnn.yes", version=report.cudnn_version or "?", gpus=len(report.gpus))
 
 
-def banner(controls: Controls) -> None:
-    """Versions, the device in use and whether cuDNN is available (and why not), every page."""
-    report = cached_device_report()
+def strategy_status(config: RunConfig) -> str:
+    """The strategy in use, in words: "none (one device)" or "mirrored, 2 replicas × 2"."""
+    if config.strategy == "none":
+        return text("banner.strategy.none")
+    from hierlstm import distribute
+
     try:
-        device = report.device_label(resolve_device(controls.config.device))
+        run_plan = distribute.plan(config)
+    except (ValueError, RuntimeError) as error:
+        return text("banner.strategy.invalid", strategy=config.strategy, error=one_line(error))
+    return text(
+        "banner.strategy.mirrored",
+        label=run_plan.label,
+        replicas=run_plan.replicas,
+        batch=run_plan.per_replica_batch,
+    )
+
+
+def banner(controls: Controls) -> None:
+    """Versions, the device and strategy in use and whether cuDNN is available (and why not),
+    on every page."""
+    report = cached_device_report()
+    config = controls.config
+    try:
+        device = report.device_label(resolve_device(config.device))
     except ValueError as error:
         device = str(error)
+    if config.strategy != "none":
+        device = text("banner.device.replicas")
     with st.container(border=True, key="banner"):
         st.markdown(
             text(
@@ -413,9 +518,12 @@ def banner(controls: Controls) -> None:
                 tensorflow=report.tensorflow,
                 keras=report.keras,
                 device=device,
+                strategy=strategy_status(config),
                 cudnn=cudnn_status(),
             )
         )
+    if problem := start_devices():
+        st.error(text("banner.devices_failed", error=problem), icon=":material/memory:")
     for name, value, reason in controls.url_warnings:
         st.warning(
             text("url.rejected", name=name, value=value, reason=reason), icon=":material/link_off:"
@@ -586,12 +694,6 @@ def result_store() -> ResultStore:
 Progress = Callable[[float, str], None]
 
 
-@st.cache_resource(show_spinner=False)
-def _timing_lock() -> threading.Lock:
-    """One timing run at a time in this server: two viewers' runs would slow each other."""
-    return threading.Lock()
-
-
 def run_problem(configs: Sequence[RunConfig]) -> str:
     """Why these configs should not be timed on this server ("" if they may), from
     `hierlstm.limits` (batch, time, trace and activation-memory budgets)."""
@@ -610,35 +712,115 @@ def one_line(error: BaseException) -> str:
     return first[:300]
 
 
-def start_run(key: str, work: Callable[[Progress], Any]) -> None:
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """What a run will time, for its estimate: one config per `benchmark` call (a sweep's
+    points expanded) and the calls of each."""
+
+    runs: tuple[RunConfig, ...]
+    warmup: int
+    repeats: int
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _step_cost(key: RunConfig):
+    """This machine's measured cost of one variant and setting (`hierlstm.estimate`)."""
+    from hierlstm.estimate import calibrate
+
+    return calibrate(key)
+
+
+def estimate_seconds(workload: Workload, progress: Progress) -> float:
+    """The workload's estimated duration: the cost model times this machine's measured cost
+    per step (measured once per variant and setting, while the device lock is held). A
+    setting that cannot even be calibrated counts as 0 here: its run fails fast and says why."""
+    from hierlstm.estimate import calibration_key, run_seconds
+
+    total = 0.0
+    for config in workload.runs:
+        progress(0.0, text("run.calibrating", variant=config.variant))
+        try:
+            step_cost = _step_cost(calibration_key(config))
+        except Exception:
+            continue
+        total += run_seconds(config, step_cost, warmup=workload.warmup, repeats=workload.repeats)
+    return total
+
+
+def _lock_keys(configs: Sequence[RunConfig]) -> set[str]:
+    from hierlstm.runlock import device_keys
+
+    return {key for config in configs for key in device_keys(config)}
+
+
+def start_run(
+    key: str,
+    work: Callable[[Progress], Any],
+    configs: Sequence[RunConfig],
+    workload: Workload | None = None,
+) -> None:
     """Runs `work(progress)` now, keeps its result in the session under `key` (or its one-line
     error under `key + ":error"`), then reruns so the page shows it and the Run button is
-    enabled again. Only one run at a time in the whole server does timing work."""
+    enabled again.
+
+    Only one run per device at a time in the whole server (`hierlstm.runlock`): a run on a
+    busy device shows that it is waiting, and the wait is over before anything is timed. With
+    a `workload` whose estimate is over HIERLSTM_CONFIRM_SECONDS, nothing runs: the page asks
+    for confirmation (`show_run_outcome`), and the confirmed rerun runs it.
+    """
+    from hierlstm import runlock
+
     state = st.session_state
     bar = st.progress(0.0, text=text("run.starting"))
 
     def progress(fraction: float, message: str) -> None:
         bar.progress(min(1.0, max(0.0, float(fraction))), text=message)
 
+    def waiting(holder: str, seconds: float) -> None:  # a Streamlit call: a rerun stops us here
+        progress(0.0, text("run.waiting", holder=holder, seconds=seconds))
+
+    confirmed = state.pop(_CONFIRMED, None) == (key, workload)
     try:
         state.pop(_RUN_REQUEST, None)
-        state.pop(key + ":error", None)
-        lock = _timing_lock()
-        while not lock.acquire(timeout=0.5):
-            progress(0.0, text("run.waiting"))  # a Streamlit call: lets a page change stop us
+        for suffix in (":error", ":confirm"):
+            state.pop(key + suffix, None)
         try:
-            state[key] = work(progress)
-        except Exception as error:  # a run's failure is a message, never a traceback
+            keys = _lock_keys(configs)
+        except ValueError as error:  # a device this machine does not have
             state[key + ":error"] = text("run.failed", error=one_line(error))
-        finally:
-            lock.release()
+            keys = None
+        if keys is not None:
+            with runlock.hold(keys, name=text(f"lock.{key}"), on_wait=waiting):
+                try:
+                    limit = current_limits().confirm_seconds
+                    seconds = 0.0
+                    if workload is not None and not confirmed:
+                        seconds = estimate_seconds(workload, progress)
+                    if seconds > limit:
+                        state[key + ":confirm"] = (workload, seconds, limit)
+                    else:
+                        state[key] = work(progress)
+                except Exception as error:  # a run's failure is a message, never a traceback
+                    state[key + ":error"] = text("run.failed", error=error_line(error))
     except RerunException:
         # Streamlit stops a running script when the browser asks for a rerun: the second click
         # of a double click, a language switch. Ask again, so the rerun does this work (once)
         # if it is on the same page, instead of dropping the run the user asked for.
         state[_RUN_REQUEST] = state.get(_CURRENT_ACTION)
+        if confirmed:
+            state[_CONFIRMED] = (key, workload)
         raise
     st.rerun()
+
+
+def _confirm(key: str, workload: Workload) -> None:
+    st.session_state.pop(key + ":confirm", None)
+    st.session_state[_CONFIRMED] = (key, workload)
+    _request_run(st.session_state.get(_CURRENT_ACTION))
+
+
+def _cancel(key: str) -> None:
+    st.session_state.pop(key + ":confirm", None)
 
 
 def end_of_run() -> None:
@@ -647,9 +829,29 @@ def end_of_run() -> None:
     st.session_state.pop(_RUN_REQUEST, None)
 
 
-def show_run_error(key: str) -> None:
-    if message := st.session_state.get(key + ":error"):
+def show_run_outcome(key: str) -> None:
+    """The last run's one-line error, or the question a long run is waiting on."""
+    state = st.session_state
+    if message := state.get(key + ":error"):
         st.error(message, icon=":material/error:")
+    if pending := state.get(key + ":confirm"):
+        workload, seconds, limit = pending
+        with st.container(border=True, key=f"{key}-confirm"):
+            st.warning(
+                text("run.confirm", seconds=seconds, limit=limit, runs=len(workload.runs)),
+                icon=":material/hourglass_top:",
+            )
+            left, right, _ = st.columns([1, 1, 3])
+            left.button(
+                text("run.confirm.yes", seconds=seconds),
+                key=f"{key}-confirm-yes",
+                type="primary",
+                on_click=_confirm,
+                args=(key, workload),
+            )
+            right.button(
+                text("run.confirm.no"), key=f"{key}-confirm-no", on_click=_cancel, args=(key,)
+            )
 
 
 def store_results(results) -> int:
@@ -736,6 +938,39 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
     return {
         "frame": pd.concat(frames, ignore_index=True),
         "axis": axis,
+        "settings": settings_of(controls),
+    }
+
+
+def replica_configs(controls: Controls) -> list[RunConfig]:
+    """The selected variants as one replica's run: the sidebar's batch is each replica's."""
+    return [config.replace(strategy="mirrored", device="auto") for config in controls.configs()]
+
+
+def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Progress):
+    """Every selected variant on 1, 2, ... mirrored replicas (weak scaling); each measured
+    count is stored as it finishes."""
+    from hierlstm.bench import replica_sweep
+
+    store = result_store()
+    frames = []
+    configs = replica_configs(controls)
+    for index, config in enumerate(configs):
+        start, end = index / len(configs), (index + 1) / len(configs)
+        frame = replica_sweep(
+            config,
+            counts,
+            warmup=controls.warmup,
+            repeats=controls.repeats,
+            on_progress=lambda f, m, s=start, e=end, v=config.variant: progress(
+                s + (e - s) * f, f"{v}: {m}"
+            ),
+            on_point=store.add,
+        )
+        frames.append(frame.assign(variant=config.variant))
+    return {
+        "frame": pd.concat(frames, ignore_index=True),
+        "axis": "replicas",
         "settings": settings_of(controls),
     }
 

@@ -91,7 +91,9 @@ def build_time_distributed(config: RunConfig) -> keras.Model:
     """
     inputs, x = _trunk(config, time_steps=config.time_steps)
     inner = keras.layers.LSTM(
-        config.inner_units, use_cudnn=_use_cudnn(config), name="inner_lstm",
+        config.inner_units,
+        use_cudnn=_use_cudnn(config),
+        name="inner_lstm",
         dtype=config.precision,
     )
     summaries = keras.layers.TimeDistributed(inner, name="summarise", dtype=config.precision)(
@@ -113,7 +115,9 @@ def _folded(config: RunConfig, summariser, name: str) -> keras.Model:
 def build_folded(config: RunConfig) -> keras.Model:
     """Explicit fold: one `LSTM` call over all B*T sub-sequences, then unfold, then `LSTM`."""
     inner = keras.layers.LSTM(
-        config.inner_units, use_cudnn=_use_cudnn(config), name="inner_lstm",
+        config.inner_units,
+        use_cudnn=_use_cudnn(config),
+        name="inner_lstm",
         dtype=config.precision,
     )
     return _folded(config, inner, "folded")
@@ -132,7 +136,9 @@ def build_vectorized_map(config: RunConfig) -> keras.Model:
     """The answer's custom-loop advice: `tf.vectorized_map` over time applying the inner LSTM."""
     inputs, x = _trunk(config)
     inner = keras.layers.LSTM(
-        config.inner_units, use_cudnn=_use_cudnn(config), name="inner_lstm",
+        config.inner_units,
+        use_cudnn=_use_cudnn(config),
+        name="inner_lstm",
         dtype=config.precision,
     )
     summaries = VectorizedSummariser(inner, name="summarise", dtype=config.precision)(

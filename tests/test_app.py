@@ -222,7 +222,57 @@ def test_a_failing_run_is_one_line(app, database, monkeypatch):
     _open(app, "app_pages/benchmark.py", TINY)
     _run(app)
     assert not app.exception
-    assert [error.value for error in app.error] == ["The run failed: the device went away"]
+    assert [error.value for error in app.error] == [
+        "The run failed: unexpected RuntimeError: the device went away"
+    ]
+
+
+def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch):
+    import tensorflow as tf
+
+    import hierlstm.ui
+    from hierlstm import runlock
+
+    real_compare = hierlstm.ui.compare
+
+    def out_of_memory(*args, **kwargs):
+        raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor\nmore")
+
+    monkeypatch.setattr(hierlstm.ui, "compare", out_of_memory)
+    _open(app, "app_pages/benchmark.py", TINY)
+    _run(app)
+    assert not app.exception
+    assert [error.value for error in app.error] == [
+        "The run failed: out of memory (try a smaller batch_size or time_steps): "
+        "OOM when allocating tensor"
+    ]
+    assert runlock.is_free("CPU") and ResultStore(database).count() == 0
+    monkeypatch.setattr(hierlstm.ui, "compare", real_compare)
+    _run(app)  # the next run works
+    _clean(app)
+    assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6
+    assert runlock.is_free("CPU")
+
+
+def test_a_long_run_asks_first_and_runs_only_when_confirmed(app, database, monkeypatch):
+    monkeypatch.setenv("HIERLSTM_CONFIRM_SECONDS", "1")
+    long_run = {**TINY, "batch_size": "16", "time_steps": "100", "repeats": "20"}
+    _open(app, "app_pages/benchmark.py", long_run)
+    _run(app)
+    assert not app.exception and not app.error
+    question = app.get_by_key("benchmark-confirm").warning[0].value
+    assert (
+        question.startswith("This run is estimated at about")
+        and "over this server's 1 s" in question
+    )
+    assert ResultStore(database).count() == 0  # nothing ran
+    app.button(key="benchmark-confirm-no").click().run()
+    assert not app.warning and ResultStore(database).count() == 0
+    _run(app)
+    app.button(key="benchmark-confirm-yes").click().run()
+    _clean(app)
+    assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6
+    assert not any("estimated at about" in warning.value for warning in app.warning)
 
 
 def test_over_budget_run_is_refused(app, database, monkeypatch):
@@ -241,6 +291,55 @@ def test_tiny_sweep(app, database):
     _clean(app)
     assert _plotly_charts(app) == 3  # latency, cost per step, chain
     assert ResultStore(database).count() == 4
+
+
+def _cpu_devices() -> int:
+    import tensorflow as tf
+
+    return len(tf.config.list_logical_devices("CPU"))
+
+
+def test_the_strategy_is_a_control_the_url_and_the_banner_show(app):
+    _open(app, "app_pages/shape_trace.py", {**TINY, "strategy": "mirrored", "devices": "cpu:0"})
+    assert app.selectbox(key="strategy").value == "mirrored"
+    assert app.multiselect(key="devices").value == ["cpu:0"]
+    assert "cpu:0" in app.multiselect(key="devices").options  # every visible device listed
+    banner = app.get_by_key("banner").markdown[0].value
+    assert "**Strategy** mirrored over /CPU:0" in banner and "1 replica(s) × 2 sample(s)" in banner
+    app.selectbox(key="strategy").set_value("none")
+    _run(app)
+    _clean(app)
+    assert "**Strategy** none (one device)" in app.get_by_key("banner").markdown[0].value
+    assert "strategy" not in app.query_params
+
+
+def test_bad_strategy_and_devices_in_the_url_keep_the_defaults(app):
+    _open(app, "app_pages/shape_trace.py", {"strategy": "multi_worker", "devices": "gpu:7"})
+    warnings = [warning.value for warning in app.warning]
+    assert len(warnings) == 2, warnings
+    assert "the app runs strategy none or mirrored" in warnings[0]  # URL order
+    assert "devices must be among this server's cpu:0" in warnings[1]
+    assert app.selectbox(key="strategy").value == "none"
+    assert app.multiselect(key="devices").value == []
+
+
+def test_replica_sweep_on_the_scaling_page(app, database):
+    _open(app, "app_pages/scaling.py", TINY)
+    app.radio(key="sweep_axis").set_value("replicas").run()
+    assert app.text_input(key="sweep_values_replicas").value == "1, 2"
+    _run(app)
+    assert not app.exception
+    assert _plotly_charts(app) == 3  # throughput, efficiency, chain
+    errors = [error.value for error in app.error]
+    stored = ResultStore(database).count()
+    if _cpu_devices() >= 2:
+        assert errors == [] and stored == 4  # 2 variants x 2 replica counts
+    else:  # this test process has one CPU device: 2 replicas fail, saying how to get two
+        assert len(errors) == 2 and stored == 2
+        assert all("2 replicas need 2 devices" in error for error in errors)
+    table = _table(app, "scaling-table")
+    assert set(table["replicas"]) == {1, 2}
+    assert (table[table["replicas"] == 1]["scaling_efficiency"] == 1.0).all()
 
 
 def test_bad_sweep_values_are_one_line(app):
