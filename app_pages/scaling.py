@@ -90,6 +90,7 @@ if outcome is not None and outcome["axis"] == "replicas":
             ],
             key="replicas-efficiency",
         )
+    st.caption(_("scaling.replicas.weak"))
     if not any(name.startswith("gpu") for name in ui.visible_devices()):
         st.caption(_("scaling.replicas.cpu_note"))
     ui.table(frame, key="scaling-table", height=300)

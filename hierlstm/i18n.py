@@ -111,7 +111,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "none：单设备。mirrored：tf.distribute.MirroredStrategy，“副本”中每个设备一个副本（未选时：所有 GPU，"
         "否则所有逻辑 CPU 设备）；批量在副本间平均分配。多台机器：用命令行的 worker。",
     ),
-    "strategy.none": _m("none (one device)", "none（单设备）"),
+    "strategy.none": _m("none", "none"),
     "strategy.mirrored": _m("mirrored", "mirrored（镜像）"),
     "control.devices": _m("Replicas", "副本"),
     "control.devices.help": _m(
@@ -193,7 +193,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "**TensorFlow** {tensorflow} · **Keras** {keras} · **设备** {device} · **分布策略** "
         "{strategy} · **cuDNN** {cudnn}",
     ),
-    "banner.device.replicas": _m("the replicas below", "见下方副本"),
+    "banner.device.replicas": _m("one per replica (see Strategy)", "每个副本一个（见分布策略）"),
     "banner.strategy.none": _m("none (one device)", "无（单设备）"),
     "banner.strategy.mirrored": _m(
         "{label}: {replicas} replica(s) × {batch} sample(s) each",
@@ -253,10 +253,17 @@ MESSAGES: dict[str, dict[str, str]] = {
     "axis_name.time_steps": _m("time steps", "时间步数"),
     "axis_name.batch_size": _m("batch size", "批量大小"),
     "axis_name.replicas": _m("replicas", "副本数"),
+    "scaling.replicas.weak": _m(
+        "Weak scaling: each replica runs the sidebar's batch, so n replicas run n times the "
+        "samples; the dashed lines are n × one replica's throughput.",
+        "弱扩展：每个副本运行侧边栏中的批量，n 个副本处理 n 倍的样本；虚线为 n × 单副本吞吐量。",
+    ),
     "scaling.replicas.cpu_note": _m(
-        "These replicas are logical CPU devices sharing this machine's cores: the efficiency "
-        "measures tf.distribute's overhead here and says nothing about how GPUs scale.",
-        "这些副本是共用本机内核的逻辑 CPU 设备：此处的效率反映 tf.distribute 的开销，不代表 GPU 的扩展情况。",
+        "These replicas are logical CPU devices sharing this machine's cores: the "
+        "efficiency measures tf.distribute's overhead here and says nothing about how GPUs "
+        "scale.",
+        "这些副本是共用本机内核的逻辑 CPU "
+        "设备：此处的效率反映 tf.distribute 的开销，不代表 GPU 的扩展情况。",
     ),
     "axis_title.time_steps": _m("time steps (count, log scale)", "时间步数（个，对数刻度）"),
     "axis_title.batch_size": _m(
@@ -919,18 +926,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "≈{value:.3g} 以下 {first} 更快，以上 {second} 更快",
     ),
     "chart.replicas.throughput.title": _m(
-        "Throughput against mirrored replicas (each replica keeps its batch)",
-        "吞吐量与镜像副本数的关系（每个副本的批量不变）",
+        "Throughput against replicas",
+        "吞吐量与副本数的关系",
     ),
     "chart.replicas.efficiency.title": _m(
-        "Scaling efficiency: throughput with n replicas / (n × one replica)",
-        "扩展效率：n 个副本的吞吐量 /（n × 单副本吞吐量）",
+        "Scaling efficiency (1 = perfect)",
+        "扩展效率（1 = 完美）",
     ),
     "chart.replicas.x": _m("replicas (count)", "副本数（个）"),
     "chart.replicas.ideal": _m(
         "{variant}, ideal (n × one replica)", "{variant}，理想值（n × 单副本）"
     ),
-    "chart.replicas.efficiency.y": _m("scaling efficiency (1 = perfect)", "扩展效率（1 = 完美）"),
+    "chart.replicas.efficiency.y": _m(
+        "throughput(n) / (n × throughput(1)) (ratio)", "吞吐量(n) /（n × 吞吐量(1)）（比值）"
+    ),
     "chart.cost.title.time_steps": _m(
         "Fitted cost of one more time step", "拟合得到的每多一个时间步的代价"
     ),

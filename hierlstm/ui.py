@@ -967,7 +967,7 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
             ),
             on_point=store.add,
         )
-        frames.append(frame.assign(variant=config.variant))
+        frames.append(frame.assign(variant=config.variant)[["variant", *frame.columns]])
     return {
         "frame": pd.concat(frames, ignore_index=True),
         "axis": "replicas",

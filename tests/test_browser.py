@@ -76,7 +76,8 @@ def server(tmp_path_factory):
     database = tmp_path_factory.mktemp("browser") / "results.sqlite3"
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    environment = {**os.environ, "HIERLSTM_DB": str(database)}
+    # Two logical CPU devices, so the strategy controls have two replicas to offer.
+    environment = {**os.environ, "HIERLSTM_DB": str(database), "HIERLSTM_LOGICAL_CPUS": "2"}
     log = (ARTIFACTS.mkdir(exist_ok=True) or ARTIFACTS) / "streamlit-server.log"
     with open(log, "w") as log_file:
         started = time.perf_counter()
@@ -107,6 +108,7 @@ def server(tmp_path_factory):
                 time.sleep(0.25)
             TIMINGS["server_healthy_s"] = time.perf_counter() - started
             TIMINGS["_started"] = started
+            TIMINGS["_pid"] = process.pid
             yield url, database
         finally:
             process.terminate()
@@ -293,3 +295,104 @@ def test_dark_theme(server, browser):
         _screenshot(page, "shape-trace-dark.png")
     finally:
         context.close()
+
+
+def _resident_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_mirrored_strategy_and_replica_sweep(server, page):
+    url, database = server
+    from hierlstm.store import ResultStore
+
+    _open(page, f"{url}/scaling?{TINY}&strategy=mirrored", PAGES["scaling"])
+    banner = page.locator(".st-key-banner")
+    sync_api.expect(banner).to_contain_text("mirrored over /CPU:0, /CPU:1")
+    sync_api.expect(banner).to_contain_text("2 replica(s) × 1 sample(s) each")
+    before = ResultStore(database).count()
+    page.get_by_test_id("stRadioGroup").get_by_text("replicas").click()
+    _wait_idle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_text("measures tf.distribute's overhead").wait_for(timeout=RUN_TIMEOUT_MS)
+    page.locator(".js-plotly-plot").nth(2).wait_for()  # throughput, efficiency, chain
+    _wait_idle(page)
+    _no_exception(page)
+    assert ResultStore(database).count() - before == 4  # nested, folded x 1 and 2 replicas
+    _screenshot(page, "scaling-replicas.png", "screenshot-scaling-replicas.png")
+
+
+LOAD_SESSIONS = 4
+CONFIG_CHANGES = 50
+RSS_GROWTH_BOUND_MB = 200  # after the first 10 changes warm the caches
+
+
+def test_four_sessions_press_run_at_once(server, browser):
+    """Four browser sessions on one server press Run within milliseconds of each other: the
+    runs queue on the device lock, each finishes and stores its own result, none errors."""
+    url, database = server
+    from hierlstm.store import ResultStore
+
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(4)]
+    try:
+        pages = []
+        for index, context in enumerate(contexts):
+            context.set_default_timeout(PAGE_TIMEOUT_MS)
+            page = context.new_page()
+            # Each session its own batch size, so every stored row says which session it was.
+            _open(
+                page,
+                f"{url}/benchmark?{TINY}&variants=folded&batch_size={index + 1}",
+                PAGES["benchmark"],
+            )
+            pages.append(page)
+        before = set(ResultStore(database).rows()["id"])
+        started = time.perf_counter()
+        for page in pages:
+            page.get_by_role("button", name="Run benchmark").click(no_wait_after=True)
+        # While one session runs, the others say so (polled until every run has drawn).
+        waiting_seen = set()
+        deadline = time.perf_counter() + RUN_TIMEOUT_MS / 1000
+        while time.perf_counter() < deadline:
+            for index, page in enumerate(pages):
+                if page.get_by_text("Waiting for another viewer's run").count():
+                    waiting_seen.add(index)
+            if all(page.locator(".js-plotly-plot").count() >= 6 for page in pages):
+                break
+            pages[0].wait_for_timeout(100)
+        TIMINGS["four_sessions_seen_waiting"] = len(waiting_seen)
+        assert waiting_seen, "no session showed that it was waiting for another's run"
+        for page in pages:
+            page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+            _wait_idle(page)
+            _no_exception(page)
+        TIMINGS["four_sessions_all_done_s"] = time.perf_counter() - started
+        rows = ResultStore(database).rows()
+        new = rows[~rows["id"].isin(before)]
+        assert len(new) == LOAD_SESSIONS and set(new["status"]) == {"ok"}
+        assert sorted(new["config.batch_size"]) == [1, 2, 3, 4]  # one row from each session
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_memory_stays_flat_over_fifty_configuration_changes(server, page):
+    url, _ = server
+    pid = TIMINGS["_pid"]
+    _open(page, f"{url}/?variants=folded", PAGES[""])
+    time_steps = page.get_by_role("spinbutton", name="Time steps")
+    resident = {}
+    for change in range(1, CONFIG_CHANGES + 1):
+        time_steps.fill(str(10 + change))
+        page.get_by_role("button", name="Update trace").click()
+        page.locator(".js-plotly-plot").get_by_text(f"time {10 + change}").first.wait_for()
+        _wait_idle(page)
+        if change in (10, CONFIG_CHANGES):
+            resident[change] = _resident_mb(pid)
+    _no_exception(page)
+    TIMINGS["rss_after_10_changes_mb"] = resident[10]
+    TIMINGS["rss_after_50_changes_mb"] = resident[CONFIG_CHANGES]
+    assert resident[CONFIG_CHANGES] - resident[10] < RSS_GROWTH_BOUND_MB, resident

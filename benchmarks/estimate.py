@@ -1,0 +1,67 @@
+"""How close the app's long-run estimate comes to the run it estimates.
+
+    .venv/bin/python benchmarks/estimate.py [--variants nested,folded,fused,time_distributed]
+                                            [--shapes 8x30,32x60,64x100] [--warmup 2] [--repeats 10]
+
+For each variant: `hierlstm.estimate.calibrate` (two small timed runs), then for each shape the
+estimate of a `benchmark` with the given warm-up and repeats beside the wall time of that very
+`benchmark` call (build, first call, warm-up, repeats). Prints estimate / measured per run: the
+app asks for confirmation when the estimate is over HIERLSTM_CONFIRM_SECONDS, so what matters is
+that the ratio stays near 1 (a ratio of 0.5 would let a 60 s run through a 30 s threshold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from common import header, markdown_table
+
+from hierlstm.bench import benchmark
+from hierlstm.config import RunConfig
+from hierlstm.estimate import calibrate, run_seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="nested,folded,fused,time_distributed")
+    parser.add_argument("--shapes", default="8x30,32x60,64x100")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+    shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
+    print(header("Long-run estimate against the measured run"))
+    rows, ratios = [], []
+    for name in args.variants.split(","):
+        started = time.perf_counter()
+        step_cost = calibrate(RunConfig(variant=name))
+        calibration_s = time.perf_counter() - started
+        for batch, steps in shapes:
+            config = RunConfig(variant=name, batch_size=batch, time_steps=steps)
+            estimate = run_seconds(config, step_cost, warmup=args.warmup, repeats=args.repeats)
+            started = time.perf_counter()
+            result = benchmark(config, warmup=args.warmup, repeats=args.repeats)
+            measured = time.perf_counter() - started
+            assert result.status == "ok", result.error
+            ratios.append(estimate / measured)
+            rows.append(
+                (
+                    name,
+                    f"{batch}x{steps}",
+                    f"{calibration_s:.2f}",
+                    f"{estimate:.2f}",
+                    f"{measured:.2f}",
+                    f"{estimate / measured:.2f}",
+                )
+            )
+    print(
+        markdown_table(
+            ("variant", "batch x time", "calibration s", "estimate s", "measured s", "ratio"),
+            rows,
+        )
+    )
+    print(f"\nestimate / measured: {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} runs")
+
+
+if __name__ == "__main__":
+    main()
