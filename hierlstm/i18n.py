@@ -305,9 +305,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     ),
     "trace.static_too_long": _m(
         "{variant} is built for one time length and traces one inner LSTM per step; tracing "
-        "{time} steps would take minutes. Use {limit} time steps or fewer for it.",
-        "{variant} 按固定时间长度构建，每一步追踪一个内层 LSTM；追踪 {time} 步要好几分钟。请对它使用 "
-        "不超过 {limit} 的时间步数。",
+        "{time} steps would take an estimated {seconds:,.0f} s. Use {limit} time steps or fewer "
+        "for it, or folded, which computes the same function with one call.",
+        "{variant} 按固定时间长度构建，每一步追踪一个内层 LSTM；追踪 {time} 步估计需要 {seconds:,.0f} 秒。"
+        "请对它使用不超过 {limit} 的时间步数，或改用 folded（用一次调用计算同一个函数）。",
     ),
     "trace.source": _m("Source of {variant}, as it runs", "{variant} 的源码（正在运行的代码）"),
     "trace.source.caption": _m(

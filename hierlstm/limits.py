@@ -21,6 +21,9 @@ from hierlstm import cost
 from hierlstm.config import RunConfig
 
 WORKSPACE_FACTOR = 3
+# Tracing time_distributed: its first call took 76.9 s at 400 time steps on the development
+# machine (benchmarks/RESULTS.md), about 0.2 s per unrolled inner LSTM call.
+TRACE_SECONDS_PER_CALL = 0.2
 _MB = 1024 * 1024
 
 
@@ -106,8 +109,9 @@ def check_trace_budget(config: RunConfig, limits: Limits | None = None) -> None:
     if VARIANTS[config.variant].static_time and config.time_steps > limits.trace_budget_steps:
         raise LimitError(
             f"{config.variant} would unroll {config.time_steps} inner LSTM calls into one graph, "
-            f"over the trace budget of {limits.trace_budget_steps} (about 0.1 s of tracing each); "
-            "use folded, which computes the same function with one call."
+            f"an estimated {config.time_steps * TRACE_SECONDS_PER_CALL:,.0f} s of tracing, over "
+            f"the trace budget of {limits.trace_budget_steps} calls; use folded, which computes "
+            "the same function with one call."
         )
 
 

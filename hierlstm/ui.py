@@ -30,7 +30,7 @@ from hierlstm.bench import compare, error_line, layer_breakdown, sweep
 from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
 from hierlstm.devices import device_report, precision_supported, resolve_device
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, has_text, t
-from hierlstm.limits import LimitError, check_limits, current_limits
+from hierlstm.limits import TRACE_SECONDS_PER_CALL, LimitError, check_limits, current_limits
 from hierlstm.store import ResultStore, default_path
 from hierlstm.variants import VARIANTS, build_model
 
@@ -574,6 +574,7 @@ def trace_problem(config: RunConfig) -> str:
             variant=config.variant,
             limit=budget,
             time=config.time_steps,
+            seconds=config.time_steps * TRACE_SECONDS_PER_CALL,
         )
     return ""
 

@@ -192,8 +192,8 @@ CONFIG_CASES = [
         "time-distributed-over-trace-budget",
         "config",
         {"variant": "time_distributed", "time_steps": "201"},
-        "time_distributed would unroll 201 inner LSTM calls into one graph, over the trace budget "
-        "of 200",
+        "time_distributed would unroll 201 inner LSTM calls into one graph, an estimated 40 s of "
+        "tracing, over the trace budget of 200 calls; use folded",
     ),
     Case(
         "over-memory-budget",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -374,6 +375,38 @@ def test_four_sessions_press_run_at_once(server, browser):
         new = rows[~rows["id"].isin(before)]
         assert len(new) == LOAD_SESSIONS and set(new["status"]) == {"ok"}
         assert sorted(new["config.batch_size"]) == [1, 2, 3, 4]  # one row from each session
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_closing_the_tab_mid_run_stops_the_run_and_frees_the_device(server, browser):
+    """Streamlit stops a closed session's script at its next progress update; the device lock
+    is released in `finally`, so the next viewer's run starts at once. Had the closed run gone
+    on, the next run would have waited for it and its rows would be stored first."""
+    url, database = server
+    from hierlstm.store import ResultStore
+
+    long_run = "variants=nested,folded&batch_size=16&time_steps=100&repeats=150&warmup=1"
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    try:
+        closing, staying = (context.new_page() for context in contexts)
+        for page in (closing, staying):
+            page.set_default_timeout(PAGE_TIMEOUT_MS)
+        _open(closing, f"{url}/benchmark?{long_run}", PAGES["benchmark"])
+        _open(staying, f"{url}/benchmark?{TINY}&variants=folded&batch_size=5", PAGES["benchmark"])
+        before = set(ResultStore(database).rows()["id"])
+        closing.get_by_role("button", name="Run benchmark").click()
+        # The progress bar shows the timed rounds: the run holds the device and is timing.
+        closing.get_by_text(re.compile(r"round \d+/150")).wait_for(timeout=RUN_TIMEOUT_MS)
+        contexts[0].close()
+        staying.get_by_role("button", name="Run benchmark").click()
+        staying.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+        _wait_idle(staying)
+        _no_exception(staying)
+        rows = ResultStore(database).rows()
+        new = rows[~rows["id"].isin(before)]
+        assert list(new["config.batch_size"]) == [5]  # only the staying session's run stored
     finally:
         for context in contexts:
             context.close()
