@@ -32,6 +32,17 @@ for tab, config in zip(tabs, configs, strict=True):
             continue
         elapsed = time.perf_counter() - start
         top = [step for step in steps if step.depth == 0]
+        replica = config.replace(batch_size=config.batch_size // top[0].replicas)
+        if top[0].replicas > 1:  # under a strategy the trace is one replica's
+            st.info(
+                _(
+                    "trace.replicas",
+                    batch=config.batch_size,
+                    replicas=top[0].replicas,
+                    per=config.batch_size // top[0].replicas,
+                ),
+                icon=":material/call_split:",
+            )
         columns = st.columns(4)
         columns[0].metric(_("trace.metric.params"), f"{sum(s.params for s in top):,}")
         columns[1].metric(
@@ -46,7 +57,7 @@ for tab, config in zip(tabs, configs, strict=True):
         )
         columns[3].metric(
             _("trace.metric.memory"),
-            f"{cost.activation_bytes(config) / 2**20:.3g} MiB",
+            f"{cost.activation_bytes(replica) / 2**20:.3g} MiB",
             help=_("trace.metric.memory.help"),
         )
         flow = charts.axis_flow_figure(steps, controls.language)

@@ -303,6 +303,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Traced in {ms:.0f} ms (cached after the first time; no timing run).",
         "追踪耗时 {ms:.0f} 毫秒（首次之后走缓存；没有运行计时）。",
     ),
+    "trace.replicas": _m(
+        "Under the strategy, each of the {replicas} replicas runs its share of the global "
+        "batch: the shapes, FLOPs and bytes below are one replica's ({batch} / {replicas} = "
+        "{per} samples).",
+        "在分布策略下，{replicas} 个副本各自运行全局批量的一部分：下面的形状、FLOPs 和字节数都是单个副本的"
+        "（{batch} / {replicas} = {per} 个样本）。",
+    ),
     "trace.static_too_long": _m(
         "{variant} is built for one time length and traces one inner LSTM per step; tracing "
         "{time} steps would take an estimated {seconds:,.0f} s. Use {limit} time steps or fewer "

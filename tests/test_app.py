@@ -306,6 +306,7 @@ def test_the_strategy_is_a_control_the_url_and_the_banner_show(app):
     assert "cpu:0" in app.multiselect(key="devices").options  # every visible device listed
     banner = app.get_by_key("banner").markdown[0].value
     assert "**Strategy** mirrored over /CPU:0" in banner and "1 replica(s) × 2 sample(s)" in banner
+    assert not app.info  # one replica: the trace is the whole batch's
     app.selectbox(key="strategy").set_value("none")
     _run(app)
     _clean(app)

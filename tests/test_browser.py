@@ -310,6 +310,12 @@ def test_mirrored_strategy_and_replica_sweep(server, page):
     url, database = server
     from hierlstm.store import ResultStore
 
+    # The trace under the strategy is one replica's: batch 4 over 2 logical CPUs.
+    _open(page, f"{url}/?variants=folded&batch_size=4&strategy=mirrored", PAGES[""])
+    page.get_by_text("one replica's (4 / 2 = 2 samples)").wait_for()
+    page.locator(".js-plotly-plot").get_by_text("batch 2").first.wait_for()
+    _no_exception(page)
+    _screenshot(page, "shape-trace-mirrored.png")
     _open(page, f"{url}/scaling?{TINY}&strategy=mirrored", PAGES["scaling"])
     banner = page.locator(".st-key-banner")
     sync_api.expect(banner).to_contain_text("mirrored over /CPU:0, /CPU:1")
