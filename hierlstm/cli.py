@@ -274,12 +274,17 @@ def _run_configs(args, **defaults) -> list:
         namespace = argparse.Namespace(**{**vars(args), "variant": variant})
         configs.append(config_from_args(namespace, xla=args.xla, **defaults))
     if configs and configs[0].strategy == "none":
-        from hierlstm.devices import resolve_device
+        from hierlstm.devices import precision_supported, resolve_device
 
         try:
             resolve_device(configs[0].device)  # gpu:9 on a machine without it
         except ValueError as error:
             raise UsageError(str(error)) from None
+        ok, message = precision_supported(configs[0].precision, configs[0].device)
+        if not ok:
+            raise UsageError(message)
+        if message:  # runs, but the user should know (float16 emulated on a CPU)
+            print(f"warning: {message}", file=sys.stderr)
     return configs
 
 

@@ -605,3 +605,11 @@ def test_mixed_float16_on_a_cpu_is_allowed_with_a_one_line_warning(default_limit
     argv = ["trace", "--variant", "folded", "--precision", "mixed_float16", "--time-steps", "2"]
     assert main([*argv, "--batch-size", "1", "--json"]) == 0
     assert '"precision": "mixed_float16"' in capsys.readouterr().out
+    # A timing command runs it too, after one warning line.
+    bench = ["bench", "--variant", "folded", "--precision", "mixed_float16", "--device", "cpu"]
+    tiny = ["--batch-size", "1", "--time-steps", "2", "--repeats", "1", "--warmup", "0"]
+    assert main([*bench, *tiny, "--no-store", "--json"]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "float16 on a CPU is emulated" in warnings[0]
+    assert '"precision": "mixed_float16"' in captured.out
