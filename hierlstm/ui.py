@@ -916,31 +916,40 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
     )
 
 
+def _each_variant(configs: Sequence[RunConfig], progress: Progress, measure) -> pd.DataFrame:
+    """`measure(config, on_progress)` for each config, the progress bar split evenly between
+    them and prefixed with the variant; their frames in one."""
+    frames = []
+    for index, config in enumerate(configs):
+        start, end = index / len(configs), (index + 1) / len(configs)
+        frames.append(
+            measure(
+                config,
+                lambda f, m, s=start, e=end, v=config.variant: progress(
+                    s + (e - s) * f, f"{v}: {m}"
+                ),
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
 def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: Progress):
     """Every selected variant swept over `axis`; each point is stored as it finishes."""
     store = result_store()
-    frames = []
-    count = len(controls.variants)
-    for index, config in enumerate(controls.configs()):
-        start, end = index / count, (index + 1) / count
-        frames.append(
-            sweep(
-                config,
-                axis,
-                values,
-                warmup=controls.warmup,
-                repeats=controls.repeats,
-                on_progress=lambda f, m, s=start, e=end, v=config.variant: progress(
-                    s + (e - s) * f, f"{v}: {m}"
-                ),
-                on_point=store.add,
-            )
-        )
-    return {
-        "frame": pd.concat(frames, ignore_index=True),
-        "axis": axis,
-        "settings": settings_of(controls),
-    }
+    frame = _each_variant(
+        controls.configs(),
+        progress,
+        lambda config, on_progress: sweep(
+            config,
+            axis,
+            values,
+            warmup=controls.warmup,
+            repeats=controls.repeats,
+            on_progress=on_progress,
+            on_point=store.add,
+        ),
+    )
+    return {"frame": frame, "axis": axis, "settings": settings_of(controls)}
 
 
 def replica_configs(controls: Controls) -> list[RunConfig]:
@@ -954,26 +963,20 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
     from hierlstm.bench import replica_sweep
 
     store = result_store()
-    frames = []
-    configs = replica_configs(controls)
-    for index, config in enumerate(configs):
-        start, end = index / len(configs), (index + 1) / len(configs)
+
+    def measure(config, on_progress):
         frame = replica_sweep(
             config,
             counts,
             warmup=controls.warmup,
             repeats=controls.repeats,
-            on_progress=lambda f, m, s=start, e=end, v=config.variant: progress(
-                s + (e - s) * f, f"{v}: {m}"
-            ),
+            on_progress=on_progress,
             on_point=store.add,
         )
-        frames.append(frame.assign(variant=config.variant)[["variant", *frame.columns]])
-    return {
-        "frame": pd.concat(frames, ignore_index=True),
-        "axis": "replicas",
-        "settings": settings_of(controls),
-    }
+        return frame.assign(variant=config.variant)[["variant", *frame.columns]]
+
+    frame = _each_variant(replica_configs(controls), progress, measure)
+    return {"frame": frame, "axis": "replicas", "settings": settings_of(controls)}
 
 
 def parse_values(raw: str, axis: str) -> tuple[list[int], str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import make_result
 
 from hierlstm import ui
 from hierlstm.cli import main
@@ -33,7 +34,6 @@ LIMIT_VARIABLES = (
     "HIERLSTM_CONFIRM_SECONDS",
 )
 SMALL_BUDGET = {"HIERLSTM_MEMORY_BUDGET_MB": "64"}  # batch 1024 x time 2000 needs far more
-VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 FIFTY_MB = 50 * 2**20
 ONE_OF_VARIANTS = f"variant must be one of {', '.join(VARIANTS)}"
 ONE_OF_PRECISIONS = f"precision must be one of {', '.join(PRECISIONS)}"
@@ -54,34 +54,8 @@ class Case:
 
 
 def measurement(**config_changes) -> BenchResult:
-    """A plausible measurement of a small folded model."""
-    config = RunConfig(variant="folded", batch_size=2, time_steps=4).replace(**config_changes)
-    median = 0.0125
-    return BenchResult(
-        config=config,
-        first_call_s=1.5,
-        median_s=median,
-        p10_s=0.012,
-        p90_s=0.013,
-        iqr_s=0.0007,
-        mean_s=0.0125,
-        std_s=0.0004,
-        min_s=0.0117,
-        repeats=10,
-        warmup=2,
-        noisy=False,
-        samples_per_s=config.batch_size / median,
-        steps_per_s=config.batch_size * config.time_steps / median,
-        flops=1_234_567,
-        gflops_per_s=1_234_567 / median / 1e9,
-        peak_memory_bytes=52_428_800,
-        peak_memory_kind="cpu_rss_growth",
-        kernel="generic",
-        kernel_reason="no GPU",
-        trace_count=1,
-        device="/CPU:0",
-        versions=VERSIONS,
-    )
+    """A plausible measurement of a small folded model with these RunConfig fields."""
+    return make_result(config_changes=config_changes)
 
 
 def rows_from_elsewhere(directory: Path) -> list[dict]:

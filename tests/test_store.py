@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from factories import make_result
 
 from hierlstm.config import RunConfig
 from hierlstm.records import BenchResult
@@ -29,7 +30,6 @@ from hierlstm.store import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 
 # A writer in its own process: adds one pickled result `count` times once `go_file` exists,
@@ -56,39 +56,6 @@ for _ in range(int(count)):
     print(store.add(result), flush=True)
 assert "tensorflow" not in sys.modules
 """
-
-
-def make_result(status="ok", **changes) -> BenchResult:
-    """A plausible measurement of a small folded model; `changes` override any field."""
-    config = RunConfig(variant="folded", batch_size=2, time_steps=4)
-    median = 0.0125
-    result = BenchResult(
-        config=config,
-        first_call_s=1.75,
-        median_s=median,
-        p10_s=0.0119,
-        p90_s=0.0131,
-        iqr_s=0.0007,
-        mean_s=0.01253,
-        std_s=0.0004,
-        min_s=0.0117,
-        repeats=30,
-        warmup=5,
-        noisy=False,
-        samples_per_s=config.batch_size / median,
-        steps_per_s=config.batch_size * config.time_steps / median,
-        flops=1_234_567,
-        gflops_per_s=1_234_567 / median / 1e9,
-        peak_memory_bytes=52_428_800,
-        peak_memory_kind="cpu_rss_growth",
-        kernel="generic",
-        kernel_reason="no GPU",
-        trace_count=1,
-        device="/CPU:0",
-        versions=VERSIONS,
-        status=status,
-    )
-    return dataclasses.replace(result, **changes)
 
 
 def make_failed_result() -> BenchResult:
