@@ -373,6 +373,11 @@ def error_line(error: BaseException | str) -> str:
     first = lines[0] if lines else type(error).__name__
     if isinstance(error, tf.errors.ResourceExhaustedError | MemoryError):
         prefix = "out of memory (try a smaller batch_size or time_steps)"
+    elif isinstance(error, tf.errors.NotFoundError | tf.errors.InvalidArgumentError) and (
+        re.search(r"DT_HALF|DT_BFLOAT16|\bhalf\b|bfloat16", message)
+    ):
+        # "No registered kernel" / "Could not find device for node" at a 16-bit type.
+        prefix = "this device cannot run an op at this precision (use float32)"
     elif isinstance(error, tf.errors.OpError) and "CudnnRNN" in message:
         prefix = "XLA cannot compile the cuDNN LSTM kernel (use lstm_kernel generic with xla)"
     elif isinstance(error, tf.errors.UnimplementedError):

@@ -265,3 +265,36 @@ def test_layer_breakdown_of_a_single_layer_model():
     frame = bench.layer_breakdown(RunConfig(variant="fused", batch_size=2, time_steps=3), repeats=2)
     assert list(frame["layer"]) == ["fused_lstm"]
     assert frame["median_s"].gt(0).all()
+
+
+@pytest.mark.parametrize(
+    "error, start",
+    [
+        (
+            tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor\nmore"),
+            "out of memory (try a smaller batch_size or time_steps): OOM when allocating tensor",
+        ),
+        (
+            tf.errors.NotFoundError(
+                None,
+                None,
+                "Could not find device for node: {{node MatMul}} = MatMul[T=DT_BFLOAT16]\nAll "
+                "kernels registered for op MatMul: ...",
+            ),
+            "this device cannot run an op at this precision (use float32): Could not find",
+        ),
+        (
+            tf.errors.InvalidArgumentError(None, None, "No OpKernel was registered for half"),
+            "this device cannot run an op at this precision (use float32)",
+        ),
+        (
+            tf.errors.InternalError(None, None, "CudnnRNN failed\nstack"),
+            "XLA cannot compile the cuDNN LSTM kernel (use lstm_kernel generic with xla)",
+        ),
+        (ValueError("batch_size 5 does not split evenly"), "invalid setting: batch_size 5"),
+        (RuntimeError("boom"), "unexpected RuntimeError: boom"),
+    ],
+)
+def test_a_failure_is_one_line_with_a_hint(error, start):
+    line = bench.error_line(error)
+    assert line.startswith(start) and "\n" not in line and len(line) <= 300
