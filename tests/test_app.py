@@ -314,6 +314,23 @@ def test_the_strategy_is_a_control_the_url_and_the_banner_show(app):
     assert "strategy" not in app.query_params
 
 
+def test_a_bad_logical_cpu_setting_is_one_line_and_the_app_serves(app, monkeypatch):
+    from hierlstm import ui
+
+    monkeypatch.setenv("HIERLSTM_LOGICAL_CPUS", "lots")
+    ui.start_devices.clear()
+    try:
+        app.run()
+        assert not app.exception
+        assert [error.value for error in app.error] == [
+            "The logical CPU devices were not set up, so this server has one CPU device: "
+            "HIERLSTM_LOGICAL_CPUS must be a whole number; got 'lots'."
+        ]
+        assert app.title[0].value == PAGES["app_pages/shape_trace.py"]
+    finally:
+        ui.start_devices.clear()
+
+
 def test_bad_strategy_and_devices_in_the_url_keep_the_defaults(app):
     _open(app, "app_pages/shape_trace.py", {"strategy": "multi_worker", "devices": "gpu:7"})
     warnings = [warning.value for warning in app.warning]
