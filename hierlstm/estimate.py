@@ -4,7 +4,7 @@ A forward pass of every variant costs about `a * chain + b * flops`: `chain` is 
 its longest run of dependent LSTM steps (`VARIANTS[name].chain`), which no amount of hardware
 overlaps, and `flops` is the cost model's arithmetic (`hierlstm.cost.model_flops`). `calibrate`
 measures `a` and `b` for one variant and setting on this machine from two small timed runs
-that share a chain and differ 16x in batch (so in FLOPs); `run_seconds` then predicts a run:
+that share a chain and differ 64x in batch (so in FLOPs); `run_seconds` then predicts a run:
 its first call (tracing and compiling; static-time variants trace one call per time step) plus
 every warm-up and timed call. It is an estimate, for deciding whether to ask "are you sure?",
 never a measurement: it is shown as one.
@@ -19,8 +19,8 @@ from hierlstm.config import RunConfig
 from hierlstm.variants import VARIANTS
 
 CALIBRATION_TIME = 8  # time steps of both calibration runs
-CALIBRATION_BATCHES = (1, 16)  # one dominated by the chain, one with 16x the FLOPs
-CALIBRATION_REPEATS = 3
+CALIBRATION_BATCHES = (1, 64)  # one dominated by the chain, one with 64x the FLOPs
+CALIBRATION_REPEATS = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +45,7 @@ def calibration_key(config: RunConfig) -> RunConfig:
 
 
 def calibrate(config: RunConfig) -> StepCost:
-    """Times `config`'s variant at (1, 8) and (16, 8) on one model; about a second or two."""
+    """Times `config`'s variant at (1, 8) and (64, 8) on one model; one to a few seconds."""
     import tensorflow as tf
 
     from hierlstm.bench import benchmark
