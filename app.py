@@ -68,4 +68,4 @@ try:
     ui.end_of_run()
 except Exception as error:  # the last line of defence: one line for the user, the log for us
     logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
-    st.error(ui.text("page.failed", error=ui.one_line(error)), icon=":material/error:")
+    st.error(ui.text("page.failed", error=ui.first_line(error)), icon=":material/error:")

@@ -15,7 +15,7 @@ try:
     store = ui.result_store()
     rows = store.rows()
 except ValueError as error:
-    st.error(_("results.unreadable", error=ui.one_line(error)), icon=":material/error:")
+    st.error(_("results.unreadable", error=ui.first_line(error)), icon=":material/error:")
     st.stop()
 
 FILTERS = (  # (column, message key, widget key)
@@ -122,7 +122,7 @@ if submitted and upload is not None:
     try:
         report = store.import_file(upload.getvalue(), format=upload.name.rsplit(".", 1)[-1].lower())
     except ValueError as error:
-        st.error(ui.one_line(error), icon=":material/error:")
+        st.error(ui.first_line(error), icon=":material/error:")
     else:  # rerun so the table and the chart above include the new rows
         st.session_state["results_imported"] = (report.added, report.skipped)
         st.rerun()

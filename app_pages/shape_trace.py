@@ -28,7 +28,7 @@ for tab, config in zip(tabs, configs, strict=True):
         try:
             steps = ui.trace(config)
         except Exception as error:  # one variant failing must not hide the others
-            st.error(_("trace.failed", variant=config.variant, error=ui.one_line(error)))
+            st.error(_("trace.failed", variant=config.variant, error=ui.first_line(error)))
             continue
         elapsed = time.perf_counter() - start
         top = [step for step in steps if step.depth == 0]

@@ -363,14 +363,23 @@ def _result(run: _Run, samples, warmup: int, peak_bytes: int, peak_kind: str) ->
     )
 
 
+def _message(error: BaseException) -> str:
+    return error.message if isinstance(error, tf.errors.OpError) else str(error)
+
+
+def first_line(error: BaseException) -> str:
+    """The first non-blank line of an error's message (TensorFlow's own message for an op
+    error), or its type's name; at most 300 characters."""
+    lines = [line.strip() for line in _message(error).splitlines() if line.strip()]
+    return (lines[0] if lines else type(error).__name__)[:_MAX_ERROR_CHARS]
+
+
 def error_line(error: BaseException | str) -> str:
     """One friendly line: what went wrong in words, with a hint where there is one, then the
     first line of the message."""
     if isinstance(error, str):
         return error.splitlines()[0][:_MAX_ERROR_CHARS] if error else "unknown error"
-    message = error.message if isinstance(error, tf.errors.OpError) else str(error)
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    first = lines[0] if lines else type(error).__name__
+    message, first = _message(error), first_line(error)
     if isinstance(error, tf.errors.ResourceExhaustedError | MemoryError):
         prefix = "out of memory (try a smaller batch_size or time_steps)"
     elif isinstance(error, tf.errors.NotFoundError | tf.errors.InvalidArgumentError) and (

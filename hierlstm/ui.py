@@ -26,11 +26,17 @@ try:  # raised inside a running script when the browser asks for a rerun
 except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
     RerunException = type("RerunException", (BaseException,), {})
 
-from hierlstm.bench import compare, error_line, layer_breakdown, sweep
+from hierlstm.bench import compare, error_line, first_line, layer_breakdown, sweep
 from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
 from hierlstm.devices import device_report, precision_supported, resolve_device
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, has_text, t
-from hierlstm.limits import TRACE_SECONDS_PER_CALL, LimitError, check_limits, current_limits
+from hierlstm.limits import (
+    TRACE_SECONDS_PER_CALL,
+    LimitError,
+    check_limits,
+    check_trace_budget,
+    current_limits,
+)
 from hierlstm.store import ResultStore, default_path
 from hierlstm.variants import VARIANTS, build_model
 
@@ -491,7 +497,7 @@ def strategy_status(config: RunConfig) -> str:
     try:
         run_plan = distribute.plan(config)
     except (ValueError, RuntimeError) as error:
-        return text("banner.strategy.invalid", strategy=config.strategy, error=one_line(error))
+        return text("banner.strategy.invalid", strategy=config.strategy, error=first_line(error))
     return text(
         "banner.strategy.mirrored",
         label=run_plan.label,
@@ -565,14 +571,15 @@ def trace(config: RunConfig) -> tuple:
 
 
 def trace_problem(config: RunConfig) -> str:
-    """Why tracing `config` would take too long ("" if it will not): time_distributed traces one
-    inner LSTM per time step."""
-    budget = current_limits().trace_budget_steps
-    if VARIANTS[config.variant].static_time and config.time_steps > budget:
+    """Why tracing `config` would take too long ("" if it will not): the trace budget of
+    `hierlstm.limits`, in the session's language."""
+    try:
+        check_trace_budget(config)
+    except LimitError:
         return text(
             "trace.static_too_long",
             variant=config.variant,
-            limit=budget,
+            limit=current_limits().trace_budget_steps,
             time=config.time_steps,
             seconds=config.time_steps * TRACE_SECONDS_PER_CALL,
         )
@@ -706,13 +713,6 @@ def run_problem(configs: Sequence[RunConfig]) -> str:
     return ""
 
 
-def one_line(error: BaseException) -> str:
-    message = getattr(error, "message", None) or str(error)
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    first = lines[0] if lines else type(error).__name__
-    return first[:300]
-
-
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """What a run will time, for its estimate: one config per `benchmark` call (a sweep's
@@ -788,7 +788,7 @@ def start_run(
         try:
             keys = _lock_keys(configs)
         except ValueError as error:  # a device this machine does not have
-            state[key + ":error"] = text("run.failed", error=one_line(error))
+            state[key + ":error"] = text("run.failed", error=error_line(error))
             keys = None
         if keys is not None:
             with runlock.hold(keys, name=text(f"lock.{key}"), on_wait=waiting):
@@ -903,7 +903,7 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
             on_progress=lambda f, m: progress(0.8 + 0.2 * f, f"{breakdown_variant}: {m}"),
         )
     except Exception as error:
-        breakdown_error = one_line(error)
+        breakdown_error = error_line(error)
     return BenchmarkOutcome(
         frame=result.to_frame(),
         configs=tuple(configs),
