@@ -88,22 +88,11 @@ class HoistedOuterInput(FusedHierarchicalLSTM):
     """The outer input projection as one matmul before the loop over time."""
 
     def outer_lstm(self, summaries):
-        units = self.outer_units
         kernel, recurrent_kernel, bias = self.lstm_weights(self.outer_cell)
-        time_steps, batch = tf.shape(summaries)[0], tf.shape(summaries)[1]
         projected = summaries @ kernel + bias  # (T, B, inner) -> (T, B, 4U)
-        outputs = tf.TensorArray(self.compute_dtype, size=time_steps, element_shape=(None, units))
-
-        def step(time, hidden, cell, outputs):
-            preactivations = projected[time] + hidden @ recurrent_kernel  # -> (B, 4U)
-            hidden, cell = self.lstm_step(preactivations, cell, units)  # -> (B, U) each
-            return time + 1, hidden, cell, outputs.write(time, hidden)
-
-        zeros = tf.zeros((batch, units), self.compute_dtype)  # (B, U)
-        _, _, _, outputs = tf.while_loop(
-            lambda time, *_: time < time_steps, step, (0, zeros, zeros, outputs)
+        return self.outer_loop(
+            summaries, lambda time, hidden: projected[time] + hidden @ recurrent_kernel
         )
-        return outputs.stack()  # -> (T, B, U)
 
 
 ABLATIONS = {

@@ -235,16 +235,23 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
 
         A `tf.while_loop` carrying (h, c); each step is one (B, inner+U) @ (inner+U, 4U) matmul
         and writes h into a TensorArray."""
-        units = self.outer_units
         kernel, recurrent_kernel, bias = self.lstm_weights(self.outer_cell)
         stacked_kernel = tf.concat([kernel, recurrent_kernel], 0)  # -> (inner+U, 4U)
+
+        def preactivations(time, hidden):  # [x_t, h] @ [W; U] + b -> (B, 4U)
+            return tf.concat([summaries[time], hidden], 1) @ stacked_kernel + bias
+
+        return self.outer_loop(summaries, preactivations)
+
+    def outer_loop(self, summaries, preactivations):
+        """The loop over time shared by every form of the outer LSTM: `preactivations(time,
+        hidden) -> (B, 4U)` is the step's gate input; (T, B, inner) -> (T, B, outer)."""
+        units = self.outer_units
         time_steps, batch = tf.shape(summaries)[0], tf.shape(summaries)[1]
         outputs = tf.TensorArray(self.compute_dtype, size=time_steps, element_shape=(None, units))
 
         def step(time, hidden, cell, outputs):
-            step_input = tf.concat([summaries[time], hidden], 1)  # -> (B, inner+U)
-            preactivations = step_input @ stacked_kernel + bias  # -> (B, 4U)
-            hidden, cell = self.lstm_step(preactivations, cell, units)  # -> (B, U) each
+            hidden, cell = self.lstm_step(preactivations(time, hidden), cell, units)  # (B, U)
             return time + 1, hidden, cell, outputs.write(time, hidden)
 
         zeros = tf.zeros((batch, units), self.compute_dtype)  # (B, U)
