@@ -78,6 +78,18 @@ def _error_bars(values, low, high) -> dict:
     }
 
 
+def _variant_line(variant: str, x, y, **options) -> go.Scatter:
+    """One variant's curve in its colour (`options`: error_y, ...)."""
+    return go.Scatter(
+        x=x,
+        y=y,
+        mode="lines+markers",
+        name=variant,
+        line={"color": variant_color(variant), "width": 2.5},
+        **options,
+    )
+
+
 def _empty(title: str, message: str) -> go.Figure:
     figure = go.Figure()
     figure.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
@@ -386,12 +398,10 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
         points = points.sort_values("value")
         values = points["median_s"].to_numpy(dtype=float) * 1e3
         figure.add_trace(
-            go.Scatter(
-                x=points["value"],
-                y=values,
-                mode="lines+markers",
-                name=variant,
-                line={"color": variant_color(variant), "width": 2.5},
+            _variant_line(
+                variant,
+                points["value"],
+                values,
                 error_y=_error_bars(values, points["p10_s"] * 1e3, points["p90_s"] * 1e3),
             )
         )
@@ -432,16 +442,7 @@ def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
     figure = go.Figure()
     for variant, points in frame.groupby("variant", sort=False):
         points = points.sort_values("replicas")
-        color = variant_color(variant)
-        figure.add_trace(
-            go.Scatter(
-                x=points["replicas"],
-                y=points["samples_per_s"],
-                mode="lines+markers",
-                name=variant,
-                line={"color": color, "width": 2.5},
-            )
-        )
+        figure.add_trace(_variant_line(variant, points["replicas"], points["samples_per_s"]))
         one = points[points["replicas"] == 1]["samples_per_s"]
         if not one.empty:
             figure.add_trace(
@@ -450,7 +451,7 @@ def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
                     y=points["replicas"] * float(one.iloc[0]),
                     mode="lines",
                     name=t("chart.replicas.ideal", lang, variant=variant),
-                    line={"color": color, "width": 1.5, "dash": "dash"},
+                    line={"color": variant_color(variant), "width": 1.5, "dash": "dash"},
                 )
             )
     figure.update_xaxes(dtick=1)
@@ -474,12 +475,10 @@ def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
     for variant, points in frame.groupby("variant", sort=False):
         points = points.sort_values("replicas")
         figure.add_trace(
-            go.Scatter(
-                x=points["replicas"],
-                y=points["scaling_efficiency"],
-                mode="lines+markers",
-                name=variant,
-                line={"color": variant_color(variant), "width": 2.5},
+            _variant_line(
+                variant,
+                points["replicas"],
+                points["scaling_efficiency"],
                 error_y=_error_bars(
                     points["scaling_efficiency"], points["efficiency_p10"], points["efficiency_p90"]
                 ),
@@ -564,15 +563,7 @@ def chain_figure(chains: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Length of the dependent chain against time steps (from `chain_frame`), log-log."""
     figure = go.Figure()
     for variant, points in chains.groupby("variant", sort=False):
-        figure.add_trace(
-            go.Scatter(
-                x=points["time_steps"],
-                y=points["chain"],
-                mode="lines+markers",
-                name=variant,
-                line={"color": variant_color(variant), "width": 2.5},
-            )
-        )
+        figure.add_trace(_variant_line(variant, points["time_steps"], points["chain"]))
     figure.update_xaxes(type="log", dtick="D2")
     figure.update_yaxes(type="log", dtick="D2")
     return _layout(

@@ -279,3 +279,30 @@ def test_every_message_key_the_app_uses_is_in_the_catalogue():
 def test_unknown_key_shows_itself_and_formatting_works():
     assert t("no.such.key", "zh") == "no.such.key"
     assert t("bench.failed", "zh", variant="folded", error="x") == "folded 运行失败：x"
+
+
+def replica_frame() -> pd.DataFrame:
+    """Two variants on 1 and 2 replicas; folded's 2-replica point failed."""
+    rows = [
+        ("nested", 1, "ok", 300.0, 1.0, 1.0, 1.0),
+        ("nested", 2, "ok", 450.0, 0.75, 0.7, 0.8),
+        ("folded", 1, "ok", 500.0, 1.0, 1.0, 1.0),
+        ("folded", 2, "failed", math.nan, math.nan, math.nan, math.nan),
+    ]
+    columns = ["variant", "replicas", "status", "samples_per_s", "scaling_efficiency"]
+    return pd.DataFrame(rows, columns=[*columns, "efficiency_p10", "efficiency_p90"])
+
+
+def test_replica_figures_draw_measured_points_and_the_ideal():
+    throughput = charts.replica_throughput_figure(replica_frame())
+    lines = {trace.name: (list(trace.x), list(trace.y)) for trace in throughput.data}
+    assert lines["nested"] == ([1, 2], [300.0, 450.0])
+    assert lines["nested, ideal (n × one replica)"] == ([1, 2], [300.0, 600.0])
+    assert lines["folded"] == ([1], [500.0])  # the failed point is left out
+    efficiency = charts.replica_efficiency_figure(replica_frame(), "zh")
+    nested = next(trace for trace in efficiency.data if trace.name == "nested")
+    assert list(nested.y) == [1.0, 0.75]
+    assert list(nested.error_y.arrayminus) == pytest.approx([0.0, 0.05])
+    assert efficiency.layout.title.text == t("chart.replicas.efficiency.title", "zh")
+    empty = charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
+    assert not empty.data and empty.layout.annotations[0].text == "—"
