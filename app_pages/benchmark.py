@@ -3,11 +3,11 @@ speed-up, first call, throughput, GFLOP/s and one variant's per-layer split; eve
 
 import streamlit as st
 
-from hierlstm import charts, ui
-from hierlstm.variants import VARIANTS
+from hierlstm.app import caches, charts, devices, display, measure, runs, sidebar, state
+from hierlstm.registry import VARIANTS
 
-controls = ui.current_controls()
-_ = ui.text
+controls = sidebar.current_controls()
+_ = state.text
 KEY = "benchmark"
 
 st.title(_("bench.title"))
@@ -25,17 +25,17 @@ breakdown_variant = breakdown_column.selectbox(
 
 if controls.run:
     configs = controls.configs()
-    if problem := ui.run_problem(configs):
+    if problem := runs.run_problem(configs):
         st.error(problem, icon=":material/block:")
     else:
         breakdown = controls.config.replace(variant=breakdown_variant)  # timed layer by layer
-        ui.start_run(
+        runs.start_run(
             KEY,
-            lambda progress: ui.run_benchmark(controls, breakdown_variant, progress),
+            lambda progress: measure.run_benchmark(controls, breakdown_variant, progress),
             configs,
-            ui.Workload((*configs, breakdown), controls.warmup, controls.repeats),
+            runs.Workload((*configs, breakdown), controls.warmup, controls.repeats),
         )
-ui.show_run_outcome(KEY)
+runs.show_run_outcome(KEY)
 
 outcome = st.session_state.get(KEY)
 if outcome is None:
@@ -54,7 +54,7 @@ if outcome is None:
     st.stop()
 
 frame = outcome.frame
-if outcome.settings != ui.settings_of(controls):
+if outcome.settings != measure.settings_of(controls):
     st.info(_("bench.stale"), icon=":material/history:")
 
 ok = frame[frame["status"] == "ok"]
@@ -66,7 +66,7 @@ if not ok.empty:
         "bench.summary.fastest",
         variant=fastest["variant"],
         ms=fastest["median_s"] * 1e3,
-        device=ui.device_name(fastest["device"]),
+        device=devices.device_name(fastest["device"]),
         batch=int(fastest["batch_size"]),
         time=int(fastest["time_steps"]),
     )
@@ -94,40 +94,40 @@ if not noisy.empty:
 lang = controls.language
 left, right = st.columns(2)
 with left:
-    ui.chart(
+    display.chart(
         charts.latency_figure(frame, lang),
         frame[["variant", "median_s", "p10_s", "p90_s"]],
         key="bench-latency",
     )
 with right:
-    ui.chart(
+    display.chart(
         charts.speedup_figure(frame, outcome.baseline, lang),
         frame[["variant", "speedup_vs_baseline", "speedup_p10", "speedup_p90"]],
         key="bench-speedup",
     )
 left, right = st.columns(2)
 with left:
-    ui.chart(
+    display.chart(
         charts.first_call_figure(frame, lang),
         frame[["variant", "first_call_s", "median_s"]],
         key="bench-first-call",
     )
 with right:
-    ui.chart(
+    display.chart(
         charts.throughput_figure(frame, lang),
         frame[["variant", "samples_per_s", "steps_per_s"]],
         key="bench-throughput",
     )
 left, right = st.columns(2)
 with left:
-    ui.chart(
+    display.chart(
         charts.gflops_figure(frame, lang),
         frame[["variant", "flops", "gflops_per_s"]],
         key="bench-gflops",
     )
 with right:
     if outcome.breakdown is not None:
-        ui.chart(
+        display.chart(
             charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang),
             outcome.breakdown,
             key="bench-layers",
@@ -144,11 +144,11 @@ with right:
         st.error(_("bench.layers.failed", error=outcome.breakdown_error), icon=":material/error:")
 
 st.subheader(_("bench.kernels"))
-kernels = ui.lstm_kernel_rows(frame, outcome.configs)
-ui.table(kernels, key="bench-kernels", static=True)
+kernels = display.lstm_kernel_rows(frame, outcome.configs)
+display.table(kernels, key="bench-kernels", static=True)
 
 st.subheader(_("bench.table"))
-ui.table(frame, key="bench-table")
+display.table(frame, key="bench-table")
 st.download_button(
     _("bench.download"),
     frame.to_csv(index=False),
@@ -158,4 +158,4 @@ st.download_button(
     icon=":material/download:",
     on_click="ignore",
 )
-st.caption(_("bench.stored", count=outcome.stored, path=str(ui.result_store().path)))
+st.caption(_("bench.stored", count=outcome.stored, path=str(caches.result_store().path)))

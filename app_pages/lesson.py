@@ -5,13 +5,13 @@ import keras
 import pandas as pd
 import streamlit as st
 
-from hierlstm import charts, ui
-from hierlstm.bench import compare
-from hierlstm.devices import precision_supported
-from hierlstm.variants import VARIANTS
+from hierlstm.app import banner, caches, charts, display, measure, runs, sidebar, state
+from hierlstm.registry import VARIANTS
+from hierlstm.timing.devices import precision_supported
+from hierlstm.timing.harness import compare
 
-controls = ui.current_controls()
-_ = ui.text
+controls = sidebar.current_controls()
+_ = state.text
 lang = controls.language
 config = controls.config
 KEY = "lesson"
@@ -31,7 +31,7 @@ def lesson_configs():
     return configs + [base.replace(variant="folded", precision=p) for p in PRECISIONS]
 
 
-def measure(progress):
+def measure_lesson(progress):
     configs = lesson_configs()
     result = compare(
         configs,
@@ -40,20 +40,20 @@ def measure(progress):
         baseline=MEASURED.index("nested"),
         on_progress=progress,
     )
-    ui.store_results(result.results)
+    measure.store_results(result.results)
     frame = result.to_frame()
     frame["label"] = [f"{c.variant} · {c.precision}" for c in configs]
-    return {"frame": frame, "configs": configs, "settings": ui.settings_of(controls)}
+    return {"frame": frame, "configs": configs, "settings": measure.settings_of(controls)}
 
 
 st.title(_("lesson.title"))
 st.markdown(_("lesson.intro"))
 if controls.run:
-    if problem := ui.run_problem(lesson_configs()):
+    if problem := runs.run_problem(lesson_configs()):
         st.error(problem, icon=":material/block:")
     else:
-        ui.start_run(KEY, measure, lesson_configs())
-ui.show_run_outcome(KEY)
+        runs.start_run(KEY, measure_lesson, lesson_configs())
+runs.show_run_outcome(KEY)
 outcome = st.session_state.get(KEY)
 frame = outcome["frame"] if outcome else None
 if outcome is None:
@@ -61,7 +61,7 @@ if outcome is None:
         _("lesson.press_run", batch=config.batch_size, time=time_steps),
         icon=":material/play_arrow:",
     )
-elif outcome["settings"] != ui.settings_of(controls):
+elif outcome["settings"] != measure.settings_of(controls):
     st.info(_("bench.stale"), icon=":material/history:")
 
 
@@ -84,17 +84,17 @@ def quote(name: str) -> None:
 # 1. The question --------------------------------------------------------------------------
 st.header(_("lesson.q.title"))
 st.markdown(_("lesson.q.body"))
-steps = ui.trace(config.replace(variant="folded"))
+steps = caches.trace(config.replace(variant="folded"))
 shape_rows = [
     {
         _("trace.col.step"): step.path,
-        _("trace.col.concrete"): ui.shape_text(step.concrete_shape),
-        _("trace.col.note"): ui.step_note(step, config.replace(variant="folded")),
+        _("trace.col.concrete"): display.shape_text(step.concrete_shape),
+        _("trace.col.note"): display.step_note(step, config.replace(variant="folded")),
     }
     for step in steps
     if step.depth == 0
 ]
-ui.table(pd.DataFrame(shape_rows), key="lesson-shapes", static=True)
+display.table(pd.DataFrame(shape_rows), key="lesson-shapes", static=True)
 
 # 2. Why nesting is slow ---------------------------------------------------------------------
 st.header(_("lesson.chain.title"))
@@ -121,16 +121,16 @@ with left:
         f"{VARIANTS['folded'].chain(rows, time_steps):,}",
     )
     if nested is not None and folded is not None:
-        a.metric(_("lesson.metric.median", variant="nested"), ui.format_ms(nested["median_s"]))
+        a.metric(_("lesson.metric.median", variant="nested"), display.format_ms(nested["median_s"]))
         b.metric(
             _("lesson.metric.median", variant="folded"),
-            ui.format_ms(folded["median_s"]),
+            display.format_ms(folded["median_s"]),
             delta=_("lesson.metric.faster", speedup=folded["speedup_vs_baseline"]),
             delta_color="normal",
         )
 with right:
     chains = charts.chain_frame(list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps])
-    ui.chart(charts.chain_figure(chains, lang), chains, key="lesson-chain")
+    display.chart(charts.chain_figure(chains, lang), chains, key="lesson-chain")
 
 # 3. TimeDistributed in Keras 3 ---------------------------------------------------------------
 st.header(_("lesson.td.title"))
@@ -140,7 +140,7 @@ td = measured("time_distributed")
 if td is not None:
     st.metric(
         _("lesson.metric.first_call", variant="time_distributed"),
-        ui.format_ms(td["first_call_s"]),
+        display.format_ms(td["first_call_s"]),
         help=_("lesson.td.first_call.help", time=time_steps),
     )
 st.markdown(_("lesson.td.bug"))
@@ -148,15 +148,15 @@ if st.button(_("lesson.td.reproduce"), key="lesson_pitfall", icon=":material/bug
     st.session_state["lesson_pitfall_shown"] = True
 if st.session_state.get("lesson_pitfall_shown"):
     with st.spinner(_("lesson.td.running")):
-        outcomes = ui.pitfall_outcomes(config.outer_units)
-    ui.table(
+        outcomes = caches.pitfall_outcomes(config.outer_units)
+    display.table(
         pd.DataFrame(
             [
                 {
                     _("lesson.td.col.input"): f"({o.batch_size}, {config.height}, "
                     f"{o.time_steps}, 1)",
-                    _("lesson.td.col.expected"): ui.shape_text(o.expected_shape),
-                    _("lesson.td.col.actual"): ui.shape_text(o.actual_shape)
+                    _("lesson.td.col.expected"): display.shape_text(o.expected_shape),
+                    _("lesson.td.col.actual"): display.shape_text(o.actual_shape)
                     if o.actual_shape
                     else _("lesson.td.error", error=o.error),
                     _("lesson.td.col.verdict"): "✗" if o.broken else "✓",
@@ -173,11 +173,11 @@ if st.session_state.get("lesson_pitfall_shown"):
 st.header(_("lesson.cudnn.title"))
 quote("cudnn")
 st.markdown(_("lesson.cudnn.body", has=hasattr(keras.layers, "CuDNNLSTM"), keras=keras.__version__))
-st.markdown(_("lesson.cudnn.here", status=ui.cudnn_status()))
+st.markdown(_("lesson.cudnn.here", status=banner.cudnn_status()))
 if frame is not None:
     float32 = [i for i, c in enumerate(outcome["configs"]) if c.precision == "float32"]
-    ui.table(
-        ui.lstm_kernel_rows(frame.iloc[float32], [outcome["configs"][i] for i in float32]),
+    display.table(
+        display.lstm_kernel_rows(frame.iloc[float32], [outcome["configs"][i] for i in float32]),
         key="lesson-kernels",
         static=True,
     )
@@ -185,7 +185,7 @@ if frame is not None:
 # 5. Weight sharing ---------------------------------------------------------------------------
 st.header(_("lesson.sharing.title"))
 quote("sharing")
-reports = ui.sharing_reports(config.inner_units, rows, config.filters, config.batch_size)
+reports = caches.sharing_reports(config.inner_units, rows, config.filters, config.batch_size)
 cell = reports["shared_cell"]
 st.markdown(
     _(
@@ -201,8 +201,8 @@ if shared is not None and folded is not None:
     st.markdown(
         _(
             "lesson.sharing.cost",
-            cell=ui.format_ms(shared["median_s"]),
-            layer=ui.format_ms(folded["median_s"]),
+            cell=display.format_ms(shared["median_s"]),
+            layer=display.format_ms(folded["median_s"]),
         )
     )
 st.page_link("app_pages/weight_sharing.py", label=_("lesson.sharing.link"), icon=":material/share:")
@@ -218,13 +218,14 @@ for precision in PRECISIONS:
             f"{precision}: {message}"
             if lang == "en"
             else _(
-                "precision.slow." + ("cpu" if "CPU" in ui.resolve_device(config.device) else "gpu"),
+                "precision.slow."
+                + ("cpu" if "CPU" in state.resolve_device(config.device) else "gpu"),
                 precision=precision,
             )
         )
 if frame is not None:
     precision_rows = frame[(frame["variant"] == "folded")]
-    ui.chart(
+    display.chart(
         charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
         precision_rows[["label", "median_s", "p10_s", "p90_s", "status", "error"]],
         key="lesson-precision",
@@ -236,7 +237,7 @@ quote("vmap")
 st.markdown(_("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(rows, time_steps)))
 if frame is not None:
     chosen = frame[frame["precision"] == "float32"]
-    ui.chart(
+    display.chart(
         charts.latency_figure(chosen, lang),
         chosen[["variant", "median_s", "p10_s", "p90_s"]],
         key="lesson-variants",

@@ -3,19 +3,20 @@ compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU ser
 
 import streamlit as st
 
-from hierlstm import charts, ui
+from hierlstm.app import caches, charts, display, sidebar, state
+from hierlstm.timing import failures
 
-controls = ui.current_controls()
-_ = ui.text
+controls = sidebar.current_controls()
+_ = state.text
 lang = controls.language
 
 st.title(_("results.title"))
 st.markdown(_("results.intro"))
 try:
-    store = ui.result_store()
+    store = caches.result_store()
     rows = store.rows()
 except ValueError as error:
-    st.error(_("results.unreadable", error=ui.first_line(error)), icon=":material/error:")
+    st.error(_("results.unreadable", error=failures.first_line(error)), icon=":material/error:")
     st.stop()
 
 FILTERS = (  # (column, message key, widget key)
@@ -58,7 +59,7 @@ chosen_ids = st.multiselect(
 )
 if chosen_ids:
     compared = ok.set_index("id").loc[chosen_ids].reset_index()
-    ui.chart(
+    display.chart(
         charts.runs_figure(compared, [labels[i] for i in chosen_ids], lang),
         compared[["id", "variant", "device", "config", "median_s", "p10_s", "p90_s"]],
         key="results-compare",
@@ -88,7 +89,7 @@ shown = [
     "error",
     "id",
 ]
-ui.table(selected[shown], key="results-table")
+display.table(selected[shown], key="results-table")
 
 st.subheader(_("results.export"))
 left, right = st.columns(2)
@@ -122,7 +123,7 @@ if submitted and upload is not None:
     try:
         report = store.import_file(upload.getvalue(), format=upload.name.rsplit(".", 1)[-1].lower())
     except ValueError as error:
-        st.error(ui.first_line(error), icon=":material/error:")
+        st.error(failures.first_line(error), icon=":material/error:")
     else:  # rerun so the table and the chart above include the new rows
         st.session_state["results_imported"] = (report.added, report.skipped)
         st.rerun()

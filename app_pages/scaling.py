@@ -4,11 +4,11 @@ throughput and scaling efficiency over the number of mirrored replicas (tf.distr
 
 import streamlit as st
 
-from hierlstm import charts, ui
-from hierlstm.bench import SWEEP_AXES
+from hierlstm.app import charts, devices, display, measure, runs, sidebar, state
+from hierlstm.timing.sweeps import SWEEP_AXES
 
-controls = ui.current_controls()
-_ = ui.text
+controls = sidebar.current_controls()
+_ = state.text
 KEY = "scaling"
 DEFAULT_VALUES = {"time_steps": "10, 20, 50, 100", "batch_size": "1, 4, 16, 64", "replicas": "1, 2"}
 AXES = (*SWEEP_AXES, "replicas")
@@ -32,25 +32,25 @@ raw_values = right.text_input(
     help=_("scaling.values.help"),
     persist_state="session",
 )
-values, problem = ui.parse_values(raw_values, axis)
+values, problem = state.parse_values(raw_values, axis)
 if problem:
     st.error(problem, icon=":material/error:")
 
 if controls.run and not problem:
     if axis == "replicas":  # weak scaling: n replicas run n x the sidebar's batch
-        base = ui.replica_configs(controls)
+        base = measure.replica_configs(controls)
         configs = [c.replace(batch_size=c.batch_size * max(values)) for c in base]
         points = tuple(c.replace(batch_size=c.batch_size * n) for c in base for n in values)
-        work = lambda progress: ui.run_replica_sweeps(controls, values, progress)  # noqa: E731
+        work = lambda progress: measure.run_replica_sweeps(controls, values, progress)  # noqa: E731
     else:
         configs = [c.replace(**{axis: max(values)}) for c in controls.configs()]
         points = tuple(c.replace(**{axis: v}) for c in controls.configs() for v in values)
-        work = lambda progress: ui.run_sweeps(controls, axis, values, progress)  # noqa: E731
-    if run_problem := ui.run_problem(configs):
+        work = lambda progress: measure.run_sweeps(controls, axis, values, progress)  # noqa: E731
+    if run_problem := runs.run_problem(configs):
         st.error(run_problem, icon=":material/block:")
     else:
-        ui.start_run(KEY, work, configs, ui.Workload(points, controls.warmup, controls.repeats))
-ui.show_run_outcome(KEY)
+        runs.start_run(KEY, work, configs, runs.Workload(points, controls.warmup, controls.repeats))
+runs.show_run_outcome(KEY)
 
 lang = controls.language
 outcome = st.session_state.get(KEY)
@@ -66,7 +66,7 @@ if outcome is None:
     )
 else:
     frame, swept = outcome["frame"], outcome["axis"]
-    if outcome["settings"] != ui.settings_of(controls) or swept != axis:
+    if outcome["settings"] != measure.settings_of(controls) or swept != axis:
         st.info(_("bench.stale"), icon=":material/history:")
     for row in frame[frame["status"] != "ok"].itertuples():
         value = row.replicas if swept == "replicas" else row.value
@@ -77,13 +77,13 @@ else:
 if outcome is not None and outcome["axis"] == "replicas":
     left, right = st.columns(2)
     with left:
-        ui.chart(
+        display.chart(
             charts.replica_throughput_figure(frame, lang),
             frame[["variant", "replicas", "batch_size", "samples_per_s", "status"]],
             key="replicas-throughput",
         )
     with right:
-        ui.chart(
+        display.chart(
             charts.replica_efficiency_figure(frame, lang),
             frame[
                 ["variant", "replicas", "scaling_efficiency", "efficiency_p10", "efficiency_p90"]
@@ -91,11 +91,11 @@ if outcome is not None and outcome["axis"] == "replicas":
             key="replicas-efficiency",
         )
     st.caption(_("scaling.replicas.weak"))
-    if not any(name.startswith("gpu") for name in ui.visible_devices()):
+    if not any(name.startswith("gpu") for name in devices.visible_devices()):
         st.caption(_("scaling.replicas.cpu_note"))
-    ui.table(frame, key="scaling-table", height=300)
+    display.table(frame, key="scaling-table", height=300)
 elif outcome is not None:
-    ui.chart(
+    display.chart(
         charts.scaling_figure(frame, swept, lang),
         frame[["variant", "axis", "value", "median_s", "p10_s", "p90_s", "status"]],
         key="scaling-latency",
@@ -116,13 +116,13 @@ elif outcome is not None:
     fit = charts.cost_per_step(frame)
     left, right = st.columns(2)
     with left:
-        ui.chart(charts.cost_per_step_figure(fit, swept, lang), fit, key="scaling-cost")
+        display.chart(charts.cost_per_step_figure(fit, swept, lang), fit, key="scaling-cost")
         st.caption(_("scaling.fit.caption." + swept))
     with right:
-        ui.table(frame, key="scaling-table", height=360)
+        display.table(frame, key="scaling-table", height=360)
 
 st.subheader(_("scaling.chain.title"))
 st.markdown(_("scaling.chain.intro"))
 times = values if axis == "time_steps" and values else [10, 20, 50, 100, 200, 500]
 chains = charts.chain_frame(controls.variants, controls.config.rows, times)
-ui.chart(charts.chain_figure(chains, lang), chains, key="scaling-chain")
+display.chart(charts.chain_figure(chains, lang), chains, key="scaling-chain")

@@ -5,11 +5,14 @@ import time
 
 import streamlit as st
 
-from hierlstm import charts, cost, ui
-from hierlstm.variants import VARIANTS
+from hierlstm.app import caches, charts, display, sidebar, state
+from hierlstm.model import cost
+from hierlstm.model.builders import builder_of
+from hierlstm.registry import VARIANTS
+from hierlstm.timing import failures
 
-controls = ui.current_controls()
-_ = ui.text
+controls = sidebar.current_controls()
+_ = state.text
 
 st.title(_("trace.title"))
 st.markdown(_("trace.intro"))
@@ -18,17 +21,16 @@ configs = controls.configs()
 tabs = st.tabs([name for name in controls.variants]) if len(configs) > 1 else [st.container()]
 for tab, config in zip(tabs, configs, strict=True):
     with tab:
-        st.markdown(
-            f"**{ui.variant_title(config.variant)}** · {ui.variant_explanation(config.variant)}"
-        )
-        if problem := ui.trace_problem(config):
+        title = state.variant_title(config.variant)
+        st.markdown(f"**{title}** · {state.variant_explanation(config.variant)}")
+        if problem := caches.trace_problem(config):
             st.warning(problem, icon=":material/hourglass_top:")
             continue
         start = time.perf_counter()
         try:
-            steps = ui.trace(config)
+            steps = caches.trace(config)
         except Exception as error:  # one variant failing must not hide the others
-            st.error(_("trace.failed", variant=config.variant, error=ui.first_line(error)))
+            st.error(_("trace.failed", variant=config.variant, error=failures.first_line(error)))
             continue
         elapsed = time.perf_counter() - start
         top = [step for step in steps if step.depth == 0]
@@ -61,11 +63,11 @@ for tab, config in zip(tabs, configs, strict=True):
             help=_("trace.metric.memory.help"),
         )
         flow = charts.axis_flow_figure(steps, controls.language)
-        flow_data = ui.trace_table(steps, config)
-        ui.chart(flow, flow_data, key=f"flow-{config.variant}")
+        flow_data = display.trace_table(steps, config)
+        display.chart(flow, flow_data, key=f"flow-{config.variant}")
         st.caption(_("trace.timing", ms=elapsed * 1e3))
         widths = {_("trace.col.step"): "medium", _("trace.col.note"): "large"}
-        ui.table(
+        display.table(
             flow_data,
             key=f"trace-table-{config.variant}",
             column_config={
@@ -74,6 +76,6 @@ for tab, config in zip(tabs, configs, strict=True):
         )
         with st.expander(_("trace.source", variant=config.variant), icon=":material/code:"):
             st.caption(_("trace.source.caption"))
-            for name, source in ui.related_sources(VARIANTS[config.variant].builder):
+            for name, source in display.related_sources(builder_of(config.variant)):
                 st.markdown(f"`{name}`")
                 st.code(source, language="python")

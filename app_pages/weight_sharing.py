@@ -5,11 +5,12 @@ and what each form costs."""
 import pandas as pd
 import streamlit as st
 
-from hierlstm import charts, sharing, ui
-from hierlstm.devices import resolve_device
+from hierlstm.app import banner, caches, charts, display, measure, runs, sidebar, state
+from hierlstm.model import sharing
+from hierlstm.timing.devices import resolve_device
 
-controls = ui.current_controls()
-_ = ui.text
+controls = sidebar.current_controls()
+_ = state.text
 KEY = "weight_sharing"
 config = controls.config
 units, rows, features = config.inner_units, config.rows, config.filters
@@ -18,10 +19,10 @@ sequences = config.batch_size * config.time_steps  # as many sub-sequences as th
 st.title(_("sharing.title"))
 st.markdown(_("sharing.intro"))
 with st.expander(_("sharing.source"), icon=":material/code:"):
-    st.code(ui.related_sources(sharing.build_pair)[0][1], language="python")
+    st.code(display.related_sources(sharing.build_pair)[0][1], language="python")
 
 with st.spinner(_("sharing.computing")):
-    reports = ui.sharing_reports(units, rows, features, config.batch_size)
+    reports = caches.sharing_reports(units, rows, features, config.batch_size)
 st.subheader(
     _("sharing.checks", sequences=config.batch_size, rows=rows, features=features, units=units)
 )
@@ -66,7 +67,7 @@ table = pd.DataFrame(
         },
     }
 )
-ui.table(table, key="sharing-checks", static=True)
+display.table(table, key="sharing-checks", static=True)
 st.caption(_("sharing.checks.caption"))
 
 lang = controls.language
@@ -92,10 +93,10 @@ for column, (form, report) in zip(columns, reports.items(), strict=True):
         figure.update_layout(
             title={"text": _("sharing.gradients.title", form=_("sharing.form." + form))}
         )
-        ui.chart(figure, data, key=f"sharing-gradients-{form}")
+        display.chart(figure, data, key=f"sharing-gradients-{form}")
 
 st.subheader(_("sharing.cost"))
-st.markdown(_("sharing.cost.intro", cudnn=ui.cudnn_status()))
+st.markdown(_("sharing.cost.intro", cudnn=banner.cudnn_status()))
 
 
 def time_forms(progress):
@@ -111,20 +112,20 @@ def time_forms(progress):
         repeats=controls.repeats,
         on_progress=progress,
     )
-    return {"timings": timings, "settings": ui.settings_of(controls)}
+    return {"timings": timings, "settings": measure.settings_of(controls)}
 
 
 if controls.run:
-    if problem := ui.run_problem([config]):
+    if problem := runs.run_problem([config]):
         st.error(problem, icon=":material/block:")
     else:
-        ui.start_run(KEY, time_forms, [config])
-ui.show_run_outcome(KEY)
+        runs.start_run(KEY, time_forms, [config])
+runs.show_run_outcome(KEY)
 outcome = st.session_state.get(KEY)
 if outcome is None:
     st.info(_("sharing.press_run", sequences=sequences), icon=":material/play_arrow:")
 else:
-    if outcome["settings"] != ui.settings_of(controls):
+    if outcome["settings"] != measure.settings_of(controls):
         st.info(_("bench.stale"), icon=":material/history:")
     frame = pd.DataFrame(
         [
@@ -143,11 +144,11 @@ else:
     )
     left, right = st.columns(2)
     with left:
-        ui.chart(
+        display.chart(
             charts.timing_figure(frame, "form", _("sharing.cost.chart", sequences=sequences), lang),
             frame,
             key="sharing-timing",
         )
     with right:
-        ui.table(frame.drop(columns=["variant"]), key="sharing-timing-table")
+        display.table(frame.drop(columns=["variant"]), key="sharing-timing-table")
         st.caption(_("sharing.cost.caption"))

@@ -3,11 +3,12 @@
     .venv/bin/python benchmarks/estimate.py [--variants nested,folded,fused,time_distributed]
                                             [--shapes 8x30,32x60,64x100] [--warmup 2] [--repeats 10]
 
-For each variant: `hierlstm.estimate.calibrate` (two small timed runs), then for each shape the
-estimate of a `benchmark` with the given warm-up and repeats beside the wall time of that very
-`benchmark` call (build, first call, warm-up, repeats). Prints estimate / measured per run: the
-app asks for confirmation when the estimate is over HIERLSTM_CONFIRM_SECONDS, so what matters is
-that the ratio stays near 1 (a ratio of 0.5 would let a 60 s run through a 30 s threshold).
+For each variant: `hierlstm.timing.estimate.calibrate` (two small timed runs), then for each
+shape the estimate of a `benchmark` with the given warm-up and repeats beside the wall time of
+that very `benchmark` call (build, first call, warm-up, repeats). Prints estimate / measured per
+run: the app asks for confirmation when the estimate is over HIERLSTM_CONFIRM_SECONDS, so what
+matters is that the ratio stays near 1 (a ratio of 0.5 would let a 60 s run through a 30 s
+threshold).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import time
 
 from common import header, markdown_table
 
-from hierlstm.bench import benchmark
 from hierlstm.config import RunConfig
-from hierlstm.estimate import calibrate, run_seconds
+from hierlstm.timing.estimate import calibrate, run_seconds
+from hierlstm.timing.harness import benchmark
 
 
 def main():

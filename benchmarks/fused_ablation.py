@@ -32,10 +32,10 @@ import numpy as np
 from common import header, markdown_table, tf
 
 from hierlstm.config import RunConfig
-from hierlstm.fused import FusedHierarchicalLSTM
-from hierlstm.params import init_params, load_params
-from hierlstm.reference import reference_forward
-from hierlstm.variants import build_fused, build_model
+from hierlstm.model.builders import build_fused, build_model
+from hierlstm.model.fused import FusedHierarchicalLSTM
+from hierlstm.model.params import init_params, load_params
+from hierlstm.model.reference import reference_forward
 
 
 class SigmoidGates(FusedHierarchicalLSTM):

@@ -15,9 +15,9 @@ import sys
 
 from common import header, markdown_table
 
-from hierlstm.bench import compare
 from hierlstm.config import RunConfig
-from hierlstm.variants import VARIANTS
+from hierlstm.registry import VARIANTS
+from hierlstm.timing.harness import compare
 
 
 def main():

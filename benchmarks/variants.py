@@ -16,10 +16,11 @@ import timeit
 import numpy as np
 from common import fp32_peak_gflops, header, markdown_table
 
-from hierlstm.bench import compare, make_forward, make_inputs
 from hierlstm.config import RunConfig
-from hierlstm.params import init_params
-from hierlstm.variants import VARIANTS, build_model
+from hierlstm.model.builders import build_model
+from hierlstm.model.params import init_params
+from hierlstm.registry import VARIANTS
+from hierlstm.timing.harness import compare, make_forward, make_inputs
 
 
 def shape_table(batch: int, time: int, repeats: int, peak: float) -> str:
@@ -73,7 +74,7 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
     forward = make_forward(model, config)
     inputs = make_inputs(config)
     forward(inputs).numpy()
-    from hierlstm.bench import benchmark
+    from hierlstm.timing.harness import benchmark
 
     harness, independent = [], []
     for _ in range(3):

@@ -22,12 +22,12 @@ import time
 import numpy as np
 from common import header, markdown_table, tf
 
-from hierlstm.bench import _timed_call as timed_call
-from hierlstm.bench import make_forward, make_inputs
 from hierlstm.config import RunConfig
-from hierlstm.params import init_params
-from hierlstm.reference import reference_forward
-from hierlstm.variants import VARIANTS, build_model
+from hierlstm.model.builders import build_model
+from hierlstm.model.params import init_params
+from hierlstm.model.reference import reference_forward
+from hierlstm.registry import VARIANTS
+from hierlstm.timing.harness import make_forward, make_inputs, timed_call
 
 
 def torch_model(params, torch):

@@ -10,17 +10,17 @@ import importlib
 _EXPORTS = {
     "RunConfig": "hierlstm.config",
     "PRECISIONS": "hierlstm.config",
-    "VARIANTS": "hierlstm.variants",
-    "Variant": "hierlstm.variants",
-    "build_model": "hierlstm.variants",
-    "init_params": "hierlstm.params",
-    "load_params": "hierlstm.params",
-    "param_shapes": "hierlstm.params",
-    "read_params": "hierlstm.params",
-    "reference_forward": "hierlstm.reference",
-    "trace_shapes": "hierlstm.trace",
-    "trace_report": "hierlstm.trace",
-    "check_variants": "hierlstm.check",
+    "VARIANTS": "hierlstm.registry",
+    "Variant": "hierlstm.registry",
+    "build_model": "hierlstm.model.builders",
+    "init_params": "hierlstm.model.params",
+    "load_params": "hierlstm.model.params",
+    "param_shapes": "hierlstm.model.params",
+    "read_params": "hierlstm.model.params",
+    "reference_forward": "hierlstm.model.reference",
+    "trace_shapes": "hierlstm.model.trace",
+    "trace_report": "hierlstm.model.trace",
+    "check_variants": "hierlstm.model.check",
 }
 
 __all__ = sorted(_EXPORTS)

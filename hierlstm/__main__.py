@@ -2,6 +2,6 @@
 
 import sys
 
-from hierlstm.cli import main
+from hierlstm.cli.main import main
 
 sys.exit(main())

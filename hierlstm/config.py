@@ -11,9 +11,15 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
+from hierlstm.registry import VARIANTS
+
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 LSTM_KERNELS = ("auto", "generic")
-STRATEGIES = ("none", "mirrored", "multi_worker")  # tf.distribute strategies (hierlstm.distribute)
+STRATEGIES = (
+    "none",
+    "mirrored",
+    "multi_worker",
+)  # tf.distribute strategies (hierlstm.timing.distribute)
 
 # Sanity bounds for sizes; the memory and trace budgets that depend on the machine live in the
 # harness. They stop a typo (batch 1e9) long before anything is allocated.
@@ -32,12 +38,6 @@ _DEVICE_PATTERN = re.compile(r"^(auto|cpu|gpu:\d+)$")
 _DEVICES_PATTERN = re.compile(r"^(cpu|gpu):\d+(,(cpu|gpu):\d+)*$")
 _TRUE_WORDS = ("1", "true", "yes", "on")
 _FALSE_WORDS = ("0", "false", "no", "off", "")
-
-
-def _known_variants() -> tuple[str, ...]:
-    from hierlstm.variants import VARIANTS  # late import: variants imports this module
-
-    return tuple(VARIANTS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +66,7 @@ class RunConfig:
     devices: str = ""  # mirrored replicas, e.g. "gpu:0,gpu:1"; "" = every local GPU (or CPU)
 
     def __post_init__(self):
-        known = _known_variants()
+        known = tuple(VARIANTS)
         if self.variant not in known:
             raise ValueError(f"variant must be one of {', '.join(known)}; got {self.variant!r}.")
         for name, (low, high) in SIZE_LIMITS.items():

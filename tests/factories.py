@@ -3,7 +3,7 @@
 import dataclasses
 
 from hierlstm.config import RunConfig
-from hierlstm.records import BenchResult
+from hierlstm.timing.records import BenchResult
 
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 from factories import make_result
 
-from hierlstm import ui
-from hierlstm.cli import main
+from hierlstm.app import runs, state
+from hierlstm.cli.main import main
 from hierlstm.config import PRECISIONS, RunConfig
-from hierlstm.devices import precision_supported
 from hierlstm.i18n import t
-from hierlstm.limits import check_limits
-from hierlstm.records import BenchResult
-from hierlstm.store import COLUMNS, MAX_IMPORT_BYTES, ResultStore
-from hierlstm.variants import VARIANTS
+from hierlstm.registry import VARIANTS
+from hierlstm.results.store import COLUMNS, MAX_IMPORT_BYTES, ResultStore
+from hierlstm.timing.devices import precision_supported
+from hierlstm.timing.limits import check_limits
+from hierlstm.timing.records import BenchResult
 
 LIMIT_VARIABLES = (
     "HIERLSTM_MAX_BATCH",
@@ -471,15 +471,15 @@ def cli_message(argv: list[str], capsys) -> str:
 def url_message(params: Mapping[str, str]) -> str:
     """The line the app shows for a link: the rejected parameter's warning (the default kept),
     or, if every parameter was taken, why Run refuses the link's settings."""
-    values, problems = ui.read_query(params)
+    values, problems = state.read_query(params)
     if problems:
         assert len(problems) == 1
         name, raw, reason = problems[0]
         assert not set(name.split(", ")) & set(values)  # the default is kept
         return t("url.rejected", "en", name=name, value=raw, reason=reason)
-    settings = {name: values[name] for name in ui.CONFIG_FIELDS if name in values}
-    variants = values.get("variants", ui.DEFAULT_VARIANTS)
-    return ui.run_problem([RunConfig(variant=name, **settings) for name in variants])
+    settings = {name: values[name] for name in state.CONFIG_FIELDS if name in values}
+    variants = values.get("variants", state.DEFAULT_VARIANTS)
+    return runs.run_problem([RunConfig(variant=name, **settings) for name in variants])
 
 
 def import_message(store: ResultStore, data: bytes, format: str) -> str:
@@ -560,7 +560,7 @@ def test_every_entry_point_has_its_cases():
 
 def test_an_unknown_url_parameter_is_ignored_silently():
     # "variant" (singular) is not a control: the sidebar selects `variants`.
-    values, problems = ui.read_query({"colour": "red", "variant": "nested", "batch_size": "4"})
+    values, problems = state.read_query({"colour": "red", "variant": "nested", "batch_size": "4"})
     assert values == {"batch_size": 4} and problems == []
 
 
@@ -574,7 +574,7 @@ def test_mixed_float16_on_a_cpu_is_allowed_with_a_one_line_warning(default_limit
     assert ok and "float16 on a CPU is emulated and usually slower than float32" in warning
     assert "\n" not in warning
     check_limits(RunConfig.from_strings({"precision": "mixed_float16", "device": "cpu"}))
-    values, problems = ui.read_query({"precision": "mixed_float16", "device": "cpu"})
+    values, problems = state.read_query({"precision": "mixed_float16", "device": "cpu"})
     assert problems == [] and values["precision"] == "mixed_float16"
     argv = ["trace", "--variant", "folded", "--precision", "mixed_float16", "--time-steps", "2"]
     assert main([*argv, "--batch-size", "1", "--json"]) == 0

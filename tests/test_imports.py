@@ -3,17 +3,18 @@ import sys
 
 CORE_MODULES = [
     "config",
-    "params",
-    "variants",
-    "layers",
-    "reference",
-    "trace",
-    "cost",
-    "check",
-    "pitfalls",
+    "registry",
+    "model.params",
+    "model.builders",
+    "model.layers",
+    "model.reference",
+    "model.trace",
+    "model.cost",
+    "model.check",
+    "model.pitfalls",
     "cli",
-    "records",
-    "store",
+    "timing.records",
+    "results.store",
 ]
 
 

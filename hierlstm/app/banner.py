@@ -1,0 +1,74 @@
+"""The banner on every page: TensorFlow and Keras versions, the device and strategy in use,
+whether cuDNN is available (and why not), and the warnings a link or the server's start left."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+try:  # raised inside a running script when the browser asks for a rerun
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
+    RerunException = type("RerunException", (BaseException,), {})
+from hierlstm.app.devices import cached_device_report, start_devices
+from hierlstm.app.sidebar import Controls
+from hierlstm.app.state import text
+from hierlstm.config import RunConfig
+from hierlstm.timing.devices import resolve_device
+from hierlstm.timing.failures import first_line
+
+
+def cudnn_status() -> str:
+    report = cached_device_report()
+    if not report.cuda_build:
+        return text("banner.cudnn.no_cuda")
+    if not report.gpus:
+        return text("banner.cudnn.no_gpu")
+    return text("banner.cudnn.yes", version=report.cudnn_version or "?", gpus=len(report.gpus))
+
+
+def strategy_status(config: RunConfig) -> str:
+    """The strategy in use, in words: "none (one device)" or "mirrored, 2 replicas × 2"."""
+    if config.strategy == "none":
+        return text("banner.strategy.none")
+    from hierlstm.timing import distribute
+
+    try:
+        run_plan = distribute.plan(config)
+    except (ValueError, RuntimeError) as error:
+        return text("banner.strategy.invalid", strategy=config.strategy, error=first_line(error))
+    return text(
+        "banner.strategy.mirrored",
+        label=run_plan.label,
+        replicas=run_plan.replicas,
+        batch=run_plan.per_replica_batch,
+    )
+
+
+def banner(controls: Controls) -> None:
+    """Versions, the device and strategy in use and whether cuDNN is available (and why not),
+    on every page."""
+    report = cached_device_report()
+    config = controls.config
+    try:
+        device = report.device_label(resolve_device(config.device))
+    except ValueError as error:
+        device = str(error)
+    if config.strategy != "none":
+        device = text("banner.device.replicas")
+    with st.container(border=True, key="banner"):
+        st.markdown(
+            text(
+                "banner.line",
+                tensorflow=report.tensorflow,
+                keras=report.keras,
+                device=device,
+                strategy=strategy_status(config),
+                cudnn=cudnn_status(),
+            )
+        )
+    if problem := start_devices():
+        st.error(text("banner.devices_failed", error=problem), icon=":material/memory:")
+    for name, value, reason in controls.url_warnings:
+        st.warning(
+            text("url.rejected", name=name, value=value, reason=reason), icon=":material/link_off:"
+        )

@@ -1,0 +1,157 @@
+"""Cached compute for the pages: built models and their shape traces, the weight-sharing
+reports, the live TimeDistributed pitfall, the results store.
+
+Caching: models and traces live in `st.cache_resource`, keyed by the frozen `RunConfig` (with
+the fields that cannot change the cached object normalised away) and bounded by `max_entries`.
+Cached objects are only read: tracing and gradient checks never change a model's weights, and
+benchmarks build their own models, so a measurement never touches a cached one. Every cached
+model comes with a lock, because Keras layers are not safe to trace from two sessions at once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+try:  # raised inside a running script when the browser asks for a rerun
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
+    RerunException = type("RerunException", (BaseException,), {})
+from hierlstm.app.state import text
+from hierlstm.config import RunConfig
+from hierlstm.model.builders import build_model
+from hierlstm.registry import VARIANTS
+from hierlstm.results.store import ResultStore, default_path
+from hierlstm.timing.limits import (
+    TRACE_SECONDS_PER_CALL,
+    LimitError,
+    check_trace_budget,
+    current_limits,
+)
+
+# --- cached compute -------------------------------------------------------------------------
+
+
+def _trace_key(config: RunConfig) -> RunConfig:
+    """Settings that cannot change a trace's shapes are normalised, so they share one entry."""
+    return config.replace(xla=False, device="auto", lstm_kernel="auto")
+
+
+def _model_key(config: RunConfig) -> RunConfig:
+    # Batch and time are symbolic in every model except a static-time variant's.
+    static = VARIANTS[config.variant].static_time
+    return _trace_key(config).replace(batch_size=1, time_steps=config.time_steps if static else 1)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _cached_model(config: RunConfig):
+    """A built model (Keras's random weights; only its structure is read) and its lock."""
+    return build_model(config), threading.Lock()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _cached_trace(config: RunConfig) -> tuple:
+    from hierlstm.model.trace import trace_shapes
+
+    model, lock = _cached_model(_model_key(config))
+    with lock:
+        return tuple(trace_shapes(config, model))
+
+
+def trace(config: RunConfig) -> tuple:
+    """The TraceSteps of `config` (cached); symbolic and concrete shapes, no timing."""
+    return _cached_trace(_trace_key(config))
+
+
+def trace_problem(config: RunConfig) -> str:
+    """Why tracing `config` would take too long ("" if it will not): the trace budget of
+    `hierlstm.timing.limits`, in the session's language."""
+    try:
+        check_trace_budget(config)
+    except LimitError:
+        return text(
+            "trace.static_too_long",
+            variant=config.variant,
+            limit=current_limits().trace_budget_steps,
+            time=config.time_steps,
+            seconds=config.time_steps * TRACE_SECONDS_PER_CALL,
+        )
+    return ""
+
+
+def model_lstms(config: RunConfig) -> list[tuple[str, str, object]]:
+    """(path, kind, layer) of every LSTM in the variant's model: kind "layer" for a Keras
+    `LSTM` (cuDNN-eligible), "cell" for an `RNN(LSTMCell)` or a custom cell's LSTM."""
+    import keras
+
+    from hierlstm.model.layers import NestedCell, VectorizedSummariser
+
+    model, _ = _cached_model(_model_key(config))
+    found = []
+
+    def visit(layer, prefix):
+        path = f"{prefix}{layer.name}"
+        if isinstance(layer, keras.layers.LSTM):
+            found.append((path, "layer", layer))
+        elif isinstance(layer, keras.layers.RNN):
+            if isinstance(layer.cell, NestedCell):
+                found.append(
+                    (f"{path}/{layer.cell.name}/inner_lstm", "cell", layer.cell.inner_lstm)
+                )
+                found.append(
+                    (f"{path}/{layer.cell.name}/outer_cell", "cell", layer.cell.outer_cell)
+                )
+            else:
+                found.append((path, "cell", layer))
+        elif isinstance(layer, keras.layers.TimeDistributed):
+            visit(layer.layer, path + "/")
+        elif isinstance(layer, VectorizedSummariser):
+            visit(layer.inner_lstm, path + "/")
+
+    for layer in model.layers:
+        visit(layer, "")
+    return found
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _sharing_models(units: int, rows: int, features: int) -> dict:
+    from hierlstm.model.sharing import FORMS, build_pair
+
+    return {form: (build_pair(form, units, rows, features), threading.Lock()) for form in FORMS}
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def sharing_reports(units: int, rows: int, features: int, sequences: int) -> dict:
+    """Per form, the live SharingReport on (sequences, rows, features) inputs (cached)."""
+    from hierlstm.model.sharing import pair_inputs, sharing_report
+
+    inputs = pair_inputs(sequences, rows, features)
+    reports = {}
+    for form, (model, lock) in _sharing_models(units, rows, features).items():
+        with lock:
+            reports[form] = sharing_report(model, inputs)
+    return reports
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def pitfall_outcomes(outer_units: int) -> tuple:
+    """The answer's TimeDistributed model at unknown length, run live at (batch, time) =
+    (2, 4), (5, 4) and (4, 4): wrong shape, an error, and the one case that is right."""
+    from hierlstm.model.pitfalls import time_distributed_unknown_length
+
+    config = RunConfig(outer_units=outer_units)
+    return tuple(
+        time_distributed_unknown_length(batch, time, config=config)
+        for batch, time in ((2, 4), (5, 4), (4, 4))
+    )
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _store(path: str) -> ResultStore:
+    return ResultStore(path)
+
+
+def result_store() -> ResultStore:
+    """The results file ($HIERLSTM_DB, else the XDG default), one instance per path."""
+    return _store(str(default_path()))

@@ -1,0 +1,621 @@
+"""Plotly figures from hierlstm's records and DataFrames. No Streamlit here: every function takes
+plain data (TraceSteps, `CompareResult.to_frame()`, `sweep` / `layer_breakdown` frames, store
+rows) and a language code, and returns a `plotly.graph_objects.Figure` (or a small DataFrame the
+figures are drawn from).
+
+Figures leave colours of text, grid and background to the viewer's theme (Streamlit's light or
+dark), and give each variant one colour from a colour-blind-safe palette, the same in every
+chart. Every axis title names its unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from hierlstm.i18n import t
+from hierlstm.registry import VARIANTS
+
+# Okabe-Ito: distinguishable with colour-blindness, legible on white and on near-black.
+_PALETTE = ("#D55E00", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#999999")
+_BASE_AXES = ("batch", "time", "height", "channels", "units")
+_AXIS_COLORS = {
+    "batch": "#0072B2",
+    "time": "#D55E00",
+    "height": "#009E73",
+    "channels": "#CC79A7",
+    "units": "#E69F00",
+}
+
+
+def variant_color(name: str) -> str:
+    """One stable colour per variant: registry order, then a hash for names added later."""
+    names = list(VARIANTS)
+    index = names.index(name) if name in names else sum(map(ord, name))
+    return _PALETTE[index % len(_PALETTE)]
+
+
+_LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
+_LEGEND_RIGHT = {"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02}
+
+
+def _layout(
+    figure: go.Figure, title: str, x_title: str, y_title: str, legend_right=False, **extra
+) -> go.Figure:
+    """Title, axis titles, room for them, and a legend that never covers the title: above the
+    plot for two or three entries, at the right for more (`legend_right`)."""
+    figure.update_layout(
+        title={"text": title, "x": 0.0, "xanchor": "left"},
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        margin={"l": 70, "r": 20, "t": 70, "b": 60},
+        legend=_LEGEND_RIGHT if legend_right else _LEGEND_TOP,
+        hovermode="closest",
+        **extra,
+    )
+    figure.update_xaxes(automargin=True)
+    figure.update_yaxes(automargin=True)
+    return figure
+
+
+def _ok(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["status"] == "ok"] if "status" in frame else frame
+
+
+def _error_bars(values, low, high) -> dict:
+    values, low, high = (np.asarray(v, dtype=float) for v in (values, low, high))
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": np.maximum(high - values, 0),
+        "arrayminus": np.maximum(values - low, 0),
+        "thickness": 1.5,
+    }
+
+
+def _variant_line(variant: str, x, y, **options) -> go.Scatter:
+    """One variant's curve in its colour (`options`: error_y, ...)."""
+    return go.Scatter(
+        x=x,
+        y=y,
+        mode="lines+markers",
+        name=variant,
+        line={"color": variant_color(variant), "width": 2.5},
+        **options,
+    )
+
+
+def _empty(title: str, message: str) -> go.Figure:
+    figure = go.Figure()
+    figure.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    figure.update_xaxes(visible=False)
+    figure.update_yaxes(visible=False)
+    return _layout(figure, title, "", "")
+
+
+# --- shape trace ----------------------------------------------------------------------------
+
+
+def _axis_slots(axes: Sequence[str]) -> dict[str, int]:
+    """Base axis name -> position in the shape; "batch*time" puts both at one position."""
+    slots = {}
+    for position, name in enumerate(axes):
+        for part in name.split("*"):
+            slots[part] = position
+    return slots
+
+
+def axis_flow_figure(steps, lang: str = "en", title: str | None = None) -> go.Figure:
+    """Each named axis as a coloured band through every top-level step of a trace.
+
+    x: the steps in order; y: the axis's position in that step's shape (first axis on top).
+    A band that changes height moves (Permute); two bands that meet are folded into one axis
+    (batch*time); a band that ends is consumed (the LSTM reads the rows and channels).
+    """
+    top = [step for step in steps if step.depth == 0]
+    figure = go.Figure()
+    labels = [step.path for step in top]
+    offsets = {"batch": -0.1, "time": 0.1}  # folded bands run side by side, not on top
+    for axis in _BASE_AXES:
+        xs, ys, texts, hovers = [], [], [], []
+        present = False
+        for index, step in enumerate(top):
+            slots = _axis_slots(step.axes)
+            if axis not in slots:
+                xs.append(None)
+                ys.append(None)
+                texts.append("")
+                hovers.append("")
+                continue
+            present = True
+            position = slots[axis]
+            name = step.axes[position]
+            folded = "*" in name
+            size = step.concrete_shape[position]
+            symbolic = step.symbolic_shape[position]
+            xs.append(index)
+            ys.append(position + (offsets.get(axis, 0.0) if folded else 0.0))
+            if not folded:
+                texts.append(f"{t('axis.' + axis, lang)} {size}")
+            elif axis == "time":  # one label for the folded axis
+                parts = " × ".join(t("axis." + part, lang) for part in name.split("*"))
+                texts.append(f"{parts} {size}")
+            else:
+                texts.append("")
+            hovers.append(
+                t(
+                    "chart.flow.hover",
+                    lang,
+                    step=step.path,
+                    axis=" × ".join(t("axis." + part, lang) for part in name.split("*")),
+                    size=size,
+                    symbolic="None" if symbolic is None else symbolic,
+                    position=position,
+                )
+            )
+        if not present:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines+markers+text",
+                name=t("axis." + axis, lang),
+                line={"color": _AXIS_COLORS[axis], "width": 10, "shape": "spline"},
+                marker={"size": 16, "color": _AXIS_COLORS[axis]},
+                text=texts,
+                textposition="top center",
+                hovertext=hovers,
+                hoverinfo="text",
+                opacity=0.85,
+                connectgaps=False,
+            )
+        )
+    depth = max((len(step.axes) for step in top), default=1)
+    figure.update_xaxes(
+        tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, showgrid=False
+    )
+    figure.update_yaxes(
+        autorange="reversed",
+        tickmode="array",
+        tickvals=list(range(depth)),
+        range=[depth - 0.4, -0.9],  # room above the first band for its size labels
+        zeroline=False,
+    )
+    return _layout(
+        figure,
+        title or t("chart.flow.title", lang),
+        t("chart.flow.x", lang),
+        t("chart.flow.y", lang),
+        legend_right=True,
+        height=360,
+    )
+
+
+# --- one benchmark ---------------------------------------------------------------------------
+
+
+def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title) -> go.Figure:
+    frame = _ok(frame)
+    if frame.empty:
+        return _empty(title, "—")
+    labels = frame[label_column].astype(str).tolist()
+    values = frame[column].to_numpy(dtype=float) * scale
+    colors = [variant_color(name) for name in frame["variant"]]
+    bar = go.Bar(
+        x=labels,
+        y=values,
+        marker_color=colors,
+        text=[f"{value:.3g}" for value in values],
+        # Inside the bar, so the value never collides with the p10-p90 whisker above it.
+        textposition="inside" if low is not None else "outside",
+        insidetextanchor="middle",
+        cliponaxis=False,
+        hovertemplate="%{x}: %{y:.4g}<extra></extra>",
+    )
+    if low is not None:
+        bar.error_y = _error_bars(
+            values,
+            frame[low].to_numpy(dtype=float) * scale,
+            frame[high].to_numpy(dtype=float) * scale,
+        )
+    figure = go.Figure(bar)
+    figure.update_yaxes(rangemode="tozero")
+    return _layout(figure, title, x_title, y_title, showlegend=False)
+
+
+def latency_figure(frame: pd.DataFrame, lang: str = "en", label_column: str = "variant"):
+    """Median time per forward pass with p10-p90 bars, one bar per row of `frame`."""
+    return _bars(
+        frame,
+        "median_s",
+        "p10_s",
+        "p90_s",
+        label_column,
+        1e3,
+        t("chart.latency.title", lang),
+        t("chart.variant", lang),
+        t("chart.latency.y", lang),
+    )
+
+
+def speedup_figure(frame: pd.DataFrame, baseline: str, lang: str = "en") -> go.Figure:
+    """Paired speed-up against the baseline (median of per-round ratios, p10-p90 bars)."""
+    figure = _bars(
+        frame,
+        "speedup_vs_baseline",
+        "speedup_p10",
+        "speedup_p90",
+        "variant",
+        1.0,
+        t("chart.speedup.title", lang, baseline=baseline),
+        t("chart.variant", lang),
+        t("chart.speedup.y", lang, baseline=baseline),
+    )
+    figure.add_hline(y=1.0, line_dash="dot", line_color="#999999")
+    return figure
+
+
+def first_call_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """First call (tracing, compilation, first run) beside the steady-state median, log scale."""
+    frame = _ok(frame)
+    title = t("chart.first_call.title", lang)
+    if frame.empty:
+        return _empty(title, "—")
+    figure = go.Figure()
+    for column, name, pattern in (
+        ("first_call_s", t("chart.first_call.first", lang), "/"),
+        ("median_s", t("chart.first_call.steady", lang), ""),
+    ):
+        values = frame[column].to_numpy(dtype=float) * 1e3
+        figure.add_trace(
+            go.Bar(
+                x=frame["variant"],
+                y=values,
+                name=name,
+                marker_color=[variant_color(v) for v in frame["variant"]],
+                marker_pattern_shape=pattern,
+                text=[f"{value:.3g}" for value in values],
+                textposition="outside",
+                cliponaxis=False,
+            )
+        )
+    figure.update_yaxes(type="log", dtick="D2")
+    return _layout(
+        figure, title, t("chart.variant", lang), t("chart.first_call.y", lang), barmode="group"
+    )
+
+
+def throughput_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Input spectrograms per second at the median time."""
+    return _bars(
+        frame,
+        "samples_per_s",
+        None,
+        None,
+        "variant",
+        1.0,
+        t("chart.throughput.title", lang),
+        t("chart.variant", lang),
+        t("chart.throughput.y", lang),
+    )
+
+
+def gflops_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Analytic FLOPs of one pass divided by its median time."""
+    return _bars(
+        frame,
+        "gflops_per_s",
+        None,
+        None,
+        "variant",
+        1.0,
+        t("chart.gflops.title", lang),
+        t("chart.variant", lang),
+        t("chart.gflops.y", lang),
+    )
+
+
+def layer_breakdown_figure(frame: pd.DataFrame, variant: str, lang: str = "en") -> go.Figure:
+    """Each top-level layer's median time on its real input (p10-p90 bars), in model order;
+    each layer's share of the summed medians is in its label."""
+    values = frame["median_s"].to_numpy(dtype=float) * 1e3
+    labels = [
+        f"{layer} · {share:.0%}"
+        for layer, share in zip(frame["layer"], frame["share"], strict=True)
+    ]
+    bar = go.Bar(
+        y=labels,
+        x=values,
+        orientation="h",
+        marker_color=variant_color(variant),
+        error_x=_error_bars(values, frame["p10_s"] * 1e3, frame["p90_s"] * 1e3),
+        hovertemplate="%{y}: %{x:.4g} ms<extra></extra>",
+    )
+    figure = go.Figure(bar)
+    figure.update_yaxes(autorange="reversed")
+    return _layout(
+        figure,
+        t("chart.layers.title", lang, variant=variant),
+        t("chart.layers.x", lang),
+        t("chart.layers.y", lang),
+        showlegend=False,
+        height=max(320, 130 + 40 * len(frame)),
+    )
+
+
+# --- scaling ---------------------------------------------------------------------------------
+
+
+def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
+    """Where two variants' median curves cross between measured points.
+
+    Columns: first, second (variant names), value (the axis value, interpolated on log-log
+    axes), median_s (there). First is faster below the crossing, second above.
+    """
+    frame = _ok(sweep_frame)
+    names = list(dict.fromkeys(frame["variant"]))
+    rows = []
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            a = frame[frame["variant"] == first].set_index("value")["median_s"]
+            b = frame[frame["variant"] == second].set_index("value")["median_s"]
+            common = sorted(set(a.index) & set(b.index))
+            for low, high in zip(common, common[1:], strict=False):
+                before = math.log(a[low] / b[low])
+                after = math.log(a[high] / b[high])
+                if before == 0 or before * after >= 0:
+                    continue
+                share = before / (before - after)  # where log(a/b) crosses 0
+                log_value = math.log(low) + share * (math.log(high) - math.log(low))
+                log_time = math.log(a[low]) + share * (math.log(a[high]) - math.log(a[low]))
+                faster_below = first if before < 0 else second
+                slower_below = second if faster_below == first else first
+                rows.append(
+                    {
+                        "first": faster_below,
+                        "second": slower_below,
+                        "value": math.exp(log_value),
+                        "median_s": math.exp(log_time),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["first", "second", "value", "median_s"])
+
+
+def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
+    """Median latency against time steps or batch size, log-log, crossings marked."""
+    frame = _ok(sweep_frame)
+    title = t("chart.scaling.title", lang, axis=t("axis_name." + axis, lang))
+    if frame.empty:
+        return _empty(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("value")
+        values = points["median_s"].to_numpy(dtype=float) * 1e3
+        figure.add_trace(
+            _variant_line(
+                variant,
+                points["value"],
+                values,
+                error_y=_error_bars(values, points["p10_s"] * 1e3, points["p90_s"] * 1e3),
+            )
+        )
+    crossings = crossovers(sweep_frame)
+    if not crossings.empty:
+        figure.add_trace(
+            go.Scatter(
+                x=crossings["value"],
+                y=crossings["median_s"] * 1e3,
+                mode="markers+text",
+                name=t("chart.scaling.crossover", lang),
+                marker={"symbol": "x", "size": 14, "color": "#999999", "line": {"width": 2}},
+                text=[f"≈{value:.3g}" for value in crossings["value"]],
+                textposition="bottom center",
+                hovertext=[
+                    t("chart.scaling.crossover_hover", lang, first=a, second=b, value=v)
+                    for a, b, v in zip(
+                        crossings["first"], crossings["second"], crossings["value"], strict=True
+                    )
+                ],
+                hoverinfo="text",
+            )
+        )
+    figure.update_xaxes(type="log", dtick="D2")
+    figure.update_yaxes(type="log", dtick="D2")
+    return _layout(
+        figure, title, t("axis_title." + axis, lang), t("chart.latency.y", lang), legend_right=True
+    )
+
+
+def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Samples per second against mirrored replicas (weak scaling: each replica keeps its
+    batch), per variant, beside the ideal n x one replica's throughput (dashed)."""
+    frame = _ok(replica_frame)
+    title = t("chart.replicas.throughput.title", lang)
+    if frame.empty:
+        return _empty(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("replicas")
+        figure.add_trace(_variant_line(variant, points["replicas"], points["samples_per_s"]))
+        one = points[points["replicas"] == 1]["samples_per_s"]
+        if not one.empty:
+            figure.add_trace(
+                go.Scatter(
+                    x=points["replicas"],
+                    y=points["replicas"] * float(one.iloc[0]),
+                    mode="lines",
+                    name=t("chart.replicas.ideal", lang, variant=variant),
+                    line={"color": variant_color(variant), "width": 1.5, "dash": "dash"},
+                )
+            )
+    figure.update_xaxes(dtick=1)
+    return _layout(
+        figure,
+        title,
+        t("chart.replicas.x", lang),
+        t("chart.throughput.y", lang),
+        legend_right=True,
+    )
+
+
+def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Scaling efficiency (throughput with n replicas / (n x one replica)) with p10-p90 bars;
+    1 is perfect scaling."""
+    frame = _ok(replica_frame)
+    title = t("chart.replicas.efficiency.title", lang)
+    if frame.empty:
+        return _empty(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("replicas")
+        figure.add_trace(
+            _variant_line(
+                variant,
+                points["replicas"],
+                points["scaling_efficiency"],
+                error_y=_error_bars(
+                    points["scaling_efficiency"], points["efficiency_p10"], points["efficiency_p90"]
+                ),
+            )
+        )
+    figure.add_hline(y=1.0, line={"dash": "dash", "color": "#999999", "width": 1})
+    figure.update_xaxes(dtick=1)
+    figure.update_yaxes(rangemode="tozero")
+    return _layout(
+        figure, title, t("chart.replicas.x", lang), t("chart.replicas.efficiency.y", lang)
+    )
+
+
+def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
+    """Least-squares fit median_s = intercept_s + slope_s * value, per variant.
+
+    slope_s is the cost of one more time step (or one more sample); intercept_s the fixed cost.
+    Columns: variant, slope_s, intercept_s, r2, points.
+    """
+    frame = _ok(sweep_frame)
+    rows = []
+    for variant, points in frame.groupby("variant", sort=False):
+        x = points["value"].to_numpy(dtype=float)
+        y = points["median_s"].to_numpy(dtype=float)
+        if len(points) < 2 or np.ptp(x) == 0:
+            slope = intercept = r2 = math.nan
+        else:
+            slope, intercept = np.polyfit(x, y, 1)
+            residual = y - (intercept + slope * x)
+            total = float(np.sum((y - y.mean()) ** 2))
+            r2 = 1.0 - float(np.sum(residual**2)) / total if total > 0 else math.nan
+        rows.append(
+            {
+                "variant": variant,
+                "slope_s": float(slope),
+                "intercept_s": float(intercept),
+                "r2": r2,
+                "points": len(points),
+            }
+        )
+    return pd.DataFrame(rows, columns=["variant", "slope_s", "intercept_s", "r2", "points"])
+
+
+def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
+    """The fitted slope per variant: milliseconds per extra time step (or sample)."""
+    title = t("chart.cost.title." + axis, lang)
+    fit = fit.dropna(subset=["slope_s"])
+    if fit.empty:
+        return _empty(title, "—")
+    values = fit["slope_s"].to_numpy(dtype=float) * 1e3
+    figure = go.Figure(
+        go.Bar(
+            x=fit["variant"],
+            y=values,
+            marker_color=[variant_color(v) for v in fit["variant"]],
+            text=[f"{value:.3g}" for value in values],
+            textposition="outside",
+            cliponaxis=False,
+            customdata=fit["r2"],
+            hovertemplate="%{x}: %{y:.4g} ms (R² %{customdata:.3f})<extra></extra>",
+        )
+    )
+    return _layout(
+        figure, title, t("chart.variant", lang), t("chart.cost.y." + axis, lang), showlegend=False
+    )
+
+
+def chain_frame(variants: Sequence[str], rows: int, times: Sequence[int]) -> pd.DataFrame:
+    """Dependent sequential LSTM steps per variant and time length, from the registry's formula.
+    Columns: variant, time_steps, chain."""
+    records = [
+        {"variant": name, "time_steps": int(time), "chain": VARIANTS[name].chain(rows, int(time))}
+        for name in variants
+        for time in sorted(set(times))
+    ]
+    return pd.DataFrame(records, columns=["variant", "time_steps", "chain"])
+
+
+def chain_figure(chains: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Length of the dependent chain against time steps (from `chain_frame`), log-log."""
+    figure = go.Figure()
+    for variant, points in chains.groupby("variant", sort=False):
+        figure.add_trace(_variant_line(variant, points["time_steps"], points["chain"]))
+    figure.update_xaxes(type="log", dtick="D2")
+    figure.update_yaxes(type="log", dtick="D2")
+    return _layout(
+        figure,
+        t("chart.chain.title", lang),
+        t("axis_title.time_steps", lang),
+        t("chart.chain.y", lang),
+        legend_right=True,
+    )
+
+
+# --- stored runs and the other pages -----------------------------------------------------------
+
+
+def runs_figure(rows: pd.DataFrame, labels: Sequence[str], lang: str = "en") -> go.Figure:
+    """Stored runs side by side: median with p10-p90 bars, one bar per row (store columns)."""
+    frame = rows.assign(label=list(labels))
+    figure = latency_figure(frame, lang, label_column="label")
+    figure.update_layout(title={"text": t("chart.runs.title", lang)})
+    figure.update_xaxes(title_text=t("chart.runs.x", lang))
+    return figure
+
+
+def gradient_figure(variable_names, norms_a, norms_b, norms_total, lang: str = "en"):
+    """Gradient norm per shared variable from path a, path b and both together."""
+    figure = go.Figure()
+    for name, values, color in (
+        (t("chart.gradients.a", lang), norms_a, "#0072B2"),
+        (t("chart.gradients.b", lang), norms_b, "#E69F00"),
+        (t("chart.gradients.total", lang), norms_total, "#009E73"),
+    ):
+        figure.add_trace(
+            go.Bar(
+                x=list(variable_names),
+                y=list(values),
+                name=name,
+                marker_color=color,
+                text=[f"{value:.3g}" for value in values],
+                textposition="outside",
+                cliponaxis=False,
+            )
+        )
+    return _layout(
+        figure,
+        t("chart.gradients.title", lang),
+        t("chart.gradients.x", lang),
+        t("chart.gradients.y", lang),
+        barmode="group",
+    )
+
+
+def timing_figure(frame: pd.DataFrame, label_column: str, title: str, lang: str = "en"):
+    """Median with p10-p90 bars for rows that are not variants (forms, precisions); `frame`
+    has median_s, p10_s, p90_s, `label_column` and a `variant` column for the colour."""
+    figure = latency_figure(frame, lang, label_column=label_column)
+    figure.update_layout(title={"text": title})
+    figure.update_xaxes(title_text="")
+    return figure

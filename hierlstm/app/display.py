@@ -1,0 +1,173 @@
+"""Small display helpers shared by the pages: a chart with its CSV, a keyed table, the shape
+trace as a table, the LSTM kernel each LSTM ran, the source code that runs, times as text."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+try:  # raised inside a running script when the browser asks for a rerun
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
+    RerunException = type("RerunException", (BaseException,), {})
+from hierlstm.app.caches import model_lstms
+from hierlstm.app.devices import cached_device_report
+from hierlstm.app.state import language, text
+from hierlstm.config import RunConfig
+from hierlstm.i18n import has_text
+
+
+def lstm_kernel_rows(frame: pd.DataFrame, configs: Sequence[RunConfig]) -> pd.DataFrame:
+    """The LSTM kernel that ran, per LSTM of every measured variant, and why. `frame` is a
+    `CompareResult.to_frame()`, `configs` the configs it measured, in its row order (the frame's
+    `device` column holds the resolved device, so its rows cannot rebuild their configs)."""
+    report = cached_device_report()
+    rows = []
+    for record, config in zip(frame.to_dict("records"), configs, strict=True):
+        if record.get("status") != "ok":
+            continue
+        for path, kind, _layer in model_lstms(config):
+            if kind == "cell":
+                ran, why = "generic", text("kernel.why.cell")
+            elif record["kernel"] == "cudnn":
+                ran, why = "cudnn", text("kernel.why.cudnn")
+            elif config.lstm_kernel == "generic" or config.device == "cpu":
+                ran, why = "generic", text("kernel.why.requested")
+            elif not report.cuda_build:
+                ran, why = "generic", text("kernel.why.no_cuda")
+            elif not report.gpus:
+                ran, why = "generic", text("kernel.why.no_gpu")
+            else:
+                ran, why = "generic", text("kernel.why.other")
+            rows.append(
+                {
+                    text("kernel.col.variant"): config.variant,
+                    text("kernel.col.lstm"): path,
+                    text("kernel.col.kind"): text(f"kernel.kind.{kind}"),
+                    text("kernel.col.ran"): ran,
+                    text("kernel.col.why"): why,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# --- display helpers -------------------------------------------------------------------------
+
+_PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def chart(figure, data: pd.DataFrame | None, key: str) -> None:
+    """A plotly figure (PNG from its toolbar's camera button) and its data as CSV."""
+    config = dict(_PLOTLY_CONFIG)
+    config["toImageButtonOptions"] = {
+        **config["toImageButtonOptions"],
+        "filename": f"hierlstm-{key}",
+    }
+    st.plotly_chart(figure, key=key, theme="streamlit", config=config, width="stretch")
+    if data is not None:
+        st.download_button(
+            text("download.chart_csv"),
+            data.to_csv(index=False),
+            file_name=f"hierlstm-{key}.csv",
+            mime="text/csv",
+            key=f"{key}-csv",
+            type="tertiary",
+            icon=":material/download:",
+            on_click="ignore",
+        )
+
+
+def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> None:
+    """A read-only table inside a keyed container (a display-only table keeps no key, so tests
+    find it through its container). `static`: every cell shown in full, text wrapped (for
+    short tables of sentences); otherwise a scrollable, sortable, downloadable grid."""
+    with st.container(key=key):
+        if static:
+            st.table(frame, hide_index=True, **options)
+        else:
+            st.dataframe(frame, hide_index=True, **options)
+
+
+def shape_text(shape) -> str:
+    return "(" + ", ".join("None" if size is None else str(size) for size in shape) + ")"
+
+
+def step_note(step, config: RunConfig) -> str:
+    """The step's one-line explanation in the session's language (the library's own in
+    English; the catalogue's, filled from the config, otherwise)."""
+    if language() == "en":
+        return step.note
+    values = {
+        "batch": config.batch_size,
+        "time": config.time_steps,
+        "rows": config.rows,
+        "height": config.height,
+        "filters": config.filters,
+        "kernel": config.kernel_size,
+        "pool": config.pool_height,
+        "inner": config.inner_units,
+        "outer": config.outer_units,
+        "folded": config.batch_size * config.time_steps,
+        "chain": config.time_steps * config.rows + config.time_steps,
+    }
+    for key in (f"note.{config.variant}/{step.path}", f"note.{step.path}"):
+        if has_text(key, language()):
+            return text(key, **values)
+    return step.note
+
+
+def trace_table(steps, config: RunConfig) -> pd.DataFrame:
+    """One row per step: symbolic beside concrete shape, axes, calls, params, FLOPs, bytes."""
+    rows = []
+    for step in steps:
+        rows.append(
+            {
+                text("trace.col.step"): ("    └ " if step.depth else "") + step.path,
+                text("trace.col.layer"): step.layer,
+                text("trace.col.symbolic"): shape_text(step.symbolic_shape),
+                text("trace.col.concrete"): shape_text(step.concrete_shape),
+                text("trace.col.axes"): " · ".join(
+                    " × ".join(text("axis." + part) for part in axis.split("*"))
+                    for axis in step.axes
+                ),
+                text("trace.col.note"): step_note(step, config),
+                text("trace.col.calls"): step.calls,
+                text("trace.col.params"): step.params,
+                text("trace.col.mflops"): round(step.flops / 1e6, 3),
+                text("trace.col.kib"): round(step.output_bytes / 1024, 1),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def related_sources(function) -> list[tuple[str, str]]:
+    """(name, source) of `function` and of the hierlstm functions and classes it uses, read
+    from the running code: what is shown is what runs."""
+    seen, order = set(), []
+
+    def visit(obj, depth):
+        if obj in seen or depth > 2:
+            return
+        seen.add(obj)
+        order.append(obj)
+        code = getattr(obj, "__code__", None)
+        if code is None:
+            return
+        module_globals = getattr(obj, "__globals__", {})
+        for name in code.co_names:
+            found = module_globals.get(name)
+            if (inspect.isfunction(found) or inspect.isclass(found)) and getattr(
+                found, "__module__", ""
+            ).startswith("hierlstm."):
+                visit(found, depth + 1)
+
+    visit(function, 0)
+    return [(f"{obj.__module__}.{obj.__qualname__}", inspect.getsource(obj)) for obj in order]
+
+
+def format_ms(seconds: float) -> str:
+    return "—" if seconds is None or math.isnan(seconds) else f"{seconds * 1e3:.3g} ms"

@@ -1,0 +1,218 @@
+"""The shared sidebar: the language switch and the one settings form, whose button applies the
+settings and runs the page's work. `controls_ui` returns the plain `Controls` a page reads."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+try:  # raised inside a running script when the browser asks for a rerun
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
+    RerunException = type("RerunException", (BaseException,), {})
+from hierlstm.app.devices import device_options, visible_devices
+from hierlstm.app.state import (
+    _CONTROLS,
+    _CURRENT_ACTION,
+    _RUN_REQUEST,
+    _SAVED_VALUES,
+    _URL_WARNINGS,
+    APP_STRATEGIES,
+    CONFIG_FIELDS,
+    DEFAULT_VARIANTS,
+    DEFAULTS,
+    GEOMETRY,
+    NUMERIC,
+    _init_state,
+    _write_query,
+    language,
+    limits_of,
+    text,
+)
+from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
+from hierlstm.i18n import LANGUAGES
+from hierlstm.registry import VARIANTS
+from hierlstm.timing.devices import precision_supported, resolve_device
+
+# --- sidebar -------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    """What a page's Run button does: its label (a message key) and whether it is heavy (timing
+    work: the button is disabled while it runs)."""
+
+    label: str
+    heavy: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Controls:
+    config: RunConfig  # of the first selected variant
+    variants: tuple[str, ...]
+    language: str
+    warmup: int
+    repeats: int
+    run: bool  # the Run button was pressed for this script run
+    url_warnings: tuple[tuple[str, str, str], ...] = ()  # (name, value, reason) from the URL
+
+    def configs(self) -> list[RunConfig]:
+        return [self.config.replace(variant=name) for name in self.variants]
+
+
+def language_ui() -> str:
+    """The language switch (applies at once, outside the settings form)."""
+    _init_state()
+    st.sidebar.selectbox("Language · 语言", list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
+    return language()
+
+
+def _request_run(label: str) -> None:
+    st.session_state[_RUN_REQUEST] = label  # the page whose button it was
+
+
+def _number(container, name: str) -> None:
+    low, high = limits_of(name)
+    container.number_input(
+        text(f"control.{name}"), low, high, step=1, key=name, help=text(f"control.{name}.help")
+    )
+
+
+def controls_ui(action: Action) -> Controls:
+    """The shared sidebar settings form; its one button applies the settings and runs the page.
+
+    Widgets hold their values in `st.session_state` under the keys of `DEFAULTS`. The button
+    is disabled during a heavy run; it is re-enabled by the rerun that follows the run.
+    """
+    _init_state()
+    state = st.session_state
+    # The request stays in the session until the page has done its work (`start_run`) or has
+    # finished (`end_of_run`): a run that Streamlit stops half-way, e.g. for the second click
+    # of a double click, is not lost. A request made on another page is dropped, not run here.
+    requested = state.get(_RUN_REQUEST) == action.label
+    if not requested:
+        state.pop(_RUN_REQUEST, None)
+    state[_CURRENT_ACTION] = action.label
+    with st.sidebar.form("controls", border=False):
+        st.multiselect(
+            text("control.variants"),
+            list(VARIANTS),
+            key="variants",
+            help=text("control.variants.help"),
+            placeholder=text("control.variants.placeholder"),
+        )
+        left, right = st.columns(2)
+        _number(left, "time_steps")
+        _number(right, "batch_size")
+        left, right = st.columns(2)
+        left.selectbox(
+            text("control.precision"),
+            PRECISIONS,
+            key="precision",
+            help=text("control.precision.help"),
+        )
+        right.selectbox(
+            text("control.lstm_kernel"),
+            LSTM_KERNELS,
+            key="lstm_kernel",
+            format_func=lambda name: text(f"kernel.{name}"),
+            help=text("control.lstm_kernel.help"),
+        )
+        left, right = st.columns(2, vertical_alignment="bottom")
+        left.selectbox(
+            text("control.device"),
+            device_options(),
+            key="device",
+            help=text("control.device.help"),
+        )
+        right.checkbox(text("control.xla"), key="xla", help=text("control.xla.help"))
+        left, right = st.columns(2)
+        left.selectbox(
+            text("control.strategy"),
+            APP_STRATEGIES,
+            key="strategy",
+            format_func=lambda name: text(f"strategy.{name}"),
+            help=text("control.strategy.help"),
+        )
+        right.multiselect(
+            text("control.devices"),
+            visible_devices(),
+            key="devices",
+            help=text("control.devices.help", devices=", ".join(visible_devices())),
+            placeholder=text("control.devices.placeholder"),
+        )
+        with st.expander(text("control.timing")):
+            left, right = st.columns(2)
+            _number(left, "warmup")
+            _number(right, "repeats")
+        with st.expander(text("control.geometry")):
+            for first, second in zip(GEOMETRY[::2], GEOMETRY[1::2], strict=True):
+                left, right = st.columns(2)
+                _number(left, first)
+                _number(right, second)
+        st.form_submit_button(
+            text(action.label),
+            type="primary",
+            key="run",
+            on_click=_request_run,
+            args=(action.label,),
+            disabled=requested and action.heavy,
+            width="stretch",
+        )
+    controls = _controls_from_state(requested)
+    _write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
+    if requested:
+        state[_URL_WARNINGS] = []  # the user has acted on them
+    state[_CONTROLS] = controls
+    state[_SAVED_VALUES] = {name: state[name] for name in DEFAULTS if name in state}
+    return controls
+
+
+def _controls_from_state(requested: bool) -> Controls:
+    state = st.session_state
+    variants = tuple(name for name in state.get("variants", ()) if name in VARIANTS)
+    if not variants:
+        st.sidebar.warning(text("control.variants.none", default=", ".join(DEFAULT_VARIANTS)))
+        variants = DEFAULT_VARIANTS
+    values = {name: state[name] for name in CONFIG_FIELDS}
+    values.update({name: int(values[name]) for name in NUMERIC if name in values})
+    if values["strategy"] == "mirrored":  # the replicas are the devices; Device is not used
+        if values["device"] != "auto":
+            st.sidebar.caption(text("control.strategy.device_unused", device=values["device"]))
+            values["device"] = "auto"
+        values["devices"] = ",".join(state.get("devices", ()))
+    try:
+        config = RunConfig(variant=variants[0], **values)
+        state["_last_config"] = config
+    except ValueError as error:
+        st.sidebar.error(text("control.invalid", reason=str(error)))
+        config = state.get("_last_config", RunConfig()).replace(variant=variants[0])
+        requested = False
+    ok, message = precision_supported(config.precision, config.device)
+    if message:
+        (st.sidebar.caption if ok else st.sidebar.error)(_precision_message(config, message))
+    return Controls(
+        config=config,
+        variants=variants,
+        language=language(),
+        warmup=int(state["warmup"]),
+        repeats=int(state["repeats"]),
+        run=requested,
+        url_warnings=tuple(state.get(_URL_WARNINGS, ())),
+    )
+
+
+def _precision_message(config: RunConfig, message: str) -> str:
+    if language() == "en":
+        return "⚠️ " + message
+    kind = "cpu" if resolve_device(config.device).startswith("/CPU") else "gpu"
+    return "⚠️ " + text(f"precision.slow.{kind}", precision=config.precision)
+
+
+def current_controls() -> Controls:
+    """The controls of this script run (set by `controls_ui` in app.py before the page runs)."""
+    controls = st.session_state.get(_CONTROLS)
+    if controls is None:  # a page run on its own, outside app.py
+        controls = controls_ui(Action("run.apply", heavy=False))
+    return controls

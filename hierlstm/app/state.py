@@ -1,0 +1,277 @@
+"""Session and URL state: the settings' defaults, the URL parameters that set them (a bad
+value is replaced by the default with a one-line warning), the message text in the session's
+language, and the bounds the app accepts for each number."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+try:  # raised inside a running script when the browser asks for a rerun
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
+    RerunException = type("RerunException", (BaseException,), {})
+from hierlstm.app.devices import visible_devices
+from hierlstm.config import RunConfig
+from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, has_text, t
+from hierlstm.registry import VARIANTS
+from hierlstm.timing.devices import resolve_device
+from hierlstm.timing.limits import current_limits
+
+GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
+
+
+# The RunConfig fields the sidebar controls (and the URL may set). `devices`, the mirrored
+# replicas, is a list in the session (a multiselect) and a comma-separated string in RunConfig.
+CONFIG_FIELDS = (
+    "time_steps",
+    "batch_size",
+    "precision",
+    "xla",
+    "lstm_kernel",
+    "device",
+    "strategy",
+    *GEOMETRY,
+)
+
+
+# multi_worker needs a cluster started before TensorFlow runs: the command line's `worker`.
+APP_STRATEGIES = ("none", "mirrored")
+
+
+MAX_REPLICAS = 16
+
+
+# What the app lets a user ask for; batch and time come from `hierlstm.timing.limits` (environment-
+# configurable), the rest are well inside RunConfig's sanity bounds.
+UI_LIMITS = {
+    "height": (1, 1024),
+    "filters": (1, 256),
+    "kernel_size": (1, 15),
+    "pool_height": (1, 256),
+    "inner_units": (1, 1024),
+    "outer_units": (1, 1024),
+    "warmup": (0, 20),
+    "repeats": (1, 200),
+}
+
+
+DEFAULT_VARIANTS = tuple(name for name in ("nested", "folded", "fused") if name in VARIANTS)
+
+
+DEFAULTS: dict[str, Any] = {
+    **{name: getattr(RunConfig(), name) for name in CONFIG_FIELDS},
+    "devices": [],
+    "variants": list(DEFAULT_VARIANTS),
+    "warmup": 2,
+    "repeats": 10,
+    "lang": DEFAULT_LANGUAGE,
+}
+
+
+_RUN_REQUEST = "_run_requested"
+
+
+_CURRENT_ACTION = "_current_action"
+
+
+_STATE_READY = "_state_ready"
+
+
+_URL_WARNINGS = "_url_warnings"
+
+
+_CONTROLS = "_controls"
+
+
+_SAVED_VALUES = "_saved_values"  # not a widget key, so Streamlit never drops it
+
+
+_CONFIRMED = "_confirmed_run"  # (page key, Workload) the user said yes to
+
+
+# --- language ----------------------------------------------------------------------------
+
+
+def language() -> str:
+    return st.session_state.get("lang", DEFAULT_LANGUAGE)
+
+
+def text(key: str, **values) -> str:
+    """The catalogue message `key` in the session's language."""
+    return t(key, language(), **values)
+
+
+def variant_title(name: str) -> str:
+    key = f"variant.{name}.title"
+    return text(key) if has_text(key, language()) else VARIANTS[name].title
+
+
+def variant_explanation(name: str) -> str:
+    key = f"variant.{name}.explanation"
+    if language() == "en" or not has_text(key, language()):
+        return VARIANTS[name].explanation  # the registry's own words, always current
+    return text(key)
+
+
+# --- URL <-> controls ----------------------------------------------------------------------
+
+
+def limits_of(name: str) -> tuple[int, int]:
+    """The (lowest, highest) value the app accepts for a numeric control."""
+    if name == "batch_size":
+        return 1, current_limits().max_batch
+    if name == "time_steps":
+        return 1, current_limits().max_time_steps
+    if name == "replicas":
+        return 1, MAX_REPLICAS
+    return UI_LIMITS[name]
+
+
+NUMERIC = ("time_steps", "batch_size", *UI_LIMITS)
+
+
+def _in_limits(name: str, value) -> str:
+    low, high = limits_of(name)
+    if isinstance(value, int) and not low <= value <= high:
+        return f"{name} must be between {low} and {high} in the app; got {value}."
+    return ""
+
+
+def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+    """Control values from URL parameters, and (name, value, reason) per rejected parameter.
+
+    Known keys: every RunConfig field but `variant`, `variants` (comma-separated), `warmup`,
+    `repeats`, `lang`. Unknown keys are ignored; a bad value keeps the default.
+    """
+    values: dict[str, Any] = {}
+    problems: list[tuple[str, str, str]] = []
+
+    def reject(name, raw, reason):
+        problems.append((name, raw, reason))
+
+    params = {name: (raw[-1] if isinstance(raw, list) else raw) for name, raw in params.items()}
+    for name, raw in params.items():
+        raw = str(raw)
+        if name == "lang":
+            if raw in LANGUAGES:
+                values[name] = raw
+            else:
+                reject(name, raw, f"lang must be one of {', '.join(LANGUAGES)}.")
+        elif name == "variants":
+            names = [part.strip() for part in raw.split(",") if part.strip()]
+            unknown = [part for part in names if part not in VARIANTS]
+            if unknown or not names:
+                reject(name, raw, f"variants must be names from {', '.join(VARIANTS)}.")
+            if known := [part for part in dict.fromkeys(names) if part in VARIANTS]:
+                values[name] = known
+        elif name == "devices":
+            names = [part.strip() for part in raw.split(",") if part.strip()]
+            unseen = [part for part in names if part not in visible_devices()]
+            try:
+                RunConfig(strategy="mirrored", devices=",".join(names))
+                problem = (
+                    f"devices must be among this server's {', '.join(visible_devices())}."
+                    if unseen
+                    else ""
+                )
+            except ValueError as error:
+                problem = str(error)
+            if problem:
+                reject(name, raw, problem)
+            else:
+                values[name] = names
+        elif name in ("warmup", "repeats"):
+            low, high = limits_of(name)
+            if raw.strip().isdigit() and low <= int(raw) <= high:
+                values[name] = int(raw)
+            else:
+                reject(name, raw, f"{name} must be a whole number between {low} and {high}.")
+        elif name in CONFIG_FIELDS:
+            try:
+                value = getattr(RunConfig.from_strings({name: raw}), name)
+                if name == "device":
+                    resolve_device(value)  # gpu:3 on a machine with one GPU
+                problem = _in_limits(name, value) if name in NUMERIC else ""
+                if name == "strategy" and value not in APP_STRATEGIES:
+                    problem = (
+                        f"the app runs strategy {' or '.join(APP_STRATEGIES)}; {value} runs from "
+                        "the command line (python -m hierlstm worker)."
+                    )
+            except ValueError as error:
+                problem = str(error)
+            if problem:
+                reject(name, raw, problem)
+            else:
+                values[name] = value
+    geometry = {name: values[name] for name in GEOMETRY if name in values}
+    try:
+        RunConfig(**geometry)
+    except ValueError as error:  # each value fine alone, not together (height < pool_height)
+        reject(
+            "height, pool_height",
+            f"{geometry.get('height')}, {geometry.get('pool_height')}",
+            str(error),
+        )
+        for name in ("height", "pool_height"):
+            values.pop(name, None)
+    return values, problems
+
+
+def query_for(values: Mapping[str, Any]) -> dict[str, str]:
+    """The URL parameters for control values: only those that differ from the defaults."""
+    wanted = {}
+    for name, default in DEFAULTS.items():
+        value = values.get(name, default)
+        if value == default:
+            continue
+        if name in ("variants", "devices"):
+            wanted[name] = ",".join(value)
+        elif isinstance(value, bool):
+            wanted[name] = str(value).lower()
+        else:
+            wanted[name] = str(value)
+    return wanted
+
+
+def _init_state() -> None:
+    """Once per session: defaults, overridden by the URL the session was opened with.
+
+    On later runs, any setting missing from session state is put back from the copy kept by
+    the last run: Streamlit drops a widget's value when a script run ends without drawing that
+    widget (an interrupted rerun, say), and the number inputs would then reset to their minimum.
+    """
+    state = st.session_state
+    if state.get(_STATE_READY):
+        saved = state.get(_SAVED_VALUES, {})
+        for name, default in DEFAULTS.items():
+            if name not in state:
+                state[name] = saved.get(name, default)
+        return
+    values, problems = read_query(st.query_params.to_dict())
+    for name, default in DEFAULTS.items():
+        state[name] = values.get(name, default)
+    state[_SAVED_VALUES] = {name: state[name] for name in DEFAULTS}
+    state[_URL_WARNINGS] = problems
+    state[_STATE_READY] = True
+
+
+def _write_query(values: Mapping[str, Any]) -> None:
+    wanted = query_for(values)
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def parse_values(raw: str, axis: str) -> tuple[list[int], str]:
+    """Sweep values from text ("10, 20, 50"): 2 to 12 distinct whole numbers in the app's
+    limits, sorted; or ([], a one-line problem)."""
+    parts = [part for part in raw.replace(",", " ").split() if part]
+    low, high = limits_of(axis)
+    if not all(part.isdigit() for part in parts):
+        return [], text("scaling.values.bad", low=low, high=high)
+    values = sorted({int(part) for part in parts})
+    if not 2 <= len(values) <= 12 or values[0] < low or values[-1] > high:
+        return [], text("scaling.values.bad", low=low, high=high)
+    return values, ""

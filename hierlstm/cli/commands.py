@@ -1,0 +1,114 @@
+"""The commands that time nothing: `variants`, `trace`, `check`, `results`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from hierlstm.cli.format import _table, format_trace
+from hierlstm.cli.parser import UsageError, _seed, config_from_args
+from hierlstm.cli.timing import _store
+
+
+def cmd_variants(args) -> int:
+    from hierlstm.registry import VARIANTS
+
+    rows = [
+        {
+            "name": v.name,
+            "title": v.title(),
+            "can_use_cudnn": v.can_use_cudnn,
+            "static_time": v.static_time,
+            "explanation": v.explanation(),
+        }
+        for v in VARIANTS.values()
+    ]
+    if args.json:
+        print(json.dumps({"variants": rows}, indent=2))
+        return 0
+    for row in rows:
+        cudnn = "cuDNN possible" if row["can_use_cudnn"] else "never cuDNN"
+        print(f"{row['name']:<17} {row['title']}  [{cudnn}]")
+        print(f"{'':<17} {row['explanation']}\n")
+    return 0
+
+
+def cmd_trace(args) -> int:
+    from hierlstm.model.trace import trace_report
+    from hierlstm.timing.limits import check_trace_budget
+
+    config = config_from_args(args)
+    try:
+        check_trace_budget(config)
+        report = trace_report(config)
+    except ValueError as error:  # the batch does not split over the replicas; no cluster
+        raise UsageError(str(error)) from None
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(format_trace(report))
+    return 0
+
+
+def cmd_check(args) -> int:
+    from hierlstm.model.check import check_variants
+
+    config = config_from_args(args, batch_size=4, time_steps=10)
+    config = config.replace(xla=args.xla)
+    results = check_variants(config, seed=_seed(args.seed))
+    if args.json:
+        print(json.dumps({"results": [result.to_dict() for result in results]}, indent=2))
+    else:
+        print(
+            f"batch {config.batch_size}, time {config.time_steps}, {config.precision}"
+            f"{', XLA' if config.xla else ''}: max |variant - numpy reference|"
+        )
+        for result in results:
+            verdict = "ok" if result.ok else "FAIL"
+            print(
+                f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
+                f"{result.tolerance:.0e})  {verdict}"
+            )
+    return 0 if all(result.ok for result in results) else 1
+
+
+def cmd_results(args) -> int:
+    if args.action is None:
+        raise UsageError("choose an action: list, export, import (see results --help).")
+    store = _store(args)
+    if args.action == "list":
+        rows = store.rows(variant=args.variant, device=args.device)
+        if args.json:
+            print(rows.to_json(orient="records", indent=2))
+        else:
+            lines = [
+                (
+                    row.created_at[:19],
+                    row.variant,
+                    row.device,
+                    row.status,
+                    f"{row.median_s * 1e3:.2f}" if row.status == "ok" else row.error[:40],
+                    row.id,
+                )
+                for row in rows.itertuples()
+            ]
+            print(
+                _table(("created (UTC)", "variant", "device", "status", "median ms", "id"), lines)
+            )
+        return 0
+    if args.action == "export":
+        if args.format not in ("csv", "json"):
+            raise UsageError(f"--format must be csv or json; got {args.format!r}.")
+        export = store.export_csv if args.format == "csv" else store.export_json
+        if args.output:
+            export(args.output)
+            print(f"exported {store.count()} results to {args.output}", file=sys.stderr)
+        else:
+            print(export(), end="")
+        return 0
+    try:
+        report = store.import_file(args.file)
+    except (ValueError, OSError) as error:
+        raise UsageError(str(error).splitlines()[0]) from None
+    print(f"imported {report.added} results, skipped {report.skipped} already stored")
+    return 0

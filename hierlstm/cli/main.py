@@ -1,0 +1,71 @@
+"""`python -m hierlstm ...`: parse, start TensorFlow's devices when a command needs them (before
+its runtime starts), and dispatch to a command. A bad argument is one `error:` line and exit 2,
+before TensorFlow is imported."""
+
+from __future__ import annotations
+
+import sys
+
+from hierlstm.cli.commands import cmd_check, cmd_results, cmd_trace, cmd_variants
+from hierlstm.cli.parser import UsageError, _count, build_parser
+from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker
+
+COMMANDS = {
+    "variants": cmd_variants,
+    "trace": cmd_trace,
+    "check": cmd_check,
+    "bench": cmd_bench,
+    "sweep": cmd_sweep,
+    "worker": cmd_worker,
+    "results": cmd_results,
+}
+
+
+def _logical_cpus(args) -> int | None:
+    text = getattr(args, "logical_cpus", None)
+    return None if text is None else _count("--logical-cpus", text, 1, 64)
+
+
+def _join_cluster(args) -> None:
+    """TF_CONFIG for this worker, from --cluster and --task-index (read when the strategy is
+    made, right after TensorFlow's import)."""
+    from hierlstm.timing.distribute import parse_cluster, set_cluster
+
+    try:
+        addresses = parse_cluster(args.cluster)
+        set_cluster(addresses, _count("--task-index", args.task_index, 0, len(addresses) - 1))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _start_devices(args, logical_cpus: int | None) -> None:
+    """What must happen before TensorFlow's runtime starts: the logical CPUs, then the
+    multi-worker strategy (it configures collective ops, which only a fresh runtime allows)."""
+    from hierlstm.timing import distribute
+
+    try:
+        if logical_cpus:
+            distribute.ensure_logical_cpus(logical_cpus)
+        if args.command == "worker" or getattr(args, "strategy", None) == "multi_worker":
+            distribute.multi_worker_strategy()
+    except (RuntimeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            raise UsageError(f"choose a command: {', '.join(COMMANDS)} (see --help).")
+        logical_cpus = _logical_cpus(args)
+        if args.command == "worker":
+            _join_cluster(args)
+        from hierlstm._native import import_tensorflow_quietly
+
+        tensorflow = import_tensorflow_quietly()
+        tensorflow.get_logger().setLevel("ERROR")  # one trace per variant is intended, not a leak
+        _start_devices(args, logical_cpus)
+        return COMMANDS[args.command](args)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2

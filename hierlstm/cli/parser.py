@@ -1,0 +1,178 @@
+"""The command line's grammar: every command and flag, and the parsing of flag text into
+settings with the same one-line messages as the rest of hierlstm."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+SIZE_FLAGS = (
+    "batch_size",
+    "time_steps",
+    "height",
+    "filters",
+    "kernel_size",
+    "pool_height",
+    "inner_units",
+    "outer_units",
+)
+
+
+# Text flags parsed by RunConfig.from_strings, named as its fields.
+CONFIG_FLAGS = (*SIZE_FLAGS, "precision", "lstm_kernel", "device", "strategy", "devices")
+
+
+class UsageError(Exception):
+    """A bad argument: reported as one `error:` line with exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _add_geometry(parser, *, variant: bool):
+    if variant:
+        parser.add_argument("--variant", required=True, help="a name from `variants`")
+    for name in SIZE_FLAGS:
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="python -m hierlstm", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    listing = commands.add_parser("variants", help="list the execution strategies")
+    listing.add_argument("--json", action="store_true")
+    trace = commands.add_parser("trace", help="every shape through one variant")
+    _add_geometry(trace, variant=True)
+    _add_strategy(trace)
+    check = commands.add_parser("check", help="every variant against the numpy reference")
+    _add_geometry(check, variant=False)
+    check.add_argument("--seed", default="0", metavar="N")
+    check.add_argument("--xla", action="store_true", help="compile each variant with XLA")
+
+    bench = commands.add_parser("bench", help="time variants side by side (interleaved)")
+    _add_run_options(bench)
+    sweep = commands.add_parser("sweep", help="time variants over time steps or batch sizes")
+    _add_run_options(sweep)
+    sweep.add_argument("--axis", required=True, help="time_steps | batch_size")
+    sweep.add_argument("--values", required=True, help="comma-separated, e.g. 25,50,100")
+    sweep.add_argument("--csv", metavar="FILE", help="write the sweep table as CSV to FILE")
+    sweep.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only values I, I+N, I+2N, ... (0 <= I < N): N machines share one sweep",
+    )
+    worker = commands.add_parser(
+        "worker", help="one member of a multi-worker run (MultiWorkerMirroredStrategy)"
+    )
+    _add_run_options(worker, strategy=False)
+    worker.add_argument(
+        "--cluster",
+        required=True,
+        metavar="HOST:PORT,...",
+        help="every worker's address, the same list and order on every worker",
+    )
+    worker.add_argument("--task-index", required=True, metavar="I", help="this worker's place")
+
+    results = commands.add_parser("results", help="stored measurements")
+    actions = results.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="stored runs, newest first")
+    _add_db(listing)
+    listing.add_argument("--variant")
+    listing.add_argument("--device")
+    listing.add_argument("--json", action="store_true")
+    export = actions.add_parser("export", help="write every stored run as CSV or JSON")
+    _add_db(export)
+    export.add_argument("--format", default="csv", help="csv | json")
+    export.add_argument("--output", metavar="FILE", help="default: standard output")
+    imported = actions.add_parser("import", help="add runs from a CSV or JSON export")
+    _add_db(imported)
+    imported.add_argument("file")
+    return parser
+
+
+def _add_db(parser):
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="results file (default: $HIERLSTM_DB or the user data directory)",
+    )
+
+
+def _add_strategy(parser):
+    parser.add_argument("--strategy", help="none | mirrored | multi_worker (tf.distribute)")
+    parser.add_argument(
+        "--devices", help="the mirrored replicas, e.g. gpu:0,gpu:1 (default: every GPU)"
+    )
+
+
+def _add_run_options(parser, *, strategy: bool = True):
+    parser.add_argument(
+        "--variant", action="append", required=True, help="repeat to time several variants"
+    )
+    if strategy:
+        _add_strategy(parser)
+    parser.add_argument(
+        "--logical-cpus",
+        dest="logical_cpus",
+        metavar="N",
+        help="split the CPU into N logical devices (cpu:0..cpu:N-1) before TensorFlow starts",
+    )
+    for name in SIZE_FLAGS:
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
+    parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
+    parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
+    parser.add_argument("--device", help="auto | cpu | gpu:N")
+    parser.add_argument("--repeats", default="20", metavar="N")
+    parser.add_argument("--warmup", default="3", metavar="N")
+    parser.add_argument("--seed", default="0", metavar="N")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_db(parser)
+    parser.add_argument("--no-store", action="store_true", help="do not store the results")
+
+
+def config_from_args(args, **defaults):
+    """A RunConfig from the parsed flags (text, validated with RunConfig's messages)."""
+    from hierlstm.config import RunConfig
+
+    text = {
+        name: getattr(args, name)
+        for name in (*CONFIG_FLAGS, "variant")
+        if getattr(args, name, None) is not None
+    }
+    try:
+        return RunConfig.from_strings(text, **defaults)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _count(flag: str, text: str, low: int = 0, high: int = 10**6) -> int:
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise UsageError(f"{flag} must be a whole number from {low} to {high}; got {text!r}.")
+    return int(text)
+
+
+def _seed(text: str) -> int:
+    return _count("--seed", text)
+
+
+def _sweep_values(text: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isdigit() for part in parts):
+        raise UsageError(
+            f"--values must be comma-separated whole numbers, e.g. 25,50,100; got {text!r}."
+        )
+    return [int(part) for part in parts]
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """ "I/N" -> (I, N). Shard I takes values I, I+N, I+2N, ...: disjoint shards whose union is
+    every value, each spread over the whole range (so no shard gets all the slow points)."""
+    match = re.fullmatch(r"\s*(\d{1,6})\s*/\s*(\d{1,6})\s*", text)
+    if not match or not int(match.group(1)) < int(match.group(2)):
+        raise UsageError(f"--shard must be I/N with 0 <= I < N; got {text!r}.")
+    return int(match.group(1)), int(match.group(2))

@@ -1,0 +1,395 @@
+"""Shape tracing: every step a tensor takes through a variant, including inside wrappers and
+cells, with symbolic and concrete shapes, parameters, FLOPs, bytes and a one-line explanation.
+
+Symbolic shapes come from Keras's shape inference on the functional model (None where the
+model accepts any size). Concrete shapes come from tracing the real layers with a fully concrete
+input spec (batch_size, height, time_steps, 1): TensorFlow's shape inference over exactly the ops
+that run, which costs the same at batch 4096 as at batch 2. Nothing here restates a layer's
+shape arithmetic; the tests cross-check these shapes against an executed forward pass.
+
+Under a tf.distribute strategy every replica runs the model on its share of the global batch,
+so the concrete shapes, FLOPs and bytes are one replica's: batch_size / replicas.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from hierlstm.config import RunConfig, per_replica_batch
+from hierlstm.model import cost
+from hierlstm.model.builders import build_model
+from hierlstm.model.fused import FusedHierarchicalLSTM
+from hierlstm.model.layers import NestedCell, VectorizedSummariser
+from hierlstm.registry import VARIANTS
+from hierlstm.timing.distribute import planned_replicas
+
+Shape = tuple  # of int, or None for a dimension the model accepts at any size
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceStep:
+    path: str  # e.g. "summarise/inner_lstm"
+    layer: str  # Keras class name
+    symbolic_shape: Shape
+    concrete_shape: Shape
+    axes: tuple[str, ...]  # one name per dimension
+    params: int
+    flops: int  # over all calls of this step in one forward pass
+    output_bytes: int  # one call's output
+    note: str
+    depth: int = 0  # 0: a layer of the model; 1: inside a wrapper or cell
+    calls: int = 1  # calls per forward pass (TimeDistributed's child: time_steps)
+    replicas: int = 1  # replicas running this step at once, each with the shapes above
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "layer": self.layer,
+            "symbolic_shape": list(self.symbolic_shape),
+            "concrete_shape": list(self.concrete_shape),
+            "axes": list(self.axes),
+            "params": self.params,
+            "flops": self.flops,
+            "output_bytes": self.output_bytes,
+            "note": self.note,
+            "depth": self.depth,
+            "calls": self.calls,
+            "replicas": self.replicas,
+        }
+
+
+# Axis names of each layer's output, by layer name (the builders name every layer).
+AXES = {
+    "input": ("batch", "height", "time", "channels"),
+    "conv": ("batch", "height", "time", "channels"),
+    "pool": ("batch", "height", "time", "channels"),
+    "permute": ("batch", "time", "height", "channels"),
+    "fold": ("batch*time", "height", "channels"),
+    "inner_lstm": ("batch*time", "units"),
+    "inner_rnn": ("batch*time", "units"),
+    "unfold": ("batch", "time", "units"),
+    "summarise": ("batch", "time", "units"),
+    "nested_rnn": ("batch", "time", "units"),
+    "outer_lstm": ("batch", "time", "units"),
+    "fused_lstm": ("batch", "time", "units"),
+}
+STEP_AXES = ("batch", "units")  # a per-time-step call inside a wrapper or cell
+
+
+def _notes(config: RunConfig) -> dict[str, str]:
+    c, b, t = config, config.batch_size, config.time_steps
+    return {
+        "input": f"{b} spectrograms of {c.height} rows (e.g. frequency bins) x {t} time steps, "
+        "one channel.",
+        "conv": f"{c.kernel_size}x{c.kernel_size} convolution, 'same' padding, {c.filters} "
+        "filters: height and time are kept, channels go from 1 to "
+        f"{c.filters}.",
+        "pool": f"Max over every {c.pool_height} rows: height {c.height} -> {c.rows}, time "
+        "untouched.",
+        "permute": f"Swaps height and time: each of the {t} time steps now holds a {c.rows}-row "
+        f"sub-sequence of {c.filters} channels.",
+        "fold": f"Folds batch and time into one axis: {b} x {t} = {b * t} independent "
+        f"sub-sequences of {c.rows} rows.",
+        "inner_lstm": f"One LSTM call over all {b * t} sub-sequences ({c.rows} steps each), "
+        "keeping the last hidden state.",
+        "inner_rnn": f"RNN(LSTMCell) over all {b * t} sub-sequences ({c.rows} steps each): "
+        "same maths as LSTM, never the cuDNN kernel.",
+        "unfold": f"Splits the folded axis back into batch {b} and time {t}.",
+        "outer_lstm": f"The outer LSTM runs over the {t} time steps, returning every step.",
+        "nested_rnn": f"RNN over {t} time steps whose cell runs a whole {c.rows}-step inner LSTM "
+        f"per step: a chain of {t} x {c.rows} + {t} = {t * c.rows + t} sequential steps.",
+        "time_distributed/summarise": "Keras 3 TimeDistributed with a known time length: calls "
+        f"the inner LSTM once per time step, {t} calls traced into the graph, so tracing grows "
+        "with time_steps.",
+        "fused_lstm": "The whole model in one layer of plain TensorFlow ops; its steps, shown "
+        "below, keep the data time-major so no step needs a transpose.",
+        "vectorized_map/summarise": f"tf.vectorized_map over the {t} time steps: pfor rewrites "
+        "the per-step inner LSTM into one program for all steps.",
+    }
+
+
+def _flops(name: str, config: RunConfig) -> int:
+    b, t = config.batch_size, config.time_steps
+    if name == "conv":
+        return cost.conv_flops(config, b, t)
+    if name == "pool":
+        return cost.pool_flops(config, b, t)
+    if name in ("inner_lstm", "inner_rnn", "summarise"):
+        return cost.inner_lstm_flops(config, b, t)
+    if name == "outer_lstm":
+        return cost.outer_lstm_flops(config, b, t)
+    if name == "nested_rnn":
+        return cost.inner_lstm_flops(config, b, t) + cost.outer_lstm_flops(config, b, t)
+    if name == "fused_lstm":
+        return cost.model_flops(config)
+    return 0
+
+
+def _traced(function: Callable, *specs) -> list[tf.TensorSpec]:
+    """Output specs of `function` traced on `specs`: the real ops, no execution."""
+    outputs = tf.function(function).get_concrete_function(*specs).structured_outputs
+    return [tf.TensorSpec(o.shape, o.dtype) for o in tf.nest.flatten(outputs)]
+
+
+def _nbytes(spec: tf.TensorSpec) -> int:
+    return int(np.prod(spec.shape.as_list(), dtype=np.int64)) * spec.dtype.size
+
+
+def _layer_inputs(model: keras.Model, layer) -> list:
+    """Indices (into model.layers) of the layers feeding `layer`."""
+    node = layer._inbound_nodes[0]
+    return [model.layers.index(t._keras_history.operation) for t in node.input_tensors]
+
+
+def trace_shapes(config: RunConfig, model: keras.Model | None = None) -> list[TraceStep]:
+    """One `TraceStep` per layer of `config.variant`'s model, children after their parent.
+
+    Under a strategy the concrete shapes are one replica's, (batch_size / replicas, ...), and
+    every step carries `replicas`; ValueError if the batch does not split evenly.
+    """
+    replicas = planned_replicas(config)
+    if config.strategy != "none":
+        global_batch = config.batch_size
+        config = config.replace(
+            strategy="none", devices="", batch_size=per_replica_batch(global_batch, replicas)
+        )
+    steps = _model_steps(config, model or build_model(config))
+    if replicas == 1:
+        return steps
+    share = (
+        f"The global batch of {global_batch} is split over {replicas} replicas; each runs the "
+        f"steps below on its {config.batch_size}. "
+    )
+    steps[0] = dataclasses.replace(steps[0], note=share + steps[0].note)
+    return [dataclasses.replace(step, replicas=replicas) for step in steps]
+
+
+def _model_steps(config: RunConfig, model: keras.Model) -> list[TraceStep]:
+    layers = model.layers[1:]  # after the InputLayer
+    input_spec = tf.TensorSpec((config.batch_size, config.height, config.time_steps, 1), tf.float32)
+    probe = keras.Model(model.input, [layer.output for layer in layers])
+    specs = [input_spec, *_traced(lambda x: probe(x, training=False), input_spec)]
+    notes = _notes(config)
+    steps = [_step("input", "InputLayer", model.inputs[0].shape, input_spec, 0, 0, notes["input"])]
+    for index, layer in enumerate(layers, start=1):
+        note = notes.get(f"{config.variant}/{layer.name}", notes.get(layer.name, ""))
+        steps.append(
+            _step(
+                layer.name,
+                type(layer).__name__,
+                layer.output.shape,
+                specs[index],
+                layer.count_params(),
+                _flops(layer.name, config),
+                note,
+            )
+        )
+        parent_inputs = [specs[i] for i in _layer_inputs(model, layer)]
+        steps.extend(_children(config, layer, parent_inputs))
+    return steps
+
+
+def _step(path, layer, symbolic, spec, params, flops, note, depth=0, calls=1, axes=None):
+    concrete = tuple(spec.shape.as_list())
+    return TraceStep(
+        path=path,
+        layer=layer,
+        symbolic_shape=tuple(symbolic),
+        concrete_shape=concrete,
+        axes=axes or AXES.get(path.split("/")[-1], STEP_AXES),
+        params=int(params),
+        flops=int(flops),
+        output_bytes=_nbytes(spec),
+        note=note,
+        depth=depth,
+        calls=calls,
+    )
+
+
+def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
+    """What Keras `summary()` hides: the layer or cell called inside a wrapper, per call."""
+    b, t, rows = config.batch_size, config.time_steps, config.rows
+    (parent_input, *_) = parent_inputs  # (B, T, R, C) for every wrapper below
+    inner_flops = cost.inner_lstm_flops(config, b, t)
+    per_step_notes = {
+        keras.layers.TimeDistributed: (
+            f"The wrapped LSTM, called {t} times (once per time step) on (batch, {rows}, "
+            f"{config.filters}); each call is its own {rows}-step loop."
+        ),
+        VectorizedSummariser: (
+            f"The per-time-step program vectorized_map starts from: the inner LSTM on one step "
+            f"(batch, {rows}, {config.filters}); pfor runs it for all {t} steps at once."
+        ),
+    }
+    if type(layer) in per_step_notes:  # a wrapper calling one LSTM per time step
+        child = layer.layer if isinstance(layer, keras.layers.TimeDistributed) else layer.inner_lstm
+        spec = _traced(lambda x: child(x[:, 0]), parent_input)[0]  # (B, R, C) -> (B, inner)
+        symbolic = child.compute_output_shape((None, rows, config.filters))
+        return [
+            _step(
+                f"{layer.name}/{child.name}",
+                type(child).__name__,
+                symbolic,
+                spec,
+                child.count_params(),
+                inner_flops,
+                per_step_notes[type(layer)],
+                depth=1,
+                calls=t,
+                axes=STEP_AXES,
+            )
+        ]
+    if isinstance(layer, FusedHierarchicalLSTM):
+        return _fused_children(config, layer, parent_input)
+    if isinstance(layer, keras.layers.RNN) and isinstance(layer.cell, NestedCell):
+        return _nested_children(config, layer, parent_input)
+    if type(layer) is keras.layers.RNN and isinstance(layer.cell, keras.layers.LSTMCell):
+        cell = layer.cell
+        spec = _traced(lambda x: cell(x[:, 0], cell.get_initial_state(b * t))[0], parent_input)[0]
+        note = (
+            f"The bare LSTMCell, one step on (batch*time, {config.filters}): the object that "
+            "weight sharing hands to several RNN layers; RNN loops it over the rows."
+        )
+        return [
+            _step(
+                f"{layer.name}/{cell.name}",
+                type(cell).__name__,
+                (None, cell.units),
+                spec,
+                cell.count_params(),
+                inner_flops,
+                note,
+                depth=1,
+                calls=rows,
+                axes=("batch*time", "units"),
+            )
+        ]
+    return []
+
+
+def _fused_children(config, layer, parent_input) -> list[TraceStep]:
+    """The fused layer's three stages, each run on the real output of the one before (its
+    while-loop's TensorArray hides the time length from shape inference, so these run)."""
+    b, t, rows = config.batch_size, config.time_steps, config.rows
+    inputs = tf.zeros(parent_input.shape, parent_input.dtype)  # (B, H, T, 1)
+    pooled_value = layer.pooled_rows(inputs)  # -> (R, T, B, C)
+    summaries_value = layer.inner_lstm(pooled_value)  # -> (T, B, inner)
+    outputs_value = layer.outer_lstm(summaries_value)  # -> (T, B, outer)
+    pooled, summaries, outputs = (
+        tf.TensorSpec(value.shape, value.dtype)
+        for value in (pooled_value, summaries_value, outputs_value)
+    )
+    # Symbolic shapes: TensorFlow's shape inference over the same methods, batch and time None.
+    any_size = tf.TensorSpec((None, *parent_input.shape[1:2], None, 1), parent_input.dtype)
+    (pooled_symbolic,) = _traced(layer.pooled_rows, any_size)
+    (summaries_symbolic,) = _traced(layer.inner_lstm, pooled_symbolic)
+    (outputs_symbolic,) = _traced(layer.outer_lstm, summaries_symbolic)
+    symbolic = {
+        "pooled_rows": pooled_symbolic.shape.as_list(),
+        "inner_lstm": summaries_symbolic.shape.as_list(),
+        "outer_lstm": outputs_symbolic.shape.as_list(),
+    }
+    stages = [
+        (
+            "pooled_rows",
+            pooled,
+            ("height", "time", "batch", "channels"),
+            cost.conv_flops(config, b, t) + cost.pool_flops(config, b, t),
+            f"Conv, bias and max-pool written out, stored rows-first: {rows} rows x {t} time x "
+            f"{b} batch, so each inner step reads one contiguous slab.",
+        ),
+        (
+            "inner_lstm",
+            summaries,
+            ("time", "batch", "units"),
+            cost.inner_lstm_flops(config, b, t),
+            f"{rows} unrolled LSTM steps over all {b * t} sub-sequences at once (one matmul each); "
+            "the last hidden state, already time-major.",
+        ),
+        (
+            "outer_lstm",
+            outputs,
+            ("time", "batch", "units"),
+            cost.outer_lstm_flops(config, b, t),
+            f"A while-loop over the {t} time steps carrying (h, c); transposed to (batch, time, "
+            "units) at the end.",
+        ),
+    ]
+    return [
+        _step(
+            f"{layer.name}/{name}",
+            "ops",
+            symbolic[name],
+            spec,
+            0,
+            flops,
+            note,
+            depth=1,
+            axes=axes,
+        )
+        for name, spec, axes, flops, note in stages
+    ]
+
+
+def _nested_children(config, layer, parent_input) -> list[TraceStep]:
+    b, t, rows = config.batch_size, config.time_steps, config.rows
+    cell = layer.cell
+
+    def inner(x):  # (B, T, R, C) -> one outer step's (B, R, C) -> (B, inner)
+        return cell.inner_lstm(x[:, 0])
+
+    def outer(x):  # (B, inner) + states [(B, outer), (B, outer)] -> (B, outer)
+        summary = cell.inner_lstm(x[:, 0])
+        return cell.outer_cell(summary, cell.outer_cell.get_initial_state(b))[0]
+
+    inner_spec = _traced(inner, parent_input)[0]
+    outer_spec = _traced(outer, parent_input)[0]
+    return [
+        _step(
+            f"{layer.name}/{cell.name}/inner_lstm",
+            "RNN(LSTMCell)",
+            cell.inner_lstm.compute_output_shape((None, rows, config.filters)),
+            inner_spec,
+            cell.inner_lstm.count_params(),
+            cost.inner_lstm_flops(config, b, t),
+            f"Inside each of the {t} outer steps: a full {rows}-step LSTM over that step's rows, "
+            "keeping the last hidden state.",
+            depth=1,
+            calls=t,
+            axes=STEP_AXES,
+        ),
+        _step(
+            f"{layer.name}/{cell.name}/outer_cell",
+            "LSTMCell",
+            (None, cell.outer_cell.units),
+            outer_spec,
+            cell.outer_cell.count_params(),
+            cost.outer_lstm_flops(config, b, t),
+            "Then one step of the outer LSTMCell on that summary; its state [h, c] is the RNN's "
+            "state carried to the next time step.",
+            depth=1,
+            calls=t,
+            axes=STEP_AXES,
+        ),
+    ]
+
+
+def trace_report(config: RunConfig, model: keras.Model | None = None) -> dict:
+    """The JSON form: config, replicas, layers, and totals over the model's own layers (depth
+    0); under a strategy the layers and totals are one replica's."""
+    steps = trace_shapes(config, model)
+    top = [step for step in steps if step.depth == 0]
+    return {
+        "config": config.to_dict(),
+        "replicas": steps[0].replicas,
+        "per_replica_batch": steps[0].concrete_shape[0],
+        "layers": [step.to_dict() for step in steps],
+        "total_params": sum(step.params for step in top),
+        "total_flops": sum(step.flops for step in top),
+        "dependent_steps": VARIANTS[config.variant].chain(config.rows, config.time_steps),
+    }

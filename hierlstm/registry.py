@@ -1,0 +1,64 @@
+"""The VARIANTS registry: one hierarchical-LSTM function, several execution strategies.
+
+A `Variant` is metadata only: its name, flags and dependent-chain length, and the name of its
+builder in `hierlstm.model.builders`, which is imported when a model is built
+(`hierlstm.model.builders.build_model`). So this module, like `hierlstm.config`, imports
+neither TensorFlow nor Keras; the CLI, the cost model and the limits read the registry without
+paying for them. A variant's title and explanation are catalogue messages
+(`variant.<name>.title`, `variant.<name>.explanation` in `hierlstm.i18n`), in English and
+Chinese there and nowhere else.
+
+Pages, the CLI and the tests iterate `VARIANTS`; nothing else lists the variants.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from hierlstm.i18n import t
+
+
+def _rows_plus_time(rows: int, time: int) -> int:
+    return rows + time
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    name: str
+    builder: str  # a function of hierlstm.model.builders: (RunConfig) -> keras.Model
+    can_use_cudnn: bool  # whether its LSTMs can take Keras's cuDNN path on a GPU
+    static_time: bool = False  # built for one concrete time length (cannot take any T)
+    chain: Callable[[int, int], int] = _rows_plus_time  # dependent LSTM steps (rows, time)
+
+    @property
+    def title_key(self) -> str:
+        return f"variant.{self.name}.title"
+
+    @property
+    def explanation_key(self) -> str:
+        return f"variant.{self.name}.explanation"
+
+    def title(self, lang: str = "en") -> str:
+        return t(self.title_key, lang)
+
+    def explanation(self, lang: str = "en") -> str:
+        return t(self.explanation_key, lang)
+
+
+VARIANTS: dict[str, Variant] = {
+    variant.name: variant
+    for variant in (
+        Variant(
+            "nested",
+            "build_nested",
+            can_use_cudnn=False,
+            chain=lambda rows, time: time * rows + time,
+        ),
+        Variant("time_distributed", "build_time_distributed", can_use_cudnn=True, static_time=True),
+        Variant("folded", "build_folded", can_use_cudnn=True),
+        Variant("vectorized_map", "build_vectorized_map", can_use_cudnn=True),
+        Variant("shared_cell", "build_shared_cell", can_use_cudnn=False),
+        Variant("fused", "build_fused", can_use_cudnn=False),
+    )
+}

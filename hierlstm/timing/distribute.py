@@ -1,0 +1,476 @@
+"""One variant on several devices and several machines, with `tf.distribute`.
+
+Strategies (`RunConfig.strategy`):
+- "none": one device, as everywhere else in hierlstm.
+- "mirrored": `MirroredStrategy` over the devices named in `RunConfig.devices`, else over every
+  local GPU, else (a machine without GPUs) over every logical CPU device (`ensure_logical_cpus`).
+- "multi_worker": `MultiWorkerMirroredStrategy` over a cluster described by TF_CONFIG, which
+  `set_cluster` writes for `python -m hierlstm worker --cluster ... --task-index ...`. Every
+  worker runs the same program and holds the replicas of its own devices (its GPUs, or CPU:0).
+
+`RunConfig.batch_size` is the global batch. Replica i (numbered across every worker) runs rows
+[i*b, (i+1)*b) of one global input, b = batch_size / replicas, so the gathered output lines up
+row for row with a single-device run of the same input. A batch that does not split evenly is
+refused (`config.per_replica_batch`).
+
+TensorFlow is imported inside the functions: the records, the cluster parsing and the replica
+planning load without it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from hierlstm.config import RunConfig, per_replica_batch
+from hierlstm.timing.records import BenchResult
+
+LOGICAL_CPUS_ENV = "HIERLSTM_LOGICAL_CPUS"  # read by `ensure_logical_cpus_from_environment`
+MAX_LOGICAL_CPUS = 64
+_ADDRESS_PATTERN = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{1,5}$")
+
+# Variants that cannot run under a strategy, with the reason a failed result gives. Every
+# variant registered today runs under both strategies (tests/test_distribute.py checks each, XLA
+# included), so nothing is listed; the harness consults this before building.
+UNSUPPORTED: dict[str, str] = {}
+
+
+# --- logical CPU devices -------------------------------------------------------------------
+
+
+def ensure_logical_cpus(count: int) -> int:
+    """Splits the first physical CPU into `count` logical devices, /CPU:0 .. /CPU:count-1.
+
+    They share the machine's cores and thread pools: enough to run and test every strategy
+    without a GPU, never a measure of how GPUs scale. TensorFlow fixes its devices when its
+    runtime starts (the first op, or the first `list_logical_devices`), so call this first;
+    afterwards it returns the existing count if that is at least `count`, and otherwise raises
+    RuntimeError saying how to start the process instead.
+    """
+    import tensorflow as tf
+
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_LOGICAL_CPUS:
+        raise ValueError(
+            f"logical CPU count must be a whole number from 1 to {MAX_LOGICAL_CPUS}; got {count!r}."
+        )
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    try:
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(count)]
+        )
+        return count
+    except RuntimeError:  # the runtime has started: its devices are fixed
+        existing = len(tf.config.list_logical_devices("CPU"))
+        if existing >= count:
+            return existing
+        raise RuntimeError(
+            f"cannot make {count} logical CPU devices: TensorFlow already started with "
+            f"{existing}; set them before anything runs (CLI: --logical-cpus {count}; app: "
+            f"{LOGICAL_CPUS_ENV}={count})."
+        ) from None
+
+
+def ensure_logical_cpus_from_environment() -> int | None:
+    """`ensure_logical_cpus($HIERLSTM_LOGICAL_CPUS)` when that is set (for the app's start-up)."""
+    text = os.environ.get(LOGICAL_CPUS_ENV, "").strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise ValueError(f"{LOGICAL_CPUS_ENV} must be a whole number; got {text!r}.")
+    return ensure_logical_cpus(int(text))
+
+
+# --- the cluster of a multi-worker run -------------------------------------------------------
+
+
+def parse_cluster(text: str) -> tuple[str, ...]:
+    """ "host1:port,host2:port" -> ("host1:port", "host2:port"); ValueError in one sentence."""
+    addresses = tuple(part.strip() for part in str(text).split(",") if part.strip())
+    bad = [
+        address
+        for address in addresses
+        if not _ADDRESS_PATTERN.match(address) or not 1 <= int(address.rsplit(":", 1)[1]) <= 65535
+    ]
+    if not addresses or bad:
+        raise ValueError(
+            "--cluster must be comma-separated HOST:PORT, one per worker, the same list on every "
+            f"worker (e.g. 10.0.0.1:12345,10.0.0.2:12345); got {text!r}."
+        )
+    if len(set(addresses)) != len(addresses):
+        raise ValueError(f"--cluster must name each worker once; got {text!r}.")
+    return addresses
+
+
+def set_cluster(addresses: tuple[str, ...], task_index: int) -> dict:
+    """Writes TF_CONFIG for worker `task_index` of `addresses` (before the strategy is made)."""
+    if not 0 <= task_index < len(addresses):
+        raise ValueError(
+            f"--task-index must be from 0 to {len(addresses) - 1} for {len(addresses)} workers; "
+            f"got {task_index}."
+        )
+    tf_config = {
+        "cluster": {"worker": list(addresses)},
+        "task": {"type": "worker", "index": task_index},
+    }
+    os.environ["TF_CONFIG"] = json.dumps(tf_config)
+    return tf_config
+
+
+def cluster_from_environment() -> tuple[tuple[str, ...], str, int] | None:
+    """(every member's address, this task's type, its index) from TF_CONFIG; None if unset."""
+    text = os.environ.get("TF_CONFIG", "").strip()
+    if not text:
+        return None
+    try:
+        tf_config = json.loads(text)
+        cluster = tf_config["cluster"]
+        members = tuple(cluster.get("chief", [])) + tuple(cluster["worker"])
+        task_type, task_index = str(tf_config["task"]["type"]), int(tf_config["task"]["index"])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(
+            'TF_CONFIG must be JSON like {"cluster": {"worker": ["host:port", ...]}, "task": '
+            f'{{"type": "worker", "index": 0}}}}; got {text[:80]!r}.'
+        ) from None
+    return members, task_type, task_index
+
+
+# --- planning: how many replicas, without starting TensorFlow's runtime ---------------------
+
+
+def planned_replicas(config: RunConfig) -> int:
+    """How many replicas `config` will run on, without starting TensorFlow's runtime (the trace
+    uses it): the named devices, else the GPUs, else the configured logical CPUs; for
+    multi_worker, workers x (GPUs per worker, or one CPU)."""
+    if config.strategy == "none":
+        return 1
+    import tensorflow as tf
+
+    gpus = len(tf.config.list_physical_devices("GPU"))
+    if config.strategy == "mirrored":
+        if config.device_list:
+            return len(config.device_list)
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        return gpus or len(tf.config.get_logical_device_configuration(cpu) or [None])
+    return len(_cluster(config)[0]) * max(gpus, 1)
+
+
+def _cluster(config: RunConfig) -> tuple[tuple[str, ...], str, int]:
+    cluster = cluster_from_environment()
+    if cluster is None:
+        raise ValueError(
+            f"strategy {config.strategy} needs a cluster: set TF_CONFIG, or start each machine "
+            "with `python -m hierlstm worker --cluster HOST:PORT,... --task-index I`."
+        )
+    return cluster
+
+
+# --- the strategy and this process's replica devices ------------------------------------------
+
+
+def _is_local(name: str) -> bool:
+    """Whether a logical device belongs to this process (a cluster lists every worker's)."""
+    import tensorflow as tf
+
+    spec = tf.DeviceSpec.from_string(name)
+    if spec.job in (None, "localhost"):
+        return True
+    cluster = cluster_from_environment()
+    return cluster is not None and (spec.job, spec.task) == (cluster[1], cluster[2])
+
+
+def local_devices(kind: str) -> list[str]:
+    """Full names of this process's logical devices of `kind` ("CPU" or "GPU"), by index."""
+    import tensorflow as tf
+
+    devices = tf.config.list_logical_devices(kind)
+    names = [device.name for device in devices if _is_local(device.name)]
+    return sorted(names, key=lambda name: tf.DeviceSpec.from_string(name).device_index)
+
+
+def short_name(name: str) -> str:
+    """ "/job:worker/replica:0/task:1/device:CPU:0" -> "/CPU:0"."""
+    import tensorflow as tf
+
+    spec = tf.DeviceSpec.from_string(name)
+    return f"/{spec.device_type}:{spec.device_index}"
+
+
+def replica_device_specs(config: RunConfig) -> tuple[str, ...]:
+    """The mirrored replicas as specs ("gpu:0", ...): `config.devices` if named, else every
+    local GPU, else every logical CPU device."""
+    if config.device_list:
+        return config.device_list
+    for kind in ("GPU", "CPU"):
+        names = local_devices(kind)
+        if names:
+            return tuple(f"{kind.lower()}:{index}" for index in range(len(names)))
+    return ("cpu:0",)
+
+
+def _resolve(spec: str) -> str:
+    kind, index = spec.upper().split(":")
+    names = local_devices(kind)
+    if int(index) >= len(names):
+        shown = ", ".join(f"{kind.lower()}:{i}" for i in range(len(names))) or "none"
+        hint = " (split the CPU with --logical-cpus N)" if kind == "CPU" else ""
+        raise ValueError(
+            f"devices names {spec}, but this process sees {len(names)} {kind} device(s): "
+            f"{shown}{hint}."
+        )
+    return names[int(index)]
+
+
+@functools.lru_cache(maxsize=16)
+def _mirrored(devices: tuple[str, ...]):
+    import tensorflow as tf
+
+    return tf.distribute.MirroredStrategy(list(devices))
+
+
+@functools.lru_cache(maxsize=1)
+def multi_worker_strategy():
+    """This process's one `MultiWorkerMirroredStrategy` (TF_CONFIG must be set). TensorFlow
+    configures collective ops when it is made, which must precede every other op: make it
+    first thing in the process (the CLI's `worker` does)."""
+    import tensorflow as tf
+
+    _cluster(RunConfig(strategy="multi_worker"))
+    try:
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    except RuntimeError as error:
+        raise ValueError(
+            "strategy multi_worker must be set up before TensorFlow runs anything in the "
+            f"process; start it with `python -m hierlstm worker ...` ({error})."
+        ) from None
+
+
+def make_strategy(config: RunConfig):
+    """The `tf.distribute.Strategy` of `config` (cached: one per device set, one cluster)."""
+    if config.strategy == "multi_worker":
+        return multi_worker_strategy()
+    if config.strategy != "mirrored":
+        raise ValueError(
+            f"make_strategy needs strategy mirrored or multi_worker; got {config.strategy!r}."
+        )
+    return _mirrored(tuple(_resolve(spec) for spec in replica_device_specs(config)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A strategy made for a config, and what the run will look like."""
+
+    strategy: object  # tf.distribute.Strategy
+    replicas: int  # over every worker
+    per_replica_batch: int
+    workers: int
+    devices: tuple[str, ...]  # this process's replica devices, full names
+    label: str  # BenchResult.device, e.g. "mirrored over /CPU:0, /CPU:1 (x86_64, 2 cores)"
+
+
+def plan(config: RunConfig) -> Plan:
+    """Makes the strategy and checks the run can happen; ValueError in one sentence if not."""
+    import tensorflow as tf
+
+    from hierlstm.timing.devices import device_string
+
+    if config.variant in UNSUPPORTED:
+        raise ValueError(UNSUPPORTED[config.variant])
+    strategy = make_strategy(config)
+    devices = tuple(strategy.extended.worker_devices)
+    shorts = [short_name(name) for name in devices]
+    if (
+        config.lstm_kernel == "auto"
+        and shorts[0].startswith("/CPU")
+        and tf.config.list_logical_devices("GPU")
+    ):
+        raise ValueError(
+            "replicas on CPU devices need lstm_kernel generic on a machine with a GPU: Keras "
+            "takes the cuDNN path whenever a GPU is visible, wherever the replica runs."
+        )
+    replicas = int(strategy.num_replicas_in_sync)
+    batch = per_replica_batch(config.batch_size, replicas)
+    detail = device_string(shorts[0]).partition(" ")[2]  # "(x86_64, 2 cores)", "(NVIDIA A100)"
+    if config.strategy == "multi_worker":
+        workers = len(_cluster(config)[0])
+        label = f"multi_worker over {workers} workers x {', '.join(shorts)} {detail}".rstrip()
+    else:
+        workers = 1
+        label = f"mirrored over {', '.join(shorts)} {detail}".rstrip()
+    return Plan(strategy, replicas, batch, workers, devices, label)
+
+
+def one_replica_config(config: RunConfig, run_plan: Plan) -> RunConfig:
+    """The scaling baseline: one replica (this process's first replica device) running the
+    per-replica batch, under `MirroredStrategy` so it is timed by the very same code path."""
+    spec = short_name(run_plan.devices[0]).lstrip("/").lower()
+    return config.replace(strategy="mirrored", devices=spec, batch_size=run_plan.per_replica_batch)
+
+
+# --- running on every replica ---------------------------------------------------------------
+
+
+class ReplicatedForward:
+    """`model` (built in `strategy.scope()`) on every replica, as two `tf.function`s:
+
+    `step(per_replica_inputs) -> scalar`: every replica's forward pass, then a cross-replica
+    sum of each replica's output sum. The sum reads every output element, so no replica's work
+    can be skipped, and the reduce completes only when every replica on every worker has
+    finished: when a step returns (and the local devices are synced), all workers have done
+    this step, so the clock stops at the same point of agreement on each worker. It costs one
+    scalar all-reduce and a sum over the output, small next to the LSTMs.
+    `gather(per_replica_inputs) -> (batch, time, outer_units)`: the outputs of every replica in
+    replica order, on every worker (for checks and the checksum; never timed).
+    """
+
+    def __init__(self, strategy, model, *, xla: bool):
+        import tensorflow as tf
+
+        self._tf = tf
+        self.strategy = strategy
+        self._model = model
+        self._xla = xla
+        self._per_device: dict[int | None, Callable] = {}
+        # autograph off: the Python dictionary lookup in `_forward` is tracing logic, not a
+        # graph conditional.
+        self.step = tf.function(self._step, autograph=False)
+        self.gather = tf.function(self._gather, autograph=False)
+
+    def _forward(self, inputs):  # (b, H, T, 1) -> (b, T, outer) on this replica's device
+        tf = self._tf
+        # One traced function per replica: one function traced on replica 0 and called on
+        # replica 1 would read replica 0's variables, which XLA refuses ("variable on a
+        # different device"). Keyed by the replica's number, a constant while tracing (the
+        # context's `devices` fails under MultiWorkerMirroredStrategy).
+        replica_id = tf.distribute.get_replica_context().replica_id_in_sync_group
+        static_id = tf.get_static_value(replica_id)
+        key = None if static_id is None else int(static_id)
+        if key not in self._per_device:
+            self._per_device[key] = tf.function(
+                lambda values: self._model(values, training=False), jit_compile=self._xla
+            )
+        return self._per_device[key](inputs)
+
+    def _step(self, per_replica_inputs):
+        tf = self._tf
+        totals = self.strategy.run(
+            lambda inputs: tf.reduce_sum(tf.cast(self._forward(inputs), tf.float32)),
+            args=(per_replica_inputs,),
+        )
+        return self.strategy.reduce(tf.distribute.ReduceOp.SUM, totals, axis=None)
+
+    def _gather(self, per_replica_inputs):
+        outputs = self.strategy.run(self._forward, args=(per_replica_inputs,))
+        return self.strategy.gather(outputs, axis=0)  # (replicas * b, T, outer)
+
+
+def distribute_inputs(strategy, global_inputs: np.ndarray, batch: int):
+    """The global (B, H, T, 1) input as a per-replica value: replica i holds rows
+    [i*batch, (i+1)*batch), placed on its own device (the strategy does not place what the
+    function returns, and a slice left on CPU:0 would be copied to its replica in every step).
+
+    `experimental_distribute_values_from_function` rather than a distributed dataset: the
+    split is ours and deterministic (replica i, across every worker, gets slice i, so gathered
+    outputs line up with a single-device run); the value is made once and reused by every
+    timed call, so the clock sees no input pipeline and no iterator; and a multi-worker
+    dataset would need an auto-shard policy that in-memory data does not fit.
+    """
+    import tensorflow as tf
+
+    devices = strategy.extended.worker_devices  # this worker's replicas, in replica order
+
+    def replica_slice(context):
+        replica = context.replica_id_in_sync_group  # numbered across every worker
+        start = replica * batch
+        with tf.device(devices[replica % len(devices)]):
+            return tf.identity(tf.constant(global_inputs[start : start + batch]))
+
+    return strategy.experimental_distribute_values_from_function(replica_slice)
+
+
+def synchroniser(devices: tuple[str, ...]) -> Callable[[], None]:
+    """What ends each timed call: `tf.test.experimental.sync_devices()`, as a single-device
+    run does, unless the process sees another worker's devices: that call would try to sync
+    them too and fail, so then a SyncDevice op on each of this worker's replica devices (the
+    step's cross-worker reduce has already made the workers agree)."""
+    import tensorflow as tf
+
+    if all(_is_local(device.name) for device in tf.config.list_logical_devices()):
+        return tf.test.experimental.sync_devices
+
+    def sync_local():
+        for device in devices:
+            with tf.device(device):
+                tf.raw_ops.SyncDevice()
+
+    return sync_local
+
+
+def output_checksum(outputs) -> str:
+    """16 hex digits of SHA-256 over the float32 bytes of a gathered output: equal on every
+    worker of one run, since each gathers the same tensor."""
+    array = np.ascontiguousarray(np.asarray(outputs, dtype=np.float32))
+    return hashlib.sha256(array.tobytes()).hexdigest()[:16]
+
+
+# --- the record of a scaled run ------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalingResult:
+    """A run under a strategy next to one replica timed in the same interleaved rounds.
+
+    Kept apart from `BenchResult` because the results store's columns are that record's
+    fields; `result` and `one_replica` are ordinary BenchResults and can be stored. Scaling
+    efficiency = throughput / (replicas x one replica's throughput), the one replica running
+    the per-replica batch (each replica's share of the work); it equals t_one / t_all and is
+    the median over rounds of that ratio, each taken within one round, so drift cancels.
+    """
+
+    result: BenchResult  # every replica, the global batch; samples_per_s is the throughput
+    one_replica: BenchResult | None  # one replica, per_replica_batch (None if never prepared)
+    strategy: str
+    replicas: int  # 0 when the run failed before the strategy was made
+    per_replica_batch: int
+    workers: int
+    scaling_efficiency: float  # NaN when either run failed
+    efficiency_p10: float
+    efficiency_p90: float
+    output_checksum: str  # of the gathered forward output, computed once before timing
+    replica_devices: tuple[str, ...]  # this process's replica devices
+
+    @property
+    def status(self) -> str:
+        return self.result.status
+
+    @property
+    def throughput(self) -> float:
+        """Samples per second over every replica (global batch / median step time)."""
+        return self.result.samples_per_s
+
+    def to_dict(self) -> dict:
+        row = self.result.to_dict()
+        row.update(
+            strategy=self.strategy,
+            replicas=self.replicas,
+            per_replica_batch=self.per_replica_batch,
+            workers=self.workers,
+            throughput=self.throughput,
+            one_replica_throughput=(
+                self.one_replica.samples_per_s if self.one_replica else math.nan
+            ),
+            scaling_efficiency=self.scaling_efficiency,
+            efficiency_p10=self.efficiency_p10,
+            efficiency_p90=self.efficiency_p90,
+            output_checksum=self.output_checksum,
+            replica_devices=list(self.replica_devices),
+            one_replica=self.one_replica.to_dict() if self.one_replica else None,
+        )
+        return row

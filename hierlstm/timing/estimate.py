@@ -1,0 +1,96 @@
+"""How long a run will take, before it runs: the cost model times this machine's measured cost.
+
+A forward pass of every variant costs about `a * chain + b * flops`: `chain` is the length of
+its longest run of dependent LSTM steps (`VARIANTS[name].chain`), which no amount of hardware
+overlaps, and `flops` is the cost model's arithmetic (`hierlstm.model.cost.model_flops`).
+`calibrate` measures `a` and `b` for one variant and setting on this machine from two small
+timed runs that share a chain and differ 64x in batch (so in FLOPs); `run_seconds` then predicts
+a run: its first call (tracing and compiling; static-time variants trace one call per time step)
+plus every warm-up and timed call. It is an estimate, for deciding whether to ask "are you
+sure?", never a measurement: it is shown as one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hierlstm.config import RunConfig
+from hierlstm.model import cost
+from hierlstm.registry import VARIANTS
+
+CALIBRATION_TIME = 8  # time steps of both calibration runs
+CALIBRATION_BATCHES = (1, 64)  # one dominated by the chain, one with 64x the FLOPs
+CALIBRATION_REPEATS = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class StepCost:
+    """This machine's measured cost of one variant at one setting."""
+
+    variant: str
+    seconds_per_step: float  # one dependent LSTM step of the chain
+    seconds_per_gflop: float  # arithmetic beyond the chain
+    first_call_s: float  # tracing, compiling and the first execution at CALIBRATION_TIME
+
+
+def calibration_key(config: RunConfig) -> RunConfig:
+    """The settings a calibration depends on: batch, time and distribution normalised away (a
+    mirrored run is estimated from one replica's device, a slight overestimate)."""
+    return config.replace(
+        batch_size=CALIBRATION_BATCHES[0],
+        time_steps=CALIBRATION_TIME,
+        strategy="none",
+        devices="",
+    )
+
+
+def calibrate(config: RunConfig) -> StepCost:
+    """Times `config`'s variant at (1, 8) and (64, 8) on one model; one to a few seconds."""
+    import tensorflow as tf
+
+    from hierlstm.model.builders import build_model
+    from hierlstm.model.params import init_params
+    from hierlstm.timing.devices import resolve_device
+    from hierlstm.timing.harness import benchmark
+
+    small_config = calibration_key(config)
+    large_config = small_config.replace(batch_size=CALIBRATION_BATCHES[1])
+    with tf.device(resolve_device(small_config.device)):  # the weights where the run will be
+        model = build_model(small_config, init_params(small_config))
+    small, large = (
+        benchmark(run, warmup=1, repeats=CALIBRATION_REPEATS, model=model)
+        for run in (small_config, large_config)
+    )
+    for result in (small, large):
+        if result.status != "ok":
+            raise RuntimeError(
+                f"could not measure {config.variant} on this machine: {result.error}"
+            )
+    extra_flops = cost.model_flops(large_config) - cost.model_flops(small_config)
+    per_flop = max(0.0, (large.median_s - small.median_s) / extra_flops)
+    chain = cost.dependent_steps(small_config)
+    per_step = max(0.0, small.median_s - per_flop * cost.model_flops(small_config)) / chain
+    return StepCost(config.variant, per_step, per_flop * 1e9, small.first_call_s)
+
+
+def pass_seconds(config: RunConfig, step_cost: StepCost) -> float:
+    """One forward pass of `config`, estimated."""
+    flops = cost.model_flops(config)
+    return cost.dependent_steps(config) * step_cost.seconds_per_step + (
+        flops / 1e9 * step_cost.seconds_per_gflop
+    )
+
+
+def first_call_seconds(config: RunConfig, step_cost: StepCost) -> float:
+    """Tracing grows with time only for a static-time variant (one traced call per step)."""
+    first = step_cost.first_call_s
+    if VARIANTS[config.variant].static_time:
+        first *= max(1.0, config.time_steps / CALIBRATION_TIME)
+    return first + pass_seconds(config, step_cost)
+
+
+def run_seconds(config: RunConfig, step_cost: StepCost, *, warmup: int, repeats: int) -> float:
+    """A `hierlstm.bench.benchmark` of `config`: first call, warm-up and timed calls."""
+    return first_call_seconds(config, step_cost) + (warmup + repeats) * pass_seconds(
+        config, step_cost
+    )

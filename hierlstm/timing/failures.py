@@ -1,0 +1,98 @@
+"""When a run fails: which errors are the run's (an op error, out of memory, a setting a check
+refused) and become a failed result with one friendly line; anything else is a bug and raises."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import tensorflow as tf
+
+from hierlstm.config import RunConfig
+from hierlstm.model import cost
+from hierlstm.timing.devices import device_string, versions
+from hierlstm.timing.records import BenchResult
+
+RUN_FAILURES = (tf.errors.OpError, ValueError, MemoryError)  # a run failing, not a bug in here
+
+
+_MAX_ERROR_CHARS = 300
+
+
+def _message(error: BaseException) -> str:
+    return error.message if isinstance(error, tf.errors.OpError) else str(error)
+
+
+def first_line(error: BaseException) -> str:
+    """The first non-blank line of an error's message (TensorFlow's own message for an op
+    error), or its type's name; at most 300 characters."""
+    lines = [line.strip() for line in _message(error).splitlines() if line.strip()]
+    return (lines[0] if lines else type(error).__name__)[:_MAX_ERROR_CHARS]
+
+
+def error_line(error: BaseException | str) -> str:
+    """One friendly line: what went wrong in words, with a hint where there is one, then the
+    first line of the message."""
+    if isinstance(error, str):
+        return error.splitlines()[0][:_MAX_ERROR_CHARS] if error else "unknown error"
+    message, first = _message(error), first_line(error)
+    if isinstance(error, tf.errors.ResourceExhaustedError | MemoryError):
+        prefix = "out of memory (try a smaller batch_size or time_steps)"
+    elif isinstance(error, tf.errors.NotFoundError | tf.errors.InvalidArgumentError) and (
+        re.search(r"DT_HALF|DT_BFLOAT16|\bhalf\b|bfloat16", message)
+    ):
+        # "No registered kernel" / "Could not find device for node" at a 16-bit type.
+        prefix = "this device cannot run an op at this precision (use float32)"
+    elif isinstance(error, tf.errors.OpError) and "CudnnRNN" in message:
+        prefix = "XLA cannot compile the cuDNN LSTM kernel (use lstm_kernel generic with xla)"
+    elif isinstance(error, tf.errors.UnimplementedError):
+        # The raw message is a graph node dump; name the op and where it sits instead.
+        node = re.search(r"\{\{node ([^}]+)\}\} = (\w+)", message)
+        where = f"the {node.group(2)} op at {node.group(1)}" if node else "an op of this model"
+        return (
+            f"not supported here: no kernel for {where} (under XLA, vectorized_map's pfor "
+            "loops cannot be compiled; run without XLA)"
+        )[:_MAX_ERROR_CHARS]
+    elif isinstance(error, tf.errors.OpError):
+        prefix = f"TensorFlow could not run this model ({type(error).__name__})"
+    elif isinstance(error, ValueError):
+        prefix = "invalid setting"
+    else:
+        prefix = f"unexpected {type(error).__name__}"
+    return f"{prefix}: {first}"[:_MAX_ERROR_CHARS]
+
+
+def failed_result(config: RunConfig, error: BaseException | str) -> BenchResult:
+    """The record of a run that failed: status "failed", a one-line `error`, NaN times."""
+    nan = math.nan
+    try:
+        device = device_string(config.device)
+    except ValueError:
+        device = config.device
+    return BenchResult(
+        config=config,
+        first_call_s=nan,
+        median_s=nan,
+        p10_s=nan,
+        p90_s=nan,
+        iqr_s=nan,
+        mean_s=nan,
+        std_s=nan,
+        min_s=nan,
+        repeats=0,
+        warmup=0,
+        noisy=False,
+        samples_per_s=nan,
+        steps_per_s=nan,
+        flops=cost.model_flops(config),
+        gflops_per_s=nan,
+        peak_memory_bytes=0,
+        peak_memory_kind="",
+        kernel="",
+        kernel_reason="",
+        trace_count=0,
+        device=device,
+        versions=versions(),
+        status="failed",
+        error=error_line(error),
+    )

@@ -1,0 +1,378 @@
+"""The timing harness: one config timed honestly, or several compared in interleaved rounds.
+
+Every measurement here is taken the same way:
+- the model is built and its input made once, on the config's device;
+- the first call (tracing, XLA compilation when asked, first execution) is timed on its own
+  and never mixed into the steady-state samples;
+- warm-up calls run untimed;
+- each timed sample is `forward(inputs)` followed by `tf.test.experimental.sync_devices()`,
+  both inside one `time.perf_counter` interval (see `timed_call` for why that method).
+Under a tf.distribute strategy (`RunConfig.strategy`, see `hierlstm.timing.distribute`) the
+same holds: the model is built in the strategy's scope, the global input is made once and
+split over the replicas, and each sample is one `strategy.run` of the forward pass inside a
+`tf.function`, ending in a cross-replica reduce, then the device sync.
+Progress flows through an `on_progress(fraction, message)` callback; nothing here prints or
+imports Streamlit. Results are `BenchResult` records (`hierlstm.timing.records`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from hierlstm.config import RunConfig
+from hierlstm.model import cost
+from hierlstm.model.builders import build_model
+from hierlstm.model.params import init_params
+from hierlstm.registry import VARIANTS
+from hierlstm.timing import distribute
+from hierlstm.timing.devices import device_string, resolve_device, versions
+from hierlstm.timing.failures import RUN_FAILURES, failed_result
+from hierlstm.timing.kernels import lstm_kernel
+from hierlstm.timing.memory import memory_probe
+from hierlstm.timing.records import BenchResult, CompareResult
+
+Progress = Callable[[float, str], None]
+
+
+NOISY_IQR_RATIO = 0.10  # iqr / median above this flags a run as noisy
+
+
+def no_progress(fraction: float, message: str) -> None:
+    pass
+
+
+def scaled_progress(progress: Progress, start: float, end: float, prefix: str = "") -> Progress:
+    """A callback mapping 0..1 onto start..end of `progress`."""
+    return lambda fraction, message: progress(
+        start + (end - start) * fraction, f"{prefix}{message}"
+    )
+
+
+# --- the forward function and what ran inside it --------------------------------------------
+
+
+def make_forward(model, config: RunConfig):
+    """`model` as one `tf.function`: (batch, height, time, 1) float32 -> (batch, time, outer).
+
+    Batch is always symbolic and so is time, unless the variant is built for one length
+    (`static_time`), so one trace serves every batch size and every time length.
+    """
+    time_steps = config.time_steps if VARIANTS[config.variant].static_time else None
+    signature = [tf.TensorSpec((None, config.height, time_steps, 1), tf.float32)]
+
+    def forward(inputs):  # (B, H, T, 1) -> (B, T, outer_units)
+        return model(inputs, training=False)
+
+    return tf.function(forward, jit_compile=config.xla, input_signature=signature)
+
+
+# --- timing and memory -------------------------------------------------------------------
+
+
+def timed_call(forward, inputs) -> float:
+    """Seconds for one forward pass, ending when the device has finished.
+
+    On a GPU, the call returns once kernels are queued on the CUDA stream, not when they end.
+    `sync_devices()` (outside the tf.function, as TensorFlow requires) runs a SyncDevice op on
+    every device and drains the eager queue, so the interval covers the work itself. Fetching
+    the output with `.numpy()` would also wait, but adds a device-to-host copy of the whole
+    output to every sample; sync_devices adds only a fixed few microseconds. On a CPU the call
+    is already synchronous and the sync is nearly free; it is kept so every device is timed by
+    the same method.
+    """
+    start = time.perf_counter()
+    forward(inputs)
+    tf.test.experimental.sync_devices()
+    return time.perf_counter() - start
+
+
+# --- one prepared run ----------------------------------------------------------------------
+
+
+def make_inputs(config: RunConfig, seed: int = 0) -> np.ndarray:
+    """Standard-normal input, (batch, height, time, 1) float32, from a numpy seed."""
+    rng = np.random.default_rng(seed)
+    shape = (config.batch_size, config.height, config.time_steps, 1)
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+@dataclasses.dataclass
+class PreparedRun:
+    """A built model, its traced forward function and its input, all on one device."""
+
+    config: RunConfig
+    device: str  # "/CPU:0", "/GPU:N"
+    forward: object
+    inputs: tf.Tensor
+    first_call_s: float
+    kernel: str
+    kernel_reason: str
+    label: str = ""  # BenchResult.device when not the device's own description
+    details: dict = dataclasses.field(default_factory=dict)  # replicas, checksum, ...
+
+    def call(self) -> float:
+        with tf.device(self.device):
+            return timed_call(self.forward, self.inputs)
+
+
+@dataclasses.dataclass
+class DistributedRun(PreparedRun):
+    """A run under a strategy: `forward` is `ReplicatedForward.step`, `inputs` per replica."""
+
+    sync: Callable[[], None] = tf.test.experimental.sync_devices
+
+    def call(self) -> float:
+        # The step ends in a cross-replica reduce, so it returns once every replica (on every
+        # worker) has finished; the sync then waits for this worker's devices, as in
+        # `timed_call`.
+        start = time.perf_counter()
+        self.forward(self.inputs)
+        self.sync()
+        return time.perf_counter() - start
+
+
+def prepare(config: RunConfig, *, seed: int, model=None, progress: Progress) -> PreparedRun:
+    """Builds (unless `model` is given), makes the input and runs the timed first call."""
+    if config.strategy != "none":
+        return prepare_distributed(config, seed=seed, model=model, progress=progress)
+    device = resolve_device(config.device)
+    progress(0.0, f"building {config.variant} on {device}")
+    with tf.device(device):
+        model = build_model(config, init_params(config, seed)) if model is None else model
+        forward = make_forward(model, config)
+        inputs = tf.identity(tf.convert_to_tensor(make_inputs(config, seed)))
+        progress(0.3, "tracing, compiling and running the first call")
+        # Tracing through get_concrete_function inside the first call's interval times the
+        # same work as tracing on the call, but TensorFlow does not count it towards its
+        # "excessive retracing" warning, which many short runs (a sweep) would set off.
+        start = time.perf_counter()
+        forward.get_concrete_function()
+        first_call_s = time.perf_counter() - start + timed_call(forward, inputs)
+    kernel, reason = lstm_kernel(config, forward.get_concrete_function())
+    progress(1.0, f"first call {first_call_s:.3g} s ({kernel} LSTM kernel)")
+    return PreparedRun(config, device, forward, inputs, first_call_s, kernel, reason)
+
+
+def prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: Progress):
+    """`prepare` under `config.strategy`; `model`, if given, must be built in its scope."""
+    plan = distribute.plan(config)  # ValueError: odd batch, missing device, no cluster
+    progress(0.0, f"building {config.variant}: {plan.label}")
+    with plan.strategy.scope():
+        model = build_model(config, init_params(config, seed)) if model is None else model
+    replicated = distribute.ReplicatedForward(plan.strategy, model, xla=config.xla)
+    # The same global input as a single-device run, split: replica i gets rows i*b..(i+1)*b.
+    inputs = distribute.distribute_inputs(
+        plan.strategy, make_inputs(config, seed), plan.per_replica_batch
+    )
+    sync = distribute.synchroniser(plan.devices)
+    progress(0.3, f"tracing and running the first call on {plan.replicas} replicas")
+    start = time.perf_counter()
+    concrete = replicated.step.get_concrete_function(inputs)
+    replicated.step(inputs)
+    sync()
+    first_call_s = time.perf_counter() - start
+    # Untimed, once; traced via get_concrete_function so that many short runs do not set
+    # off TensorFlow's "excessive retracing" warning (see `prepare`).
+    checksum = distribute.output_checksum(replicated.gather.get_concrete_function(inputs)(inputs))
+    kernel, reason = lstm_kernel(config, concrete)
+    progress(1.0, f"first call {first_call_s:.3g} s ({kernel} LSTM kernel)")
+    details = {
+        "strategy": config.strategy,
+        "replicas": plan.replicas,
+        "per_replica_batch": plan.per_replica_batch,
+        "workers": plan.workers,
+        "output_checksum": checksum,
+        "replica_devices": plan.devices,
+    }
+    return DistributedRun(
+        config,
+        distribute.short_name(plan.devices[0]),  # the memory probe's device
+        replicated.step,
+        inputs,
+        first_call_s,
+        kernel,
+        reason,
+        label=plan.label,
+        details=details,
+        sync=sync,
+    )
+
+
+def _result(run: PreparedRun, samples, warmup: int, peak_bytes: int, peak_kind: str) -> BenchResult:
+    samples = np.asarray(samples, dtype=np.float64)
+    config = run.config
+    median = float(np.median(samples))
+    p10, p25, p75, p90 = (float(value) for value in np.percentile(samples, [10, 25, 75, 90]))
+    flops = cost.model_flops(config)
+    return BenchResult(
+        config=config,
+        first_call_s=run.first_call_s,
+        median_s=median,
+        p10_s=p10,
+        p90_s=p90,
+        iqr_s=p75 - p25,
+        mean_s=float(np.mean(samples)),
+        std_s=float(np.std(samples, ddof=1)) if len(samples) > 1 else 0.0,
+        min_s=float(np.min(samples)),
+        repeats=len(samples),
+        warmup=warmup,
+        noisy=(p75 - p25) / median > NOISY_IQR_RATIO,
+        samples_per_s=config.batch_size / median,
+        steps_per_s=config.batch_size * config.time_steps / median,
+        flops=flops,
+        gflops_per_s=flops / median / 1e9,
+        peak_memory_bytes=int(peak_bytes),
+        peak_memory_kind=peak_kind,
+        kernel=run.kernel,
+        kernel_reason=run.kernel_reason,
+        trace_count=int(run.forward.experimental_get_tracing_count()),
+        device=run.label or device_string(run.device),
+        versions=versions(),
+    )
+
+
+def check_counts(warmup: int, repeats: int) -> None:
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a whole number of 0 or more; got {warmup!r}.")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a whole number of 1 or more; got {repeats!r}.")
+
+
+# --- public entry points ------------------------------------------------------------------
+
+
+def benchmark(
+    config: RunConfig,
+    *,
+    warmup: int = 3,
+    repeats: int = 20,
+    seed: int = 0,
+    on_progress: Progress | None = None,
+    model=None,
+) -> BenchResult:
+    """Times one config: first call apart, `warmup` untimed calls, `repeats` timed calls.
+
+    Input (batch_size, height, time_steps, 1) float32. A run that fails (out of memory, an op
+    error, an invalid setting) returns a "failed" record instead of raising.
+    """
+    check_counts(warmup, repeats)
+    progress = on_progress or no_progress
+    try:
+        run = prepare(config, seed=seed, model=model, progress=scaled_progress(progress, 0.0, 0.15))
+        for index in range(warmup):
+            run.call()
+            progress(0.15 + 0.1 * (index + 1) / warmup, f"warm-up {index + 1}/{warmup}")
+        samples, peak = [], 0
+        with memory_probe(run.device) as probe:
+            for index in range(repeats):
+                probe.reset()
+                samples.append(run.call())
+                peak = max(peak, probe.peak_bytes())
+                progress(
+                    0.25 + 0.7 * (index + 1) / repeats,
+                    f"repeat {index + 1}/{repeats}: {samples[-1] * 1e3:.3g} ms",
+                )
+    except RUN_FAILURES as error:
+        result = failed_result(config, error)
+        progress(1.0, f"failed: {result.error}")
+        return result
+    result = _result(run, samples, warmup, peak, probe.kind)
+    progress(1.0, f"done: median {result.median_s * 1e3:.3g} ms")
+    return result
+
+
+def compare(
+    configs: Sequence[RunConfig],
+    *,
+    warmup: int = 3,
+    repeats: int = 20,
+    seed: int = 0,
+    baseline: int = 0,
+    on_progress: Progress | None = None,
+) -> CompareResult:
+    """Times `configs` in `repeats` interleaved rounds (A B C, A B C, ...).
+
+    Each config is built and first-called, then all are warmed up, then every round times each
+    config once. A config that fails gets a "failed" record and NaN speed-ups; the others go on.
+    """
+    check_counts(warmup, repeats)
+    configs = list(configs)
+    if not configs:
+        raise ValueError("compare needs at least one config; got none.")
+    if not 0 <= baseline < len(configs):
+        raise ValueError(f"baseline must be an index from 0 to {len(configs) - 1}; got {baseline}.")
+    progress = on_progress or no_progress
+    count = len(configs)
+    runs: list[PreparedRun | None] = [None] * count
+    failures: dict[int, BenchResult] = {}
+    for index, config in enumerate(configs):
+        start, end = 0.3 * (index + 0.01) / count, 0.3 * (index + 1) / count
+        span = scaled_progress(progress, start, end, f"{config.variant} ({index}): ")
+        try:
+            runs[index] = prepare(config, seed=seed, progress=span)
+        except RUN_FAILURES as error:
+            failures[index] = failed_result(config, error)
+            span(1.0, f"failed: {failures[index].error}")
+
+    def fail(index, error):
+        failures[index] = failed_result(configs[index], error)
+        runs[index] = None
+
+    for round_index in range(warmup):
+        for index, run in enumerate(runs):
+            if run is not None:
+                try:
+                    run.call()
+                except RUN_FAILURES as error:
+                    fail(index, error)
+        progress(0.3 + 0.1 * (round_index + 1) / warmup, f"warm-up round {round_index + 1}")
+
+    times = np.full((repeats, count), math.nan)
+    peaks, kinds = [0] * count, [""] * count
+    with contextlib.ExitStack() as stack:
+        devices = {run.device for run in runs if run is not None}
+        probes = {device: stack.enter_context(memory_probe(device)) for device in devices}
+        for round_index in range(repeats):
+            for index, run in enumerate(runs):
+                if run is None:
+                    continue
+                probe = probes[run.device]
+                try:
+                    probe.reset()
+                    times[round_index, index] = run.call()
+                    peaks[index] = max(peaks[index], probe.peak_bytes())
+                    kinds[index] = probe.kind
+                except RUN_FAILURES as error:
+                    fail(index, error)
+            progress(
+                0.4 + 0.59 * (round_index + 1) / repeats,
+                f"round {round_index + 1}/{repeats}",
+            )
+
+    results = [
+        failures[index]
+        if index in failures
+        else _result(runs[index], times[:, index], warmup, peaks[index], kinds[index])
+        for index in range(count)
+    ]
+    speedups, p10s, p90s = [], [], []
+    for index in range(count):
+        if index in failures or baseline in failures:
+            median = p10 = p90 = math.nan
+        else:
+            ratios = times[:, baseline] / times[:, index]  # paired within each round
+            median = np.median(ratios)
+            p10, p90 = np.percentile(ratios, [10, 90])
+        speedups.append(float(median))
+        p10s.append(float(p10))
+        p90s.append(float(p90))
+    progress(1.0, "done")
+    details = [{} if run is None else dict(run.details) for run in runs]
+    return CompareResult(results, speedups, p10s, p90s, baseline, details)

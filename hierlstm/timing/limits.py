@@ -1,0 +1,137 @@
+"""Every bound on the work one run may ask for, in one place, each settable by an environment
+variable, and the check that refuses a config before anything is allocated.
+
+- HIERLSTM_MAX_BATCH: 1024
+- HIERLSTM_MAX_TIME_STEPS: 2000
+- HIERLSTM_MEMORY_BUDGET_MB: 25 % of available RAM on a CPU, 50 % of the GPU's memory on a GPU
+- HIERLSTM_TRACE_BUDGET_STEPS: 200 (time_distributed unrolls one inner LSTM call per step)
+- HIERLSTM_CONFIRM_SECONDS: 30 (estimated runs longer than this ask for confirmation)
+
+The memory estimate is the cost model's activation bytes (every layer output of one pass at
+the config's precision) times a workspace factor of 3, for the LSTM loops' per-step buffers and
+the input projections TensorFlow keeps alongside; it is an estimate, stated as one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from hierlstm.config import RunConfig
+from hierlstm.model import cost
+from hierlstm.registry import VARIANTS
+
+WORKSPACE_FACTOR = 3
+# Tracing time_distributed: its first call took 76.9 s at 400 time steps on the development
+# machine (benchmarks/RESULTS.md), about 0.2 s per unrolled inner LSTM call.
+TRACE_SECONDS_PER_CALL = 0.2
+_MB = 1024 * 1024
+
+
+class LimitError(ValueError):
+    """A valid config that asks for more than this server allows."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    max_batch: int
+    max_time_steps: int
+    memory_budget_bytes: int
+    memory_budget_source: str  # how the budget was set, for the message
+    trace_budget_steps: int
+    confirm_seconds: float
+
+
+def _available_ram_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _gpu_memory_bytes() -> int | None:
+    """Total memory of GPU 0 when TensorFlow reports it (not every build does)."""
+    import tensorflow as tf
+
+    if not tf.config.list_physical_devices("GPU"):
+        return None
+    try:
+        details = tf.config.experimental.get_memory_info("GPU:0")
+        return int(details.get("limit") or 0) or None
+    except (ValueError, RuntimeError):
+        return None
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise LimitError(f"{name} must be a whole number of at least 1; got {text!r}.")
+    return int(text)
+
+
+def current_limits() -> Limits:
+    """The limits in force now (environment read on every call, so a test can change them)."""
+    budget_mb = os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip()
+    if budget_mb:
+        budget = _env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
+        source = "HIERLSTM_MEMORY_BUDGET_MB"
+    else:
+        gpu_bytes = _gpu_memory_bytes()
+        if gpu_bytes:
+            budget, source = gpu_bytes // 2, "50% of the GPU's memory"
+        else:
+            budget, source = _available_ram_bytes() // 4, "25% of available RAM"
+    return Limits(
+        max_batch=_env_int("HIERLSTM_MAX_BATCH", 1024),
+        max_time_steps=_env_int("HIERLSTM_MAX_TIME_STEPS", 2000),
+        memory_budget_bytes=budget,
+        memory_budget_source=source,
+        trace_budget_steps=_env_int("HIERLSTM_TRACE_BUDGET_STEPS", 200),
+        confirm_seconds=float(_env_int("HIERLSTM_CONFIRM_SECONDS", 30)),
+    )
+
+
+def memory_estimate_bytes(config: RunConfig) -> int:
+    return cost.activation_bytes(config) * WORKSPACE_FACTOR
+
+
+def check_trace_budget(config: RunConfig, limits: Limits | None = None) -> None:
+    """Raises LimitError if tracing `config` alone would take too long: a static-time variant
+    (time_distributed) traces one inner LSTM call per time step."""
+    limits = limits or current_limits()
+    if VARIANTS[config.variant].static_time and config.time_steps > limits.trace_budget_steps:
+        raise LimitError(
+            f"{config.variant} would unroll {config.time_steps} inner LSTM calls into one graph, "
+            f"an estimated {config.time_steps * TRACE_SECONDS_PER_CALL:,.0f} s of tracing, over "
+            f"the trace budget of {limits.trace_budget_steps} calls; use folded, which computes "
+            "the same function with one call."
+        )
+
+
+def check_limits(config: RunConfig, limits: Limits | None = None) -> None:
+    """Raises LimitError, one sentence with the estimate and the limit, if `config` is over."""
+    limits = limits or current_limits()
+    if config.batch_size > limits.max_batch:
+        raise LimitError(
+            f"batch_size {config.batch_size} is over this server's limit of {limits.max_batch} "
+            "(HIERLSTM_MAX_BATCH)."
+        )
+    if config.time_steps > limits.max_time_steps:
+        raise LimitError(
+            f"time_steps {config.time_steps} is over this server's limit of "
+            f"{limits.max_time_steps} (HIERLSTM_MAX_TIME_STEPS)."
+        )
+    check_trace_budget(config, limits)
+    estimate = memory_estimate_bytes(config)
+    if estimate > limits.memory_budget_bytes:
+        raise LimitError(
+            f"this run needs an estimated {estimate / _MB:,.0f} MB of activations, over the "
+            f"budget of {limits.memory_budget_bytes / _MB:,.0f} MB ({limits.memory_budget_source}"
+            "); lower batch_size or time_steps."
+        )

@@ -1,0 +1,95 @@
+"""Peak memory during timed calls: TensorFlow's GPU allocator peak on a GPU, the growth of the
+process's resident set (sampled by a thread) on a CPU."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import tensorflow as tf
+
+
+def _resident_bytes() -> int:
+    """This process's resident set size now."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        # No procfs (macOS): the lifetime high-water mark instead, so growth shows only when
+        # a pass exceeds every earlier peak of the process.
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+class CpuRssGrowth:
+    """Peak growth of the process RSS during a window, sampled every `interval` seconds.
+
+    A daemon thread reads /proc/self/statm (a few microseconds; TensorFlow ops release the GIL,
+    so the sampler barely perturbs the timing). Limits: spikes shorter than the interval can
+    be missed; allocations of other threads in the process (another app session) count too;
+    memory the allocator kept from earlier passes and reuses does not show as growth. It
+    measures what one pass adds to the process, not the model's whole working set.
+    """
+
+    kind = "cpu_rss_growth"
+
+    def __init__(self, interval: float = 0.005):
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._baseline = self._peak = _resident_bytes()
+        self._thread = threading.Thread(target=self._sample, daemon=True, name="rss-sampler")
+
+    def _sample(self):
+        while not self._stop.wait(self.interval):
+            self._observe(_resident_bytes())
+
+    def _observe(self, resident: int):
+        with self._lock:
+            self._peak = max(self._peak, resident)
+
+    def reset(self):
+        with self._lock:
+            self._baseline = self._peak = _resident_bytes()
+
+    def peak_bytes(self) -> int:
+        self._observe(_resident_bytes())
+        with self._lock:
+            return max(0, self._peak - self._baseline)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        self._thread.join()
+
+
+class GpuAllocatorPeak:
+    """TensorFlow's GPU allocator peak (bytes in use, weights and inputs included) since the
+    last reset; exact, and kept by the allocator itself, so nothing is sampled."""
+
+    kind = "gpu_allocator_peak"
+
+    def __init__(self, device: str):
+        self.device = device.lstrip("/")  # "/GPU:0" -> "GPU:0", as the memory APIs take it
+
+    def reset(self):
+        tf.config.experimental.reset_memory_stats(self.device)
+
+    def peak_bytes(self) -> int:
+        return int(tf.config.experimental.get_memory_info(self.device)["peak"])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        pass
+
+
+def memory_probe(device: str):
+    return GpuAllocatorPeak(device) if "GPU" in device else CpuRssGrowth()

@@ -1,0 +1,256 @@
+"""Sweeps: one config timed over time steps or batch sizes, over 1, 2, ... mirrored replicas,
+and its scaling efficiency against one replica. A failing point is a failed row and the sweep
+goes on."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable
+
+import pandas as pd
+
+from hierlstm.config import RunConfig
+from hierlstm.timing import distribute
+from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
+from hierlstm.timing.harness import (
+    Progress,
+    benchmark,
+    check_counts,
+    compare,
+    no_progress,
+    scaled_progress,
+)
+from hierlstm.timing.records import BenchResult
+
+SWEEP_AXES = ("time_steps", "batch_size")
+
+
+# BenchResult's numeric fields, read from the record so a new field reaches the sweep table.
+_NUMERIC_FIELDS = tuple(
+    field.name
+    for field in dataclasses.fields(BenchResult)
+    if field.type in ("float", "int", "bool")
+)
+
+
+def _sweep_row(variant: str, axis: str, value, result: BenchResult | None, error: str = ""):
+    row = {"variant": variant, "axis": axis, "value": value}
+    if result is None:  # the value itself was rejected: there is no config to measure
+        row.update(status="failed", error=error)
+        row.update({name: math.nan for name in _NUMERIC_FIELDS})
+        row.update(kernel="", device="")
+        return row
+    row.update(status=result.status, error=result.error)
+    row.update({name: getattr(result, name) for name in _NUMERIC_FIELDS})
+    row.update(kernel=result.kernel, device=result.device)
+    return row
+
+
+def sweep(
+    config: RunConfig,
+    axis: str,
+    values: Iterable[int],
+    *,
+    warmup: int = 2,
+    repeats: int = 10,
+    seed: int = 0,
+    on_progress: Progress | None = None,
+    on_point: Callable[[BenchResult], None] | None = None,
+) -> pd.DataFrame:
+    """Benchmarks `config` at each value of `axis` ("time_steps" or "batch_size").
+
+    A failing point becomes a "failed" row and the sweep goes on. `on_point` receives each
+    point's BenchResult as it finishes (a value the config itself rejects has no config to
+    record, so it is a row only). Columns: variant, axis, value, status, error, the numeric
+    BenchResult fields, kernel, device.
+    """
+    if axis not in SWEEP_AXES:
+        raise ValueError(f"axis must be one of {', '.join(SWEEP_AXES)}; got {axis!r}.")
+    check_counts(warmup, repeats)
+    progress = on_progress or no_progress
+    values = list(values)
+    rows = []
+    for index, value in enumerate(values):
+        # Each point starts just above where the previous ended, so fractions keep increasing.
+        start, end = (index + 0.01) / len(values), (index + 1) / len(values)
+        point_progress = scaled_progress(progress, start, end, f"{axis}={value}: ")
+        try:
+            point_config = config.replace(**{axis: value})
+        except ValueError as error:
+            rows.append(_sweep_row(config.variant, axis, value, None, error_line(error)))
+            point_progress(1.0, "rejected")
+            continue
+        try:
+            result = benchmark(
+                point_config,
+                warmup=warmup,
+                repeats=repeats,
+                seed=seed,
+                on_progress=point_progress,
+            )
+        except Exception as error:  # an unattended sweep records any failure and goes on
+            result = failed_result(point_config, error)
+            point_progress(1.0, f"failed: {result.error}")
+        if on_point is not None:
+            on_point(result)
+        rows.append(_sweep_row(config.variant, axis, value, result))
+    columns = ["variant", "axis", "value", "status", "error", *_NUMERIC_FIELDS, "kernel", "device"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def scaling(
+    config: RunConfig,
+    *,
+    warmup: int = 3,
+    repeats: int = 20,
+    seed: int = 0,
+    on_progress: Progress | None = None,
+) -> distribute.ScalingResult:
+    """Times `config` under its strategy and one replica, in interleaved rounds (as `compare`).
+
+    The one replica is this process's first replica device running the per-replica batch
+    (`distribute.one_replica_config`), so scaling efficiency = throughput / (replicas x one
+    replica's throughput) compares equal work per replica. A run that cannot happen (an odd
+    batch, a missing device, no cluster) gives a "failed" result instead of raising.
+    """
+    if config.strategy == "none":
+        raise ValueError("scaling needs strategy mirrored or multi_worker; got 'none'.")
+    check_counts(warmup, repeats)
+    progress = on_progress or no_progress
+    try:
+        plan = distribute.plan(config)
+        one = distribute.one_replica_config(config, plan)
+    except RUN_FAILURES as error:
+        failed = failed_result(config, error)
+        progress(1.0, f"failed: {failed.error}")
+        nan = math.nan
+        return distribute.ScalingResult(
+            failed, None, config.strategy, 0, 0, 0, nan, nan, nan, "", ()
+        )
+    outcome = compare(
+        [config, one], warmup=warmup, repeats=repeats, seed=seed, baseline=1, on_progress=progress
+    )
+    return distribute.ScalingResult(
+        result=outcome.results[0],
+        one_replica=outcome.results[1],
+        strategy=config.strategy,
+        replicas=plan.replicas,
+        per_replica_batch=plan.per_replica_batch,
+        workers=plan.workers,
+        scaling_efficiency=outcome.speedups[0],  # median over rounds of t_one / t_all
+        efficiency_p10=outcome.speedup_p10[0],
+        efficiency_p90=outcome.speedup_p90[0],
+        output_checksum=outcome.details[0].get("output_checksum", ""),
+        replica_devices=plan.devices,
+    )
+
+
+REPLICA_SWEEP_COLUMNS = (
+    "replicas",
+    "batch_size",
+    "per_replica_batch",
+    "status",
+    "error",
+    "median_s",
+    "p10_s",
+    "p90_s",
+    "samples_per_s",
+    "scaling_efficiency",
+    "efficiency_p10",
+    "efficiency_p90",
+    "kernel",
+    "device",
+)
+
+
+def replica_sweep(
+    config: RunConfig,
+    counts: Iterable[int],
+    *,
+    warmup: int = 2,
+    repeats: int = 10,
+    seed: int = 0,
+    on_progress: Progress | None = None,
+    on_point: Callable[[BenchResult], None] | None = None,
+) -> pd.DataFrame:
+    """Throughput and scaling efficiency of `config` on n = 1, 2, ... mirrored replicas.
+
+    Weak scaling: every replica runs `config.batch_size` samples, so n replicas run a global
+    batch of n x batch_size; the replicas are the first n of `config.devices`, else of every
+    local GPU, else of every logical CPU device. All counts are timed in interleaved rounds
+    (as `compare`), and scaling_efficiency of n = throughput_n / (n x throughput_1) =
+    t_1 / t_n, the median of that ratio within rounds (p10/p90 likewise). 1 is always
+    measured, being the reference. A count with too few devices is a "failed" row. Columns:
+    `REPLICA_SWEEP_COLUMNS`. `on_point` receives each measured count's BenchResult.
+    """
+    if config.strategy == "multi_worker":
+        raise ValueError(
+            "replica_sweep varies mirrored replicas in one process; a multi-worker cluster "
+            "has the size it was started with."
+        )
+    check_counts(warmup, repeats)
+    wanted = list(dict.fromkeys(counts))
+    if not wanted or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in wanted):
+        raise ValueError(f"counts must be whole numbers of 1 or more; got {wanted!r}.")
+    if 1 not in wanted:
+        wanted.insert(0, 1)
+    base = config.replace(strategy="mirrored", device="auto", devices="")
+    specs = config.device_list or distribute.replica_device_specs(base)
+    rows: dict[int, dict] = {}
+    configs: list[RunConfig] = []
+    for count in wanted:
+        row = {name: math.nan for name in REPLICA_SWEEP_COLUMNS}
+        row.update(
+            replicas=count,
+            batch_size=count * config.batch_size,
+            per_replica_batch=config.batch_size,
+        )
+        row.update(status="failed", kernel="", device="")
+        rows[count] = row
+        if count > len(specs):
+            hint = "; split the CPU with --logical-cpus N" if specs[0].startswith("cpu") else ""
+            row["error"] = (
+                f"invalid setting: {count} replicas need {count} devices; this process has "
+                f"{len(specs)} ({', '.join(specs)}){hint}"
+            )
+            continue
+        try:
+            configs.append(
+                base.replace(devices=",".join(specs[:count]), batch_size=count * config.batch_size)
+            )
+        except ValueError as error:
+            row["error"] = error_line(error)
+    measured = {len(point.device_list): index for index, point in enumerate(configs)}
+    if configs:
+        baseline = measured.get(1, 0)
+        outcome = compare(
+            configs,
+            warmup=warmup,
+            repeats=repeats,
+            seed=seed,
+            baseline=baseline,
+            on_progress=on_progress,
+        )
+        for count, index in measured.items():
+            result = outcome.results[index]
+            if on_point is not None:
+                on_point(result)
+            rows[count].update(
+                {
+                    name: getattr(result, name)
+                    for name in REPLICA_SWEEP_COLUMNS
+                    if hasattr(result, name)
+                }
+            )
+            rows[count].update(
+                replicas=count,
+                batch_size=result.config.batch_size,
+                per_replica_batch=config.batch_size,
+                scaling_efficiency=outcome.speedups[index] if 1 in measured else math.nan,
+                efficiency_p10=outcome.speedup_p10[index] if 1 in measured else math.nan,
+                efficiency_p90=outcome.speedup_p90[index] if 1 in measured else math.nan,
+            )
+    elif on_progress is not None:
+        on_progress(1.0, "no count could be measured")
+    return pd.DataFrame([rows[count] for count in wanted], columns=list(REPLICA_SWEEP_COLUMNS))

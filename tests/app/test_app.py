@@ -1,0 +1,433 @@
+"""The Streamlit app through AppTest: every page renders, each control changes what it should,
+URL parameters set the controls, Run on a tiny config stores a result and draws charts, and the
+language switch changes the text. Tiny sizes (batch 2, time 4, repeats 2) keep it quick."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from hierlstm.results.store import ResultStore
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+PAGES = {
+    "app_pages/shape_trace.py": "What the model does to a tensor",
+    "app_pages/benchmark.py": "Which variant is fastest here?",
+    "app_pages/scaling.py": "How the variants scale",
+    "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
+    "app_pages/results.py": "Stored results",
+    "app_pages/lesson.py": "The question, the answer, and this machine",
+}
+# Variants are named in every test, so a variant another engineer is adding cannot break these.
+TINY = {
+    "batch_size": "2",
+    "time_steps": "4",
+    "repeats": "2",
+    "warmup": "1",
+    "variants": "nested,folded",
+}
+
+
+@pytest.fixture
+def database(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "results.sqlite3"
+    monkeypatch.setenv("HIERLSTM_DB", str(path))
+    return path
+
+
+@pytest.fixture
+def app(database) -> AppTest:
+    return AppTest.from_file(str(APP), default_timeout=120)
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _open(at: AppTest, page: str, query: dict | None = None) -> AppTest:
+    at.query_params = dict(query or {})
+    at.run()
+    if page != "app_pages/shape_trace.py":
+        at.switch_page(page).run()
+    _clean(at)
+    return at
+
+
+def _plotly_charts(at: AppTest) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def _table(at: AppTest, key: str):
+    block = at.get_by_key(key)
+    return (block.dataframe or block.table)[0].value
+
+
+def _trace_table(at: AppTest, variant: str):
+    return _table(at, f"trace-table-{variant}")
+
+
+def _run(at: AppTest) -> AppTest:
+    at.button(key="run").click().run()
+    return at
+
+
+def test_default_page_renders_with_banner_and_controls(app):
+    from hierlstm.app.state import DEFAULT_VARIANTS
+
+    app.run()
+    assert not app.exception
+    assert app.multiselect(key="variants").value == list(DEFAULT_VARIANTS)
+    assert app.query_params == {}  # defaults keep the link clean
+    app = AppTest.from_file(str(APP), default_timeout=120)
+    _open(app, "app_pages/shape_trace.py", {"variants": "nested,folded"})
+    assert app.title[0].value == PAGES["app_pages/shape_trace.py"]
+    banner = app.get_by_key("banner")
+    assert "TensorFlow" in banner.children[0].value and "cuDNN" in banner.children[0].value
+    assert app.number_input(key="batch_size").value == 8
+    assert app.number_input(key="time_steps").value == 50
+    for key in ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units"):
+        assert app.number_input(key=key).value > 0
+    assert app.selectbox(key="precision").value == "float32"
+    assert app.selectbox(key="lstm_kernel").value == "auto"
+    assert app.selectbox(key="device").value == "auto"
+    assert app.checkbox(key="xla").value is False
+    assert _plotly_charts(app) == 2  # an axis-flow figure per selected variant
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_renders(app, page):
+    _open(app, page, TINY)
+    assert app.title[0].value == PAGES[page]
+    assert app.button(key="run").disabled is False
+
+
+def test_url_parameters_set_the_controls(app):
+    query = {
+        "variants": "folded,shared_cell",
+        "batch_size": "3",
+        "time_steps": "7",
+        "precision": "mixed_bfloat16",
+        "xla": "true",
+        "lstm_kernel": "generic",
+        "device": "cpu",
+        "height": "30",
+        "pool_height": "5",
+        "repeats": "4",
+        "lang": "zh",
+    }
+    _open(app, "app_pages/shape_trace.py", query)
+    assert app.multiselect(key="variants").value == ["folded", "shared_cell"]
+    assert app.number_input(key="batch_size").value == 3
+    assert app.number_input(key="time_steps").value == 7
+    assert app.number_input(key="height").value == 30
+    assert app.number_input(key="pool_height").value == 5
+    assert app.number_input(key="repeats").value == 4
+    assert app.selectbox(key="precision").value == "mixed_bfloat16"
+    assert app.selectbox(key="lstm_kernel").value == "generic"
+    assert app.selectbox(key="device").value == "cpu"
+    assert app.checkbox(key="xla").value is True
+    assert app.selectbox(key="lang").value == "zh"
+    assert app.title[0].value == "模型如何变换一个张量"
+    permute = _trace_table(app, "folded").iloc[3]
+    assert "(3, 7, 6, 16)" in permute.to_list()  # rows = 30 // 5
+    assert app.query_params["time_steps"] == "7"  # written back
+
+
+def test_bad_url_values_warn_once_and_keep_defaults(app):
+    _open(
+        app,
+        "app_pages/shape_trace.py",
+        {"batch_size": "0", "variants": "folded,bogus", "precision": "fp8", "unknown": "1"},
+    )
+    warnings = [warning.value for warning in app.warning]
+    assert len(warnings) == 3, warnings  # batch_size, variants, precision; unknown ignored
+    assert all("\n" not in warning for warning in warnings)
+    assert app.number_input(key="batch_size").value == 8
+    assert app.multiselect(key="variants").value == ["folded"]
+    assert app.selectbox(key="precision").value == "float32"
+
+
+def test_size_change_updates_the_trace_without_timing(app, database):
+    _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
+    app.number_input(key="time_steps").set_value(9)
+    app.number_input(key="batch_size").set_value(3)
+    _run(app)
+    _clean(app)
+    table = _trace_table(app, "folded")
+    shapes = table.iloc[:, 3].to_list()  # the concrete-shape column
+    assert "(3, 9, 12, 16)" in shapes and "(27, 12, 16)" in shapes  # permute, fold
+    assert app.query_params["time_steps"] == "9" and app.query_params["batch_size"] == "3"
+    assert ResultStore(database).count() == 0  # nothing was timed
+
+
+def test_controls_change_what_they_should(app):
+    _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
+    app.multiselect(key="variants").set_value(["shared_cell", "nested"])
+    app.number_input(key="inner_units").set_value(20)
+    app.number_input(key="filters").set_value(4)
+    app.selectbox(key="precision").set_value("mixed_float16")
+    app.checkbox(key="xla").check()
+    app.selectbox(key="lstm_kernel").set_value("generic")
+    app.selectbox(key="device").set_value("cpu")
+    app.number_input(key="warmup").set_value(3)
+    app.number_input(key="repeats").set_value(5)
+    _run(app)
+    _clean(app)
+    assert [tab.label for tab in app.tabs] == ["shared_cell", "nested"]
+    table = _trace_table(app, "shared_cell")
+    assert "(2*50, 20)".replace("2*50", "400") in table.iloc[:, 3].to_list()  # inner units
+    assert "(8, 36, 50, 4)" in table.iloc[:, 3].to_list()  # filters
+    controls = app.session_state["_controls"]
+    assert controls.config.precision == "mixed_float16"
+    assert controls.config.xla is True and controls.config.lstm_kernel == "generic"
+    assert controls.config.device == "cpu"
+    assert (controls.warmup, controls.repeats) == (3, 5)
+    assert app.query_params["variants"] == "shared_cell,nested"
+    assert app.query_params["precision"] == "mixed_float16"
+
+
+def test_invalid_geometry_is_one_line_and_keeps_the_last_valid(app):
+    _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
+    app.number_input(key="pool_height").set_value(40)  # more than the 36 rows
+    _run(app)
+    assert not app.exception
+    assert len(app.error) == 1 and "pool_height" in app.error[0].value
+    assert app.session_state["_controls"].config.pool_height == 3
+
+
+def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
+    _open(app, "app_pages/benchmark.py", TINY)
+    assert _plotly_charts(app) == 0
+    _run(app)
+    _clean(app)
+    assert _plotly_charts(app) == 6  # latency, speed-up, first call, throughput, GFLOP/s, layers
+    assert "fastest" in app.success[0].value
+    assert ResultStore(database).count() == 2
+    assert _table(app, "bench-table").shape[0] == 2
+    kernels = _table(app, "bench-kernels")
+    assert set(kernels.iloc[:, 3]) == {"generic"}  # no GPU here: every LSTM ran generic
+    assert app.button(key="run").disabled is False  # enabled again after the run
+
+
+def test_a_failing_run_is_one_line(app, database, monkeypatch):
+    import hierlstm.app.measure
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the device went away\nwith a second line")
+
+    monkeypatch.setattr(hierlstm.app.measure, "compare", broken)
+    _open(app, "app_pages/benchmark.py", TINY)
+    _run(app)
+    assert not app.exception
+    assert [error.value for error in app.error] == [
+        "The run failed: unexpected RuntimeError: the device went away"
+    ]
+
+
+def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch):
+    import tensorflow as tf
+
+    import hierlstm.app.measure
+    from hierlstm.timing import runlock
+
+    real_compare = hierlstm.app.measure.compare
+
+    def out_of_memory(*args, **kwargs):
+        raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor\nmore")
+
+    monkeypatch.setattr(hierlstm.app.measure, "compare", out_of_memory)
+    _open(app, "app_pages/benchmark.py", TINY)
+    _run(app)
+    assert not app.exception
+    assert [error.value for error in app.error] == [
+        "The run failed: out of memory (try a smaller batch_size or time_steps): "
+        "OOM when allocating tensor"
+    ]
+    assert runlock.is_free("CPU") and ResultStore(database).count() == 0
+    monkeypatch.setattr(hierlstm.app.measure, "compare", real_compare)
+    _run(app)  # the next run works
+    _clean(app)
+    assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6
+    assert runlock.is_free("CPU")
+
+
+def test_a_long_run_asks_first_and_runs_only_when_confirmed(app, database, monkeypatch):
+    monkeypatch.setenv("HIERLSTM_CONFIRM_SECONDS", "1")
+    long_run = {**TINY, "batch_size": "16", "time_steps": "100", "repeats": "20"}
+    _open(app, "app_pages/benchmark.py", long_run)
+    _run(app)
+    assert not app.exception and not app.error
+    question = app.get_by_key("benchmark-confirm").warning[0].value
+    assert (
+        question.startswith("This run is estimated at about")
+        and "over this server's 1 s" in question
+    )
+    assert ResultStore(database).count() == 0  # nothing ran
+    app.button(key="benchmark-confirm-no").click().run()
+    assert not app.warning and ResultStore(database).count() == 0
+    _run(app)
+    app.button(key="benchmark-confirm-yes").click().run()
+    _clean(app)
+    assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6
+    assert not any("estimated at about" in warning.value for warning in app.warning)
+
+
+def test_over_budget_run_is_refused(app, database, monkeypatch):
+    monkeypatch.setenv("HIERLSTM_MEMORY_BUDGET_MB", "1")
+    _open(app, "app_pages/benchmark.py", {"batch_size": "64", "time_steps": "500"})
+    _run(app)
+    assert not app.exception
+    assert len(app.error) == 1 and app.error[0].value.startswith("Not run:")
+    assert ResultStore(database).count() == 0
+
+
+def test_tiny_sweep(app, database):
+    _open(app, "app_pages/scaling.py", TINY)
+    app.text_input(key="sweep_values_time_steps").set_value("2, 4")
+    _run(app)
+    _clean(app)
+    assert _plotly_charts(app) == 3  # latency, cost per step, chain
+    assert ResultStore(database).count() == 4
+
+
+def _cpu_devices() -> int:
+    import tensorflow as tf
+
+    return len(tf.config.list_logical_devices("CPU"))
+
+
+def test_the_strategy_is_a_control_the_url_and_the_banner_show(app):
+    _open(app, "app_pages/shape_trace.py", {**TINY, "strategy": "mirrored", "devices": "cpu:0"})
+    assert app.selectbox(key="strategy").value == "mirrored"
+    assert app.multiselect(key="devices").value == ["cpu:0"]
+    assert "cpu:0" in app.multiselect(key="devices").options  # every visible device listed
+    banner = app.get_by_key("banner").markdown[0].value
+    assert "**Strategy** mirrored over /CPU:0" in banner and "1 replica(s) × 2 sample(s)" in banner
+    assert not app.info  # one replica: the trace is the whole batch's
+    app.selectbox(key="strategy").set_value("none")
+    _run(app)
+    _clean(app)
+    assert "**Strategy** none (one device)" in app.get_by_key("banner").markdown[0].value
+    assert "strategy" not in app.query_params
+
+
+def test_a_bad_logical_cpu_setting_is_one_line_and_the_app_serves(app, monkeypatch):
+    from hierlstm.app import devices
+
+    monkeypatch.setenv("HIERLSTM_LOGICAL_CPUS", "lots")
+    devices.start_devices.clear()
+    try:
+        app.run()
+        assert not app.exception
+        assert [error.value for error in app.error] == [
+            "The logical CPU devices were not set up, so this server has one CPU device: "
+            "HIERLSTM_LOGICAL_CPUS must be a whole number; got 'lots'."
+        ]
+        assert app.title[0].value == PAGES["app_pages/shape_trace.py"]
+    finally:
+        devices.start_devices.clear()
+
+
+def test_bad_strategy_and_devices_in_the_url_keep_the_defaults(app):
+    _open(app, "app_pages/shape_trace.py", {"strategy": "multi_worker", "devices": "gpu:7"})
+    warnings = [warning.value for warning in app.warning]
+    assert len(warnings) == 2, warnings
+    assert "the app runs strategy none or mirrored" in warnings[0]  # URL order
+    assert "devices must be among this server's cpu:0" in warnings[1]
+    assert app.selectbox(key="strategy").value == "none"
+    assert app.multiselect(key="devices").value == []
+
+
+def test_replica_sweep_on_the_scaling_page(app, database):
+    _open(app, "app_pages/scaling.py", TINY)
+    app.radio(key="sweep_axis").set_value("replicas").run()
+    assert app.text_input(key="sweep_values_replicas").value == "1, 2"
+    _run(app)
+    assert not app.exception
+    assert _plotly_charts(app) == 3  # throughput, efficiency, chain
+    errors = [error.value for error in app.error]
+    stored = ResultStore(database).count()
+    if _cpu_devices() >= 2:
+        assert errors == [] and stored == 4  # 2 variants x 2 replica counts
+    else:  # this test process has one CPU device: 2 replicas fail, saying how to get two
+        assert len(errors) == 2 and stored == 2
+        assert all("2 replicas need 2 devices" in error for error in errors)
+    table = _table(app, "scaling-table")
+    assert set(table["replicas"]) == {1, 2}
+    assert (table[table["replicas"] == 1]["scaling_efficiency"] == 1.0).all()
+
+
+def test_bad_sweep_values_are_one_line(app):
+    _open(app, "app_pages/scaling.py", TINY)
+    app.text_input(key="sweep_values_time_steps").set_value("4, x").run()
+    assert not app.exception
+    assert len(app.error) == 1 and "2 to 12" in app.error[0].value
+
+
+def test_weight_sharing_checks_and_timing(app):
+    _open(app, "app_pages/weight_sharing.py", TINY)
+    checks = _table(app, "sharing-checks")
+    assert all(cell.startswith("✓") for cell in checks.iloc[:, 1:].to_numpy().ravel())
+    _run(app)
+    _clean(app)
+    timing = _table(app, "sharing-timing-table")
+    assert len(timing) == 2 and (timing["median_s"] > 0).all()
+
+
+def test_results_filter_export_and_import(app, database):
+    _open(app, "app_pages/benchmark.py", TINY)
+    _run(app)
+    exported = ResultStore(database).export_json()
+    app.switch_page("app_pages/results.py").run()
+    _clean(app)
+    assert _plotly_charts(app) == 1  # the stored runs compared
+    assert len(_table(app, "results-table")) == 2
+    app.multiselect(key="results_variant").set_value(["nested"]).run()
+    assert _table(app, "results-table")["variant"].to_list() == ["nested"]
+    # The same export again: every row is already stored, so all are skipped.
+    uploader = app.file_uploader(key="results_import")
+    uploader.upload("runs.json", exported.encode(), "application/json")
+    app.button(key="results_import_button").click().run()
+    _clean(app)
+    assert "2 already stored" in app.success[0].value
+    uploader = app.file_uploader(key="results_import")
+    uploader.upload("bad.json", b"{}", "application/json")
+    app.button(key="results_import_button").click().run()
+    assert not app.exception
+    assert len(app.error) == 1 and app.error[0].value.startswith("import rejected")
+
+
+def test_lesson_reproduces_the_time_distributed_bug(app):
+    _open(app, "app_pages/lesson.py", TINY)
+    app.button(key="lesson_pitfall").click().run()
+    _clean(app)
+    verdicts = _table(app, "lesson-pitfall").iloc[:, 3].to_list()
+    assert verdicts == ["✗", "✗", "✓"]  # batch < time, batch > time, batch == time
+
+
+def test_lesson_measures_its_numbers(app, database):
+    _open(app, "app_pages/lesson.py", TINY)
+    _run(app)
+    _clean(app)
+    from hierlstm.registry import VARIANTS
+
+    # every registered variant at float32 (time_distributed too: 4 steps is within its trace
+    # budget) and folded at both reduced precisions, each stored
+    assert ResultStore(database).count() == len(VARIANTS) + 2
+    kernels = _table(app, "lesson-kernels")
+    assert set(kernels.iloc[:, 0]) >= {"nested", "folded", "shared_cell"}
+    assert _plotly_charts(app) == 3  # the chain, precisions, variants
+
+
+def test_language_switch_changes_the_text(app):
+    _open(app, "app_pages/benchmark.py", TINY)
+    english = [app.title[0].value, app.button(key="run").label]
+    app.selectbox(key="lang").set_value("zh").run()
+    _clean(app)
+    chinese = [app.title[0].value, app.button(key="run").label]
+    assert chinese == ["在这台机器上哪个变体最快？", "运行基准测试"]
+    assert chinese != english
+    assert app.query_params["lang"] == "zh"

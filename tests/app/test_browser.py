@@ -1,0 +1,448 @@
+"""The app in real Chromium: `streamlit run app.py` headless on a free loopback port, every page
+opened, Run pressed on a tiny config and on the default one, no exception element anywhere.
+
+Uses Debian's /usr/bin/chromium through Playwright's Python package (no browser download).
+Screenshots and measured times go to test-artifacts/; the Shape trace and Benchmark screenshots
+are also copied to docs/ for the README. Skipped, with the reason, only when chromium or
+playwright is missing (`make test` installs both where it can).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+DOCS = ROOT / "docs"
+CHROMIUM = Path("/usr/bin/chromium")
+# Variants are named, so a variant another engineer is still adding cannot break these tests;
+# the default benchmark run below uses the app's own defaults.
+VARIANTS = "variants=nested,folded"
+TINY = f"batch_size=2&time_steps=4&repeats=2&warmup=1&{VARIANTS}"
+PAGES = {  # url path -> the page's title (English)
+    "": "What the model does to a tensor",
+    "benchmark": "Which variant is fastest here?",
+    "scaling": "How the variants scale",
+    "weight_sharing": "Sharing LSTM weights, two ways",
+    "results": "Stored results",
+    "lesson": "The question, the answer, and this machine",
+}
+SERVER_START_TIMEOUT_S = 180
+PAGE_TIMEOUT_MS = 120_000
+RUN_TIMEOUT_MS = 240_000
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        "browser tests need Debian's chromium at /usr/bin/chromium (apt-get install chromium)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="browser tests need Playwright's Python package (pip install -r requirements-dev.txt)",
+)
+
+TIMINGS: dict[str, float] = {}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app served headless; yields (base url, results file). Killed at the end."""
+    database = tmp_path_factory.mktemp("browser") / "results.sqlite3"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    # Two logical CPU devices, so the strategy controls have two replicas to offer.
+    environment = {**os.environ, "HIERLSTM_DB": str(database), "HIERLSTM_LOGICAL_CPUS": "2"}
+    log = (ARTIFACTS.mkdir(exist_ok=True) or ARTIFACTS) / "streamlit-server.log"
+    with open(log, "w") as log_file:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "streamlit", "run", "app.py"),
+                *("--server.headless", "true"),
+                *("--server.port", str(port)),
+                *("--server.address", "127.0.0.1"),
+                *("--browser.gatherUsageStats", "false"),
+                # No reloading mid-test when another engineer saves a file.
+                *("--server.fileWatcherType", "none"),
+            ],
+            cwd=ROOT,
+            env=environment,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = started + SERVER_START_TIMEOUT_S
+            while not _healthy(url):
+                if process.poll() is not None:
+                    pytest.fail(f"streamlit exited with {process.returncode}; see {log}")
+                if time.perf_counter() > deadline:
+                    pytest.fail(
+                        f"streamlit not healthy after {SERVER_START_TIMEOUT_S} s; see {log}"
+                    )
+                time.sleep(0.25)
+            TIMINGS["server_healthy_s"] = time.perf_counter() - started
+            TIMINGS["_started"] = started
+            TIMINGS["_pid"] = process.pid
+            yield url, database
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+            timings = {k: round(v, 2) for k, v in TIMINGS.items() if not k.startswith("_")}
+            (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def _open(page, url: str, title: str) -> None:
+    page.goto(url)
+    page.get_by_role("heading", name=title).wait_for()
+    _wait_idle(page)
+
+
+def _wait_idle(page) -> None:
+    """Until the script run is over: Streamlit shows its status widget only while running."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+
+
+def _screenshot(page, name: str, docs_name: str | None = None) -> Path:
+    """The whole page: Streamlit scrolls inside its main block, so the viewport is made as tall
+    as that block's content first (a full-page screenshot would stop at the viewport)."""
+    measure = """() => Math.max(...Array.from(
+        document.querySelectorAll('[data-testid="stMain"], [data-testid="stAppViewContainer"]')
+    ).map(element => element.scrollHeight))"""
+    height = 0
+    for _attempt in range(4):  # until elements drawn on becoming visible stop growing the page
+        _wait_idle(page)
+        new_height = min(int(page.evaluate(measure)) + 40, 12000)
+        if new_height == height:
+            break
+        height = new_height
+        page.set_viewport_size({"width": 1400, "height": max(1000, height)})
+        page.wait_for_timeout(700)  # plotly relayouts, tables draw their canvas once visible
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=True)
+    if docs_name:
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(path, DOCS / docs_name)
+    return path
+
+
+def test_first_page_after_server_start(server, page):
+    url, _ = server
+    _open(page, f"{url}/?{VARIANTS}", PAGES[""])
+    # Server start (process launched) to the first page rendered, trace included.
+    TIMINGS["server_start_to_first_page_s"] = time.perf_counter() - TIMINGS["_started"]
+    page.locator(".js-plotly-plot").first.wait_for()
+    _no_exception(page)
+    _screenshot(page, "shape-trace.png", "screenshot-shape-trace.png")
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p])
+def test_every_page_opens(server, page, path):
+    url, _ = server
+    _open(page, f"{url}/{path}?{TINY}", PAGES[path])
+    _no_exception(page)
+    _screenshot(page, f"page-{path}.png")
+
+
+def test_size_change_updates_the_trace(server, page):
+    url, _ = server
+    _open(page, url + "/?variants=folded", PAGES[""])
+    time_steps = page.get_by_role("spinbutton", name="Time steps")
+    time_steps.fill("37")
+    started = time.perf_counter()
+    page.get_by_role("button", name="Update trace").click()
+    # The axis-flow figure's labels are SVG text (the table is drawn on a canvas).
+    page.locator(".js-plotly-plot").get_by_text("time 37").first.wait_for()
+    TIMINGS["size_change_to_updated_trace_s"] = time.perf_counter() - started
+    _wait_idle(page)
+    _no_exception(page)
+    assert "time_steps=37" in page.url
+
+
+def test_tiny_benchmark_run_double_clicked_runs_once(server, page):
+    url, database = server
+    from hierlstm.results.store import ResultStore
+
+    before = ResultStore(database).count()
+    _open(page, f"{url}/benchmark?{TINY}", PAGES["benchmark"])
+    page.get_by_role("button", name="Run benchmark").dblclick()
+    page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_idle(page)
+    _no_exception(page)
+    # nested and folded, once each: the double click did not start a second run.
+    assert ResultStore(database).count() - before == 2
+    assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
+    _screenshot(page, "benchmark-tiny.png")
+
+
+def test_default_benchmark_run(server, page):
+    url, database = server
+    from hierlstm.app.state import DEFAULT_VARIANTS
+    from hierlstm.results.store import ResultStore
+
+    before = set(ResultStore(database).rows()["id"])
+    _open(page, f"{url}/benchmark", PAGES["benchmark"])
+    started = time.perf_counter()
+    page.get_by_role("button", name="Run benchmark").click()
+    page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_idle(page)
+    TIMINGS["default_benchmark_run_s"] = time.perf_counter() - started
+    _no_exception(page)
+    # What ran is the default config: nested, folded and fused at batch 8, time 50.
+    rows = ResultStore(database).rows()
+    ran = rows[~rows["id"].isin(before)]
+    assert sorted(ran["variant"]) == sorted(DEFAULT_VARIANTS)
+    assert set(ran["config.time_steps"]) == {50} and set(ran["config.batch_size"]) == {8}
+    # The settings form still shows what ran (it once fell back to each input's minimum).
+    sync_api.expect(page.get_by_role("spinbutton", name="Time steps")).to_have_value(
+        "50", timeout=15_000
+    )
+    # The chips may be redrawn just after the run ends: wait (bounded) for them to be there.
+    sync_api.expect(page.locator('[data-testid="stMultiSelect"]').first).to_contain_text(
+        "folded", timeout=15_000
+    )
+    _screenshot(page, "benchmark.png", "screenshot-benchmark.png")
+
+
+def test_language_switch_in_the_browser(server, page):
+    url, _ = server
+    _open(page, f"{url}/?lang=zh&{VARIANTS}", "模型如何变换一个张量")
+    _no_exception(page)
+    assert "lang=zh" in page.url
+    _screenshot(page, "shape-trace-zh.png")
+
+
+def test_dark_theme(server, browser):
+    """Charts take their text colours from the theme: readable on a dark background too."""
+    url, _ = server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        _open(page, f"{url}/?{VARIANTS}", PAGES[""])
+        page.locator(".js-plotly-plot").first.wait_for()
+        background = page.evaluate(
+            "() => getComputedStyle(document.querySelector('.stApp')).backgroundColor"
+        )
+        red, green, blue = (int(part) for part in background[4:-1].split(",")[:3])
+        assert red + green + blue < 150, background  # Streamlit followed the dark preference
+        _no_exception(page)
+        _screenshot(page, "shape-trace-dark.png")
+    finally:
+        context.close()
+
+
+def _resident_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_mirrored_strategy_and_replica_sweep(server, page):
+    url, database = server
+    from hierlstm.results.store import ResultStore
+
+    # The trace under the strategy is one replica's: batch 4 over 2 logical CPUs.
+    _open(page, f"{url}/?variants=folded&batch_size=4&strategy=mirrored", PAGES[""])
+    page.get_by_text("one replica's (4 / 2 = 2 samples)").wait_for()
+    page.locator(".js-plotly-plot").get_by_text("batch 2").first.wait_for()
+    _no_exception(page)
+    _screenshot(page, "shape-trace-mirrored.png")
+    _open(page, f"{url}/scaling?{TINY}&strategy=mirrored", PAGES["scaling"])
+    banner = page.locator(".st-key-banner")
+    sync_api.expect(banner).to_contain_text("mirrored over /CPU:0, /CPU:1")
+    sync_api.expect(banner).to_contain_text("2 replica(s) × 1 sample(s) each")
+    before = ResultStore(database).count()
+    page.get_by_test_id("stRadioGroup").get_by_text("replicas").click()
+    _wait_idle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_text("measures tf.distribute's overhead").wait_for(timeout=RUN_TIMEOUT_MS)
+    page.locator(".js-plotly-plot").nth(2).wait_for()  # throughput, efficiency, chain
+    _wait_idle(page)
+    _no_exception(page)
+    assert ResultStore(database).count() - before == 4  # nested, folded x 1 and 2 replicas
+    _screenshot(page, "scaling-replicas.png", "screenshot-scaling-replicas.png")
+
+
+LOAD_SESSIONS = 4
+CONFIG_CHANGES = 50
+RSS_GROWTH_BOUND_MB = 200  # after the first 10 changes warm the caches
+
+
+def test_four_sessions_press_run_at_once(server, browser):
+    """Four browser sessions on one server press Run within milliseconds of each other: the
+    runs queue on the device lock, each finishes and stores its own result, none errors."""
+    url, database = server
+    from hierlstm.results.store import ResultStore
+
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(4)]
+    try:
+        pages = [context.new_page() for context in contexts]
+        for index, page in enumerate(pages):  # all four load at once
+            page.set_default_timeout(PAGE_TIMEOUT_MS)
+            # Each session its own batch size, so every stored row says which session it was.
+            page.goto(
+                f"{url}/benchmark?{TINY}&variants=folded&batch_size={index + 1}",
+                wait_until="commit",
+            )
+        for page in pages:
+            page.get_by_role("heading", name=PAGES["benchmark"]).wait_for()
+            _wait_idle(page)
+        before = set(ResultStore(database).rows()["id"])
+        started = time.perf_counter()
+        for page in pages:
+            page.get_by_role("button", name="Run benchmark").click(no_wait_after=True)
+        # While one session runs, the others say so (polled until every run has drawn).
+        waiting_seen = set()
+        deadline = time.perf_counter() + RUN_TIMEOUT_MS / 1000
+        while time.perf_counter() < deadline:
+            for index, page in enumerate(pages):
+                if page.get_by_text("Waiting for another viewer's run").count():
+                    waiting_seen.add(index)
+            if all(page.locator(".js-plotly-plot").count() >= 6 for page in pages):
+                break
+            pages[0].wait_for_timeout(100)
+        TIMINGS["four_sessions_seen_waiting"] = len(waiting_seen)
+        assert waiting_seen, "no session showed that it was waiting for another's run"
+        for page in pages:
+            page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+            _wait_idle(page)
+            _no_exception(page)
+        TIMINGS["four_sessions_all_done_s"] = time.perf_counter() - started
+        rows = ResultStore(database).rows()
+        new = rows[~rows["id"].isin(before)]
+        assert len(new) == LOAD_SESSIONS and set(new["status"]) == {"ok"}
+        assert sorted(new["config.batch_size"]) == [1, 2, 3, 4]  # one row from each session
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_closing_the_tab_mid_run_stops_the_run_and_frees_the_device(server, browser):
+    """Streamlit stops a closed session's script at its next progress update; the device lock
+    is released in `finally`, so the next viewer's run starts at once. Had the closed run gone
+    on, the next run would have waited for it and its rows would be stored first."""
+    url, database = server
+    from hierlstm.results.store import ResultStore
+
+    long_run = "variants=nested,folded&batch_size=16&time_steps=100&repeats=80&warmup=1"
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    try:
+        closing, staying = (context.new_page() for context in contexts)
+        for page in (closing, staying):
+            page.set_default_timeout(PAGE_TIMEOUT_MS)
+        _open(closing, f"{url}/benchmark?{long_run}", PAGES["benchmark"])
+        _open(staying, f"{url}/benchmark?{TINY}&variants=folded&batch_size=5", PAGES["benchmark"])
+        before = set(ResultStore(database).rows()["id"])
+        closing.get_by_role("button", name="Run benchmark").click()
+        # On a loaded machine the estimate may pass the 30 s threshold: confirm if asked.
+        rounds = closing.get_by_text(re.compile(r"round \d+/80"))
+        confirm = closing.get_by_role("button", name=re.compile(r"Run \(about"))
+        try:
+            rounds.or_(confirm).first.wait_for(timeout=RUN_TIMEOUT_MS)
+            TIMINGS["closing_tab_run_asked_to_confirm"] = bool(confirm.count())
+            if confirm.count():
+                confirm.click()
+            # The progress bar shows the timed rounds: the run holds the device and is timing.
+            rounds.wait_for(timeout=RUN_TIMEOUT_MS)
+        except sync_api.TimeoutError:
+            closing.screenshot(path=str(ARTIFACTS / "closing-tab-timeout.png"))
+            raise
+        contexts[0].close()
+        staying.get_by_role("button", name="Run benchmark").click()
+        staying.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+        _wait_idle(staying)
+        _no_exception(staying)
+        rows = ResultStore(database).rows()
+        new = rows[~rows["id"].isin(before)]
+        assert list(new["config.batch_size"]) == [5]  # only the staying session's run stored
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_memory_stays_flat_over_fifty_configuration_changes(server, page):
+    url, _ = server
+    pid = TIMINGS["_pid"]
+    _open(page, f"{url}/?variants=folded", PAGES[""])
+    time_steps = page.get_by_role("spinbutton", name="Time steps")
+    resident = {}
+    for change in range(1, CONFIG_CHANGES + 1):
+        time_steps.fill(str(10 + change))
+        page.get_by_role("button", name="Update trace").click()
+        page.locator(".js-plotly-plot").get_by_text(f"time {10 + change}").first.wait_for()
+        if change in (10, CONFIG_CHANGES):
+            _wait_idle(page)
+            resident[change] = _resident_mb(pid)
+    _no_exception(page)
+    TIMINGS["rss_after_10_changes_mb"] = resident[10]
+    TIMINGS["rss_after_50_changes_mb"] = resident[CONFIG_CHANGES]
+    assert resident[CONFIG_CHANGES] - resident[10] < RSS_GROWTH_BOUND_MB, resident

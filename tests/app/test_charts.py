@@ -1,0 +1,310 @@
+"""The app's figures and message catalogue, without Streamlit: plain records and frames in,
+plotly figures out, every axis titled with its unit, every message in both languages."""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from hierlstm.app import charts
+from hierlstm.config import RunConfig
+from hierlstm.i18n import LANGUAGES, MESSAGES, t
+from hierlstm.model.trace import trace_shapes
+
+ROOT = Path(__file__).resolve().parents[2]
+APP_SOURCES = [
+    ROOT / "app.py",
+    *sorted((ROOT / "app_pages").glob("*.py")),
+    *sorted((ROOT / "hierlstm" / "app").glob("*.py")),
+]
+
+
+def compare_frame() -> pd.DataFrame:
+    """What CompareResult.to_frame() gives for two ok variants and one failed one."""
+    return pd.DataFrame(
+        {
+            "variant": ["nested", "folded", "shared_cell"],
+            "status": ["ok", "ok", "failed"],
+            "median_s": [0.050, 0.010, math.nan],
+            "p10_s": [0.045, 0.009, math.nan],
+            "p90_s": [0.060, 0.013, math.nan],
+            "first_call_s": [1.2, 0.5, math.nan],
+            "samples_per_s": [160.0, 800.0, math.nan],
+            "steps_per_s": [8000.0, 40000.0, math.nan],
+            "flops": [143_001_600] * 3,
+            "gflops_per_s": [2.86, 14.3, math.nan],
+            "speedup_vs_baseline": [1.0, 5.0, math.nan],
+            "speedup_p10": [1.0, 4.5, math.nan],
+            "speedup_p90": [1.0, 5.5, math.nan],
+        }
+    )
+
+
+def sweep_frame() -> pd.DataFrame:
+    """Two variants over time steps: nested grows 10x faster and starts cheaper, so they cross
+    where 0.001 + 0.0010 T = 0.010 + 0.0001 T, at T = 10."""
+    rows = []
+    for variant, fixed, per_step in (("nested", 0.001, 0.0010), ("folded", 0.010, 0.0001)):
+        for value in (2, 5, 20, 50):
+            median = fixed + per_step * value
+            rows.append(
+                {
+                    "variant": variant,
+                    "axis": "time_steps",
+                    "value": value,
+                    "status": "ok",
+                    "median_s": median,
+                    "p10_s": median * 0.9,
+                    "p90_s": median * 1.1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def axis_titles(figure: go.Figure) -> tuple[str, str]:
+    layout = figure.layout
+    return layout.xaxis.title.text or "", layout.yaxis.title.text or ""
+
+
+def test_axis_flow_draws_every_axis_and_the_fold():
+    config = RunConfig(variant="folded", batch_size=4, time_steps=10)
+    figure = charts.axis_flow_figure(trace_shapes(config))
+    names = [trace.name for trace in figure.data]
+    assert names == ["batch", "time", "rows", "channels", "units"]
+    steps = list(figure.layout.xaxis.ticktext)
+    assert steps == [
+        "input",
+        "conv",
+        "pool",
+        "permute",
+        "fold",
+        "inner_lstm",
+        "unfold",
+        "outer_lstm",
+    ]
+    batch, time, rows = figure.data[0], figure.data[1], figure.data[2]
+    fold = steps.index("fold")
+    # Permute swaps rows and time; the fold puts batch and time side by side in one position.
+    assert (rows.y[2], rows.y[3]) == (1, 2) and (time.y[2], time.y[3]) == (2, 1)
+    assert round(batch.y[fold]) == round(time.y[fold]) == 0 and batch.y[fold] != time.y[fold]
+    assert "40" in time.text[fold]  # batch x time = 4 x 10
+    assert rows.x[steps.index("inner_lstm")] is None  # the LSTM consumes the rows
+    assert "time 10" in time.text[0]
+
+
+def test_axis_flow_speaks_chinese():
+    steps = trace_shapes(RunConfig(variant="nested", batch_size=2, time_steps=3))
+    figure = charts.axis_flow_figure(steps, "zh")
+    assert [trace.name for trace in figure.data][:2] == ["批量", "时间"]
+    assert figure.layout.title.text == t("chart.flow.title", "zh")
+
+
+def test_latency_bars_are_medians_with_p10_p90_and_skip_failures():
+    figure = charts.latency_figure(compare_frame())
+    (bar,) = figure.data
+    assert list(bar.x) == ["nested", "folded"]
+    assert np.allclose(bar.y, [50.0, 10.0])
+    assert np.allclose(bar.error_y.array, [10.0, 3.0])
+    assert np.allclose(bar.error_y.arrayminus, [5.0, 1.0])
+    assert bar.marker.color[0] == charts.variant_color("nested")
+
+
+def test_speedup_first_call_throughput_gflops():
+    frame = compare_frame()
+    speedup = charts.speedup_figure(frame, "nested")
+    assert np.allclose(speedup.data[0].y, [1.0, 5.0])
+    assert "nested" in speedup.layout.title.text
+    first = charts.first_call_figure(frame)
+    assert [trace.name for trace in first.data] == ["first call", "steady-state median"]
+    assert first.layout.yaxis.type == "log"
+    assert np.allclose(charts.throughput_figure(frame).data[0].y, [160.0, 800.0])
+    assert np.allclose(charts.gflops_figure(frame).data[0].y, [2.86, 14.3])
+
+
+def test_every_failed_frame_gives_an_empty_figure_not_an_error():
+    frame = compare_frame().assign(status="failed")
+    figure = charts.latency_figure(frame)
+    assert figure.data == () and figure.layout.annotations
+
+
+def test_layer_breakdown_in_model_order():
+    frame = pd.DataFrame(
+        {
+            "layer": ["conv", "inner_lstm", "outer_lstm"],
+            "type": ["Conv2D", "LSTM", "LSTM"],
+            "median_s": [0.001, 0.004, 0.002],
+            "p10_s": [0.0009, 0.0038, 0.0019],
+            "p90_s": [0.0012, 0.0050, 0.0024],
+            "share": [1 / 7, 4 / 7, 2 / 7],
+        }
+    )
+    frame.attrs.update(model_median_s=0.006, call_overhead_s=0.0005)
+    figure = charts.layer_breakdown_figure(frame, "folded")
+    assert list(figure.data[0].y) == ["conv · 14%", "inner_lstm · 57%", "outer_lstm · 29%"]
+    assert np.allclose(figure.data[0].x, [1.0, 4.0, 2.0])
+    assert "folded" in figure.layout.title.text
+
+
+def test_crossover_found_on_log_log_axes():
+    crossings = charts.crossovers(sweep_frame())
+    assert len(crossings) == 1
+    row = crossings.iloc[0]
+    assert (row["first"], row["second"]) == ("nested", "folded")  # nested faster below
+    assert 5 < row["value"] < 20  # log-interpolated between the measured 5 and 20
+    figure = charts.scaling_figure(sweep_frame(), "time_steps")
+    assert figure.layout.xaxis.type == figure.layout.yaxis.type == "log"
+    assert figure.data[-1].name == "crossover"
+
+
+def test_cost_per_step_fit_recovers_the_slopes():
+    fit = charts.cost_per_step(sweep_frame()).set_index("variant")
+    assert fit.loc["nested", "slope_s"] == pytest.approx(0.0010)
+    assert fit.loc["folded", "slope_s"] == pytest.approx(0.0001)
+    assert fit.loc["folded", "intercept_s"] == pytest.approx(0.010)
+    assert fit.loc["nested", "r2"] == pytest.approx(1.0)
+    figure = charts.cost_per_step_figure(fit.reset_index(), "time_steps")
+    assert np.allclose(figure.data[0].y, [1.0, 0.1])
+
+
+def test_chain_lengths_follow_the_registry():
+    chains = charts.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
+    lengths = {(r.variant, r.time_steps): r.chain for r in chains.itertuples()}
+    assert lengths == {
+        ("nested", 10): 130,
+        ("nested", 50): 650,
+        ("folded", 10): 22,
+        ("folded", 50): 62,
+    }
+    assert len(charts.chain_figure(chains).data) == 2
+
+
+def test_gradient_and_runs_figures():
+    figure = charts.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
+    assert [trace.name for trace in figure.data] == ["from path a", "from path b", "from both"]
+    rows = compare_frame().iloc[:2]
+    runs = charts.runs_figure(rows, ["run one", "run two"])
+    assert list(runs.data[0].x) == ["run one", "run two"]
+
+
+def all_figures(lang: str) -> list[go.Figure]:
+    frame = compare_frame()
+    config = RunConfig(variant="folded", batch_size=2, time_steps=3)
+    fit = charts.cost_per_step(sweep_frame())
+    breakdown = pd.DataFrame(
+        {"layer": ["conv"], "median_s": [0.001], "p10_s": [0.001], "p90_s": [0.001], "share": [1.0]}
+    )
+    return [
+        charts.axis_flow_figure(trace_shapes(config), lang),
+        charts.latency_figure(frame, lang),
+        charts.speedup_figure(frame, "nested", lang),
+        charts.first_call_figure(frame, lang),
+        charts.throughput_figure(frame, lang),
+        charts.gflops_figure(frame, lang),
+        charts.layer_breakdown_figure(breakdown, "folded", lang),
+        charts.scaling_figure(sweep_frame(), "time_steps", lang),
+        charts.cost_per_step_figure(fit, "time_steps", lang),
+        charts.chain_figure(charts.chain_frame(["nested"], 12, [1, 2]), lang),
+        charts.gradient_figure(["kernel"], [1], [1], [2], lang),
+    ]
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_every_figure_has_a_title_and_axis_titles_with_units(lang):
+    for figure in all_figures(lang):
+        x_title, y_title = axis_titles(figure)
+        assert figure.layout.title.text
+        assert x_title and y_title
+        # The value axis names its unit in brackets: ms, 1/s, GFLOP/s, count, axis index...
+        value_title = x_title if figure.data and figure.data[0].orientation == "h" else y_title
+        assert re.search(r"[(（].+[)）]", value_title), value_title
+
+
+def test_figures_leave_text_colours_to_the_theme():
+    for figure in all_figures("en"):
+        # No fixed background or text colour: Streamlit's template (light or dark) sets them.
+        assert figure.layout.paper_bgcolor is None and figure.layout.plot_bgcolor is None
+        assert figure.layout.font.color is None
+
+
+def test_charts_catalogue_and_sharing_import_without_streamlit():
+    code = (
+        "import hierlstm.app.charts, hierlstm.i18n, hierlstm.model.sharing, sys; "
+        "print('streamlit' in sys.modules)"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.strip() == "False"
+
+
+# --- the message catalogue -------------------------------------------------------------------
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@pytest.mark.parametrize("key", sorted(MESSAGES))
+def test_every_message_in_both_languages_with_the_same_fields(key):
+    entry = MESSAGES[key]
+    assert set(entry) == set(LANGUAGES), key
+    assert all(text.strip() for text in entry.values()), key
+    assert fields(entry["en"]) == fields(entry["zh"]), key
+
+
+def test_chinese_messages_are_chinese():
+    chinese = re.compile(r"[\u4e00-\u9fff]")
+    code_only = {key for key, entry in MESSAGES.items() if entry["en"] == entry["zh"]}
+    assert len(code_only) < 10, code_only  # names that are code (XLA, LSTM, auto), not prose
+    assert all(chinese.search(MESSAGES[key]["zh"]) for key in MESSAGES if key not in code_only)
+
+
+def test_every_message_key_the_app_uses_is_in_the_catalogue():
+    pattern = re.compile(r"""\b(?:_|text|t)\(\s*["']([a-z_]+(?:\.[a-z_/]+)+)["']""")
+    used = set()
+    for path in APP_SOURCES:
+        used.update(pattern.findall(path.read_text(encoding="utf-8")))
+    assert len(used) > 100
+    assert sorted(used - set(MESSAGES)) == []
+
+
+def test_unknown_key_shows_itself_and_formatting_works():
+    assert t("no.such.key", "zh") == "no.such.key"
+    assert t("bench.failed", "zh", variant="folded", error="x") == "folded 运行失败：x"
+
+
+def replica_frame() -> pd.DataFrame:
+    """Two variants on 1 and 2 replicas; folded's 2-replica point failed."""
+    rows = [
+        ("nested", 1, "ok", 300.0, 1.0, 1.0, 1.0),
+        ("nested", 2, "ok", 450.0, 0.75, 0.7, 0.8),
+        ("folded", 1, "ok", 500.0, 1.0, 1.0, 1.0),
+        ("folded", 2, "failed", math.nan, math.nan, math.nan, math.nan),
+    ]
+    columns = ["variant", "replicas", "status", "samples_per_s", "scaling_efficiency"]
+    return pd.DataFrame(rows, columns=[*columns, "efficiency_p10", "efficiency_p90"])
+
+
+def test_replica_figures_draw_measured_points_and_the_ideal():
+    throughput = charts.replica_throughput_figure(replica_frame())
+    lines = {trace.name: (list(trace.x), list(trace.y)) for trace in throughput.data}
+    assert lines["nested"] == ([1, 2], [300.0, 450.0])
+    assert lines["nested, ideal (n × one replica)"] == ([1, 2], [300.0, 600.0])
+    assert lines["folded"] == ([1], [500.0])  # the failed point is left out
+    efficiency = charts.replica_efficiency_figure(replica_frame(), "zh")
+    nested = next(trace for trace in efficiency.data if trace.name == "nested")
+    assert list(nested.y) == [1.0, 0.75]
+    assert list(nested.error_y.arrayminus) == pytest.approx([0.0, 0.05])
+    assert efficiency.layout.title.text == t("chart.replicas.efficiency.title", "zh")
+    empty = charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
+    assert not empty.data and empty.layout.annotations[0].text == "—"

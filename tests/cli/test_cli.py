@@ -1,0 +1,250 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hierlstm.cli.main import main
+from hierlstm.registry import VARIANTS
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_variants_lists_the_registry(capsys):
+    status, out, _ = run(capsys, "variants", "--json")
+    assert status == 0
+    assert [v["name"] for v in json.loads(out)["variants"]] == list(VARIANTS)
+    status, out, _ = run(capsys, "variants")
+    assert status == 0 and all(name in out for name in VARIANTS)
+
+
+def test_trace_shows_the_fold(capsys):
+    status, out, _ = run(
+        capsys, "trace", "--variant", "folded", "--batch-size", "4", "--time-steps", "10"
+    )
+    assert status == 0
+    assert "(40, 12, 16)" in out and "batch*time" in out
+
+
+def test_trace_json_schema(capsys):
+    status, out, _ = run(
+        capsys,
+        "trace",
+        "--variant",
+        "nested",
+        "--batch-size",
+        "2",
+        "--time-steps",
+        "3",
+        "--inner-units",
+        "20",
+        "--json",
+    )
+    assert status == 0
+    report = json.loads(out)
+    assert set(report) >= {"config", "layers", "total_params", "total_flops"}
+    assert report["config"]["inner_units"] == 20
+    for layer in report["layers"]:
+        assert set(layer) >= {
+            "path",
+            "layer",
+            "symbolic_shape",
+            "concrete_shape",
+            "axes",
+            "params",
+            "flops",
+            "output_bytes",
+            "note",
+        }
+    assert report["layers"][0]["symbolic_shape"] == [None, 36, None, 1]
+    assert isinstance(report["total_params"], int) and isinstance(report["total_flops"], int)
+
+
+def test_check_passes_for_every_variant(capsys):
+    status, out, _ = run(capsys, "check", "--batch-size", "2", "--time-steps", "3", "--json")
+    assert status == 0
+    results = json.loads(out)["results"]
+    assert [r["variant"] for r in results] == list(VARIANTS)
+    for result in results:
+        assert result["ok"] and result["max_abs_diff"] <= result["tolerance"] == 1e-5
+
+
+BAD_ARGUMENTS = [
+    (["trace", "--variant", "fastest", "--batch-size", "2"], "variant must be one of"),
+    (["trace", "--variant", "folded", "--batch-size", "0"], "batch_size must be between"),
+    (["trace", "--variant", "folded", "--time-steps", "ten"], "time_steps must be a whole"),
+    (["trace", "--variant", "folded", "--height", "2"], "height must be at least pool_height"),
+    (["trace", "--variant", "folded", "--precision", "int8"], "precision must be one of"),
+    (["trace", "--batch-size", "2"], "the following arguments are required: --variant"),
+    (["check", "--seed", "-1"], "--seed must be a whole number"),
+    (["check", "--colour"], "unrecognized arguments: --colour"),
+    (["launch"], "invalid choice: 'launch'"),
+    ([], "choose a command"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD_ARGUMENTS)
+def test_bad_arguments_exit_2_with_one_error_line(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.startswith("error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_bad_argument_in_a_fresh_process_prints_one_line_and_no_traceback():
+    completed = subprocess.run(
+        [sys.executable, "-m", "hierlstm", "trace", "--variant", "folded", "--batch-size", "-4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr == "error: batch_size must be between 1 and 65536; got -4.\n"
+    assert "Traceback" not in completed.stdout + completed.stderr
+
+
+def test_bench_json_schema_and_stored_rows(capsys, tmp_path):
+    db = tmp_path / "results.sqlite3"
+    status, out, _ = run(
+        capsys,
+        "bench",
+        "--variant",
+        "nested",
+        "--variant",
+        "folded",
+        "--batch-size",
+        "2",
+        "--time-steps",
+        "3",
+        "--repeats",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+        "--db",
+        str(db),
+    )
+    assert status == 0
+    report = json.loads(out)
+    assert {"python", "tensorflow", "keras", "host", "stored_in"} <= set(report["environment"])
+    assert [row["variant"] for row in report["results"]] == ["nested", "folded"]
+    for row in report["results"]:
+        assert {
+            "config",
+            "first_call_s",
+            "median_s",
+            "p10_s",
+            "p90_s",
+            "iqr_s",
+            "mean_s",
+            "std_s",
+            "min_s",
+            "repeats",
+            "noisy",
+            "samples_per_s",
+            "steps_per_s",
+            "flops",
+            "gflops_per_s",
+            "peak_memory_bytes",
+            "kernel",
+            "trace_count",
+            "device",
+            "versions",
+            "speedup_vs_baseline",
+            "id",
+        } <= set(row)
+        assert row["repeats"] == 3 and row["config"]["batch_size"] == 2
+    assert report["results"][0]["speedup_vs_baseline"] == 1.0
+    status, out, _ = run(capsys, "results", "list", "--json", "--db", str(db))
+    stored = json.loads(out)
+    assert sorted(row["id"] for row in stored) == sorted(r["id"] for r in report["results"])
+
+
+def test_sweep_records_a_rejected_point_and_goes_on(capsys, tmp_path):
+    csv_path = tmp_path / "sweep.csv"
+    status, _, err = run(
+        capsys,
+        "sweep",
+        "--variant",
+        "folded",
+        "--axis",
+        "batch_size",
+        "--values",
+        "1,0,2",
+        "--time-steps",
+        "2",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--csv",
+        str(csv_path),
+        "--no-store",
+    )
+    assert status == 1  # one point failed
+    lines = csv_path.read_text().splitlines()
+    assert len(lines) == 4 and "batch_size must be between 1 and 65536" in lines[2]
+    assert "wrote 3 points" in err
+
+
+def test_results_export_and_import_round_trip(capsys, tmp_path):
+    source, target = tmp_path / "a.sqlite3", tmp_path / "b.sqlite3"
+    run(
+        capsys,
+        "bench",
+        "--variant",
+        "folded",
+        "--batch-size",
+        "1",
+        "--time-steps",
+        "2",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--db",
+        str(source),
+    )
+    exported = tmp_path / "runs.json"
+    status, _, _ = run(
+        capsys,
+        "results",
+        "export",
+        "--format",
+        "json",
+        "--output",
+        str(exported),
+        "--db",
+        str(source),
+    )
+    assert status == 0
+    status, out, _ = run(capsys, "results", "import", str(exported), "--db", str(target))
+    assert status == 0 and out.strip() == "imported 1 results, skipped 0 already stored"
+    status, out, _ = run(capsys, "results", "import", str(exported), "--db", str(target))
+    assert out.strip() == "imported 0 results, skipped 1 already stored"
+
+
+RUN_BAD_ARGUMENTS = [
+    (["bench", "--batch-size", "2"], "the following arguments are required: --variant"),
+    (["bench", "--variant", "folded", "--repeats", "0"], "--repeats must be a whole number"),
+    (["bench", "--variant", "folded", "--device", "tpu:0"], "device must be auto, cpu or gpu:N"),
+    (["bench", "--variant", "folded", "--lstm-kernel", "fast"], "lstm_kernel must be one of"),
+    (["bench", "--variant", "folded", "--no-store", "--db", "x.db"], "cannot be used together"),
+    (["sweep", "--variant", "folded", "--axis", "height", "--values", "1"], "--axis must be"),
+    (["sweep", "--variant", "folded", "--axis", "batch_size", "--values", "a,b"], "--values"),
+    (["results"], "choose an action"),
+    (["results", "export", "--format", "xml"], "--format must be csv or json"),
+    (["results", "import", "/nonexistent/file.csv"], "error: "),
+]
+
+
+@pytest.mark.parametrize("argv, message", RUN_BAD_ARGUMENTS)
+def test_run_commands_bad_arguments(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "untouched.sqlite3"))
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1

@@ -1,0 +1,143 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from hierlstm.config import RunConfig
+from hierlstm.model import cost
+from hierlstm.model.builders import build_model
+from hierlstm.model.trace import trace_report, trace_shapes
+from hierlstm.registry import VARIANTS
+
+TRUNK = [
+    ("input", "InputLayer", (None, 36, None, 1), (4, 36, 10, 1)),
+    ("conv", "Conv2D", (None, 36, None, 16), (4, 36, 10, 16)),
+    ("pool", "MaxPooling2D", (None, 12, None, 16), (4, 12, 10, 16)),
+    ("permute", "Permute", (None, None, 12, 16), (4, 10, 12, 16)),
+]
+OUTER = [("outer_lstm", "LSTM", (None, None, 60), (4, 10, 60))]
+
+# (path, layer, symbolic shape, concrete shape) for batch 4, time 10, the seed's geometry.
+EXPECTED = {
+    "folded": TRUNK
+    + [
+        ("fold", "FoldTime", (None, 12, 16), (40, 12, 16)),
+        ("inner_lstm", "LSTM", (None, 48), (40, 48)),
+        ("unfold", "UnfoldTime", (None, None, 48), (4, 10, 48)),
+    ]
+    + OUTER,
+    "shared_cell": TRUNK
+    + [
+        ("fold", "FoldTime", (None, 12, 16), (40, 12, 16)),
+        ("inner_rnn", "RNN", (None, 48), (40, 48)),
+        ("inner_rnn/inner_cell", "LSTMCell", (None, 48), (40, 48)),
+        ("unfold", "UnfoldTime", (None, None, 48), (4, 10, 48)),
+    ]
+    + OUTER,
+    "time_distributed": [
+        ("input", "InputLayer", (None, 36, 10, 1), (4, 36, 10, 1)),
+        ("conv", "Conv2D", (None, 36, 10, 16), (4, 36, 10, 16)),
+        ("pool", "MaxPooling2D", (None, 12, 10, 16), (4, 12, 10, 16)),
+        ("permute", "Permute", (None, 10, 12, 16), (4, 10, 12, 16)),
+        ("summarise", "TimeDistributed", (None, 10, 48), (4, 10, 48)),
+        ("summarise/inner_lstm", "LSTM", (None, 48), (4, 48)),
+        ("outer_lstm", "LSTM", (None, 10, 60), (4, 10, 60)),
+    ],
+    "vectorized_map": TRUNK
+    + [
+        ("summarise", "VectorizedSummariser", (None, None, 48), (4, 10, 48)),
+        ("summarise/inner_lstm", "LSTM", (None, 48), (4, 48)),
+    ]
+    + OUTER,
+    "fused": [
+        ("input", "InputLayer", (None, 36, None, 1), (4, 36, 10, 1)),
+        ("fused_lstm", "FusedHierarchicalLSTM", (None, None, 60), (4, 10, 60)),
+        ("fused_lstm/pooled_rows", "ops", (12, None, None, 16), (12, 10, 4, 16)),
+        ("fused_lstm/inner_lstm", "ops", (None, None, 48), (10, 4, 48)),
+        ("fused_lstm/outer_lstm", "ops", (None, None, 60), (10, 4, 60)),
+    ],
+    "nested": TRUNK
+    + [
+        ("nested_rnn", "RNN", (None, None, 60), (4, 10, 60)),
+        ("nested_rnn/nested_cell/inner_lstm", "RNN(LSTMCell)", (None, 48), (4, 48)),
+        ("nested_rnn/nested_cell/outer_cell", "LSTMCell", (None, 60), (4, 60)),
+    ],
+}
+
+
+@pytest.mark.parametrize("variant", sorted(EXPECTED))
+def test_trace_matches_written_out_shapes(variant):
+    steps = trace_shapes(RunConfig(variant=variant, batch_size=4, time_steps=10))
+    got = [(s.path, s.layer, s.symbolic_shape, s.concrete_shape) for s in steps]
+    assert got == EXPECTED[variant]
+
+
+def test_every_registered_variant_has_written_out_expectations():
+    assert set(VARIANTS) <= set(EXPECTED)
+
+
+def test_trace_in_another_geometry():
+    config = RunConfig(
+        variant="folded",
+        batch_size=3,
+        time_steps=5,
+        height=40,
+        pool_height=4,
+        filters=8,
+        inner_units=20,
+        outer_units=30,
+    )
+    shapes = {s.path: s.concrete_shape for s in trace_shapes(config)}
+    assert shapes == {
+        "input": (3, 40, 5, 1),
+        "conv": (3, 40, 5, 8),
+        "pool": (3, 10, 5, 8),
+        "permute": (3, 5, 10, 8),
+        "fold": (15, 10, 8),
+        "inner_lstm": (15, 20),
+        "unfold": (3, 5, 20),
+        "outer_lstm": (3, 5, 30),
+    }
+    nested = {s.path: s.concrete_shape for s in trace_shapes(config.replace(variant="nested"))}
+    assert nested["nested_rnn/nested_cell/inner_lstm"] == (3, 20)
+    assert nested["nested_rnn"] == (3, 5, 30)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_trace_agrees_with_an_executed_forward_pass(variant):
+    config = RunConfig(variant=variant, batch_size=3, time_steps=2)
+    model = build_model(config)
+    steps = [s for s in trace_shapes(config, model) if s.depth == 0]
+    probe = keras.Model(model.input, [layer.output for layer in model.layers[1:]])
+    outputs = tf.nest.flatten(probe(np.zeros((3, 36, 2, 1), np.float32)))
+    executed = [(3, 36, 2, 1)] + [tuple(output.shape) for output in outputs]
+    assert [s.concrete_shape for s in steps] == executed
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_trace_totals_and_fields_are_consistent(variant):
+    config = RunConfig(variant=variant, batch_size=2, time_steps=3, precision="mixed_float16")
+    report = trace_report(config)
+    assert report["total_params"] == cost.total_params(config) == 38800
+    assert report["total_flops"] == cost.model_flops(config)
+    assert report["dependent_steps"] == VARIANTS[variant].chain(12, 3)
+    for step in report["layers"]:
+        assert len(step["axes"]) == len(step["concrete_shape"]) == len(step["symbolic_shape"])
+        assert step["note"], step["path"]
+        elements = int(np.prod(step["concrete_shape"]))
+        assert step["output_bytes"] == elements * (4 if step["path"] == "input" else 2)
+
+
+def test_time_distributed_trace_says_tracing_grows_with_time():
+    steps = {s.path: s for s in trace_shapes(RunConfig(variant="time_distributed", time_steps=6))}
+    assert steps["summarise/inner_lstm"].calls == 6
+    assert "6 calls" in steps["summarise"].note and "grows" in steps["summarise"].note
+
+
+def test_cost_model_formulas():
+    config = RunConfig(batch_size=2, time_steps=5)
+    assert cost.lstm_flops(16, 48, 12, 10) == 2 * 4 * 48 * (16 + 48) * 12 * 10
+    assert cost.inner_lstm_flops(config, 2, 5) == cost.lstm_flops(16, 48, 12, 2 * 5)
+    assert cost.outer_lstm_flops(config, 2, 5) == cost.lstm_flops(48, 60, 5, 2)
+    assert cost.conv_flops(config, 2, 5) == 2 * 9 * 16 * 2 * 36 * 5
+    assert cost.lstm_params(16, 48) == 16 * 192 + 48 * 192 + 192

@@ -1,0 +1,54 @@
+import pytest
+
+from hierlstm.config import RunConfig
+from hierlstm.timing.limits import LimitError, check_limits, current_limits, memory_estimate_bytes
+
+
+def test_defaults_and_environment_overrides(monkeypatch):
+    for name in (
+        "HIERLSTM_MAX_BATCH",
+        "HIERLSTM_MAX_TIME_STEPS",
+        "HIERLSTM_MEMORY_BUDGET_MB",
+        "HIERLSTM_TRACE_BUDGET_STEPS",
+        "HIERLSTM_CONFIRM_SECONDS",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    limits = current_limits()
+    assert (limits.max_batch, limits.max_time_steps, limits.trace_budget_steps) == (1024, 2000, 200)
+    assert limits.memory_budget_bytes > 0 and "RAM" in limits.memory_budget_source
+    monkeypatch.setenv("HIERLSTM_MAX_BATCH", "16")
+    monkeypatch.setenv("HIERLSTM_MEMORY_BUDGET_MB", "1")
+    limits = current_limits()
+    assert limits.max_batch == 16 and limits.memory_budget_bytes == 1024 * 1024
+
+
+def test_a_bad_environment_value_is_named(monkeypatch):
+    monkeypatch.setenv("HIERLSTM_MAX_BATCH", "lots")
+    with pytest.raises(LimitError, match="HIERLSTM_MAX_BATCH must be a whole number"):
+        current_limits()
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"batch_size": 2048}, "batch_size 2048 is over this server's limit of 1024"),
+        ({"time_steps": 5000}, "time_steps 5000 is over this server's limit of 2000"),
+        (
+            {"variant": "time_distributed", "time_steps": 201},
+            "time_distributed would unroll 201 inner LSTM calls",
+        ),
+        ({"batch_size": 1024, "time_steps": 2000}, "MB of activations, over the budget of 64 MB"),
+    ],
+)
+def test_over_the_limit_is_refused_with_estimate_and_limit(monkeypatch, changes, message):
+    monkeypatch.setenv("HIERLSTM_MEMORY_BUDGET_MB", "64")
+    with pytest.raises(LimitError) as error:
+        check_limits(RunConfig(**changes))
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_defaults_fit_and_the_estimate_grows_with_size(monkeypatch):
+    monkeypatch.setenv("HIERLSTM_MEMORY_BUDGET_MB", "64")
+    check_limits(RunConfig())  # the seed's default config runs
+    small, large = RunConfig(batch_size=2), RunConfig(batch_size=4)
+    assert memory_estimate_bytes(large) > memory_estimate_bytes(small)
