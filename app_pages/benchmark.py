@@ -3,7 +3,7 @@ speed-up, first call, throughput, GFLOP/s and one variant's per-layer split; eve
 
 import streamlit as st
 
-from hierlstm.app import caches, charts, devices, display, measure, runs, sidebar, state
+from hierlstm.app import caches, charts, devices, display, outcomes, runs, sidebar, state
 from hierlstm.registry import VARIANTS
 
 controls = sidebar.current_controls()
@@ -31,9 +31,9 @@ if controls.run:
         breakdown = controls.config.replace(variant=breakdown_variant)  # timed layer by layer
         runs.start_run(
             KEY,
-            lambda progress: measure.run_benchmark(controls, breakdown_variant, progress),
+            lambda progress: outcomes.run_benchmark(controls, breakdown_variant, progress),
             configs,
-            runs.Workload((*configs, breakdown), controls.warmup, controls.repeats),
+            runs.Workload((*configs, breakdown), controls.timing),
         )
 runs.show_run_outcome(KEY)
 
@@ -46,15 +46,15 @@ if outcome is None:
             variants=", ".join(controls.variants),
             batch=config.batch_size,
             time=config.time_steps,
-            warmup=controls.warmup,
-            repeats=controls.repeats,
+            warmup=controls.timing.warmup,
+            repeats=controls.timing.repeats,
         ),
         icon=":material/play_arrow:",
     )
     st.stop()
 
 frame = outcome.frame
-if outcome.settings != measure.settings_of(controls):
+if outcome.settings != outcomes.settings_of(controls):
     st.info(_("bench.stale"), icon=":material/history:")
 
 ok = frame[frame["status"] == "ok"]
@@ -144,7 +144,7 @@ with right:
         st.error(_("bench.layers.failed", error=outcome.breakdown_error), icon=":material/error:")
 
 st.subheader(_("bench.kernels"))
-kernels = display.lstm_kernel_rows(frame, outcome.configs)
+kernels = display.lstm_kernel_rows(outcome.compared.results)
 display.table(kernels, key="bench-kernels", static=True)
 
 st.subheader(_("bench.table"))

@@ -5,10 +5,10 @@ import keras
 import pandas as pd
 import streamlit as st
 
-from hierlstm.app import banner, caches, charts, display, measure, runs, sidebar, state
+from hierlstm import measure
+from hierlstm.app import banner, caches, charts, display, outcomes, runs, sidebar, state
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import precision_supported
-from hierlstm.timing.harness import compare
 
 controls = sidebar.current_controls()
 _ = state.text
@@ -33,17 +33,16 @@ def lesson_configs():
 
 def measure_lesson(progress):
     configs = lesson_configs()
-    result = compare(
+    result, _ids = measure.compare_and_store(
         configs,
-        warmup=controls.warmup,
-        repeats=controls.repeats,
+        controls.timing,
+        caches.result_store(),
         baseline=MEASURED.index("nested"),
         on_progress=progress,
     )
-    measure.store_results(result.results)
     frame = result.to_frame()
     frame["label"] = [f"{c.variant} · {c.precision}" for c in configs]
-    return {"frame": frame, "configs": configs, "settings": measure.settings_of(controls)}
+    return {"frame": frame, "results": result.results, "settings": outcomes.settings_of(controls)}
 
 
 st.title(_("lesson.title"))
@@ -61,7 +60,7 @@ if outcome is None:
         _("lesson.press_run", batch=config.batch_size, time=time_steps),
         icon=":material/play_arrow:",
     )
-elif outcome["settings"] != measure.settings_of(controls):
+elif outcome["settings"] != outcomes.settings_of(controls):
     st.info(_("bench.stale"), icon=":material/history:")
 
 
@@ -148,7 +147,7 @@ if st.button(_("lesson.td.reproduce"), key="lesson_pitfall", icon=":material/bug
     st.session_state["lesson_pitfall_shown"] = True
 if st.session_state.get("lesson_pitfall_shown"):
     with st.spinner(_("lesson.td.running")):
-        outcomes = caches.pitfall_outcomes(config.outer_units)
+        pitfalls = caches.pitfall_outcomes(config.outer_units)
     display.table(
         pd.DataFrame(
             [
@@ -161,7 +160,7 @@ if st.session_state.get("lesson_pitfall_shown"):
                     else _("lesson.td.error", error=o.error),
                     _("lesson.td.col.verdict"): "✗" if o.broken else "✓",
                 }
-                for o in outcomes
+                for o in pitfalls
             ]
         ),
         key="lesson-pitfall",
@@ -175,9 +174,9 @@ quote("cudnn")
 st.markdown(_("lesson.cudnn.body", has=hasattr(keras.layers, "CuDNNLSTM"), keras=keras.__version__))
 st.markdown(_("lesson.cudnn.here", status=banner.cudnn_status()))
 if frame is not None:
-    float32 = [i for i, c in enumerate(outcome["configs"]) if c.precision == "float32"]
+    float32 = [result for result in outcome["results"] if result.config.precision == "float32"]
     display.table(
-        display.lstm_kernel_rows(frame.iloc[float32], [outcome["configs"][i] for i in float32]),
+        display.lstm_kernel_rows(float32),
         key="lesson-kernels",
         static=True,
     )

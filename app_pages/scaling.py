@@ -4,7 +4,7 @@ throughput and scaling efficiency over the number of mirrored replicas (tf.distr
 
 import streamlit as st
 
-from hierlstm.app import charts, devices, display, measure, runs, sidebar, state
+from hierlstm.app import charts, devices, display, outcomes, runs, sidebar, state
 from hierlstm.timing.sweeps import SWEEP_AXES
 
 controls = sidebar.current_controls()
@@ -38,18 +38,18 @@ if problem:
 
 if controls.run and not problem:
     if axis == "replicas":  # weak scaling: n replicas run n x the sidebar's batch
-        base = measure.replica_configs(controls)
+        base = outcomes.replica_configs(controls)
         configs = [c.replace(batch_size=c.batch_size * max(values)) for c in base]
         points = tuple(c.replace(batch_size=c.batch_size * n) for c in base for n in values)
-        work = lambda progress: measure.run_replica_sweeps(controls, values, progress)  # noqa: E731
+        work = lambda progress: outcomes.run_replica_sweeps(controls, values, progress)  # noqa: E731
     else:
         configs = [c.replace(**{axis: max(values)}) for c in controls.configs()]
         points = tuple(c.replace(**{axis: v}) for c in controls.configs() for v in values)
-        work = lambda progress: measure.run_sweeps(controls, axis, values, progress)  # noqa: E731
+        work = lambda progress: outcomes.run_sweeps(controls, axis, values, progress)  # noqa: E731
     if run_problem := runs.run_problem(configs):
         st.error(run_problem, icon=":material/block:")
     else:
-        runs.start_run(KEY, work, configs, runs.Workload(points, controls.warmup, controls.repeats))
+        runs.start_run(KEY, work, configs, runs.Workload(points, controls.timing))
 runs.show_run_outcome(KEY)
 
 lang = controls.language
@@ -66,7 +66,7 @@ if outcome is None:
     )
 else:
     frame, swept = outcome["frame"], outcome["axis"]
-    if outcome["settings"] != measure.settings_of(controls) or swept != axis:
+    if outcome["settings"] != outcomes.settings_of(controls) or swept != axis:
         st.info(_("bench.stale"), icon=":material/history:")
     for row in frame[frame["status"] != "ok"].itertuples():
         value = row.replicas if swept == "replicas" else row.value

@@ -5,8 +5,8 @@ and what each form costs."""
 import pandas as pd
 import streamlit as st
 
-from hierlstm.app import banner, caches, charts, display, measure, runs, sidebar, state
-from hierlstm.model import sharing
+from hierlstm.app import banner, caches, charts, display, outcomes, runs, sidebar, state
+from hierlstm.model import cudnn, sharing
 from hierlstm.timing.devices import resolve_device
 
 controls = sidebar.current_controls()
@@ -106,13 +106,11 @@ def time_forms(progress):
         features,
         sequences,
         device=resolve_device(config.device),
-        # As the variants decide it: a CPU-pinned run must ask for the generic kernel itself.
-        use_cudnn="auto" if config.lstm_kernel == "auto" and config.device != "cpu" else False,
-        warmup=controls.warmup,
-        repeats=controls.repeats,
+        use_cudnn=cudnn.use_cudnn_argument(config),  # as the variants decide it
+        timing=controls.timing,
         on_progress=progress,
     )
-    return {"timings": timings, "settings": measure.settings_of(controls)}
+    return {"timings": timings, "settings": outcomes.settings_of(controls)}
 
 
 if controls.run:
@@ -125,7 +123,7 @@ outcome = st.session_state.get(KEY)
 if outcome is None:
     st.info(_("sharing.press_run", sequences=sequences), icon=":material/play_arrow:")
 else:
-    if outcome["settings"] != measure.settings_of(controls):
+    if outcome["settings"] != outcomes.settings_of(controls):
         st.info(_("bench.stale"), icon=":material/history:")
     frame = pd.DataFrame(
         [

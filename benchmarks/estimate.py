@@ -18,7 +18,7 @@ import time
 
 from common import header, markdown_table
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.timing.estimate import calibrate, run_seconds
 from hierlstm.timing.harness import benchmark
 
@@ -31,6 +31,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
     shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
+    timing = Timing(warmup=args.warmup, repeats=args.repeats)
     print(header("Long-run estimate against the measured run"))
     rows, ratios = [], []
     for name in args.variants.split(","):
@@ -39,9 +40,9 @@ def main():
         calibration_s = time.perf_counter() - started
         for batch, steps in shapes:
             config = RunConfig(variant=name, batch_size=batch, time_steps=steps)
-            estimate = run_seconds(config, step_cost, warmup=args.warmup, repeats=args.repeats)
+            estimate = run_seconds(config, step_cost, timing)
             started = time.perf_counter()
-            result = benchmark(config, warmup=args.warmup, repeats=args.repeats)
+            result = benchmark(config, timing)
             measured = time.perf_counter() - started
             assert result.status == "ok", result.error
             ratios.append(estimate / measured)

@@ -15,7 +15,7 @@ import sys
 
 from common import header, markdown_table
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.harness import compare
 
@@ -36,7 +36,7 @@ def main():
             RunConfig(variant=name, batch_size=args.batch, time_steps=time, xla=args.xla)
             for name in names
         ]
-        outcome = compare(configs, warmup=1, repeats=args.repeats)
+        outcome = compare(configs, Timing(warmup=1, repeats=args.repeats))
         for result in outcome.results:
             name = result.config.variant
             ok = result.status == "ok"

@@ -16,7 +16,7 @@ import timeit
 import numpy as np
 from common import fp32_peak_gflops, header, markdown_table
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.registry import VARIANTS
@@ -29,7 +29,7 @@ def shape_table(batch: int, time: int, repeats: int, peak: float) -> str:
         for name in VARIANTS
         for xla in (False, True)
     ]
-    outcome = compare(configs, warmup=2, repeats=repeats, baseline=0)
+    outcome = compare(configs, Timing(warmup=2, repeats=repeats), baseline=0)
     rows = []
     for result, speedup, low, high in zip(
         outcome.results, outcome.speedups, outcome.speedup_p10, outcome.speedup_p90, strict=True
@@ -78,7 +78,7 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
 
     harness, independent = [], []
     for _ in range(3):
-        harness.append(benchmark(config, warmup=1, repeats=repeats, model=model).median_s)
+        harness.append(benchmark(config, Timing(warmup=1, repeats=repeats), model=model).median_s)
         independent.append(
             np.median(timeit.repeat(lambda: forward(inputs).numpy(), number=1, repeat=repeats))
         )

@@ -1,8 +1,10 @@
-"""The frozen run configuration: every setting of one model run, validated at construction.
+"""The frozen settings of a run: `RunConfig` (what runs) and `Timing` (how it is timed), each
+validated at construction, with the bounds of every number and the one error of a refused setting.
 
-A `RunConfig` is hashable, so built models and traced functions can be cached by it. Every
-invalid value raises `ValueError` with one sentence naming the field, the value and what is
-allowed; `RunConfig.from_strings` gives the same messages for text (URL parameters, CLI flags).
+Both are hashable, so built models and traced functions can be cached by them. Every invalid
+value raises `SettingError` (a `ValueError`) with one sentence naming the field, the value and
+what is allowed; `RunConfig.from_strings` gives the same messages for text (URL parameters, CLI
+flags). Nothing here imports TensorFlow or Keras.
 """
 
 from __future__ import annotations
@@ -15,15 +17,12 @@ from hierlstm.registry import VARIANTS
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 LSTM_KERNELS = ("auto", "generic")
-STRATEGIES = (
-    "none",
-    "mirrored",
-    "multi_worker",
-)  # tf.distribute strategies (hierlstm.timing.distribute)
+STRATEGIES = ("none", "mirrored", "multi_worker")  # tf.distribute strategies (timing.distribute)
 
-# Sanity bounds for sizes; the memory and trace budgets that depend on the machine live in the
-# harness. They stop a typo (batch 1e9) long before anything is allocated.
-SIZE_LIMITS = {
+# Sanity bounds of every whole-number setting, in one table with one wording (`out_of_bounds`).
+# They stop a typo (batch 1e9) long before anything is allocated; the tighter limits that depend
+# on the machine (memory, trace time) live in hierlstm.timing.limits.
+BOUNDS = {
     "batch_size": (1, 65536),
     "time_steps": (1, 100000),
     "height": (1, 4096),
@@ -32,7 +31,60 @@ SIZE_LIMITS = {
     "pool_height": (1, 512),
     "inner_units": (1, 2048),
     "outer_units": (1, 2048),
+    "warmup": (0, 1000),
+    "repeats": (1, 100000),
+    "seed": (0, 2**31 - 1),
 }
+SIZE_FIELDS = ("batch_size", "time_steps", "height", "filters", "kernel_size", "pool_height")
+SIZE_FIELDS += ("inner_units", "outer_units")
+
+
+class SettingError(ValueError):
+    """A setting refused by a check: a value out of bounds, a device this machine does not have,
+    a run over a server limit. One sentence naming the setting, the value and what is allowed.
+    It is the run's failure, not a bug: the harness records it as a failed result."""
+
+
+def out_of_bounds(name: str, value, low: int, high: int, scope: str = "") -> str:
+    """The one wording of a number outside its bounds ("" when it is inside). `scope` says
+    whose bounds they are when they are not hierlstm's own (" in the app")."""
+    if low <= value <= high:
+        return ""
+    return f"{name} must be between {low} and {high}{scope}; got {value}."
+
+
+def _check_whole(name: str, value, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingError(f"{name} must be a whole number; got {value!r}.")
+    if message := out_of_bounds(name, value, low, high):
+        raise SettingError(message)
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """How a run is timed: `warmup` untimed calls after the first call, then `repeats` timed
+    samples (in interleaved rounds when several configs are compared); `seed` makes the input
+    and the parameters. The defaults are a careful measurement; `QUICK_TIMING` is a first look."""
+
+    warmup: int = 3
+    repeats: int = 20
+    seed: int = 0
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            _check_whole(field.name, getattr(self, field.name), *BOUNDS[field.name])
+
+    @property
+    def calls(self) -> int:
+        """Calls of one config after its first: warm-up and timed."""
+        return self.warmup + self.repeats
+
+    def replace(self, **changes) -> Timing:
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULT_TIMING = Timing()  # a careful measurement: the CLI and the library
+QUICK_TIMING = Timing(warmup=2, repeats=10)  # a first look: the app's default
 
 _DEVICE_PATTERN = re.compile(r"^(auto|cpu|gpu:\d+)$")
 _DEVICES_PATTERN = re.compile(r"^(cpu|gpu):\d+(,(cpu|gpu):\d+)*$")
@@ -68,60 +120,56 @@ class RunConfig:
     def __post_init__(self):
         known = tuple(VARIANTS)
         if self.variant not in known:
-            raise ValueError(f"variant must be one of {', '.join(known)}; got {self.variant!r}.")
-        for name, (low, high) in SIZE_LIMITS.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be a whole number; got {value!r}.")
-            if not low <= value <= high:
-                raise ValueError(f"{name} must be between {low} and {high}; got {value}.")
+            raise SettingError(f"variant must be one of {', '.join(known)}; got {self.variant!r}.")
+        for name in SIZE_FIELDS:
+            _check_whole(name, getattr(self, name), *BOUNDS[name])
         if self.height < self.pool_height:
-            raise ValueError(
+            raise SettingError(
                 f"height must be at least pool_height ({self.pool_height}) so pooling leaves "
                 f"one row; got {self.height}."
             )
         if self.precision not in PRECISIONS:
-            raise ValueError(
+            raise SettingError(
                 f"precision must be one of {', '.join(PRECISIONS)}; got {self.precision!r}."
             )
         if not isinstance(self.xla, bool):
-            raise ValueError(f"xla must be true or false; got {self.xla!r}.")
+            raise SettingError(f"xla must be true or false; got {self.xla!r}.")
         if self.lstm_kernel not in LSTM_KERNELS:
-            raise ValueError(
+            raise SettingError(
                 f"lstm_kernel must be one of {', '.join(LSTM_KERNELS)}; got {self.lstm_kernel!r}."
             )
         if not isinstance(self.device, str) or not _DEVICE_PATTERN.match(self.device):
-            raise ValueError(
+            raise SettingError(
                 f"device must be auto, cpu or gpu:N (N a GPU index); got {self.device!r}."
             )
         self._check_distribution()
 
     def _check_distribution(self):
         if self.strategy not in STRATEGIES:
-            raise ValueError(
+            raise SettingError(
                 f"strategy must be one of {', '.join(STRATEGIES)}; got {self.strategy!r}."
             )
         if not isinstance(self.devices, str) or not (
             self.devices == "" or _DEVICES_PATTERN.match(self.devices)
         ):
-            raise ValueError(
+            raise SettingError(
                 "devices must be empty or comma-separated cpu:N or gpu:N, e.g. gpu:0,gpu:1; "
                 f"got {self.devices!r}."
             )
         names = self.device_list
         if len(set(names)) != len(names):
-            raise ValueError(f"devices must name each device once; got {self.devices!r}.")
+            raise SettingError(f"devices must name each device once; got {self.devices!r}.")
         if len({name.split(":")[0] for name in names}) > 1:
-            raise ValueError(
+            raise SettingError(
                 f"devices must be all CPUs or all GPUs, not a mix; got {self.devices!r}."
             )
         if names and self.strategy != "mirrored":
-            raise ValueError(
+            raise SettingError(
                 "devices lists the replicas of the mirrored strategy; set strategy to mirrored "
                 f"or leave devices empty; got strategy {self.strategy!r}."
             )
         if self.strategy != "none" and self.device != "auto":
-            raise ValueError(
+            raise SettingError(
                 f"device must be auto under strategy {self.strategy}, which places the "
                 f"replicas itself (name them in devices); got {self.device!r}."
             )
@@ -161,7 +209,7 @@ class RunConfig:
         values = dict(overrides)
         for name, text in mapping.items():
             if name not in fields:
-                raise ValueError(
+                raise SettingError(
                     f"unknown setting {name!r}; known settings are {', '.join(fields)}."
                 )
             values[name] = _parse_field(name, fields[name].type, str(text).strip())
@@ -172,7 +220,7 @@ def per_replica_batch(batch_size: int, replicas: int) -> int:
     """The batch each replica runs; refuses a global batch that does not split evenly (a
     ragged split would give replicas different shapes, hence different traces and times)."""
     if batch_size % replicas:
-        raise ValueError(
+        raise SettingError(
             f"batch_size {batch_size} does not split evenly over {replicas} replicas; use a "
             f"multiple of {replicas}."
         )
@@ -182,8 +230,8 @@ def per_replica_batch(batch_size: int, replicas: int) -> int:
 def _parse_field(name: str, type_name: str, text: str):
     if type_name == "int":
         if not re.fullmatch(r"[+-]?\d{1,12}", text):
-            low, high = SIZE_LIMITS[name]
-            raise ValueError(
+            low, high = BOUNDS[name]
+            raise SettingError(
                 f"{name} must be a whole number between {low} and {high}; got {text!r}."
             )
         return int(text)
@@ -193,7 +241,7 @@ def _parse_field(name: str, type_name: str, text: str):
             return True
         if lowered in _FALSE_WORDS:
             return False
-        raise ValueError(f"{name} must be true or false; got {text!r}.")
+        raise SettingError(f"{name} must be true or false; got {text!r}.")
     if name == "devices":
         return text.replace(" ", "").lower()  # "GPU:0, GPU:1" -> "gpu:0,gpu:1"
     return text

@@ -54,6 +54,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "估计值为成本模型乘以本机实测的每步耗时。仍要运行吗？",
     ),
     "run.confirm.yes": _m("Run (about {seconds:,.0f} s)", "运行（约 {seconds:,.0f} 秒）"),
+    "run.confirm.unknown": _m(
+        "This run's duration cannot be estimated: measuring this machine's cost per step failed "
+        "({reasons}), so that run may fail too, or take any time ({runs} timed configuration(s)). "
+        "Run it anyway?",
+        "无法估计此次运行的时长：测量本机每步耗时失败（{reasons}），所以这次运行也可能失败，或耗时不定"
+        "（{runs} 个计时配置）。仍要运行吗？",
+    ),
+    "run.confirm.yes.unknown": _m("Run it", "运行"),
     "run.confirm.no": _m("Cancel", "取消"),
     "lock.benchmark": _m("a benchmark", "一次基准测试"),
     "lock.scaling": _m("a sweep", "一次扫描"),
@@ -236,9 +244,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "use_cudnn=False: the generic kernel was asked for (or the run was pinned to the CPU)",
         "use_cudnn=False：要求使用通用内核（或运行被固定在 CPU 上）",
     ),
-    "kernel.why.no_cuda": _m("TensorFlow was built without CUDA", "TensorFlow 构建时未带 CUDA"),
+    "kernel.why.no_cuda": _m(
+        "TensorFlow was built without CUDA: cuDNN needs a CUDA build",
+        "TensorFlow 构建时未带 CUDA，而 cuDNN 需要 CUDA 版本",
+    ),
     "kernel.why.no_gpu": _m(
-        "no GPU is visible to TensorFlow: cuDNN needs one",
+        "no GPU visible to TensorFlow: cuDNN needs a GPU",
         "TensorFlow 看不到 GPU，而 cuDNN 需要 GPU",
     ),
     "kernel.why.other": _m(

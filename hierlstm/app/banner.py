@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
-except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
-    RerunException = type("RerunException", (BaseException,), {})
 from hierlstm.app.devices import cached_device_report, start_devices
 from hierlstm.app.sidebar import Controls
 from hierlstm.app.state import text
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, SettingError
 from hierlstm.timing.devices import resolve_device
 from hierlstm.timing.failures import first_line
 
@@ -51,7 +47,7 @@ def banner(controls: Controls) -> None:
     config = controls.config
     try:
         device = report.device_label(resolve_device(config.device))
-    except ValueError as error:
+    except SettingError as error:
         device = str(error)
     if config.strategy != "none":
         device = text("banner.device.replicas")

@@ -14,10 +14,6 @@ import threading
 
 import streamlit as st
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
-except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
-    RerunException = type("RerunException", (BaseException,), {})
 from hierlstm.app.state import text
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model

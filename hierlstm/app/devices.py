@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
-except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
-    RerunException = type("RerunException", (BaseException,), {})
+from hierlstm.config import SettingError
 from hierlstm.timing.devices import device_report
 
 
@@ -55,5 +52,5 @@ def device_name(device: str) -> str:
     """ "CPU (x86_64, 2 cores)" for a stored device string such as "/CPU:0 (x86_64, 2 cores)"."""
     try:
         return cached_device_report().device_label(device.split(" ")[0])
-    except ValueError:  # a GPU this machine does not have (an imported result)
+    except SettingError:  # a GPU this machine does not have (an imported result)
         return device

@@ -10,39 +10,35 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
-except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
-    RerunException = type("RerunException", (BaseException,), {})
 from hierlstm.app.caches import model_lstms
 from hierlstm.app.devices import cached_device_report
 from hierlstm.app.state import language, text
 from hierlstm.config import RunConfig
 from hierlstm.i18n import has_text
+from hierlstm.model import cudnn
+from hierlstm.timing.records import BenchResult
 
 
-def lstm_kernel_rows(frame: pd.DataFrame, configs: Sequence[RunConfig]) -> pd.DataFrame:
-    """The LSTM kernel that ran, per LSTM of every measured variant, and why. `frame` is a
-    `CompareResult.to_frame()`, `configs` the configs it measured, in its row order (the frame's
-    `device` column holds the resolved device, so its rows cannot rebuild their configs)."""
+def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:
+    """The LSTM kernel that ran, per LSTM of every measured variant, and why (the rule of
+    `hierlstm.model.cudnn`, the same as the harness's `kernel_reason`)."""
     report = cached_device_report()
     rows = []
-    for record, config in zip(frame.to_dict("records"), configs, strict=True):
-        if record.get("status") != "ok":
+    for result in results:
+        if result.status != "ok":
             continue
+        config = result.config
         for path, kind, _layer in model_lstms(config):
-            if kind == "cell":
-                ran, why = "generic", text("kernel.why.cell")
-            elif record["kernel"] == "cudnn":
+            if kind == "layer" and result.kernel == "cudnn":
                 ran, why = "cudnn", text("kernel.why.cudnn")
-            elif config.lstm_kernel == "generic" or config.device == "cpu":
-                ran, why = "generic", text("kernel.why.requested")
-            elif not report.cuda_build:
-                ran, why = "generic", text("kernel.why.no_cuda")
-            elif not report.gpus:
-                ran, why = "generic", text("kernel.why.no_gpu")
             else:
-                ran, why = "generic", text("kernel.why.other")
+                key = cudnn.refusal(
+                    config,
+                    cuda_build=report.cuda_build,
+                    gpu_visible=bool(report.gpus),
+                    cell=kind == "cell",
+                )
+                ran, why = "generic", text(key or "kernel.why.other")
             rows.append(
                 {
                     text("kernel.col.variant"): config.variant,

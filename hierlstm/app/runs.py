@@ -14,13 +14,14 @@ try:  # raised inside a running script when the browser asks for a rerun
     from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
     RerunException = type("RerunException", (BaseException,), {})
-from hierlstm.app.sidebar import _request_run
-from hierlstm.app.state import _CONFIRMED, _CURRENT_ACTION, _RUN_REQUEST, text
-from hierlstm.config import RunConfig
-from hierlstm.timing.failures import error_line
-from hierlstm.timing.limits import LimitError, check_limits, current_limits
 
-# --- runs ---------------------------------------------------------------------------------
+from hierlstm.app.sidebar import request_run
+from hierlstm.app.state import CONFIRMED, CURRENT_ACTION, RUN_REQUEST, text
+from hierlstm.config import RunConfig, SettingError, Timing
+from hierlstm.timing.estimate import CalibrationFailed, calibrate, calibration_key, run_seconds
+from hierlstm.timing.failures import RUN_FAILURES, error_line
+from hierlstm.timing.limits import LimitError, check_limits, current_limits
+from hierlstm.timing.runlock import device_keys, hold
 
 Progress = Callable[[float, str], None]
 
@@ -42,38 +43,38 @@ class Workload:
     points expanded) and the calls of each."""
 
     runs: tuple[RunConfig, ...]
-    warmup: int
-    repeats: int
+    timing: Timing
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _step_cost(key: RunConfig):
     """This machine's measured cost of one variant and setting (`hierlstm.timing.estimate`)."""
-    from hierlstm.timing.estimate import calibrate
-
     return calibrate(key)
 
 
-def estimate_seconds(workload: Workload, progress: Progress) -> float:
-    """The workload's estimated duration: the cost model times this machine's measured cost
-    per step (measured once per variant and setting, while the device lock is held). A
-    setting that cannot even be calibrated counts as 0 here: its run fails fast and says why."""
-    from hierlstm.timing.estimate import calibration_key, run_seconds
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    seconds: float  # of the runs that could be calibrated
+    unknown: tuple[str, ...] = ()  # "variant: why" for each setting that could not be
 
-    total = 0.0
+
+def estimate(workload: Workload, progress: Progress) -> Estimate:
+    """The workload's estimated duration: the cost model times this machine's measured cost
+    per step (measured once per variant and setting, while the device lock is held). A setting
+    whose cost cannot be measured has no estimate; it is named, never counted as 0 s."""
+    total, unknown = 0.0, {}
     for config in workload.runs:
         progress(0.0, text("run.calibrating", variant=config.variant))
         try:
             step_cost = _step_cost(calibration_key(config))
-        except Exception:
+        except CalibrationFailed as failure:
+            unknown.setdefault(failure.variant, f"{failure.variant}: {failure.error}")
             continue
-        total += run_seconds(config, step_cost, warmup=workload.warmup, repeats=workload.repeats)
-    return total
+        total += run_seconds(config, step_cost, workload.timing)
+    return Estimate(total, tuple(unknown.values()))
 
 
 def _lock_keys(configs: Sequence[RunConfig]) -> set[str]:
-    from hierlstm.timing.runlock import device_keys
-
     return {key for config in configs for key in device_keys(config)}
 
 
@@ -90,10 +91,10 @@ def start_run(
     Only one run per device at a time in the whole server (`hierlstm.timing.runlock`): a run on a
     busy device shows that it is waiting, and the wait is over before anything is timed. With
     a `workload` whose estimate is over HIERLSTM_CONFIRM_SECONDS, nothing runs: the page asks
-    for confirmation (`show_run_outcome`), and the confirmed rerun runs it.
+    for confirmation (`show_run_outcome`), as it does when a setting's cost cannot be
+    measured (no estimate); the confirmed rerun runs it. A failure of the run is one line in
+    the page; any other exception is a bug of ours and goes up to app.py, which logs it.
     """
-    from hierlstm.timing import runlock
-
     state = st.session_state
     bar = st.progress(0.0, text=text("run.starting"))
 
@@ -103,44 +104,44 @@ def start_run(
     def waiting(holder: str, seconds: float) -> None:  # a Streamlit call: a rerun stops us here
         progress(0.0, text("run.waiting", holder=holder, seconds=seconds))
 
-    confirmed = state.pop(_CONFIRMED, None) == (key, workload)
+    confirmed = state.pop(CONFIRMED, None) == (key, workload)
     try:
-        state.pop(_RUN_REQUEST, None)
+        state.pop(RUN_REQUEST, None)
         for suffix in (":error", ":confirm"):
             state.pop(key + suffix, None)
         try:
             keys = _lock_keys(configs)
-        except ValueError as error:  # a device this machine does not have
+        except SettingError as error:  # a device this machine does not have
             state[key + ":error"] = text("run.failed", error=error_line(error))
             keys = None
         if keys is not None:
-            with runlock.hold(keys, name=text(f"lock.{key}"), on_wait=waiting):
+            with hold(keys, name=text(f"lock.{key}"), on_wait=waiting):
                 try:
                     limit = current_limits().confirm_seconds
-                    seconds = 0.0
+                    guess = Estimate(0.0)
                     if workload is not None and not confirmed:
-                        seconds = estimate_seconds(workload, progress)
-                    if seconds > limit:
-                        state[key + ":confirm"] = (workload, seconds, limit)
+                        guess = estimate(workload, progress)
+                    if guess.seconds > limit or guess.unknown:
+                        state[key + ":confirm"] = (workload, guess, limit)
                     else:
                         state[key] = work(progress)
-                except Exception as error:  # a run's failure is a message, never a traceback
+                except RUN_FAILURES as error:  # the run's failure: one line, never a traceback
                     state[key + ":error"] = text("run.failed", error=error_line(error))
     except RerunException:
         # Streamlit stops a running script when the browser asks for a rerun: the second click
         # of a double click, a language switch. Ask again, so the rerun does this work (once)
         # if it is on the same page, instead of dropping the run the user asked for.
-        state[_RUN_REQUEST] = state.get(_CURRENT_ACTION)
+        state[RUN_REQUEST] = state.get(CURRENT_ACTION)
         if confirmed:
-            state[_CONFIRMED] = (key, workload)
+            state[CONFIRMED] = (key, workload)
         raise
     st.rerun()
 
 
 def _confirm(key: str, workload: Workload) -> None:
     st.session_state.pop(key + ":confirm", None)
-    st.session_state[_CONFIRMED] = (key, workload)
-    _request_run(st.session_state.get(_CURRENT_ACTION))
+    st.session_state[CONFIRMED] = (key, workload)
+    request_run(st.session_state.get(CURRENT_ACTION))
 
 
 def _cancel(key: str) -> None:
@@ -150,7 +151,7 @@ def _cancel(key: str) -> None:
 def end_of_run() -> None:
     """Called by app.py when a page has run to its end: a Run request the page did not take
     (nothing heavy to do, or the run was refused) is spent."""
-    st.session_state.pop(_RUN_REQUEST, None)
+    st.session_state.pop(RUN_REQUEST, None)
 
 
 def show_run_outcome(key: str) -> None:
@@ -159,15 +160,19 @@ def show_run_outcome(key: str) -> None:
     if message := state.get(key + ":error"):
         st.error(message, icon=":material/error:")
     if pending := state.get(key + ":confirm"):
-        workload, seconds, limit = pending
+        workload, guess, limit = pending
+        runs = len(workload.runs)
+        if guess.unknown:
+            question = text("run.confirm.unknown", reasons="; ".join(guess.unknown), runs=runs)
+            answer = text("run.confirm.yes.unknown")
+        else:
+            question = text("run.confirm", seconds=guess.seconds, limit=limit, runs=runs)
+            answer = text("run.confirm.yes", seconds=guess.seconds)
         with st.container(border=True, key=f"{key}-confirm"):
-            st.warning(
-                text("run.confirm", seconds=seconds, limit=limit, runs=len(workload.runs)),
-                icon=":material/hourglass_top:",
-            )
+            st.warning(question, icon=":material/hourglass_top:")
             left, right, _ = st.columns([1, 1, 3])
             left.button(
-                text("run.confirm.yes", seconds=seconds),
+                answer,
                 key=f"{key}-confirm-yes",
                 type="primary",
                 on_click=_confirm,

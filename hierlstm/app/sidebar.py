@@ -7,30 +7,27 @@ import dataclasses
 
 import streamlit as st
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
-except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
-    RerunException = type("RerunException", (BaseException,), {})
 from hierlstm.app.devices import device_options, visible_devices
 from hierlstm.app.state import (
-    _CONTROLS,
-    _CURRENT_ACTION,
-    _RUN_REQUEST,
-    _SAVED_VALUES,
-    _URL_WARNINGS,
     APP_STRATEGIES,
     CONFIG_FIELDS,
+    CONTROLS,
+    CURRENT_ACTION,
     DEFAULT_VARIANTS,
     DEFAULTS,
     GEOMETRY,
     NUMERIC,
-    _init_state,
-    _write_query,
+    RUN_REQUEST,
+    SAVED_VALUES,
+    TIMING_FIELDS,
+    URL_WARNINGS,
+    init_state,
     language,
     limits_of,
     text,
+    write_query,
 )
-from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig
+from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig, SettingError, Timing
 from hierlstm.i18n import LANGUAGES
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import precision_supported, resolve_device
@@ -52,8 +49,7 @@ class Controls:
     config: RunConfig  # of the first selected variant
     variants: tuple[str, ...]
     language: str
-    warmup: int
-    repeats: int
+    timing: Timing
     run: bool  # the Run button was pressed for this script run
     url_warnings: tuple[tuple[str, str, str], ...] = ()  # (name, value, reason) from the URL
 
@@ -63,13 +59,13 @@ class Controls:
 
 def language_ui() -> str:
     """The language switch (applies at once, outside the settings form)."""
-    _init_state()
+    init_state()
     st.sidebar.selectbox("Language · 语言", list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
     return language()
 
 
-def _request_run(label: str) -> None:
-    st.session_state[_RUN_REQUEST] = label  # the page whose button it was
+def request_run(label: str) -> None:
+    st.session_state[RUN_REQUEST] = label  # the page whose button it was
 
 
 def _number(container, name: str) -> None:
@@ -85,15 +81,15 @@ def controls_ui(action: Action) -> Controls:
     Widgets hold their values in `st.session_state` under the keys of `DEFAULTS`. The button
     is disabled during a heavy run; it is re-enabled by the rerun that follows the run.
     """
-    _init_state()
+    init_state()
     state = st.session_state
     # The request stays in the session until the page has done its work (`start_run`) or has
     # finished (`end_of_run`): a run that Streamlit stops half-way, e.g. for the second click
     # of a double click, is not lost. A request made on another page is dropped, not run here.
-    requested = state.get(_RUN_REQUEST) == action.label
+    requested = state.get(RUN_REQUEST) == action.label
     if not requested:
-        state.pop(_RUN_REQUEST, None)
-    state[_CURRENT_ACTION] = action.label
+        state.pop(RUN_REQUEST, None)
+    state[CURRENT_ACTION] = action.label
     with st.sidebar.form("controls", border=False):
         st.multiselect(
             text("control.variants"),
@@ -155,17 +151,17 @@ def controls_ui(action: Action) -> Controls:
             text(action.label),
             type="primary",
             key="run",
-            on_click=_request_run,
+            on_click=request_run,
             args=(action.label,),
             disabled=requested and action.heavy,
             width="stretch",
         )
     controls = _controls_from_state(requested)
-    _write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
+    write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
     if requested:
-        state[_URL_WARNINGS] = []  # the user has acted on them
-    state[_CONTROLS] = controls
-    state[_SAVED_VALUES] = {name: state[name] for name in DEFAULTS if name in state}
+        state[URL_WARNINGS] = []  # the user has acted on them
+    state[CONTROLS] = controls
+    state[SAVED_VALUES] = {name: state[name] for name in DEFAULTS if name in state}
     return controls
 
 
@@ -185,7 +181,7 @@ def _controls_from_state(requested: bool) -> Controls:
     try:
         config = RunConfig(variant=variants[0], **values)
         state["_last_config"] = config
-    except ValueError as error:
+    except SettingError as error:
         st.sidebar.error(text("control.invalid", reason=str(error)))
         config = state.get("_last_config", RunConfig()).replace(variant=variants[0])
         requested = False
@@ -196,10 +192,9 @@ def _controls_from_state(requested: bool) -> Controls:
         config=config,
         variants=variants,
         language=language(),
-        warmup=int(state["warmup"]),
-        repeats=int(state["repeats"]),
+        timing=Timing(**{name: int(state[name]) for name in TIMING_FIELDS}),
         run=requested,
-        url_warnings=tuple(state.get(_URL_WARNINGS, ())),
+        url_warnings=tuple(state.get(URL_WARNINGS, ())),
     )
 
 
@@ -212,7 +207,7 @@ def _precision_message(config: RunConfig, message: str) -> str:
 
 def current_controls() -> Controls:
     """The controls of this script run (set by `controls_ui` in app.py before the page runs)."""
-    controls = st.session_state.get(_CONTROLS)
+    controls = st.session_state.get(CONTROLS)
     if controls is None:  # a page run on its own, outside app.py
         controls = controls_ui(Action("run.apply", heavy=False))
     return controls

@@ -4,25 +4,20 @@ language, and the bounds the app accepts for each number."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
-except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
-    RerunException = type("RerunException", (BaseException,), {})
 from hierlstm.app.devices import visible_devices
-from hierlstm.config import RunConfig
-from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, has_text, t
+from hierlstm.config import BOUNDS, QUICK_TIMING, RunConfig, SettingError, Timing, out_of_bounds
+from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import resolve_device
 from hierlstm.timing.limits import current_limits
 
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
-
-
 # The RunConfig fields the sidebar controls (and the URL may set). `devices`, the mirrored
 # replicas, is a list in the session (a multiselect) and a comma-separated string in RunConfig.
 CONFIG_FIELDS = (
@@ -35,61 +30,28 @@ CONFIG_FIELDS = (
     "strategy",
     *GEOMETRY,
 )
-
-
 # multi_worker needs a cluster started before TensorFlow runs: the command line's `worker`.
 APP_STRATEGIES = ("none", "mirrored")
-
-
 MAX_REPLICAS = 16
-
-
-# What the app lets a user ask for; batch and time come from `hierlstm.timing.limits` (environment-
-# configurable), the rest are well inside RunConfig's sanity bounds.
-UI_LIMITS = {
-    "height": (1, 1024),
-    "filters": (1, 256),
-    "kernel_size": (1, 15),
-    "pool_height": (1, 256),
-    "inner_units": (1, 1024),
-    "outer_units": (1, 1024),
-    "warmup": (0, 20),
-    "repeats": (1, 200),
-}
-
-
 DEFAULT_VARIANTS = tuple(name for name in ("nested", "folded", "fused") if name in VARIANTS)
-
-
+TIMING_FIELDS = tuple(field.name for field in dataclasses.fields(Timing) if field.name != "seed")
 DEFAULTS: dict[str, Any] = {
     **{name: getattr(RunConfig(), name) for name in CONFIG_FIELDS},
     "devices": [],
     "variants": list(DEFAULT_VARIANTS),
-    "warmup": 2,
-    "repeats": 10,
+    **{name: getattr(QUICK_TIMING, name) for name in TIMING_FIELDS},
     "lang": DEFAULT_LANGUAGE,
 }
+NUMERIC = tuple(name for name, value in DEFAULTS.items() if type(value) is int)
 
-
-_RUN_REQUEST = "_run_requested"
-
-
-_CURRENT_ACTION = "_current_action"
-
-
-_STATE_READY = "_state_ready"
-
-
-_URL_WARNINGS = "_url_warnings"
-
-
-_CONTROLS = "_controls"
-
-
-_SAVED_VALUES = "_saved_values"  # not a widget key, so Streamlit never drops it
-
-
-_CONFIRMED = "_confirmed_run"  # (page key, Workload) the user said yes to
+# Session keys that are not widgets' (Streamlit never drops them).
+RUN_REQUEST = "_run_requested"  # the page whose Run button was pressed
+CURRENT_ACTION = "_current_action"
+STATE_READY = "_state_ready"
+URL_WARNINGS = "_url_warnings"
+CONTROLS = "_controls"
+SAVED_VALUES = "_saved_values"  # the last run's settings, to put back what Streamlit dropped
+CONFIRMED = "_confirmed_run"  # (page key, Workload) the user said yes to
 
 
 # --- language ----------------------------------------------------------------------------
@@ -105,39 +67,28 @@ def text(key: str, **values) -> str:
 
 
 def variant_title(name: str) -> str:
-    key = f"variant.{name}.title"
-    return text(key) if has_text(key, language()) else VARIANTS[name].title
+    return text(VARIANTS[name].title_key)
 
 
 def variant_explanation(name: str) -> str:
-    key = f"variant.{name}.explanation"
-    if language() == "en" or not has_text(key, language()):
-        return VARIANTS[name].explanation  # the registry's own words, always current
-    return text(key)
+    return text(VARIANTS[name].explanation_key)
 
 
 # --- URL <-> controls ----------------------------------------------------------------------
 
 
 def limits_of(name: str) -> tuple[int, int]:
-    """The (lowest, highest) value the app accepts for a numeric control."""
-    if name == "batch_size":
-        return 1, current_limits().max_batch
-    if name == "time_steps":
-        return 1, current_limits().max_time_steps
+    """The (lowest, highest) value the app accepts for a numeric control: hierlstm's bounds
+    (`hierlstm.config.BOUNDS`), batch and time narrowed to this server's limits."""
     if name == "replicas":
         return 1, MAX_REPLICAS
-    return UI_LIMITS[name]
-
-
-NUMERIC = ("time_steps", "batch_size", *UI_LIMITS)
+    low, high = BOUNDS[name]
+    server = {"batch_size": "max_batch", "time_steps": "max_time_steps"}.get(name)
+    return (low, min(high, getattr(current_limits(), server))) if server else (low, high)
 
 
 def _in_limits(name: str, value) -> str:
-    low, high = limits_of(name)
-    if isinstance(value, int) and not low <= value <= high:
-        return f"{name} must be between {low} and {high} in the app; got {value}."
-    return ""
+    return out_of_bounds(name, value, *limits_of(name), scope=" in the app")
 
 
 def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
@@ -177,13 +128,13 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
                     if unseen
                     else ""
                 )
-            except ValueError as error:
+            except SettingError as error:
                 problem = str(error)
             if problem:
                 reject(name, raw, problem)
             else:
                 values[name] = names
-        elif name in ("warmup", "repeats"):
+        elif name in TIMING_FIELDS:
             low, high = limits_of(name)
             if raw.strip().isdigit() and low <= int(raw) <= high:
                 values[name] = int(raw)
@@ -200,7 +151,7 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
                         f"the app runs strategy {' or '.join(APP_STRATEGIES)}; {value} runs from "
                         "the command line (python -m hierlstm worker)."
                     )
-            except ValueError as error:
+            except SettingError as error:
                 problem = str(error)
             if problem:
                 reject(name, raw, problem)
@@ -209,7 +160,7 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
     geometry = {name: values[name] for name in GEOMETRY if name in values}
     try:
         RunConfig(**geometry)
-    except ValueError as error:  # each value fine alone, not together (height < pool_height)
+    except SettingError as error:  # each value fine alone, not together (height < pool_height)
         reject(
             "height, pool_height",
             f"{geometry.get('height')}, {geometry.get('pool_height')}",
@@ -236,7 +187,7 @@ def query_for(values: Mapping[str, Any]) -> dict[str, str]:
     return wanted
 
 
-def _init_state() -> None:
+def init_state() -> None:
     """Once per session: defaults, overridden by the URL the session was opened with.
 
     On later runs, any setting missing from session state is put back from the copy kept by
@@ -244,8 +195,8 @@ def _init_state() -> None:
     widget (an interrupted rerun, say), and the number inputs would then reset to their minimum.
     """
     state = st.session_state
-    if state.get(_STATE_READY):
-        saved = state.get(_SAVED_VALUES, {})
+    if state.get(STATE_READY):
+        saved = state.get(SAVED_VALUES, {})
         for name, default in DEFAULTS.items():
             if name not in state:
                 state[name] = saved.get(name, default)
@@ -253,12 +204,12 @@ def _init_state() -> None:
     values, problems = read_query(st.query_params.to_dict())
     for name, default in DEFAULTS.items():
         state[name] = values.get(name, default)
-    state[_SAVED_VALUES] = {name: state[name] for name in DEFAULTS}
-    state[_URL_WARNINGS] = problems
-    state[_STATE_READY] = True
+    state[SAVED_VALUES] = {name: state[name] for name in DEFAULTS}
+    state[URL_WARNINGS] = problems
+    state[STATE_READY] = True
 
 
-def _write_query(values: Mapping[str, Any]) -> None:
+def write_query(values: Mapping[str, Any]) -> None:
     wanted = query_for(values)
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)

@@ -6,16 +6,9 @@ from __future__ import annotations
 import argparse
 import re
 
-SIZE_FLAGS = (
-    "batch_size",
-    "time_steps",
-    "height",
-    "filters",
-    "kernel_size",
-    "pool_height",
-    "inner_units",
-    "outer_units",
-)
+from hierlstm.config import BOUNDS, DEFAULT_TIMING, SIZE_FIELDS, RunConfig, SettingError, Timing
+
+SIZE_FLAGS = SIZE_FIELDS
 
 
 # Text flags parsed by RunConfig.from_strings, named as its fields.
@@ -127,9 +120,8 @@ def _add_run_options(parser, *, strategy: bool = True):
     parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
     parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
     parser.add_argument("--device", help="auto | cpu | gpu:N")
-    parser.add_argument("--repeats", default="20", metavar="N")
-    parser.add_argument("--warmup", default="3", metavar="N")
-    parser.add_argument("--seed", default="0", metavar="N")
+    for name in ("repeats", "warmup", "seed"):
+        parser.add_argument(f"--{name}", default=str(getattr(DEFAULT_TIMING, name)), metavar="N")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_db(parser)
     parser.add_argument("--no-store", action="store_true", help="do not store the results")
@@ -137,8 +129,6 @@ def _add_run_options(parser, *, strategy: bool = True):
 
 def config_from_args(args, **defaults):
     """A RunConfig from the parsed flags (text, validated with RunConfig's messages)."""
-    from hierlstm.config import RunConfig
-
     text = {
         name: getattr(args, name)
         for name in (*CONFIG_FLAGS, "variant")
@@ -146,7 +136,7 @@ def config_from_args(args, **defaults):
     }
     try:
         return RunConfig.from_strings(text, **defaults)
-    except ValueError as error:
+    except SettingError as error:
         raise UsageError(str(error)) from None
 
 
@@ -157,7 +147,16 @@ def _count(flag: str, text: str, low: int = 0, high: int = 10**6) -> int:
 
 
 def _seed(text: str) -> int:
-    return _count("--seed", text)
+    return _count("--seed", text, *BOUNDS["seed"])
+
+
+def timing_from_args(args) -> Timing:
+    """The Timing of `--warmup`, `--repeats` and `--seed` (defaults: `DEFAULT_TIMING`)."""
+    return Timing(
+        warmup=_count("--warmup", args.warmup, *BOUNDS["warmup"]),
+        repeats=_count("--repeats", args.repeats, *BOUNDS["repeats"]),
+        seed=_seed(args.seed),
+    )
 
 
 def _sweep_values(text: str) -> list[int]:

@@ -8,7 +8,14 @@ import json
 import sys
 
 from hierlstm.cli.format import _json_default, _table, format_bench, format_scaling
-from hierlstm.cli.parser import UsageError, _count, _seed, _shard, _sweep_values, config_from_args
+from hierlstm.cli.parser import (
+    UsageError,
+    _shard,
+    _sweep_values,
+    config_from_args,
+    timing_from_args,
+)
+from hierlstm.config import SettingError
 
 
 def _run_configs(args, **defaults) -> list:
@@ -22,7 +29,7 @@ def _run_configs(args, **defaults) -> list:
 
         try:
             resolve_device(configs[0].device)  # gpu:9 on a machine without it
-        except ValueError as error:
+        except SettingError as error:
             raise UsageError(str(error)) from None
         ok, message = precision_supported(configs[0].precision, configs[0].device)
         if not ok:
@@ -89,26 +96,19 @@ def _progress(enabled: bool):
 
 
 def cmd_bench(args) -> int:
-    from hierlstm.timing.harness import compare
+    from hierlstm.measure import compare_and_store
 
     configs = _run_configs(args)
     _within_limits(configs)
-    repeats = _count("--repeats", args.repeats, 1)
-    warmup = _count("--warmup", args.warmup)
+    timing = timing_from_args(args)
     store = _store(args)
     if configs[0].strategy != "none":
-        return _bench_scaling(args, configs, store, repeats=repeats, warmup=warmup)
+        return _bench_scaling(args, configs, store, timing)
     names = [config.variant for config in configs]
     baseline = names.index("nested") if "nested" in names else 0
-    outcome = compare(
-        configs,
-        warmup=warmup,
-        repeats=repeats,
-        seed=_seed(args.seed),
-        baseline=baseline,
-        on_progress=_progress(sys.stderr.isatty()),
+    outcome, ids = compare_and_store(
+        configs, timing, store, baseline=baseline, on_progress=_progress(sys.stderr.isatty())
     )
-    ids = [store.add(result) for result in outcome.results] if store else []
     rows = []
     for index, result in enumerate(outcome.results):
         row = result.to_dict()
@@ -132,38 +132,30 @@ def cmd_bench(args) -> int:
 def cmd_worker(args) -> int:
     configs = _run_configs(args, strategy="multi_worker")
     _within_limits(configs)
-    repeats = _count("--repeats", args.repeats, 1)
-    warmup = _count("--warmup", args.warmup)
+    timing = timing_from_args(args)
     # Every worker measures and prints; only the chief (task 0) stores, so a shared results
     # file gets each measurement once.
     store = _store(args) if int(args.task_index) == 0 else None
     worker = {"cluster": args.cluster.split(","), "task_index": int(args.task_index)}
-    return _bench_scaling(args, configs, store, repeats=repeats, warmup=warmup, worker=worker)
+    return _bench_scaling(args, configs, store, timing, worker=worker)
 
 
-def _bench_scaling(args, configs, store, *, repeats: int, warmup: int, worker=None) -> int:
+def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
     """bench/worker under a strategy: each variant with one replica in the same rounds."""
-    from hierlstm.timing.sweeps import scaling
+    from hierlstm.measure import scaling_and_store
 
-    outcomes = [
-        scaling(
-            config,
-            warmup=warmup,
-            repeats=repeats,
-            seed=_seed(args.seed),
-            on_progress=_progress(sys.stderr.isatty()),
+    outcomes, rows, stored = [], [], 0
+    for config in configs:
+        outcome, ids = scaling_and_store(
+            config, timing, store, on_progress=_progress(sys.stderr.isatty())
         )
-        for config in configs
-    ]
-    rows, stored = [], 0
-    for outcome in outcomes:
         row = outcome.to_dict()
-        if store:
-            row["id"] = store.add(outcome.result)
-            stored += 1
-            if outcome.one_replica is not None:
-                row["one_replica"]["id"] = store.add(outcome.one_replica)
-                stored += 1
+        if ids:
+            row["id"] = ids[0]
+            if len(ids) > 1:
+                row["one_replica"]["id"] = ids[1]
+        stored += len(ids)
+        outcomes.append(outcome)
         rows.append(row)
     if args.json:
         env = environment()
@@ -187,7 +179,8 @@ def _bench_scaling(args, configs, store, *, repeats: int, warmup: int, worker=No
 def cmd_sweep(args) -> int:
     import pandas as pd
 
-    from hierlstm.timing.sweeps import SWEEP_AXES, sweep
+    from hierlstm.measure import sweep_and_store
+    from hierlstm.timing.sweeps import SWEEP_AXES
 
     if args.axis not in SWEEP_AXES:
         raise UsageError(f"--axis must be one of {', '.join(SWEEP_AXES)}; got {args.axis!r}.")
@@ -204,20 +197,11 @@ def cmd_sweep(args) -> int:
         )
     configs = _run_configs(args)
     _within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
-    repeats = _count("--repeats", args.repeats, 1)
-    warmup = _count("--warmup", args.warmup)
+    timing = timing_from_args(args)
     store = _store(args)
-    on_point = store.add if store else None
     frames = [
-        sweep(
-            config,
-            args.axis,
-            values,
-            warmup=warmup,
-            repeats=repeats,
-            seed=_seed(args.seed),
-            on_progress=_progress(sys.stderr.isatty()),
-            on_point=on_point,
+        sweep_and_store(
+            config, args.axis, values, timing, store, on_progress=_progress(sys.stderr.isatty())
         )
         for config in configs
     ]

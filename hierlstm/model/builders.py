@@ -23,16 +23,11 @@ import sys
 import keras
 
 from hierlstm.config import RunConfig
+from hierlstm.model.cudnn import use_cudnn_argument
 from hierlstm.model.fused import FusedHierarchicalLSTM
 from hierlstm.model.layers import FoldTime, NestedCell, UnfoldTime, VectorizedSummariser
 from hierlstm.model.params import load_params
 from hierlstm.registry import VARIANTS
-
-
-def _use_cudnn(config: RunConfig):
-    # Keras takes the cuDNN path whenever any GPU is visible, whatever tf.device says, so a run
-    # pinned to the CPU must ask for the generic kernel itself.
-    return "auto" if config.lstm_kernel == "auto" and config.device != "cpu" else False
 
 
 def _trunk(config: RunConfig, time_steps=None):
@@ -53,7 +48,7 @@ def _outer_lstm(config: RunConfig, summaries):
     return keras.layers.LSTM(
         config.outer_units,
         return_sequences=True,
-        use_cudnn=_use_cudnn(config),
+        use_cudnn=use_cudnn_argument(config),
         name="outer_lstm",
         dtype=config.precision,
     )(summaries)  # (B, T, inner) -> (B, T, outer)
@@ -83,7 +78,7 @@ def build_time_distributed(config: RunConfig) -> keras.Model:
     inputs, x = _trunk(config, time_steps=config.time_steps)
     inner = keras.layers.LSTM(
         config.inner_units,
-        use_cudnn=_use_cudnn(config),
+        use_cudnn=use_cudnn_argument(config),
         name="inner_lstm",
         dtype=config.precision,
     )
@@ -107,7 +102,7 @@ def build_folded(config: RunConfig) -> keras.Model:
     """Explicit fold: one `LSTM` call over all B*T sub-sequences, then unfold, then `LSTM`."""
     inner = keras.layers.LSTM(
         config.inner_units,
-        use_cudnn=_use_cudnn(config),
+        use_cudnn=use_cudnn_argument(config),
         name="inner_lstm",
         dtype=config.precision,
     )
@@ -128,7 +123,7 @@ def build_vectorized_map(config: RunConfig) -> keras.Model:
     inputs, x = _trunk(config)
     inner = keras.layers.LSTM(
         config.inner_units,
-        use_cudnn=_use_cudnn(config),
+        use_cudnn=use_cudnn_argument(config),
         name="inner_lstm",
         dtype=config.precision,
     )

@@ -19,7 +19,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from hierlstm.timing.kernels import graph_op_types
+from hierlstm.config import QUICK_TIMING, Timing
+from hierlstm.model.cudnn import graph_op_types, ran_cudnn
 
 FORMS = ("shared_cell", "shared_layer")
 
@@ -144,14 +145,10 @@ class PairTiming:
     kernel: str  # "cudnn" when the traced graph holds a CudnnRNN op, else "generic"
 
 
-def time_pair(model: keras.Model, inputs, *, warmup: int = 2, repeats: int = 10) -> PairTiming:
+def time_pair(model: keras.Model, inputs, timing: Timing = QUICK_TIMING) -> PairTiming:
     """Times one forward pass of both paths, [(S, rows, features)] * 2 -> [(S, units)] * 2:
-    first call apart, `warmup` untimed calls, then `repeats` samples, each ended by
-    `sync_devices()` as in `hierlstm.bench`."""
-    if repeats < 1 or warmup < 0:
-        raise ValueError(
-            f"repeats must be 1 or more and warmup 0 or more; got {repeats}, {warmup}."
-        )
+    first call apart, `timing.warmup` untimed calls, then `timing.repeats` samples, each ended
+    by `sync_devices()` as in `hierlstm.timing.harness`."""
     input_a, input_b = (tf.constant(value) for value in inputs[:2])
     forward = tf.function(lambda a, b: model([a, b], training=False))
 
@@ -162,9 +159,9 @@ def time_pair(model: keras.Model, inputs, *, warmup: int = 2, repeats: int = 10)
         return time.perf_counter() - start
 
     first_call_s = timed()
-    for _ in range(warmup):
+    for _ in range(timing.warmup):
         timed()
-    samples = np.array([timed() for _ in range(repeats)])
+    samples = np.array([timed() for _ in range(timing.repeats)])
     ops = graph_op_types(forward.get_concrete_function(input_a, input_b))
     p10, p90 = np.percentile(samples, [10, 90])
     return PairTiming(
@@ -173,8 +170,8 @@ def time_pair(model: keras.Model, inputs, *, warmup: int = 2, repeats: int = 10)
         median_s=float(np.median(samples)),
         p10_s=float(p10),
         p90_s=float(p90),
-        repeats=repeats,
-        kernel="cudnn" if any(op.startswith("CudnnRNN") for op in ops) else "generic",
+        repeats=timing.repeats,
+        kernel="cudnn" if ran_cudnn(ops) else "generic",
     )
 
 
@@ -186,8 +183,7 @@ def time_forms(
     *,
     device: str = "/CPU:0",
     use_cudnn="auto",
-    warmup: int = 2,
-    repeats: int = 10,
+    timing: Timing = QUICK_TIMING,
     on_progress: Callable[[float, str], None] | None = None,
 ) -> list[PairTiming]:
     """Both forms, each freshly built on `device`, timed on the same (sequences, rows,
@@ -199,7 +195,7 @@ def time_forms(
             on_progress(index / len(FORMS), f"timing {form}")
         with tf.device(device):
             model = build_pair(form, units, rows, features, use_cudnn=use_cudnn)
-            timings.append(time_pair(model, inputs, warmup=warmup, repeats=repeats))
+            timings.append(time_pair(model, inputs, timing))
     if on_progress is not None:
         on_progress(1.0, "done")
     return timings

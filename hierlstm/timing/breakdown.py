@@ -8,13 +8,12 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from hierlstm.config import RunConfig
+from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.timing.devices import resolve_device
 from hierlstm.timing.harness import (
     Progress,
-    check_counts,
     make_forward,
     make_inputs,
     no_progress,
@@ -40,10 +39,8 @@ def _layer_inputs(model, layers, inputs) -> list:
 
 def layer_breakdown(
     config: RunConfig,
+    timing: Timing = DEFAULT_TIMING,
     *,
-    repeats: int = 10,
-    warmup: int = 2,
-    seed: int = 0,
     on_progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Time of each top-level layer on its real input, and of the whole model, in one run.
@@ -55,7 +52,7 @@ def layer_breakdown(
     function timed the same way: each layer's time includes one such overhead, so the sum
     exceeds the model by about (layers - 1) overheads plus what whole-graph optimisation saves.
     """
-    check_counts(warmup, repeats)
+    warmup, repeats, seed = timing.warmup, timing.repeats, timing.seed
     progress = on_progress or no_progress
     device = resolve_device(config.device)
     progress(0.0, f"building {config.variant} on {device}")

@@ -17,6 +17,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from hierlstm.config import PRECISIONS, SettingError
+
 _SPEC_PATTERN = re.compile(r"^(auto|cpu|gpu:(\d+))$")
 _RESOLVED_PATTERN = re.compile(r"^/(CPU|GPU):(\d+)$")
 
@@ -152,7 +154,7 @@ def _parse_device(device: str, gpus) -> tuple[str, int]:
         resolved = _RESOLVED_PATTERN.match(_resolve(device, len(gpus)))
     kind, index = resolved.group(1), int(resolved.group(2))
     if kind == "GPU" and index >= len(gpus):
-        raise ValueError(_not_available(f"gpu:{index}", len(gpus)))
+        raise SettingError(_not_available(f"gpu:{index}", len(gpus)))
     return kind, index
 
 
@@ -168,14 +170,14 @@ def _not_available(spec: str, gpu_count: int) -> str:
 def _resolve(spec: str, gpu_count: int) -> str:
     match = _SPEC_PATTERN.match(spec) if isinstance(spec, str) else None
     if match is None:
-        raise ValueError(f"device must be auto, cpu or gpu:N (N a GPU index); got {spec!r}.")
+        raise SettingError(f"device must be auto, cpu or gpu:N (N a GPU index); got {spec!r}.")
     if spec == "auto":
         return "/GPU:0" if gpu_count else "/CPU:0"
     if spec == "cpu":
         return "/CPU:0"
     index = int(match.group(2))
     if index >= gpu_count:
-        raise ValueError(_not_available(spec, gpu_count))
+        raise SettingError(_not_available(spec, gpu_count))
     return f"/GPU:{index}"
 
 
@@ -212,14 +214,12 @@ def precision_supported(precision: str, device: str) -> tuple[bool, str]:
     `ok` is False only when the run cannot happen (unknown precision, missing device); a
     precision that runs but is likely slower than float32 is ok with a warning message.
     """
-    from hierlstm.config import PRECISIONS
-
     if precision not in PRECISIONS:
         return False, f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}."
     report = device_report()
     try:
         kind, index = _parse_device(device, report.gpus)
-    except ValueError as error:
+    except SettingError as error:
         return False, str(error)
     if precision == "float32":
         return True, ""

@@ -14,13 +14,24 @@ from __future__ import annotations
 
 import dataclasses
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.model import cost
 from hierlstm.registry import VARIANTS
 
 CALIBRATION_TIME = 8  # time steps of both calibration runs
 CALIBRATION_BATCHES = (1, 64)  # one dominated by the chain, one with 64x the FLOPs
-CALIBRATION_REPEATS = 5
+CALIBRATION_TIMING = Timing(warmup=1, repeats=5)
+
+
+class CalibrationFailed(RuntimeError):
+    """A variant and setting whose cost could not be measured here: its calibration run failed
+    (an op this device cannot run, XLA that cannot compile it, out of memory). There is then
+    no estimate, which a caller must say rather than count as 0 s."""
+
+    def __init__(self, variant: str, error: str):
+        super().__init__(f"could not measure {variant} on this machine: {error}")
+        self.variant = variant
+        self.error = error
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,14 +69,11 @@ def calibrate(config: RunConfig) -> StepCost:
     with tf.device(resolve_device(small_config.device)):  # the weights where the run will be
         model = build_model(small_config, init_params(small_config))
     small, large = (
-        benchmark(run, warmup=1, repeats=CALIBRATION_REPEATS, model=model)
-        for run in (small_config, large_config)
+        benchmark(run, CALIBRATION_TIMING, model=model) for run in (small_config, large_config)
     )
     for result in (small, large):
         if result.status != "ok":
-            raise RuntimeError(
-                f"could not measure {config.variant} on this machine: {result.error}"
-            )
+            raise CalibrationFailed(config.variant, result.error)
     extra_flops = cost.model_flops(large_config) - cost.model_flops(small_config)
     per_flop = max(0.0, (large.median_s - small.median_s) / extra_flops)
     chain = cost.dependent_steps(small_config)
@@ -89,8 +97,6 @@ def first_call_seconds(config: RunConfig, step_cost: StepCost) -> float:
     return first + pass_seconds(config, step_cost)
 
 
-def run_seconds(config: RunConfig, step_cost: StepCost, *, warmup: int, repeats: int) -> float:
-    """A `hierlstm.bench.benchmark` of `config`: first call, warm-up and timed calls."""
-    return first_call_seconds(config, step_cost) + (warmup + repeats) * pass_seconds(
-        config, step_cost
-    )
+def run_seconds(config: RunConfig, step_cost: StepCost, timing: Timing) -> float:
+    """A `hierlstm.timing.harness.benchmark` of `config`: first call, warm-up and timed calls."""
+    return first_call_seconds(config, step_cost) + timing.calls * pass_seconds(config, step_cost)

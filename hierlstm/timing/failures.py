@@ -8,14 +8,16 @@ import re
 
 import tensorflow as tf
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, SettingError
 from hierlstm.model import cost
 from hierlstm.timing.devices import device_string, versions
 from hierlstm.timing.records import BenchResult
 
-RUN_FAILURES = (tf.errors.OpError, ValueError, MemoryError)  # a run failing, not a bug in here
-
-
+# What a run can raise that is the run's failure, not a bug of ours: TensorFlow's op errors
+# (out of memory included), the host out of memory, and a setting that a check refused (a
+# device the machine lacks, an odd batch for the replicas, a server limit). A ValueError,
+# TypeError, KeyError, ... from anywhere else is a bug: it raises, and the app logs it.
+RUN_FAILURES = (tf.errors.OpError, MemoryError, SettingError)
 _MAX_ERROR_CHARS = 300
 
 
@@ -67,7 +69,7 @@ def failed_result(config: RunConfig, error: BaseException | str) -> BenchResult:
     nan = math.nan
     try:
         device = device_string(config.device)
-    except ValueError:
+    except SettingError:
         device = config.device
     return BenchResult(
         config=config,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import tensorflow as tf
 
-from hierlstm.config import RunConfig
+from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.model import cost
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -238,34 +238,28 @@ def _result(run: PreparedRun, samples, warmup: int, peak_bytes: int, peak_kind: 
     )
 
 
-def check_counts(warmup: int, repeats: int) -> None:
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a whole number of 0 or more; got {warmup!r}.")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a whole number of 1 or more; got {repeats!r}.")
-
-
 # --- public entry points ------------------------------------------------------------------
 
 
 def benchmark(
     config: RunConfig,
+    timing: Timing = DEFAULT_TIMING,
     *,
-    warmup: int = 3,
-    repeats: int = 20,
-    seed: int = 0,
     on_progress: Progress | None = None,
     model=None,
 ) -> BenchResult:
-    """Times one config: first call apart, `warmup` untimed calls, `repeats` timed calls.
+    """Times one config: first call apart, `timing.warmup` untimed calls, `timing.repeats`
+    timed calls.
 
     Input (batch_size, height, time_steps, 1) float32. A run that fails (out of memory, an op
     error, an invalid setting) returns a "failed" record instead of raising.
     """
-    check_counts(warmup, repeats)
     progress = on_progress or no_progress
+    warmup, repeats = timing.warmup, timing.repeats
     try:
-        run = prepare(config, seed=seed, model=model, progress=scaled_progress(progress, 0.0, 0.15))
+        run = prepare(
+            config, seed=timing.seed, model=model, progress=scaled_progress(progress, 0.0, 0.15)
+        )
         for index in range(warmup):
             run.call()
             progress(0.15 + 0.1 * (index + 1) / warmup, f"warm-up {index + 1}/{warmup}")
@@ -290,19 +284,17 @@ def benchmark(
 
 def compare(
     configs: Sequence[RunConfig],
+    timing: Timing = DEFAULT_TIMING,
     *,
-    warmup: int = 3,
-    repeats: int = 20,
-    seed: int = 0,
     baseline: int = 0,
     on_progress: Progress | None = None,
 ) -> CompareResult:
-    """Times `configs` in `repeats` interleaved rounds (A B C, A B C, ...).
+    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...).
 
     Each config is built and first-called, then all are warmed up, then every round times each
     config once. A config that fails gets a "failed" record and NaN speed-ups; the others go on.
     """
-    check_counts(warmup, repeats)
+    warmup, repeats = timing.warmup, timing.repeats
     configs = list(configs)
     if not configs:
         raise ValueError("compare needs at least one config; got none.")
@@ -316,7 +308,7 @@ def compare(
         start, end = 0.3 * (index + 0.01) / count, 0.3 * (index + 1) / count
         span = scaled_progress(progress, start, end, f"{config.variant} ({index}): ")
         try:
-            runs[index] = prepare(config, seed=seed, progress=span)
+            runs[index] = prepare(config, seed=timing.seed, progress=span)
         except RUN_FAILURES as error:
             failures[index] = failed_result(config, error)
             span(1.0, f"failed: {failures[index].error}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, SettingError
 from hierlstm.model import cost
 from hierlstm.registry import VARIANTS
 
@@ -28,7 +28,7 @@ TRACE_SECONDS_PER_CALL = 0.2
 _MB = 1024 * 1024
 
 
-class LimitError(ValueError):
+class LimitError(SettingError):
     """A valid config that asks for more than this server allows."""
 
 

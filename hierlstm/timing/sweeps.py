@@ -10,13 +10,12 @@ from collections.abc import Callable, Iterable
 
 import pandas as pd
 
-from hierlstm.config import RunConfig
+from hierlstm.config import DEFAULT_TIMING, RunConfig, SettingError, Timing
 from hierlstm.timing import distribute
 from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
 from hierlstm.timing.harness import (
     Progress,
     benchmark,
-    check_counts,
     compare,
     no_progress,
     scaled_progress,
@@ -51,10 +50,8 @@ def sweep(
     config: RunConfig,
     axis: str,
     values: Iterable[int],
+    timing: Timing = DEFAULT_TIMING,
     *,
-    warmup: int = 2,
-    repeats: int = 10,
-    seed: int = 0,
     on_progress: Progress | None = None,
     on_point: Callable[[BenchResult], None] | None = None,
 ) -> pd.DataFrame:
@@ -67,7 +64,6 @@ def sweep(
     """
     if axis not in SWEEP_AXES:
         raise ValueError(f"axis must be one of {', '.join(SWEEP_AXES)}; got {axis!r}.")
-    check_counts(warmup, repeats)
     progress = on_progress or no_progress
     values = list(values)
     rows = []
@@ -77,21 +73,11 @@ def sweep(
         point_progress = scaled_progress(progress, start, end, f"{axis}={value}: ")
         try:
             point_config = config.replace(**{axis: value})
-        except ValueError as error:
+        except SettingError as error:
             rows.append(_sweep_row(config.variant, axis, value, None, error_line(error)))
             point_progress(1.0, "rejected")
             continue
-        try:
-            result = benchmark(
-                point_config,
-                warmup=warmup,
-                repeats=repeats,
-                seed=seed,
-                on_progress=point_progress,
-            )
-        except Exception as error:  # an unattended sweep records any failure and goes on
-            result = failed_result(point_config, error)
-            point_progress(1.0, f"failed: {result.error}")
+        result = benchmark(point_config, timing, on_progress=point_progress)  # failures are rows
         if on_point is not None:
             on_point(result)
         rows.append(_sweep_row(config.variant, axis, value, result))
@@ -101,10 +87,8 @@ def sweep(
 
 def scaling(
     config: RunConfig,
+    timing: Timing = DEFAULT_TIMING,
     *,
-    warmup: int = 3,
-    repeats: int = 20,
-    seed: int = 0,
     on_progress: Progress | None = None,
 ) -> distribute.ScalingResult:
     """Times `config` under its strategy and one replica, in interleaved rounds (as `compare`).
@@ -116,7 +100,6 @@ def scaling(
     """
     if config.strategy == "none":
         raise ValueError("scaling needs strategy mirrored or multi_worker; got 'none'.")
-    check_counts(warmup, repeats)
     progress = on_progress or no_progress
     try:
         plan = distribute.plan(config)
@@ -128,9 +111,7 @@ def scaling(
         return distribute.ScalingResult(
             failed, None, config.strategy, 0, 0, 0, nan, nan, nan, "", ()
         )
-    outcome = compare(
-        [config, one], warmup=warmup, repeats=repeats, seed=seed, baseline=1, on_progress=progress
-    )
+    outcome = compare([config, one], timing, baseline=1, on_progress=progress)
     return distribute.ScalingResult(
         result=outcome.results[0],
         one_replica=outcome.results[1],
@@ -167,10 +148,8 @@ REPLICA_SWEEP_COLUMNS = (
 def replica_sweep(
     config: RunConfig,
     counts: Iterable[int],
+    timing: Timing = DEFAULT_TIMING,
     *,
-    warmup: int = 2,
-    repeats: int = 10,
-    seed: int = 0,
     on_progress: Progress | None = None,
     on_point: Callable[[BenchResult], None] | None = None,
 ) -> pd.DataFrame:
@@ -189,7 +168,6 @@ def replica_sweep(
             "replica_sweep varies mirrored replicas in one process; a multi-worker cluster "
             "has the size it was started with."
         )
-    check_counts(warmup, repeats)
     wanted = list(dict.fromkeys(counts))
     if not wanted or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in wanted):
         raise ValueError(f"counts must be whole numbers of 1 or more; got {wanted!r}.")
@@ -226,9 +204,7 @@ def replica_sweep(
         baseline = measured.get(1, 0)
         outcome = compare(
             configs,
-            warmup=warmup,
-            repeats=repeats,
-            seed=seed,
+            timing,
             baseline=baseline,
             on_progress=on_progress,
         )

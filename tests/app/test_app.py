@@ -184,7 +184,7 @@ def test_controls_change_what_they_should(app):
     assert controls.config.precision == "mixed_float16"
     assert controls.config.xla is True and controls.config.lstm_kernel == "generic"
     assert controls.config.device == "cpu"
-    assert (controls.warmup, controls.repeats) == (3, 5)
+    assert (controls.timing.warmup, controls.timing.repeats) == (3, 5)
     assert app.query_params["variants"] == "shared_cell,nested"
     assert app.query_params["precision"] == "mixed_float16"
 
@@ -213,12 +213,12 @@ def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
 
 
 def test_a_failing_run_is_one_line(app, database, monkeypatch):
-    import hierlstm.app.measure
+    import hierlstm.app.outcomes
 
     def broken(*args, **kwargs):
         raise RuntimeError("the device went away\nwith a second line")
 
-    monkeypatch.setattr(hierlstm.app.measure, "compare", broken)
+    monkeypatch.setattr(hierlstm.app.outcomes, "compare", broken)
     _open(app, "app_pages/benchmark.py", TINY)
     _run(app)
     assert not app.exception
@@ -230,15 +230,15 @@ def test_a_failing_run_is_one_line(app, database, monkeypatch):
 def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch):
     import tensorflow as tf
 
-    import hierlstm.app.measure
+    import hierlstm.app.outcomes
     from hierlstm.timing import runlock
 
-    real_compare = hierlstm.app.measure.compare
+    real_compare = hierlstm.app.outcomes.compare
 
     def out_of_memory(*args, **kwargs):
         raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor\nmore")
 
-    monkeypatch.setattr(hierlstm.app.measure, "compare", out_of_memory)
+    monkeypatch.setattr(hierlstm.app.outcomes, "compare", out_of_memory)
     _open(app, "app_pages/benchmark.py", TINY)
     _run(app)
     assert not app.exception
@@ -247,7 +247,7 @@ def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch)
         "OOM when allocating tensor"
     ]
     assert runlock.is_free("CPU") and ResultStore(database).count() == 0
-    monkeypatch.setattr(hierlstm.app.measure, "compare", real_compare)
+    monkeypatch.setattr(hierlstm.app.outcomes, "compare", real_compare)
     _run(app)  # the next run works
     _clean(app)
     assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6

@@ -2,6 +2,7 @@
 
 import pytest
 
+from hierlstm.config import Timing
 from hierlstm.model.sharing import FORMS, build_pair, pair_inputs, sharing_report, time_pair
 
 
@@ -30,7 +31,7 @@ def test_both_forms_compute_the_same_function_from_the_same_weights():
 
 def test_timing_and_kernel_on_this_machine():
     model = build_pair("shared_layer", units=4, rows=3, features=2)
-    timing = time_pair(model, pair_inputs(2, 3, 2), warmup=1, repeats=3)
+    timing = time_pair(model, pair_inputs(2, 3, 2), Timing(warmup=1, repeats=3))
     assert timing.repeats == 3 and 0 < timing.p10_s <= timing.median_s <= timing.p90_s
     assert timing.kernel in ("cudnn", "generic")
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from hierlstm.config import RunConfig
-from hierlstm.model import cost
+from hierlstm.config import RunConfig, Timing
+from hierlstm.model import cost, cudnn
 from hierlstm.model.builders import build_model
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import breakdown, failures, harness, kernels, sweeps
@@ -43,8 +43,7 @@ def counted_run():
     model = CountingModel(build_model(TINY))
     result = harness.benchmark(
         TINY,
-        warmup=WARMUP,
-        repeats=REPEATS,
+        Timing(warmup=WARMUP, repeats=REPEATS),
         model=model,
         on_progress=lambda fraction, message: calls.append((fraction, message)),
     )
@@ -92,7 +91,7 @@ def test_progress_increases_to_one(counted_run):
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_every_variant_benchmarks_with_one_trace(variant):
     config = TINY.replace(variant=variant)
-    result = harness.benchmark(config, warmup=1, repeats=2)
+    result = harness.benchmark(config, Timing(warmup=1, repeats=2))
     assert result.status == "ok", result.error
     assert result.trace_count == 1
     assert result.kernel in ("cudnn", "generic")
@@ -118,7 +117,7 @@ def test_graph_op_types_reach_into_while_bodies():
     forward = harness.make_forward(build_model(TINY.replace(lstm_kernel="generic")), TINY)
     concrete = forward.get_concrete_function()
     top_level = {node.op for node in concrete.graph.as_graph_def().node}
-    op_types = kernels.graph_op_types(concrete)
+    op_types = cudnn.graph_op_types(concrete)
     assert {"Conv2D", "MaxPool"} <= op_types
     # Reading one step of the sequence happens only inside the LSTM's while-loop body.
     assert "TensorListGetItem" in op_types and "TensorListGetItem" not in top_level
@@ -159,7 +158,7 @@ def test_benchmark_returns_failure_instead_of_raising(monkeypatch):
 
 
 def test_missing_gpu_is_a_failed_run():
-    result = harness.benchmark(TINY.replace(device=f"gpu:{GPU_COUNT}"), repeats=1)
+    result = harness.benchmark(TINY.replace(device=f"gpu:{GPU_COUNT}"), Timing(repeats=1))
     assert result.status == "failed" and "not available" in result.error
 
 
@@ -177,8 +176,7 @@ def test_sweep_records_a_failing_point_and_goes_on(monkeypatch):
         TINY,
         "time_steps",
         [3, 5, 0, 6],
-        warmup=1,
-        repeats=2,
+        Timing(warmup=1, repeats=2),
         on_point=points.append,
         on_progress=lambda fraction, message: fractions.append(fraction),
     )
@@ -209,8 +207,7 @@ def test_compare_pairs_rounds_against_the_baseline():
     fractions = []
     compared = harness.compare(
         configs,
-        warmup=1,
-        repeats=3,
+        Timing(warmup=1, repeats=3),
         baseline=1,
         on_progress=lambda fraction, message: fractions.append(fraction),
     )
@@ -230,7 +227,7 @@ def test_compare_pairs_rounds_against_the_baseline():
 
 
 def test_layer_breakdown_times_every_top_level_layer():
-    frame = breakdown.layer_breakdown(TINY, repeats=3, warmup=1)
+    frame = breakdown.layer_breakdown(TINY, Timing(warmup=1, repeats=3))
     assert list(frame["layer"]) == [
         "conv",
         "pool",
@@ -250,14 +247,16 @@ def test_layer_breakdown_times_every_top_level_layer():
 
 
 def test_layer_breakdown_of_the_static_time_variant():
-    frame = breakdown.layer_breakdown(TINY.replace(variant="time_distributed"), repeats=2, warmup=1)
+    frame = breakdown.layer_breakdown(
+        TINY.replace(variant="time_distributed"), Timing(warmup=1, repeats=2)
+    )
     assert list(frame["layer"]) == ["conv", "pool", "permute", "summarise", "outer_lstm"]
     assert frame["type"][3] == "TimeDistributed"
 
 
 def test_an_op_xla_cannot_compile_gives_a_failed_result_naming_it():
     config = RunConfig(variant="vectorized_map", batch_size=2, time_steps=3, xla=True)
-    result = harness.benchmark(config, warmup=0, repeats=1)
+    result = harness.benchmark(config, Timing(warmup=0, repeats=1))
     assert result.status == "failed"
     assert result.error.startswith("not supported here: no kernel for the If op at ")
     assert "run without XLA" in result.error and "\n" not in result.error
@@ -265,7 +264,7 @@ def test_an_op_xla_cannot_compile_gives_a_failed_result_naming_it():
 
 def test_layer_breakdown_of_a_single_layer_model():
     frame = breakdown.layer_breakdown(
-        RunConfig(variant="fused", batch_size=2, time_steps=3), repeats=2
+        RunConfig(variant="fused", batch_size=2, time_steps=3), Timing(repeats=2)
     )
     assert list(frame["layer"]) == ["fused_lstm"]
     assert frame["median_s"].gt(0).all()

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from hierlstm.cli.main import main
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.model.trace import trace_report, trace_shapes
 from hierlstm.registry import VARIANTS
 from hierlstm.results.store import ResultStore
@@ -89,7 +89,7 @@ def test_distribute_loads_without_tensorflow():
 
 
 def test_one_replica_run_reports_replicas_efficiency_and_checksum():
-    outcome = sweeps.scaling(MIRRORED.replace(devices="cpu:0"), warmup=1, repeats=3)
+    outcome = sweeps.scaling(MIRRORED.replace(devices="cpu:0"), Timing(warmup=1, repeats=3))
     assert outcome.status == "ok", outcome.result.error
     assert (outcome.replicas, outcome.per_replica_batch, outcome.workers) == (1, 4, 1)
     assert outcome.result.device.startswith("mirrored over /CPU:0")
@@ -102,10 +102,10 @@ def test_one_replica_run_reports_replicas_efficiency_and_checksum():
 
 
 def test_a_device_this_process_lacks_gives_a_failed_result(capsys):
-    result = harness.benchmark(MIRRORED.replace(devices="cpu:0,cpu:63"), repeats=1)
+    result = harness.benchmark(MIRRORED.replace(devices="cpu:0,cpu:63"), Timing(repeats=1))
     assert result.status == "failed"
     assert "devices names cpu:63, but this process sees" in result.error
-    outcome = sweeps.scaling(MIRRORED.replace(devices="cpu:0,cpu:63"), repeats=1)
+    outcome = sweeps.scaling(MIRRORED.replace(devices="cpu:0,cpu:63"), Timing(repeats=1))
     assert outcome.status == "failed" and math.isnan(outcome.scaling_efficiency)
     status, out, _ = run(
         capsys, "bench", "--variant", "folded", "--strategy", "mirrored", "--devices",
@@ -118,9 +118,11 @@ def test_a_device_this_process_lacks_gives_a_failed_result(capsys):
 def test_a_variant_listed_as_unsupported_fails_with_its_reason(monkeypatch):
     reason = "the folded variant cannot run under tf.distribute: a reason in one sentence."
     monkeypatch.setitem(distribute.UNSUPPORTED, "folded", reason)
-    result = harness.benchmark(MIRRORED.replace(devices="cpu:0"), repeats=1)
+    result = harness.benchmark(MIRRORED.replace(devices="cpu:0"), Timing(repeats=1))
     assert (result.status, result.error) == ("failed", f"invalid setting: {reason}")
-    assert harness.benchmark(TINY, warmup=0, repeats=1).status == "ok"  # no strategy: unaffected
+    assert (
+        harness.benchmark(TINY, Timing(warmup=0, repeats=1)).status == "ok"
+    )  # no strategy: unaffected
 
 
 def test_logical_cpus_cannot_be_added_once_tensorflow_started():
@@ -254,7 +256,7 @@ from hierlstm.timing import distribute, harness
 
 distribute.ensure_logical_cpus(2)
 from hierlstm.cli.main import main
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.model.params import init_params
 from hierlstm.registry import VARIANTS
 from hierlstm.model.builders import build_model
@@ -282,7 +284,7 @@ for name in VARIANTS:
             "devices": [part.device for part in parts],
         }
 odd = harness.benchmark(RunConfig(variant="folded", batch_size=5, time_steps=3,
-                                strategy="mirrored"), repeats=1)
+                                strategy="mirrored"), Timing(repeats=1))
 report["odd"] = [odd.status, odd.error]
 sys.stdout.flush()
 print("REPORT " + json.dumps(report))

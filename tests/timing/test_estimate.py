@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.model import cost
 from hierlstm.timing.estimate import (
     CALIBRATION_TIME,
@@ -29,7 +29,7 @@ def test_a_pass_is_the_chain_plus_the_arithmetic():
 def test_a_run_is_first_call_warmup_and_repeats():
     config = RunConfig(batch_size=8, time_steps=30)
     one = pass_seconds(config, STEP_COST)
-    assert run_seconds(config, STEP_COST, warmup=2, repeats=10) == pytest.approx(
+    assert run_seconds(config, STEP_COST, Timing(warmup=2, repeats=10)) == pytest.approx(
         0.5 + one + 12 * one
     )
 

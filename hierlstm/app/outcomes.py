@@ -1,96 +1,84 @@
-"""What the timing pages run: the benchmark with its per-layer split, the sweeps over time,
-batch or replicas; each stores its results and returns an outcome the page draws."""
+"""What the timing pages run, through the same run-and-store functions as the command line
+(`hierlstm.measure`): the benchmark with its per-layer split and the sweeps over time, batch
+or replicas. Each returns an outcome that keeps the records it measured (with their
+`RunConfig`s); the page draws it."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import pandas as pd
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
-except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
-    RerunException = type("RerunException", (BaseException,), {})
+from hierlstm import measure
 from hierlstm.app.caches import result_store
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
 from hierlstm.config import RunConfig
 from hierlstm.timing.breakdown import layer_breakdown
-from hierlstm.timing.failures import error_line
-from hierlstm.timing.harness import compare
-from hierlstm.timing.sweeps import sweep
+from hierlstm.timing.failures import RUN_FAILURES, error_line
+from hierlstm.timing.records import CompareResult
 
 
-def store_results(results) -> int:
-    store = result_store()
-    for result in results:
-        store.add(result)
-    return len(results)
+def settings_of(controls: Controls) -> dict:
+    """What a run depends on, to say when the sidebar has changed since it ran."""
+    return {"variants": controls.variants, "config": controls.config, "timing": controls.timing}
 
 
 @dataclasses.dataclass(frozen=True)
 class BenchmarkOutcome:
-    frame: pd.DataFrame  # CompareResult.to_frame()
-    configs: tuple  # the RunConfigs measured, in the frame's row order
+    compared: CompareResult  # its results keep the RunConfigs they measured
     baseline: str
     breakdown: pd.DataFrame | None
     breakdown_variant: str
     breakdown_error: str
     stored: int
-    settings: dict  # the controls it ran with, to say when they have changed since
+    settings: dict  # `settings_of` the controls it ran with
 
-
-def settings_of(controls: Controls) -> dict:
-    return {
-        "variants": controls.variants,
-        "config": controls.config,
-        "warmup": controls.warmup,
-        "repeats": controls.repeats,
-    }
+    @functools.cached_property
+    def frame(self) -> pd.DataFrame:
+        return self.compared.to_frame()
 
 
 def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress):
     configs = controls.configs()
     baseline = controls.variants.index("nested") if "nested" in controls.variants else 0
-    result = compare(
+    compared, ids = measure.compare_and_store(
         configs,
-        warmup=controls.warmup,
-        repeats=controls.repeats,
+        controls.timing,
+        result_store(),
         baseline=baseline,
         on_progress=lambda f, m: progress(0.8 * f, m),
     )
-    stored = store_results(result.results)
     breakdown, breakdown_error = None, ""
     try:
         breakdown = layer_breakdown(
             controls.config.replace(variant=breakdown_variant),
-            warmup=controls.warmup,
-            repeats=controls.repeats,
+            controls.timing,
             on_progress=lambda f, m: progress(0.8 + 0.2 * f, f"{breakdown_variant}: {m}"),
         )
-    except Exception as error:
+    except RUN_FAILURES as error:
         breakdown_error = error_line(error)
     return BenchmarkOutcome(
-        frame=result.to_frame(),
-        configs=tuple(configs),
+        compared=compared,
         baseline=controls.variants[baseline],
         breakdown=breakdown,
         breakdown_variant=breakdown_variant,
         breakdown_error=breakdown_error,
-        stored=stored,
+        stored=len(ids),
         settings=settings_of(controls),
     )
 
 
-def _each_variant(configs: Sequence[RunConfig], progress: Progress, measure) -> pd.DataFrame:
-    """`measure(config, on_progress)` for each config, the progress bar split evenly between
+def _each_variant(configs: Sequence[RunConfig], progress: Progress, run) -> pd.DataFrame:
+    """`run(config, on_progress)` for each config, the progress bar split evenly between
     them and prefixed with the variant; their frames in one."""
     frames = []
     for index, config in enumerate(configs):
         start, end = index / len(configs), (index + 1) / len(configs)
         frames.append(
-            measure(
+            run(
                 config,
                 lambda f, m, s=start, e=end, v=config.variant: progress(
                     s + (e - s) * f, f"{v}: {m}"
@@ -102,18 +90,11 @@ def _each_variant(configs: Sequence[RunConfig], progress: Progress, measure) -> 
 
 def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: Progress):
     """Every selected variant swept over `axis`; each point is stored as it finishes."""
-    store = result_store()
     frame = _each_variant(
         controls.configs(),
         progress,
-        lambda config, on_progress: sweep(
-            config,
-            axis,
-            values,
-            warmup=controls.warmup,
-            repeats=controls.repeats,
-            on_progress=on_progress,
-            on_point=store.add,
+        lambda config, on_progress: measure.sweep_and_store(
+            config, axis, values, controls.timing, result_store(), on_progress=on_progress
         ),
     )
     return {"frame": frame, "axis": axis, "settings": settings_of(controls)}
@@ -127,20 +108,12 @@ def replica_configs(controls: Controls) -> list[RunConfig]:
 def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Progress):
     """Every selected variant on 1, 2, ... mirrored replicas (weak scaling); each measured
     count is stored as it finishes."""
-    from hierlstm.timing.sweeps import replica_sweep
 
-    store = result_store()
-
-    def measure(config, on_progress):
-        frame = replica_sweep(
-            config,
-            counts,
-            warmup=controls.warmup,
-            repeats=controls.repeats,
-            on_progress=on_progress,
-            on_point=store.add,
+    def run(config, on_progress):
+        frame = measure.replica_sweep_and_store(
+            config, counts, controls.timing, result_store(), on_progress=on_progress
         )
         return frame.assign(variant=config.variant)[["variant", *frame.columns]]
 
-    frame = _each_variant(replica_configs(controls), progress, measure)
+    frame = _each_variant(replica_configs(controls), progress, run)
     return {"frame": frame, "axis": "replicas", "settings": settings_of(controls)}
