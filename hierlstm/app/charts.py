@@ -17,11 +17,17 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from hierlstm.app.figure_style import (
+    apply_layout,
+    empty_figure,
+    error_bars,
+    ok_rows,
+    variant_color,
+    variant_line,
+)
 from hierlstm.i18n import t
 from hierlstm.registry import VARIANTS
 
-# Okabe-Ito: distinguishable with colour-blindness, legible on white and on near-black.
-_PALETTE = ("#D55E00", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#999999")
 _BASE_AXES = ("batch", "time", "height", "channels", "units")
 _AXIS_COLORS = {
     "batch": "#0072B2",
@@ -30,71 +36,6 @@ _AXIS_COLORS = {
     "channels": "#CC79A7",
     "units": "#E69F00",
 }
-
-
-def variant_color(name: str) -> str:
-    """One stable colour per variant: registry order, then a hash for names added later."""
-    names = list(VARIANTS)
-    index = names.index(name) if name in names else sum(map(ord, name))
-    return _PALETTE[index % len(_PALETTE)]
-
-
-_LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
-_LEGEND_RIGHT = {"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02}
-
-
-def _layout(
-    figure: go.Figure, title: str, x_title: str, y_title: str, legend_right=False, **extra
-) -> go.Figure:
-    """Title, axis titles, room for them, and a legend that never covers the title: above the
-    plot for two or three entries, at the right for more (`legend_right`)."""
-    figure.update_layout(
-        title={"text": title, "x": 0.0, "xanchor": "left"},
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        margin={"l": 70, "r": 20, "t": 70, "b": 60},
-        legend=_LEGEND_RIGHT if legend_right else _LEGEND_TOP,
-        hovermode="closest",
-        **extra,
-    )
-    figure.update_xaxes(automargin=True)
-    figure.update_yaxes(automargin=True)
-    return figure
-
-
-def _ok(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[frame["status"] == "ok"] if "status" in frame else frame
-
-
-def _error_bars(values, low, high) -> dict:
-    values, low, high = (np.asarray(v, dtype=float) for v in (values, low, high))
-    return {
-        "type": "data",
-        "symmetric": False,
-        "array": np.maximum(high - values, 0),
-        "arrayminus": np.maximum(values - low, 0),
-        "thickness": 1.5,
-    }
-
-
-def _variant_line(variant: str, x, y, **options) -> go.Scatter:
-    """One variant's curve in its colour (`options`: error_y, ...)."""
-    return go.Scatter(
-        x=x,
-        y=y,
-        mode="lines+markers",
-        name=variant,
-        line={"color": variant_color(variant), "width": 2.5},
-        **options,
-    )
-
-
-def _empty(title: str, message: str) -> go.Figure:
-    figure = go.Figure()
-    figure.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
-    figure.update_xaxes(visible=False)
-    figure.update_yaxes(visible=False)
-    return _layout(figure, title, "", "")
 
 
 # --- shape trace ----------------------------------------------------------------------------
@@ -186,7 +127,7 @@ def axis_flow_figure(steps, lang: str = "en", title: str | None = None) -> go.Fi
         range=[depth - 0.4, -0.9],  # room above the first band for its size labels
         zeroline=False,
     )
-    return _layout(
+    return apply_layout(
         figure,
         title or t("chart.flow.title", lang),
         t("chart.flow.x", lang),
@@ -200,9 +141,9 @@ def axis_flow_figure(steps, lang: str = "en", title: str | None = None) -> go.Fi
 
 
 def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title) -> go.Figure:
-    frame = _ok(frame)
+    frame = ok_rows(frame)
     if frame.empty:
-        return _empty(title, "—")
+        return empty_figure(title, "—")
     labels = frame[label_column].astype(str).tolist()
     values = frame[column].to_numpy(dtype=float) * scale
     colors = [variant_color(name) for name in frame["variant"]]
@@ -218,14 +159,14 @@ def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title
         hovertemplate="%{x}: %{y:.4g}<extra></extra>",
     )
     if low is not None:
-        bar.error_y = _error_bars(
+        bar.error_y = error_bars(
             values,
             frame[low].to_numpy(dtype=float) * scale,
             frame[high].to_numpy(dtype=float) * scale,
         )
     figure = go.Figure(bar)
     figure.update_yaxes(rangemode="tozero")
-    return _layout(figure, title, x_title, y_title, showlegend=False)
+    return apply_layout(figure, title, x_title, y_title, showlegend=False)
 
 
 def latency_figure(frame: pd.DataFrame, lang: str = "en", label_column: str = "variant"):
@@ -262,10 +203,10 @@ def speedup_figure(frame: pd.DataFrame, baseline: str, lang: str = "en") -> go.F
 
 def first_call_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     """First call (tracing, compilation, first run) beside the steady-state median, log scale."""
-    frame = _ok(frame)
+    frame = ok_rows(frame)
     title = t("chart.first_call.title", lang)
     if frame.empty:
-        return _empty(title, "—")
+        return empty_figure(title, "—")
     figure = go.Figure()
     for column, name, pattern in (
         ("first_call_s", t("chart.first_call.first", lang), "/"),
@@ -285,7 +226,7 @@ def first_call_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
             )
         )
     figure.update_yaxes(type="log", dtick="D2")
-    return _layout(
+    return apply_layout(
         figure, title, t("chart.variant", lang), t("chart.first_call.y", lang), barmode="group"
     )
 
@@ -333,12 +274,12 @@ def layer_breakdown_figure(frame: pd.DataFrame, variant: str, lang: str = "en") 
         x=values,
         orientation="h",
         marker_color=variant_color(variant),
-        error_x=_error_bars(values, frame["p10_s"] * 1e3, frame["p90_s"] * 1e3),
+        error_x=error_bars(values, frame["p10_s"] * 1e3, frame["p90_s"] * 1e3),
         hovertemplate="%{y}: %{x:.4g} ms<extra></extra>",
     )
     figure = go.Figure(bar)
     figure.update_yaxes(autorange="reversed")
-    return _layout(
+    return apply_layout(
         figure,
         t("chart.layers.title", lang, variant=variant),
         t("chart.layers.x", lang),
@@ -357,7 +298,7 @@ def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
     Columns: first, second (variant names), value (the axis value, interpolated on log-log
     axes), median_s (there). First is faster below the crossing, second above.
     """
-    frame = _ok(sweep_frame)
+    frame = ok_rows(sweep_frame)
     names = list(dict.fromkeys(frame["variant"]))
     rows = []
     for i, first in enumerate(names):
@@ -388,20 +329,20 @@ def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
 
 def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
     """Median latency against time steps or batch size, log-log, crossings marked."""
-    frame = _ok(sweep_frame)
+    frame = ok_rows(sweep_frame)
     title = t("chart.scaling.title", lang, axis=t("axis_name." + axis, lang))
     if frame.empty:
-        return _empty(title, "—")
+        return empty_figure(title, "—")
     figure = go.Figure()
     for variant, points in frame.groupby("variant", sort=False):
         points = points.sort_values("value")
         values = points["median_s"].to_numpy(dtype=float) * 1e3
         figure.add_trace(
-            _variant_line(
+            variant_line(
                 variant,
                 points["value"],
                 values,
-                error_y=_error_bars(values, points["p10_s"] * 1e3, points["p90_s"] * 1e3),
+                error_y=error_bars(values, points["p10_s"] * 1e3, points["p90_s"] * 1e3),
             )
         )
     crossings = crossovers(sweep_frame)
@@ -426,7 +367,7 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
         )
     figure.update_xaxes(type="log", dtick="D2")
     figure.update_yaxes(type="log", dtick="D2")
-    return _layout(
+    return apply_layout(
         figure, title, t("axis_title." + axis, lang), t("chart.latency.y", lang), legend_right=True
     )
 
@@ -434,14 +375,14 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
 def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Samples per second against mirrored replicas (weak scaling: each replica keeps its
     batch), per variant, beside the ideal n x one replica's throughput (dashed)."""
-    frame = _ok(replica_frame)
+    frame = ok_rows(replica_frame)
     title = t("chart.replicas.throughput.title", lang)
     if frame.empty:
-        return _empty(title, "—")
+        return empty_figure(title, "—")
     figure = go.Figure()
     for variant, points in frame.groupby("variant", sort=False):
         points = points.sort_values("replicas")
-        figure.add_trace(_variant_line(variant, points["replicas"], points["samples_per_s"]))
+        figure.add_trace(variant_line(variant, points["replicas"], points["samples_per_s"]))
         one = points[points["replicas"] == 1]["samples_per_s"]
         if not one.empty:
             figure.add_trace(
@@ -454,7 +395,7 @@ def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
                 )
             )
     figure.update_xaxes(dtick=1)
-    return _layout(
+    return apply_layout(
         figure,
         title,
         t("chart.replicas.x", lang),
@@ -466,19 +407,19 @@ def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
 def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Scaling efficiency (throughput with n replicas / (n x one replica)) with p10-p90 bars;
     1 is perfect scaling."""
-    frame = _ok(replica_frame)
+    frame = ok_rows(replica_frame)
     title = t("chart.replicas.efficiency.title", lang)
     if frame.empty:
-        return _empty(title, "—")
+        return empty_figure(title, "—")
     figure = go.Figure()
     for variant, points in frame.groupby("variant", sort=False):
         points = points.sort_values("replicas")
         figure.add_trace(
-            _variant_line(
+            variant_line(
                 variant,
                 points["replicas"],
                 points["scaling_efficiency"],
-                error_y=_error_bars(
+                error_y=error_bars(
                     points["scaling_efficiency"], points["efficiency_p10"], points["efficiency_p90"]
                 ),
             )
@@ -486,7 +427,7 @@ def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
     figure.add_hline(y=1.0, line={"dash": "dash", "color": "#999999", "width": 1})
     figure.update_xaxes(dtick=1)
     figure.update_yaxes(rangemode="tozero")
-    return _layout(
+    return apply_layout(
         figure, title, t("chart.replicas.x", lang), t("chart.replicas.efficiency.y", lang)
     )
 
@@ -497,7 +438,7 @@ def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
     slope_s is the cost of one more time step (or one more sample); intercept_s the fixed cost.
     Columns: variant, slope_s, intercept_s, r2, points.
     """
-    frame = _ok(sweep_frame)
+    frame = ok_rows(sweep_frame)
     rows = []
     for variant, points in frame.groupby("variant", sort=False):
         x = points["value"].to_numpy(dtype=float)
@@ -526,7 +467,7 @@ def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.F
     title = t("chart.cost.title." + axis, lang)
     fit = fit.dropna(subset=["slope_s"])
     if fit.empty:
-        return _empty(title, "—")
+        return empty_figure(title, "—")
     values = fit["slope_s"].to_numpy(dtype=float) * 1e3
     figure = go.Figure(
         go.Bar(
@@ -540,7 +481,7 @@ def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.F
             hovertemplate="%{x}: %{y:.4g} ms (R² %{customdata:.3f})<extra></extra>",
         )
     )
-    return _layout(
+    return apply_layout(
         figure, title, t("chart.variant", lang), t("chart.cost.y." + axis, lang), showlegend=False
     )
 
@@ -560,10 +501,10 @@ def chain_figure(chains: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Length of the dependent chain against time steps (from `chain_frame`), log-log."""
     figure = go.Figure()
     for variant, points in chains.groupby("variant", sort=False):
-        figure.add_trace(_variant_line(variant, points["time_steps"], points["chain"]))
+        figure.add_trace(variant_line(variant, points["time_steps"], points["chain"]))
     figure.update_xaxes(type="log", dtick="D2")
     figure.update_yaxes(type="log", dtick="D2")
-    return _layout(
+    return apply_layout(
         figure,
         t("chart.chain.title", lang),
         t("axis_title.time_steps", lang),
@@ -603,7 +544,7 @@ def gradient_figure(variable_names, norms_a, norms_b, norms_total, lang: str = "
                 cliponaxis=False,
             )
         )
-    return _layout(
+    return apply_layout(
         figure,
         t("chart.gradients.title", lang),
         t("chart.gradients.x", lang),
