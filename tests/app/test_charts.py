@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from hierlstm.app import charts
+from hierlstm.app import axis_flow_chart, charts
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 from hierlstm.model.trace import trace_shapes
@@ -77,7 +77,7 @@ def axis_titles(figure: go.Figure) -> tuple[str, str]:
 
 def test_axis_flow_draws_every_axis_and_the_fold():
     config = RunConfig(variant="folded", batch_size=4, time_steps=10)
-    figure = charts.axis_flow_figure(trace_shapes(config))
+    figure = axis_flow_chart.axis_flow_figure(trace_shapes(config))
     names = [trace.name for trace in figure.data]
     assert names == ["batch", "time", "rows", "channels", "units"]
     steps = list(figure.layout.xaxis.ticktext)
@@ -103,7 +103,7 @@ def test_axis_flow_draws_every_axis_and_the_fold():
 
 def test_axis_flow_speaks_chinese():
     steps = trace_shapes(RunConfig(variant="nested", batch_size=2, time_steps=3))
-    figure = charts.axis_flow_figure(steps, "zh")
+    figure = axis_flow_chart.axis_flow_figure(steps, "zh")
     assert [trace.name for trace in figure.data][:2] == ["批量", "时间"]
     assert figure.layout.title.text == t("chart.flow.title", "zh")
 
@@ -203,7 +203,7 @@ def all_figures(lang: str) -> list[go.Figure]:
         {"layer": ["conv"], "median_s": [0.001], "p10_s": [0.001], "p90_s": [0.001], "share": [1.0]}
     )
     return [
-        charts.axis_flow_figure(trace_shapes(config), lang),
+        axis_flow_chart.axis_flow_figure(trace_shapes(config), lang),
         charts.latency_figure(frame, lang),
         charts.speedup_figure(frame, "nested", lang),
         charts.first_call_figure(frame, lang),
@@ -237,7 +237,8 @@ def test_figures_leave_text_colours_to_the_theme():
 
 def test_charts_catalogue_and_sharing_import_without_streamlit():
     code = (
-        "import hierlstm.app.charts, hierlstm.i18n, hierlstm.model.sharing, sys; "
+        "import hierlstm.app.figure_style, hierlstm.app.axis_flow_chart, hierlstm.app.charts, "
+        "hierlstm.i18n, hierlstm.model.sharing, sys; "
         "print('streamlit' in sys.modules)"
     )
     completed = subprocess.run(
