@@ -5,7 +5,17 @@ import keras
 import pandas as pd
 import streamlit as st
 
-from hierlstm.app import banner, caches, charts, display, measure, runs, sidebar, state
+from hierlstm.app import (
+    banner,
+    caches,
+    charts,
+    display,
+    measure,
+    runs,
+    scaling_charts,
+    sidebar,
+    state,
+)
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import precision_supported
 from hierlstm.timing.harness import compare
@@ -129,8 +139,10 @@ with left:
             delta_color="normal",
         )
 with right:
-    chains = charts.chain_frame(list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps])
-    display.chart(charts.chain_figure(chains, lang), chains, key="lesson-chain")
+    chains = scaling_charts.chain_frame(
+        list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps]
+    )
+    display.chart(scaling_charts.chain_figure(chains, lang), chains, key="lesson-chain")
 
 # 3. TimeDistributed in Keras 3 ---------------------------------------------------------------
 st.header(_("lesson.td.title"))

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from hierlstm.app import axis_flow_chart, charts
+from hierlstm.app import axis_flow_chart, charts, scaling_charts
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 from hierlstm.model.trace import trace_shapes
@@ -155,28 +155,28 @@ def test_layer_breakdown_in_model_order():
 
 
 def test_crossover_found_on_log_log_axes():
-    crossings = charts.crossovers(sweep_frame())
+    crossings = scaling_charts.crossovers(sweep_frame())
     assert len(crossings) == 1
     row = crossings.iloc[0]
     assert (row["first"], row["second"]) == ("nested", "folded")  # nested faster below
     assert 5 < row["value"] < 20  # log-interpolated between the measured 5 and 20
-    figure = charts.scaling_figure(sweep_frame(), "time_steps")
+    figure = scaling_charts.scaling_figure(sweep_frame(), "time_steps")
     assert figure.layout.xaxis.type == figure.layout.yaxis.type == "log"
     assert figure.data[-1].name == "crossover"
 
 
 def test_cost_per_step_fit_recovers_the_slopes():
-    fit = charts.cost_per_step(sweep_frame()).set_index("variant")
+    fit = scaling_charts.cost_per_step(sweep_frame()).set_index("variant")
     assert fit.loc["nested", "slope_s"] == pytest.approx(0.0010)
     assert fit.loc["folded", "slope_s"] == pytest.approx(0.0001)
     assert fit.loc["folded", "intercept_s"] == pytest.approx(0.010)
     assert fit.loc["nested", "r2"] == pytest.approx(1.0)
-    figure = charts.cost_per_step_figure(fit.reset_index(), "time_steps")
+    figure = scaling_charts.cost_per_step_figure(fit.reset_index(), "time_steps")
     assert np.allclose(figure.data[0].y, [1.0, 0.1])
 
 
 def test_chain_lengths_follow_the_registry():
-    chains = charts.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
+    chains = scaling_charts.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
     lengths = {(r.variant, r.time_steps): r.chain for r in chains.itertuples()}
     assert lengths == {
         ("nested", 10): 130,
@@ -184,7 +184,7 @@ def test_chain_lengths_follow_the_registry():
         ("folded", 10): 22,
         ("folded", 50): 62,
     }
-    assert len(charts.chain_figure(chains).data) == 2
+    assert len(scaling_charts.chain_figure(chains).data) == 2
 
 
 def test_gradient_and_runs_figures():
@@ -198,7 +198,7 @@ def test_gradient_and_runs_figures():
 def all_figures(lang: str) -> list[go.Figure]:
     frame = compare_frame()
     config = RunConfig(variant="folded", batch_size=2, time_steps=3)
-    fit = charts.cost_per_step(sweep_frame())
+    fit = scaling_charts.cost_per_step(sweep_frame())
     breakdown = pd.DataFrame(
         {"layer": ["conv"], "median_s": [0.001], "p10_s": [0.001], "p90_s": [0.001], "share": [1.0]}
     )
@@ -210,9 +210,9 @@ def all_figures(lang: str) -> list[go.Figure]:
         charts.throughput_figure(frame, lang),
         charts.gflops_figure(frame, lang),
         charts.layer_breakdown_figure(breakdown, "folded", lang),
-        charts.scaling_figure(sweep_frame(), "time_steps", lang),
-        charts.cost_per_step_figure(fit, "time_steps", lang),
-        charts.chain_figure(charts.chain_frame(["nested"], 12, [1, 2]), lang),
+        scaling_charts.scaling_figure(sweep_frame(), "time_steps", lang),
+        scaling_charts.cost_per_step_figure(fit, "time_steps", lang),
+        scaling_charts.chain_figure(scaling_charts.chain_frame(["nested"], 12, [1, 2]), lang),
         charts.gradient_figure(["kernel"], [1], [1], [2], lang),
     ]
 
@@ -238,6 +238,7 @@ def test_figures_leave_text_colours_to_the_theme():
 def test_charts_catalogue_and_sharing_import_without_streamlit():
     code = (
         "import hierlstm.app.figure_style, hierlstm.app.axis_flow_chart, hierlstm.app.charts, "
+        "hierlstm.app.scaling_charts, "
         "hierlstm.i18n, hierlstm.model.sharing, sys; "
         "print('streamlit' in sys.modules)"
     )
@@ -297,15 +298,15 @@ def replica_frame() -> pd.DataFrame:
 
 
 def test_replica_figures_draw_measured_points_and_the_ideal():
-    throughput = charts.replica_throughput_figure(replica_frame())
+    throughput = scaling_charts.replica_throughput_figure(replica_frame())
     lines = {trace.name: (list(trace.x), list(trace.y)) for trace in throughput.data}
     assert lines["nested"] == ([1, 2], [300.0, 450.0])
     assert lines["nested, ideal (n × one replica)"] == ([1, 2], [300.0, 600.0])
     assert lines["folded"] == ([1], [500.0])  # the failed point is left out
-    efficiency = charts.replica_efficiency_figure(replica_frame(), "zh")
+    efficiency = scaling_charts.replica_efficiency_figure(replica_frame(), "zh")
     nested = next(trace for trace in efficiency.data if trace.name == "nested")
     assert list(nested.y) == [1.0, 0.75]
     assert list(nested.error_y.arrayminus) == pytest.approx([0.0, 0.05])
     assert efficiency.layout.title.text == t("chart.replicas.efficiency.title", "zh")
-    empty = charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
+    empty = scaling_charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
     assert not empty.data and empty.layout.annotations[0].text == "—"
