@@ -7,8 +7,8 @@ import streamlit as st
 
 from hierlstm.app import (
     banner,
+    bar_charts,
     caches,
-    charts,
     display,
     measure,
     runs,
@@ -238,7 +238,7 @@ for precision in PRECISIONS:
 if frame is not None:
     precision_rows = frame[(frame["variant"] == "folded")]
     display.chart(
-        charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
+        bar_charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
         precision_rows[["label", "median_s", "p10_s", "p90_s", "status", "error"]],
         key="lesson-precision",
     )
@@ -250,7 +250,7 @@ st.markdown(_("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(rows, t
 if frame is not None:
     chosen = frame[frame["precision"] == "float32"]
     display.chart(
-        charts.latency_figure(chosen, lang),
+        bar_charts.latency_figure(chosen, lang),
         chosen[["variant", "median_s", "p10_s", "p90_s"]],
         key="lesson-variants",
     )

@@ -3,8 +3,8 @@ colour-blind-safe palette (the same in every chart), titles, axis titles and leg
 same way, p10-p90 error bars, a variant's curve, and the figure drawn when nothing ran.
 
 Figures leave colours of text, grid and background to the viewer's theme (Streamlit's light or
-dark). The chart modules (`axis_flow_chart`, `bar_charts`, `scaling_charts`) build on these
-helpers; none of them calls Streamlit.
+dark), and every axis title names its unit. The chart modules (`axis_flow_chart`, `bar_charts`,
+`scaling_charts`) build on these helpers; none of them calls Streamlit.
 """
 
 from __future__ import annotations

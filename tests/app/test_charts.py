@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from hierlstm.app import axis_flow_chart, charts, scaling_charts
+from hierlstm.app import axis_flow_chart, bar_charts, figure_style, scaling_charts
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 from hierlstm.model.trace import trace_shapes
@@ -109,30 +109,30 @@ def test_axis_flow_speaks_chinese():
 
 
 def test_latency_bars_are_medians_with_p10_p90_and_skip_failures():
-    figure = charts.latency_figure(compare_frame())
+    figure = bar_charts.latency_figure(compare_frame())
     (bar,) = figure.data
     assert list(bar.x) == ["nested", "folded"]
     assert np.allclose(bar.y, [50.0, 10.0])
     assert np.allclose(bar.error_y.array, [10.0, 3.0])
     assert np.allclose(bar.error_y.arrayminus, [5.0, 1.0])
-    assert bar.marker.color[0] == charts.variant_color("nested")
+    assert bar.marker.color[0] == figure_style.variant_color("nested")
 
 
 def test_speedup_first_call_throughput_gflops():
     frame = compare_frame()
-    speedup = charts.speedup_figure(frame, "nested")
+    speedup = bar_charts.speedup_figure(frame, "nested")
     assert np.allclose(speedup.data[0].y, [1.0, 5.0])
     assert "nested" in speedup.layout.title.text
-    first = charts.first_call_figure(frame)
+    first = bar_charts.first_call_figure(frame)
     assert [trace.name for trace in first.data] == ["first call", "steady-state median"]
     assert first.layout.yaxis.type == "log"
-    assert np.allclose(charts.throughput_figure(frame).data[0].y, [160.0, 800.0])
-    assert np.allclose(charts.gflops_figure(frame).data[0].y, [2.86, 14.3])
+    assert np.allclose(bar_charts.throughput_figure(frame).data[0].y, [160.0, 800.0])
+    assert np.allclose(bar_charts.gflops_figure(frame).data[0].y, [2.86, 14.3])
 
 
 def test_every_failed_frame_gives_an_empty_figure_not_an_error():
     frame = compare_frame().assign(status="failed")
-    figure = charts.latency_figure(frame)
+    figure = bar_charts.latency_figure(frame)
     assert figure.data == () and figure.layout.annotations
 
 
@@ -148,7 +148,7 @@ def test_layer_breakdown_in_model_order():
         }
     )
     frame.attrs.update(model_median_s=0.006, call_overhead_s=0.0005)
-    figure = charts.layer_breakdown_figure(frame, "folded")
+    figure = bar_charts.layer_breakdown_figure(frame, "folded")
     assert list(figure.data[0].y) == ["conv · 14%", "inner_lstm · 57%", "outer_lstm · 29%"]
     assert np.allclose(figure.data[0].x, [1.0, 4.0, 2.0])
     assert "folded" in figure.layout.title.text
@@ -188,10 +188,10 @@ def test_chain_lengths_follow_the_registry():
 
 
 def test_gradient_and_runs_figures():
-    figure = charts.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
+    figure = bar_charts.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
     assert [trace.name for trace in figure.data] == ["from path a", "from path b", "from both"]
     rows = compare_frame().iloc[:2]
-    runs = charts.runs_figure(rows, ["run one", "run two"])
+    runs = bar_charts.runs_figure(rows, ["run one", "run two"])
     assert list(runs.data[0].x) == ["run one", "run two"]
 
 
@@ -204,16 +204,16 @@ def all_figures(lang: str) -> list[go.Figure]:
     )
     return [
         axis_flow_chart.axis_flow_figure(trace_shapes(config), lang),
-        charts.latency_figure(frame, lang),
-        charts.speedup_figure(frame, "nested", lang),
-        charts.first_call_figure(frame, lang),
-        charts.throughput_figure(frame, lang),
-        charts.gflops_figure(frame, lang),
-        charts.layer_breakdown_figure(breakdown, "folded", lang),
+        bar_charts.latency_figure(frame, lang),
+        bar_charts.speedup_figure(frame, "nested", lang),
+        bar_charts.first_call_figure(frame, lang),
+        bar_charts.throughput_figure(frame, lang),
+        bar_charts.gflops_figure(frame, lang),
+        bar_charts.layer_breakdown_figure(breakdown, "folded", lang),
         scaling_charts.scaling_figure(sweep_frame(), "time_steps", lang),
         scaling_charts.cost_per_step_figure(fit, "time_steps", lang),
         scaling_charts.chain_figure(scaling_charts.chain_frame(["nested"], 12, [1, 2]), lang),
-        charts.gradient_figure(["kernel"], [1], [1], [2], lang),
+        bar_charts.gradient_figure(["kernel"], [1], [1], [2], lang),
     ]
 
 
@@ -236,9 +236,13 @@ def test_figures_leave_text_colours_to_the_theme():
 
 
 def test_charts_catalogue_and_sharing_import_without_streamlit():
+    # Every chart module (figure_style and each *chart*.py of hierlstm/app), found by name so a
+    # new one is checked too.
+    chart_files = sorted((ROOT / "hierlstm" / "app").glob("*chart*.py"))
+    charts = ["figure_style", *(path.stem for path in chart_files)]
+    assert {"axis_flow_chart", "bar_charts", "scaling_charts"} <= set(charts)
     code = (
-        "import hierlstm.app.figure_style, hierlstm.app.axis_flow_chart, hierlstm.app.charts, "
-        "hierlstm.app.scaling_charts, "
+        f"import {', '.join('hierlstm.app.' + name for name in charts)}, "
         "hierlstm.i18n, hierlstm.model.sharing, sys; "
         "print('streamlit' in sys.modules)"
     )

@@ -1,11 +1,8 @@
-"""Plotly figures from hierlstm's records and DataFrames. No Streamlit here: every function takes
-plain data (TraceSteps, `CompareResult.to_frame()`, `sweep` / `layer_breakdown` frames, store
-rows) and a language code, and returns a `plotly.graph_objects.Figure` (or a small DataFrame the
-figures are drawn from).
-
-Figures leave colours of text, grid and background to the viewer's theme (Streamlit's light or
-dark), and give each variant one colour from a colour-blind-safe palette, the same in every
-chart. Every axis title names its unit.
+"""Bar charts of measured times: one benchmark's variants (latency, paired speed-up, first call
+against steady state, throughput, GFLOP/s, per-layer breakdown), stored runs side by side, rows
+that are not variants (weight-sharing forms, precisions), and the weight-sharing page's gradient
+norms. `CompareResult.to_frame()`, `layer_breakdown` frames and store rows in, plotly figures
+out; no Streamlit. Every axis title names its unit.
 """
 
 from __future__ import annotations
