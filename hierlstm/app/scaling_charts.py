@@ -25,7 +25,7 @@ from hierlstm.app.figure_style import (
 from hierlstm.i18n import t
 from hierlstm.registry import VARIANTS
 
-# --- latency over a swept axis --------------------------------------------------------------------
+# --- latency over a swept axis ---------------------------------------------------------------
 
 
 def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
@@ -162,7 +162,7 @@ def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.F
     )
 
 
-# --- mirrored replicas ----------------------------------------------------------------------------
+# --- mirrored replicas -----------------------------------------------------------------------
 
 
 def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
@@ -225,7 +225,7 @@ def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
     )
 
 
-# --- the dependent chain --------------------------------------------------------------------------
+# --- the dependent chain ---------------------------------------------------------------------
 
 
 def chain_frame(variants: Sequence[str], rows: int, times: Sequence[int]) -> pd.DataFrame:
