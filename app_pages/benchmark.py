@@ -3,7 +3,7 @@ speed-up, first call, throughput, GFLOP/s and one variant's per-layer split; eve
 
 import streamlit as st
 
-from hierlstm.app import caches, charts, devices, display, outcomes, runs, sidebar, state
+from hierlstm.app import bar_charts, caches, devices, display, outcomes, runs, sidebar, state
 from hierlstm.registry import VARIANTS
 
 controls = sidebar.current_controls()
@@ -95,40 +95,40 @@ lang = controls.language
 left, right = st.columns(2)
 with left:
     display.chart(
-        charts.latency_figure(frame, lang),
+        bar_charts.latency_figure(frame, lang),
         frame[["variant", "median_s", "p10_s", "p90_s"]],
         key="bench-latency",
     )
 with right:
     display.chart(
-        charts.speedup_figure(frame, outcome.baseline, lang),
+        bar_charts.speedup_figure(frame, outcome.baseline, lang),
         frame[["variant", "speedup_vs_baseline", "speedup_p10", "speedup_p90"]],
         key="bench-speedup",
     )
 left, right = st.columns(2)
 with left:
     display.chart(
-        charts.first_call_figure(frame, lang),
+        bar_charts.first_call_figure(frame, lang),
         frame[["variant", "first_call_s", "median_s"]],
         key="bench-first-call",
     )
 with right:
     display.chart(
-        charts.throughput_figure(frame, lang),
+        bar_charts.throughput_figure(frame, lang),
         frame[["variant", "samples_per_s", "steps_per_s"]],
         key="bench-throughput",
     )
 left, right = st.columns(2)
 with left:
     display.chart(
-        charts.gflops_figure(frame, lang),
+        bar_charts.gflops_figure(frame, lang),
         frame[["variant", "flops", "gflops_per_s"]],
         key="bench-gflops",
     )
 with right:
     if outcome.breakdown is not None:
         display.chart(
-            charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang),
+            bar_charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang),
             outcome.breakdown,
             key="bench-layers",
         )

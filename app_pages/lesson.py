@@ -6,7 +6,17 @@ import pandas as pd
 import streamlit as st
 
 from hierlstm import measure
-from hierlstm.app import banner, caches, charts, display, outcomes, runs, sidebar, state
+from hierlstm.app import (
+    banner,
+    bar_charts,
+    caches,
+    display,
+    outcomes,
+    runs,
+    scaling_charts,
+    sidebar,
+    state,
+)
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import precision_supported
 
@@ -128,8 +138,10 @@ with left:
             delta_color="normal",
         )
 with right:
-    chains = charts.chain_frame(list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps])
-    display.chart(charts.chain_figure(chains, lang), chains, key="lesson-chain")
+    chains = scaling_charts.chain_frame(
+        list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps]
+    )
+    display.chart(scaling_charts.chain_figure(chains, lang), chains, key="lesson-chain")
 
 # 3. TimeDistributed in Keras 3 ---------------------------------------------------------------
 st.header(_("lesson.td.title"))
@@ -225,7 +237,7 @@ for precision in PRECISIONS:
 if frame is not None:
     precision_rows = frame[(frame["variant"] == "folded")]
     display.chart(
-        charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
+        bar_charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
         precision_rows[["label", "median_s", "p10_s", "p90_s", "status", "error"]],
         key="lesson-precision",
     )
@@ -237,7 +249,7 @@ st.markdown(_("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(rows, t
 if frame is not None:
     chosen = frame[frame["precision"] == "float32"]
     display.chart(
-        charts.latency_figure(chosen, lang),
+        bar_charts.latency_figure(chosen, lang),
         chosen[["variant", "median_s", "p10_s", "p90_s"]],
         key="lesson-variants",
     )

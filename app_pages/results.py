@@ -3,7 +3,7 @@ compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU ser
 
 import streamlit as st
 
-from hierlstm.app import caches, charts, display, sidebar, state
+from hierlstm.app import bar_charts, caches, display, sidebar, state
 from hierlstm.timing import failures
 
 controls = sidebar.current_controls()
@@ -60,7 +60,7 @@ chosen_ids = st.multiselect(
 if chosen_ids:
     compared = ok.set_index("id").loc[chosen_ids].reset_index()
     display.chart(
-        charts.runs_figure(compared, [labels[i] for i in chosen_ids], lang),
+        bar_charts.runs_figure(compared, [labels[i] for i in chosen_ids], lang),
         compared[["id", "variant", "device", "config", "median_s", "p10_s", "p90_s"]],
         key="results-compare",
     )

@@ -4,7 +4,7 @@ throughput and scaling efficiency over the number of mirrored replicas (tf.distr
 
 import streamlit as st
 
-from hierlstm.app import charts, devices, display, outcomes, runs, sidebar, state
+from hierlstm.app import devices, display, outcomes, runs, scaling_charts, sidebar, state
 from hierlstm.timing.sweeps import SWEEP_AXES
 
 controls = sidebar.current_controls()
@@ -78,13 +78,13 @@ if outcome is not None and outcome["axis"] == "replicas":
     left, right = st.columns(2)
     with left:
         display.chart(
-            charts.replica_throughput_figure(frame, lang),
+            scaling_charts.replica_throughput_figure(frame, lang),
             frame[["variant", "replicas", "batch_size", "samples_per_s", "status"]],
             key="replicas-throughput",
         )
     with right:
         display.chart(
-            charts.replica_efficiency_figure(frame, lang),
+            scaling_charts.replica_efficiency_figure(frame, lang),
             frame[
                 ["variant", "replicas", "scaling_efficiency", "efficiency_p10", "efficiency_p90"]
             ],
@@ -96,11 +96,11 @@ if outcome is not None and outcome["axis"] == "replicas":
     display.table(frame, key="scaling-table", height=300)
 elif outcome is not None:
     display.chart(
-        charts.scaling_figure(frame, swept, lang),
+        scaling_charts.scaling_figure(frame, swept, lang),
         frame[["variant", "axis", "value", "median_s", "p10_s", "p90_s", "status"]],
         key="scaling-latency",
     )
-    crossings = charts.crossovers(frame)
+    crossings = scaling_charts.crossovers(frame)
     if crossings.empty:
         st.caption(_("scaling.no_crossover"))
     for row in crossings.itertuples():
@@ -113,10 +113,12 @@ elif outcome is not None:
                 value=row.value,
             )
         )
-    fit = charts.cost_per_step(frame)
+    fit = scaling_charts.cost_per_step(frame)
     left, right = st.columns(2)
     with left:
-        display.chart(charts.cost_per_step_figure(fit, swept, lang), fit, key="scaling-cost")
+        display.chart(
+            scaling_charts.cost_per_step_figure(fit, swept, lang), fit, key="scaling-cost"
+        )
         st.caption(_("scaling.fit.caption." + swept))
     with right:
         display.table(frame, key="scaling-table", height=360)
@@ -124,5 +126,5 @@ elif outcome is not None:
 st.subheader(_("scaling.chain.title"))
 st.markdown(_("scaling.chain.intro"))
 times = values if axis == "time_steps" and values else [10, 20, 50, 100, 200, 500]
-chains = charts.chain_frame(controls.variants, controls.config.rows, times)
-display.chart(charts.chain_figure(chains, lang), chains, key="scaling-chain")
+chains = scaling_charts.chain_frame(controls.variants, controls.config.rows, times)
+display.chart(scaling_charts.chain_figure(chains, lang), chains, key="scaling-chain")

@@ -5,7 +5,7 @@ and what each form costs."""
 import pandas as pd
 import streamlit as st
 
-from hierlstm.app import banner, caches, charts, display, outcomes, runs, sidebar, state
+from hierlstm.app import banner, bar_charts, caches, display, outcomes, runs, sidebar, state
 from hierlstm.model import cudnn, sharing
 from hierlstm.timing.devices import resolve_device
 
@@ -83,7 +83,7 @@ for column, (form, report) in zip(columns, reports.items(), strict=True):
                 "both": report.gradient_norms_total,
             }
         )
-        figure = charts.gradient_figure(
+        figure = bar_charts.gradient_figure(
             names,
             report.gradient_norms_a,
             report.gradient_norms_b,
@@ -143,7 +143,9 @@ else:
     left, right = st.columns(2)
     with left:
         display.chart(
-            charts.timing_figure(frame, "form", _("sharing.cost.chart", sequences=sequences), lang),
+            bar_charts.timing_figure(
+                frame, "form", _("sharing.cost.chart", sequences=sequences), lang
+            ),
             frame,
             key="sharing-timing",
         )

@@ -18,7 +18,7 @@ def device_options() -> list[str]:
 def visible_devices() -> list[str]:
     """Every device this server's TensorFlow sees, as replica names: "cpu:0", "cpu:1" (logical
     CPU devices, HIERLSTM_LOGICAL_CPUS), "gpu:0", ..."""
-    from hierlstm.timing.distribute import local_devices
+    from hierlstm.timing.cluster import local_devices
 
     return [
         f"{kind.lower()}:{index}"
@@ -31,7 +31,7 @@ def visible_devices() -> list[str]:
 def start_devices() -> str:
     """Splits the CPU into HIERLSTM_LOGICAL_CPUS logical devices, once, before TensorFlow's
     runtime starts (app.py calls this first); "" or why it could not."""
-    from hierlstm.timing.distribute import ensure_logical_cpus_from_environment
+    from hierlstm.timing.cluster import ensure_logical_cpus_from_environment
 
     try:
         ensure_logical_cpus_from_environment()

@@ -29,7 +29,7 @@ def _logical_cpus(args) -> int | None:
 def _join_cluster(args) -> None:
     """TF_CONFIG for this worker, from --cluster and --task-index (read when the strategy is
     made, right after TensorFlow's import)."""
-    from hierlstm.timing.distribute import parse_cluster, set_cluster
+    from hierlstm.timing.cluster import parse_cluster, set_cluster
 
     try:
         addresses = parse_cluster(args.cluster)
@@ -41,11 +41,11 @@ def _join_cluster(args) -> None:
 def _start_devices(args, logical_cpus: int | None) -> None:
     """What must happen before TensorFlow's runtime starts: the logical CPUs, then the
     multi-worker strategy (it configures collective ops, which only a fresh runtime allows)."""
-    from hierlstm.timing import distribute
+    from hierlstm.timing import cluster, distribute
 
     try:
         if logical_cpus:
-            distribute.ensure_logical_cpus(logical_cpus)
+            cluster.ensure_logical_cpus(logical_cpus)
         if args.command == "worker" or getattr(args, "strategy", None) == "multi_worker":
             distribute.multi_worker_strategy()
     except (RuntimeError, ValueError) as error:

@@ -13,8 +13,9 @@ Strategies (`RunConfig.strategy`):
 row for row with a single-device run of the same input. A batch that does not split evenly is
 refused (`config.per_replica_batch`).
 
-TensorFlow is imported inside the functions: the records, the cluster parsing and the replica
-planning load without it.
+Where the replicas are (logical CPUs, the cluster from TF_CONFIG, this process's devices) is
+`hierlstm.timing.cluster`. TensorFlow is imported inside the functions: the records and the
+replica planning load without it.
 """
 
 from __future__ import annotations
@@ -22,124 +23,25 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import json
 import math
-import os
-import re
 from collections.abc import Callable
 
 import numpy as np
 
 from hierlstm.config import RunConfig, per_replica_batch
+from hierlstm.timing.cluster import (
+    is_local_device,
+    local_devices,
+    replica_device_specs,
+    require_cluster,
+    short_name,
+)
 from hierlstm.timing.records import BenchResult
-
-LOGICAL_CPUS_ENV = "HIERLSTM_LOGICAL_CPUS"  # read by `ensure_logical_cpus_from_environment`
-MAX_LOGICAL_CPUS = 64
-_ADDRESS_PATTERN = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{1,5}$")
 
 # Variants that cannot run under a strategy, with the reason a failed result gives. Every
 # variant registered today runs under both strategies (tests/test_distribute.py checks each, XLA
 # included), so nothing is listed; the harness consults this before building.
 UNSUPPORTED: dict[str, str] = {}
-
-
-# --- logical CPU devices -------------------------------------------------------------------
-
-
-def ensure_logical_cpus(count: int) -> int:
-    """Splits the first physical CPU into `count` logical devices, /CPU:0 .. /CPU:count-1.
-
-    They share the machine's cores and thread pools: enough to run and test every strategy
-    without a GPU, never a measure of how GPUs scale. TensorFlow fixes its devices when its
-    runtime starts (the first op, or the first `list_logical_devices`), so call this first;
-    afterwards it returns the existing count if that is at least `count`, and otherwise raises
-    RuntimeError saying how to start the process instead.
-    """
-    import tensorflow as tf
-
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_LOGICAL_CPUS:
-        raise ValueError(
-            f"logical CPU count must be a whole number from 1 to {MAX_LOGICAL_CPUS}; got {count!r}."
-        )
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    try:
-        tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(count)]
-        )
-        return count
-    except RuntimeError:  # the runtime has started: its devices are fixed
-        existing = len(tf.config.list_logical_devices("CPU"))
-        if existing >= count:
-            return existing
-        raise RuntimeError(
-            f"cannot make {count} logical CPU devices: TensorFlow already started with "
-            f"{existing}; set them before anything runs (CLI: --logical-cpus {count}; app: "
-            f"{LOGICAL_CPUS_ENV}={count})."
-        ) from None
-
-
-def ensure_logical_cpus_from_environment() -> int | None:
-    """`ensure_logical_cpus($HIERLSTM_LOGICAL_CPUS)` when that is set (for the app's start-up)."""
-    text = os.environ.get(LOGICAL_CPUS_ENV, "").strip()
-    if not text:
-        return None
-    if not text.isdigit():
-        raise ValueError(f"{LOGICAL_CPUS_ENV} must be a whole number; got {text!r}.")
-    return ensure_logical_cpus(int(text))
-
-
-# --- the cluster of a multi-worker run -------------------------------------------------------
-
-
-def parse_cluster(text: str) -> tuple[str, ...]:
-    """ "host1:port,host2:port" -> ("host1:port", "host2:port"); ValueError in one sentence."""
-    addresses = tuple(part.strip() for part in str(text).split(",") if part.strip())
-    bad = [
-        address
-        for address in addresses
-        if not _ADDRESS_PATTERN.match(address) or not 1 <= int(address.rsplit(":", 1)[1]) <= 65535
-    ]
-    if not addresses or bad:
-        raise ValueError(
-            "--cluster must be comma-separated HOST:PORT, one per worker, the same list on every "
-            f"worker (e.g. 10.0.0.1:12345,10.0.0.2:12345); got {text!r}."
-        )
-    if len(set(addresses)) != len(addresses):
-        raise ValueError(f"--cluster must name each worker once; got {text!r}.")
-    return addresses
-
-
-def set_cluster(addresses: tuple[str, ...], task_index: int) -> dict:
-    """Writes TF_CONFIG for worker `task_index` of `addresses` (before the strategy is made)."""
-    if not 0 <= task_index < len(addresses):
-        raise ValueError(
-            f"--task-index must be from 0 to {len(addresses) - 1} for {len(addresses)} workers; "
-            f"got {task_index}."
-        )
-    tf_config = {
-        "cluster": {"worker": list(addresses)},
-        "task": {"type": "worker", "index": task_index},
-    }
-    os.environ["TF_CONFIG"] = json.dumps(tf_config)
-    return tf_config
-
-
-def cluster_from_environment() -> tuple[tuple[str, ...], str, int] | None:
-    """(every member's address, this task's type, its index) from TF_CONFIG; None if unset."""
-    text = os.environ.get("TF_CONFIG", "").strip()
-    if not text:
-        return None
-    try:
-        tf_config = json.loads(text)
-        cluster = tf_config["cluster"]
-        members = tuple(cluster.get("chief", [])) + tuple(cluster["worker"])
-        task_type, task_index = str(tf_config["task"]["type"]), int(tf_config["task"]["index"])
-    except (ValueError, KeyError, TypeError):
-        raise ValueError(
-            'TF_CONFIG must be JSON like {"cluster": {"worker": ["host:port", ...]}, "task": '
-            f'{{"type": "worker", "index": 0}}}}; got {text[:80]!r}.'
-        ) from None
-    return members, task_type, task_index
 
 
 # --- planning: how many replicas, without starting TensorFlow's runtime ---------------------
@@ -159,60 +61,10 @@ def planned_replicas(config: RunConfig) -> int:
             return len(config.device_list)
         cpu = tf.config.list_physical_devices("CPU")[0]
         return gpus or len(tf.config.get_logical_device_configuration(cpu) or [None])
-    return len(_cluster(config)[0]) * max(gpus, 1)
+    return len(require_cluster(config)[0]) * max(gpus, 1)
 
 
-def _cluster(config: RunConfig) -> tuple[tuple[str, ...], str, int]:
-    cluster = cluster_from_environment()
-    if cluster is None:
-        raise ValueError(
-            f"strategy {config.strategy} needs a cluster: set TF_CONFIG, or start each machine "
-            "with `python -m hierlstm worker --cluster HOST:PORT,... --task-index I`."
-        )
-    return cluster
-
-
-# --- the strategy and this process's replica devices ------------------------------------------
-
-
-def _is_local(name: str) -> bool:
-    """Whether a logical device belongs to this process (a cluster lists every worker's)."""
-    import tensorflow as tf
-
-    spec = tf.DeviceSpec.from_string(name)
-    if spec.job in (None, "localhost"):
-        return True
-    cluster = cluster_from_environment()
-    return cluster is not None and (spec.job, spec.task) == (cluster[1], cluster[2])
-
-
-def local_devices(kind: str) -> list[str]:
-    """Full names of this process's logical devices of `kind` ("CPU" or "GPU"), by index."""
-    import tensorflow as tf
-
-    devices = tf.config.list_logical_devices(kind)
-    names = [device.name for device in devices if _is_local(device.name)]
-    return sorted(names, key=lambda name: tf.DeviceSpec.from_string(name).device_index)
-
-
-def short_name(name: str) -> str:
-    """ "/job:worker/replica:0/task:1/device:CPU:0" -> "/CPU:0"."""
-    import tensorflow as tf
-
-    spec = tf.DeviceSpec.from_string(name)
-    return f"/{spec.device_type}:{spec.device_index}"
-
-
-def replica_device_specs(config: RunConfig) -> tuple[str, ...]:
-    """The mirrored replicas as specs ("gpu:0", ...): `config.devices` if named, else every
-    local GPU, else every logical CPU device."""
-    if config.device_list:
-        return config.device_list
-    for kind in ("GPU", "CPU"):
-        names = local_devices(kind)
-        if names:
-            return tuple(f"{kind.lower()}:{index}" for index in range(len(names)))
-    return ("cpu:0",)
+# --- the strategy, and the plan of a run -----------------------------------------------------
 
 
 def _resolve(spec: str) -> str:
@@ -242,7 +94,7 @@ def multi_worker_strategy():
     first thing in the process (the CLI's `worker` does)."""
     import tensorflow as tf
 
-    _cluster(RunConfig(strategy="multi_worker"))
+    require_cluster(RunConfig(strategy="multi_worker"))
     try:
         return tf.distribute.MultiWorkerMirroredStrategy()
     except RuntimeError as error:
@@ -299,7 +151,7 @@ def plan(config: RunConfig) -> Plan:
     batch = per_replica_batch(config.batch_size, replicas)
     detail = device_string(shorts[0]).partition(" ")[2]  # "(x86_64, 2 cores)", "(NVIDIA A100)"
     if config.strategy == "multi_worker":
-        workers = len(_cluster(config)[0])
+        workers = len(require_cluster(config)[0])
         label = f"multi_worker over {workers} workers x {', '.join(shorts)} {detail}".rstrip()
     else:
         workers = 1
@@ -402,7 +254,7 @@ def synchroniser(devices: tuple[str, ...]) -> Callable[[], None]:
     step's cross-worker reduce has already made the workers agree)."""
     import tensorflow as tf
 
-    if all(_is_local(device.name) for device in tf.config.list_logical_devices()):
+    if all(is_local_device(device.name) for device in tf.config.list_logical_devices()):
         return tf.test.experimental.sync_devices
 
     def sync_local():

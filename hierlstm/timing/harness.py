@@ -31,7 +31,7 @@ from hierlstm.model import cost
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.registry import VARIANTS
-from hierlstm.timing import distribute
+from hierlstm.timing import cluster, distribute
 from hierlstm.timing.devices import device_string, resolve_device, versions
 from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.kernels import lstm_kernel
@@ -193,7 +193,7 @@ def prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: P
     }
     return DistributedRun(
         config,
-        distribute.short_name(plan.devices[0]),  # the memory probe's device
+        cluster.short_name(plan.devices[0]),  # the memory probe's device
         replicated.step,
         inputs,
         first_call_s,

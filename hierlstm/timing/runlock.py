@@ -44,7 +44,7 @@ def device_keys(config: RunConfig) -> tuple[str, ...]:
     if config.strategy == "none":
         names = [resolve_device(config.device)]
     else:
-        from hierlstm.timing.distribute import replica_device_specs
+        from hierlstm.timing.cluster import replica_device_specs
 
         names = list(replica_device_specs(config))
     keys = set()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 import pandas as pd
 
 from hierlstm.config import DEFAULT_TIMING, RunConfig, SettingError, Timing
-from hierlstm.timing import distribute
+from hierlstm.timing import cluster, distribute
 from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
 from hierlstm.timing.harness import (
     Progress,
@@ -174,7 +174,7 @@ def replica_sweep(
     if 1 not in wanted:
         wanted.insert(0, 1)
     base = config.replace(strategy="mirrored", device="auto", devices="")
-    specs = config.device_list or distribute.replica_device_specs(base)
+    specs = config.device_list or cluster.replica_device_specs(base)
     rows: dict[int, dict] = {}
     configs: list[RunConfig] = []
     for count in wanted:

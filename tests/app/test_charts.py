@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from hierlstm.app import charts
+from hierlstm.app import axis_flow_chart, bar_charts, figure_style, scaling_charts
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 from hierlstm.model.trace import trace_shapes
@@ -77,7 +77,7 @@ def axis_titles(figure: go.Figure) -> tuple[str, str]:
 
 def test_axis_flow_draws_every_axis_and_the_fold():
     config = RunConfig(variant="folded", batch_size=4, time_steps=10)
-    figure = charts.axis_flow_figure(trace_shapes(config))
+    figure = axis_flow_chart.axis_flow_figure(trace_shapes(config))
     names = [trace.name for trace in figure.data]
     assert names == ["batch", "time", "rows", "channels", "units"]
     steps = list(figure.layout.xaxis.ticktext)
@@ -103,36 +103,36 @@ def test_axis_flow_draws_every_axis_and_the_fold():
 
 def test_axis_flow_speaks_chinese():
     steps = trace_shapes(RunConfig(variant="nested", batch_size=2, time_steps=3))
-    figure = charts.axis_flow_figure(steps, "zh")
+    figure = axis_flow_chart.axis_flow_figure(steps, "zh")
     assert [trace.name for trace in figure.data][:2] == ["批量", "时间"]
     assert figure.layout.title.text == t("chart.flow.title", "zh")
 
 
 def test_latency_bars_are_medians_with_p10_p90_and_skip_failures():
-    figure = charts.latency_figure(compare_frame())
+    figure = bar_charts.latency_figure(compare_frame())
     (bar,) = figure.data
     assert list(bar.x) == ["nested", "folded"]
     assert np.allclose(bar.y, [50.0, 10.0])
     assert np.allclose(bar.error_y.array, [10.0, 3.0])
     assert np.allclose(bar.error_y.arrayminus, [5.0, 1.0])
-    assert bar.marker.color[0] == charts.variant_color("nested")
+    assert bar.marker.color[0] == figure_style.variant_color("nested")
 
 
 def test_speedup_first_call_throughput_gflops():
     frame = compare_frame()
-    speedup = charts.speedup_figure(frame, "nested")
+    speedup = bar_charts.speedup_figure(frame, "nested")
     assert np.allclose(speedup.data[0].y, [1.0, 5.0])
     assert "nested" in speedup.layout.title.text
-    first = charts.first_call_figure(frame)
+    first = bar_charts.first_call_figure(frame)
     assert [trace.name for trace in first.data] == ["first call", "steady-state median"]
     assert first.layout.yaxis.type == "log"
-    assert np.allclose(charts.throughput_figure(frame).data[0].y, [160.0, 800.0])
-    assert np.allclose(charts.gflops_figure(frame).data[0].y, [2.86, 14.3])
+    assert np.allclose(bar_charts.throughput_figure(frame).data[0].y, [160.0, 800.0])
+    assert np.allclose(bar_charts.gflops_figure(frame).data[0].y, [2.86, 14.3])
 
 
 def test_every_failed_frame_gives_an_empty_figure_not_an_error():
     frame = compare_frame().assign(status="failed")
-    figure = charts.latency_figure(frame)
+    figure = bar_charts.latency_figure(frame)
     assert figure.data == () and figure.layout.annotations
 
 
@@ -148,35 +148,35 @@ def test_layer_breakdown_in_model_order():
         }
     )
     frame.attrs.update(model_median_s=0.006, call_overhead_s=0.0005)
-    figure = charts.layer_breakdown_figure(frame, "folded")
+    figure = bar_charts.layer_breakdown_figure(frame, "folded")
     assert list(figure.data[0].y) == ["conv · 14%", "inner_lstm · 57%", "outer_lstm · 29%"]
     assert np.allclose(figure.data[0].x, [1.0, 4.0, 2.0])
     assert "folded" in figure.layout.title.text
 
 
 def test_crossover_found_on_log_log_axes():
-    crossings = charts.crossovers(sweep_frame())
+    crossings = scaling_charts.crossovers(sweep_frame())
     assert len(crossings) == 1
     row = crossings.iloc[0]
     assert (row["first"], row["second"]) == ("nested", "folded")  # nested faster below
     assert 5 < row["value"] < 20  # log-interpolated between the measured 5 and 20
-    figure = charts.scaling_figure(sweep_frame(), "time_steps")
+    figure = scaling_charts.scaling_figure(sweep_frame(), "time_steps")
     assert figure.layout.xaxis.type == figure.layout.yaxis.type == "log"
     assert figure.data[-1].name == "crossover"
 
 
 def test_cost_per_step_fit_recovers_the_slopes():
-    fit = charts.cost_per_step(sweep_frame()).set_index("variant")
+    fit = scaling_charts.cost_per_step(sweep_frame()).set_index("variant")
     assert fit.loc["nested", "slope_s"] == pytest.approx(0.0010)
     assert fit.loc["folded", "slope_s"] == pytest.approx(0.0001)
     assert fit.loc["folded", "intercept_s"] == pytest.approx(0.010)
     assert fit.loc["nested", "r2"] == pytest.approx(1.0)
-    figure = charts.cost_per_step_figure(fit.reset_index(), "time_steps")
+    figure = scaling_charts.cost_per_step_figure(fit.reset_index(), "time_steps")
     assert np.allclose(figure.data[0].y, [1.0, 0.1])
 
 
 def test_chain_lengths_follow_the_registry():
-    chains = charts.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
+    chains = scaling_charts.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
     lengths = {(r.variant, r.time_steps): r.chain for r in chains.itertuples()}
     assert lengths == {
         ("nested", 10): 130,
@@ -184,36 +184,36 @@ def test_chain_lengths_follow_the_registry():
         ("folded", 10): 22,
         ("folded", 50): 62,
     }
-    assert len(charts.chain_figure(chains).data) == 2
+    assert len(scaling_charts.chain_figure(chains).data) == 2
 
 
 def test_gradient_and_runs_figures():
-    figure = charts.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
+    figure = bar_charts.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
     assert [trace.name for trace in figure.data] == ["from path a", "from path b", "from both"]
     rows = compare_frame().iloc[:2]
-    runs = charts.runs_figure(rows, ["run one", "run two"])
+    runs = bar_charts.runs_figure(rows, ["run one", "run two"])
     assert list(runs.data[0].x) == ["run one", "run two"]
 
 
 def all_figures(lang: str) -> list[go.Figure]:
     frame = compare_frame()
     config = RunConfig(variant="folded", batch_size=2, time_steps=3)
-    fit = charts.cost_per_step(sweep_frame())
+    fit = scaling_charts.cost_per_step(sweep_frame())
     breakdown = pd.DataFrame(
         {"layer": ["conv"], "median_s": [0.001], "p10_s": [0.001], "p90_s": [0.001], "share": [1.0]}
     )
     return [
-        charts.axis_flow_figure(trace_shapes(config), lang),
-        charts.latency_figure(frame, lang),
-        charts.speedup_figure(frame, "nested", lang),
-        charts.first_call_figure(frame, lang),
-        charts.throughput_figure(frame, lang),
-        charts.gflops_figure(frame, lang),
-        charts.layer_breakdown_figure(breakdown, "folded", lang),
-        charts.scaling_figure(sweep_frame(), "time_steps", lang),
-        charts.cost_per_step_figure(fit, "time_steps", lang),
-        charts.chain_figure(charts.chain_frame(["nested"], 12, [1, 2]), lang),
-        charts.gradient_figure(["kernel"], [1], [1], [2], lang),
+        axis_flow_chart.axis_flow_figure(trace_shapes(config), lang),
+        bar_charts.latency_figure(frame, lang),
+        bar_charts.speedup_figure(frame, "nested", lang),
+        bar_charts.first_call_figure(frame, lang),
+        bar_charts.throughput_figure(frame, lang),
+        bar_charts.gflops_figure(frame, lang),
+        bar_charts.layer_breakdown_figure(breakdown, "folded", lang),
+        scaling_charts.scaling_figure(sweep_frame(), "time_steps", lang),
+        scaling_charts.cost_per_step_figure(fit, "time_steps", lang),
+        scaling_charts.chain_figure(scaling_charts.chain_frame(["nested"], 12, [1, 2]), lang),
+        bar_charts.gradient_figure(["kernel"], [1], [1], [2], lang),
     ]
 
 
@@ -236,8 +236,14 @@ def test_figures_leave_text_colours_to_the_theme():
 
 
 def test_charts_catalogue_and_sharing_import_without_streamlit():
+    # Every chart module (figure_style and each *chart*.py of hierlstm/app), found by name so a
+    # new one is checked too.
+    chart_files = sorted((ROOT / "hierlstm" / "app").glob("*chart*.py"))
+    charts = ["figure_style", *(path.stem for path in chart_files)]
+    assert {"axis_flow_chart", "bar_charts", "scaling_charts"} <= set(charts)
     code = (
-        "import hierlstm.app.charts, hierlstm.i18n, hierlstm.model.sharing, sys; "
+        f"import {', '.join('hierlstm.app.' + name for name in charts)}, "
+        "hierlstm.i18n, hierlstm.model.sharing, sys; "
         "print('streamlit' in sys.modules)"
     )
     completed = subprocess.run(
@@ -296,15 +302,15 @@ def replica_frame() -> pd.DataFrame:
 
 
 def test_replica_figures_draw_measured_points_and_the_ideal():
-    throughput = charts.replica_throughput_figure(replica_frame())
+    throughput = scaling_charts.replica_throughput_figure(replica_frame())
     lines = {trace.name: (list(trace.x), list(trace.y)) for trace in throughput.data}
     assert lines["nested"] == ([1, 2], [300.0, 450.0])
     assert lines["nested, ideal (n × one replica)"] == ([1, 2], [300.0, 600.0])
     assert lines["folded"] == ([1], [500.0])  # the failed point is left out
-    efficiency = charts.replica_efficiency_figure(replica_frame(), "zh")
+    efficiency = scaling_charts.replica_efficiency_figure(replica_frame(), "zh")
     nested = next(trace for trace in efficiency.data if trace.name == "nested")
     assert list(nested.y) == [1.0, 0.75]
     assert list(nested.error_y.arrayminus) == pytest.approx([0.0, 0.05])
     assert efficiency.layout.title.text == t("chart.replicas.efficiency.title", "zh")
-    empty = charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
+    empty = scaling_charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
     assert not empty.data and empty.layout.annotations[0].text == "—"

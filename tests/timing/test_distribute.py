@@ -19,6 +19,7 @@ from hierlstm.model.trace import trace_report, trace_shapes
 from hierlstm.registry import VARIANTS
 from hierlstm.results.store import ResultStore
 from hierlstm.timing import distribute, harness, sweeps
+from hierlstm.timing.cluster import ensure_logical_cpus
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY = RunConfig(variant="folded", batch_size=4, time_steps=3)
@@ -77,8 +78,11 @@ def test_trace_shows_one_replicas_shapes():
     assert trace_report(TINY)["replicas"] == 1
 
 
-def test_distribute_loads_without_tensorflow():
-    code = "import hierlstm.timing.distribute, sys; print('tensorflow' in sys.modules)"
+def test_distribute_and_cluster_load_without_tensorflow():
+    code = (
+        "import hierlstm.timing.distribute, hierlstm.timing.cluster, sys; "
+        "print('tensorflow' in sys.modules)"
+    )
     completed = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
     )
@@ -127,9 +131,9 @@ def test_a_variant_listed_as_unsupported_fails_with_its_reason(monkeypatch):
 
 def test_logical_cpus_cannot_be_added_once_tensorflow_started():
     existing = len(tf.config.list_logical_devices("CPU"))  # starts the runtime if not yet
-    assert distribute.ensure_logical_cpus(existing) == existing
+    assert ensure_logical_cpus(existing) == existing
     with pytest.raises(RuntimeError, match="TensorFlow already started with"):
-        distribute.ensure_logical_cpus(existing + 1)
+        ensure_logical_cpus(existing + 1)
 
 
 CLI_BAD_ARGUMENTS = [
@@ -252,9 +256,9 @@ import numpy as np
 from hierlstm._native import import_tensorflow_quietly
 
 tf = import_tensorflow_quietly()
-from hierlstm.timing import distribute, harness
+from hierlstm.timing import cluster, distribute, harness
 
-distribute.ensure_logical_cpus(2)
+cluster.ensure_logical_cpus(2)
 from hierlstm.cli.main import main
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model.params import init_params

@@ -1,0 +1,87 @@
+"""The look every hierlstm figure shares, in one place: one colour per variant from a
+colour-blind-safe palette (the same in every chart), titles, axis titles and legends placed the
+same way, p10-p90 error bars, a variant's curve, and the figure drawn when nothing ran.
+
+Figures leave colours of text, grid and background to the viewer's theme (Streamlit's light or
+dark), and every axis title names its unit. The chart modules (`axis_flow_chart`, `bar_charts`,
+`scaling_charts`) build on these helpers; none of them calls Streamlit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from hierlstm.registry import VARIANTS
+
+# Okabe-Ito: distinguishable with colour-blindness, legible on white and on near-black.
+_PALETTE = ("#D55E00", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#999999")
+
+
+def variant_color(name: str) -> str:
+    """One stable colour per variant: registry order, then a hash for names added later."""
+    names = list(VARIANTS)
+    index = names.index(name) if name in names else sum(map(ord, name))
+    return _PALETTE[index % len(_PALETTE)]
+
+
+_LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0}
+_LEGEND_RIGHT = {"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02}
+
+
+def apply_layout(
+    figure: go.Figure, title: str, x_title: str, y_title: str, legend_right=False, **extra
+) -> go.Figure:
+    """Title, axis titles, room for them, and a legend that never covers the title: above the
+    plot for two or three entries, at the right for more (`legend_right`)."""
+    figure.update_layout(
+        title={"text": title, "x": 0.0, "xanchor": "left"},
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        margin={"l": 70, "r": 20, "t": 70, "b": 60},
+        legend=_LEGEND_RIGHT if legend_right else _LEGEND_TOP,
+        hovermode="closest",
+        **extra,
+    )
+    figure.update_xaxes(automargin=True)
+    figure.update_yaxes(automargin=True)
+    return figure
+
+
+def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that ran (status "ok"); every row of a frame without a status column."""
+    return frame[frame["status"] == "ok"] if "status" in frame else frame
+
+
+def error_bars(values, low, high) -> dict:
+    """Plotly `error_y` / `error_x` from each bar's value and its low and high (p10, p90)."""
+    values, low, high = (np.asarray(v, dtype=float) for v in (values, low, high))
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": np.maximum(high - values, 0),
+        "arrayminus": np.maximum(values - low, 0),
+        "thickness": 1.5,
+    }
+
+
+def variant_line(variant: str, x, y, **options) -> go.Scatter:
+    """One variant's curve in its colour (`options`: error_y, ...)."""
+    return go.Scatter(
+        x=x,
+        y=y,
+        mode="lines+markers",
+        name=variant,
+        line={"color": variant_color(variant), "width": 2.5},
+        **options,
+    )
+
+
+def empty_figure(title: str, message: str) -> go.Figure:
+    """A titled figure with `message` in its middle and no axes: what a chart of no rows shows."""
+    figure = go.Figure()
+    figure.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    figure.update_xaxes(visible=False)
+    figure.update_yaxes(visible=False)
+    return apply_layout(figure, title, "", "")

@@ -1,0 +1,255 @@
+"""How cost grows, as plotly figures: median latency over a swept axis (time steps or batch size)
+with the points where two variants' curves cross, the fitted cost of one more step, throughput
+and scaling efficiency over mirrored replicas, and the length of the dependent LSTM chain.
+Sweep frames, replica-sweep frames and the registry in; figures and the small frames they are
+drawn from out; no Streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from hierlstm.app.figure_style import (
+    apply_layout,
+    empty_figure,
+    error_bars,
+    ok_rows,
+    variant_color,
+    variant_line,
+)
+from hierlstm.i18n import t
+from hierlstm.registry import VARIANTS
+
+# --- latency over a swept axis ---------------------------------------------------------------
+
+
+def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
+    """Where two variants' median curves cross between measured points.
+
+    Columns: first, second (variant names), value (the axis value, interpolated on log-log
+    axes), median_s (there). First is faster below the crossing, second above.
+    """
+    frame = ok_rows(sweep_frame)
+    names = list(dict.fromkeys(frame["variant"]))
+    rows = []
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            a = frame[frame["variant"] == first].set_index("value")["median_s"]
+            b = frame[frame["variant"] == second].set_index("value")["median_s"]
+            common = sorted(set(a.index) & set(b.index))
+            for low, high in zip(common, common[1:], strict=False):
+                before = math.log(a[low] / b[low])
+                after = math.log(a[high] / b[high])
+                if before == 0 or before * after >= 0:
+                    continue
+                share = before / (before - after)  # where log(a/b) crosses 0
+                log_value = math.log(low) + share * (math.log(high) - math.log(low))
+                log_time = math.log(a[low]) + share * (math.log(a[high]) - math.log(a[low]))
+                faster_below = first if before < 0 else second
+                slower_below = second if faster_below == first else first
+                rows.append(
+                    {
+                        "first": faster_below,
+                        "second": slower_below,
+                        "value": math.exp(log_value),
+                        "median_s": math.exp(log_time),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["first", "second", "value", "median_s"])
+
+
+def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
+    """Median latency against time steps or batch size, log-log, crossings marked."""
+    frame = ok_rows(sweep_frame)
+    title = t("chart.scaling.title", lang, axis=t("axis_name." + axis, lang))
+    if frame.empty:
+        return empty_figure(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("value")
+        values = points["median_s"].to_numpy(dtype=float) * 1e3
+        figure.add_trace(
+            variant_line(
+                variant,
+                points["value"],
+                values,
+                error_y=error_bars(values, points["p10_s"] * 1e3, points["p90_s"] * 1e3),
+            )
+        )
+    crossings = crossovers(sweep_frame)
+    if not crossings.empty:
+        figure.add_trace(
+            go.Scatter(
+                x=crossings["value"],
+                y=crossings["median_s"] * 1e3,
+                mode="markers+text",
+                name=t("chart.scaling.crossover", lang),
+                marker={"symbol": "x", "size": 14, "color": "#999999", "line": {"width": 2}},
+                text=[f"≈{value:.3g}" for value in crossings["value"]],
+                textposition="bottom center",
+                hovertext=[
+                    t("chart.scaling.crossover_hover", lang, first=a, second=b, value=v)
+                    for a, b, v in zip(
+                        crossings["first"], crossings["second"], crossings["value"], strict=True
+                    )
+                ],
+                hoverinfo="text",
+            )
+        )
+    figure.update_xaxes(type="log", dtick="D2")
+    figure.update_yaxes(type="log", dtick="D2")
+    return apply_layout(
+        figure, title, t("axis_title." + axis, lang), t("chart.latency.y", lang), legend_right=True
+    )
+
+
+def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
+    """Least-squares fit median_s = intercept_s + slope_s * value, per variant.
+
+    slope_s is the cost of one more time step (or one more sample); intercept_s the fixed cost.
+    Columns: variant, slope_s, intercept_s, r2, points.
+    """
+    frame = ok_rows(sweep_frame)
+    rows = []
+    for variant, points in frame.groupby("variant", sort=False):
+        x = points["value"].to_numpy(dtype=float)
+        y = points["median_s"].to_numpy(dtype=float)
+        if len(points) < 2 or np.ptp(x) == 0:
+            slope = intercept = r2 = math.nan
+        else:
+            slope, intercept = np.polyfit(x, y, 1)
+            residual = y - (intercept + slope * x)
+            total = float(np.sum((y - y.mean()) ** 2))
+            r2 = 1.0 - float(np.sum(residual**2)) / total if total > 0 else math.nan
+        rows.append(
+            {
+                "variant": variant,
+                "slope_s": float(slope),
+                "intercept_s": float(intercept),
+                "r2": r2,
+                "points": len(points),
+            }
+        )
+    return pd.DataFrame(rows, columns=["variant", "slope_s", "intercept_s", "r2", "points"])
+
+
+def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
+    """The fitted slope per variant: milliseconds per extra time step (or sample)."""
+    title = t("chart.cost.title." + axis, lang)
+    fit = fit.dropna(subset=["slope_s"])
+    if fit.empty:
+        return empty_figure(title, "—")
+    values = fit["slope_s"].to_numpy(dtype=float) * 1e3
+    figure = go.Figure(
+        go.Bar(
+            x=fit["variant"],
+            y=values,
+            marker_color=[variant_color(v) for v in fit["variant"]],
+            text=[f"{value:.3g}" for value in values],
+            textposition="outside",
+            cliponaxis=False,
+            customdata=fit["r2"],
+            hovertemplate="%{x}: %{y:.4g} ms (R² %{customdata:.3f})<extra></extra>",
+        )
+    )
+    return apply_layout(
+        figure, title, t("chart.variant", lang), t("chart.cost.y." + axis, lang), showlegend=False
+    )
+
+
+# --- mirrored replicas -----------------------------------------------------------------------
+
+
+def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Samples per second against mirrored replicas (weak scaling: each replica keeps its
+    batch), per variant, beside the ideal n x one replica's throughput (dashed)."""
+    frame = ok_rows(replica_frame)
+    title = t("chart.replicas.throughput.title", lang)
+    if frame.empty:
+        return empty_figure(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("replicas")
+        figure.add_trace(variant_line(variant, points["replicas"], points["samples_per_s"]))
+        one = points[points["replicas"] == 1]["samples_per_s"]
+        if not one.empty:
+            figure.add_trace(
+                go.Scatter(
+                    x=points["replicas"],
+                    y=points["replicas"] * float(one.iloc[0]),
+                    mode="lines",
+                    name=t("chart.replicas.ideal", lang, variant=variant),
+                    line={"color": variant_color(variant), "width": 1.5, "dash": "dash"},
+                )
+            )
+    figure.update_xaxes(dtick=1)
+    return apply_layout(
+        figure,
+        title,
+        t("chart.replicas.x", lang),
+        t("chart.throughput.y", lang),
+        legend_right=True,
+    )
+
+
+def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Scaling efficiency (throughput with n replicas / (n x one replica)) with p10-p90 bars;
+    1 is perfect scaling."""
+    frame = ok_rows(replica_frame)
+    title = t("chart.replicas.efficiency.title", lang)
+    if frame.empty:
+        return empty_figure(title, "—")
+    figure = go.Figure()
+    for variant, points in frame.groupby("variant", sort=False):
+        points = points.sort_values("replicas")
+        figure.add_trace(
+            variant_line(
+                variant,
+                points["replicas"],
+                points["scaling_efficiency"],
+                error_y=error_bars(
+                    points["scaling_efficiency"], points["efficiency_p10"], points["efficiency_p90"]
+                ),
+            )
+        )
+    figure.add_hline(y=1.0, line={"dash": "dash", "color": "#999999", "width": 1})
+    figure.update_xaxes(dtick=1)
+    figure.update_yaxes(rangemode="tozero")
+    return apply_layout(
+        figure, title, t("chart.replicas.x", lang), t("chart.replicas.efficiency.y", lang)
+    )
+
+
+# --- the dependent chain ---------------------------------------------------------------------
+
+
+def chain_frame(variants: Sequence[str], rows: int, times: Sequence[int]) -> pd.DataFrame:
+    """Dependent sequential LSTM steps per variant and time length, from the registry's formula.
+    Columns: variant, time_steps, chain."""
+    records = [
+        {"variant": name, "time_steps": int(time), "chain": VARIANTS[name].chain(rows, int(time))}
+        for name in variants
+        for time in sorted(set(times))
+    ]
+    return pd.DataFrame(records, columns=["variant", "time_steps", "chain"])
+
+
+def chain_figure(chains: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Length of the dependent chain against time steps (from `chain_frame`), log-log."""
+    figure = go.Figure()
+    for variant, points in chains.groupby("variant", sort=False):
+        figure.add_trace(variant_line(variant, points["time_steps"], points["chain"]))
+    figure.update_xaxes(type="log", dtick="D2")
+    figure.update_yaxes(type="log", dtick="D2")
+    return apply_layout(
+        figure,
+        t("chart.chain.title", lang),
+        t("axis_title.time_steps", lang),
+        t("chart.chain.y", lang),
+        legend_right=True,
+    )
