@@ -98,7 +98,7 @@ shape_rows = [
     {
         _("trace.col.step"): step.path,
         _("trace.col.concrete"): display.shape_text(step.concrete_shape),
-        _("trace.col.note"): display.step_note(step, config.replace(variant="folded")),
+        _("trace.col.note"): display.step_note(step),
     }
     for step in steps
     if step.depth == 0

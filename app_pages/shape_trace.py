@@ -63,7 +63,7 @@ for tab, config in zip(tabs, configs, strict=True):
             help=_("trace.metric.memory.help"),
         )
         flow = axis_flow_chart.axis_flow_figure(steps, controls.language)
-        flow_data = display.trace_table(steps, config)
+        flow_data = display.trace_table(steps)
         display.chart(flow, flow_data, key=f"flow-{config.variant}")
         st.caption(_("trace.timing", ms=elapsed * 1e3))
         widths = {_("trace.col.step"): "medium", _("trace.col.note"): "large"}

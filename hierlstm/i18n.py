@@ -19,6 +19,12 @@ def _m(en: str, zh: str) -> dict[str, str]:
     return {"en": en, "zh": zh}
 
 
+# The input step's note, also the end of its note under a strategy (after the split).
+_NOTE_INPUT = (
+    "{batch} spectrograms of {height} rows (e.g. frequency bins) x {time} time steps, one channel.",
+    "{batch} 个频谱图，每个 {height} 行（如频率 bin）× {time} 个时间步，单通道。",
+)
+
 MESSAGES: dict[str, dict[str, str]] = {
     # --- frame -----------------------------------------------------------------------------
     "page.shape_trace": _m("Shape trace", "形状追踪"),
@@ -344,36 +350,50 @@ MESSAGES: dict[str, dict[str, str]] = {
     "trace.col.mflops": _m("MFLOPs", "MFLOPs"),
     "trace.col.kib": _m("output KiB", "输出 KiB"),
     "trace.col.note": _m("what happens", "发生了什么"),
-    # --- trace notes (the library writes the English ones; these are used in Chinese) ----------
-    "note.input": _m(
-        "{batch} spectrograms of {height} rows x {time} time steps, one channel.",
-        "{batch} 个频谱图，每个 {height} 行（如频率 bin）× {time} 个时间步，单通道。",
+    # --- trace notes: note.<path> or note.<variant>/<path> (hierlstm.model.trace_notes) ---------
+    "note.input": _m(*_NOTE_INPUT),
+    "note.input.replicas": _m(
+        "The global batch of {global_batch} is split over {replicas} replicas; each runs the "
+        "steps below on its {batch}. " + _NOTE_INPUT[0],
+        "全局批量 {global_batch} 被分到 {replicas} 个副本上；每个副本在自己的 {batch} 个样本上运行下面的各步。"
+        + _NOTE_INPUT[1],
     ),
     "note.conv": _m(
-        "{kernel}x{kernel} convolution, 'same' padding, {filters} filters.",
+        "{kernel}x{kernel} convolution, 'same' padding, {filters} filters: height and time are "
+        "kept, channels go from 1 to {filters}.",
         "{kernel}x{kernel} 卷积，'same' 填充，{filters} 个滤波器：高度和时间不变，通道数从 1 变为 "
         "{filters}。",
     ),
     "note.pool": _m(
-        "Max over every {pool} rows: height {height} -> {rows}.",
+        "Max over every {pool} rows: height {height} -> {rows}, time untouched.",
         "每 {pool} 行取最大值：高度 {height} -> {rows}，时间不变。",
     ),
     "note.permute": _m(
-        "Swaps height and time: each of the {time} steps holds {rows} rows of {filters} channels.",
+        "Swaps height and time: each of the {time} time steps now holds a {rows}-row "
+        "sub-sequence of {filters} channels.",
         "交换高度与时间轴：{time} 个时间步中的每一步现在都是一个 {rows} 行、{filters} 通道的子序列。",
     ),
     "note.fold": _m(
-        "Folds batch and time: {batch} x {time} = {folded} sub-sequences of {rows} rows.",
+        "Folds batch and time into one axis: {batch} x {time} = {folded} independent "
+        "sub-sequences of {rows} rows.",
         "把批量和时间折叠成一个轴：{batch} x {time} = {folded} 条相互独立的 {rows} 行子序列。",
     ),
     "note.inner_lstm": _m(
-        "One LSTM call over all {folded} sub-sequences ({rows} steps each).",
+        "One LSTM call over all {folded} sub-sequences ({rows} steps each), keeping the last "
+        "hidden state.",
         "一次 LSTM 调用处理全部 {folded} 条子序列（每条 {rows} 步），保留最后的隐藏状态。",
     ),
     "note.inner_rnn": _m(
-        "RNN(LSTMCell) over all {folded} sub-sequences ({rows} steps each).",
+        "RNN(LSTMCell) over all {folded} sub-sequences ({rows} steps each): same maths as LSTM, "
+        "never the cuDNN kernel.",
         "RNN(LSTMCell) 处理全部 {folded} 条子序列（每条 {rows} 步）：与 LSTM 数学相同，但永远不走 "
         "cuDNN 内核。",
+    ),
+    "note.inner_rnn/inner_cell": _m(
+        "The bare LSTMCell, one step on (batch*time, {filters}): the object that weight sharing "
+        "hands to several RNN layers; RNN loops it over the rows.",
+        "裸 LSTMCell，在 (batch*time, {filters}) 上走一步：权重共享时交给多个 RNN 层的正是这个对象；"
+        "RNN 沿行循环调用它。",
     ),
     "note.unfold": _m(
         "Splits the folded axis back into batch {batch} and time {time}.",
@@ -384,43 +404,65 @@ MESSAGES: dict[str, dict[str, str]] = {
         "外层 LSTM 沿 {time} 个时间步运行，返回每一步的输出。",
     ),
     "note.nested_rnn": _m(
-        "RNN over {time} steps whose cell runs a whole {rows}-step inner LSTM per step: "
-        "{chain} sequential steps.",
+        "RNN over {time} time steps whose cell runs a whole {rows}-step inner LSTM per step: a "
+        "chain of {time} x {rows} + {time} = {chain} sequential steps.",
         "沿 {time} 个时间步的 RNN，其单元在每一步都运行完整的 {rows} 步内层 LSTM：依赖链长 {time} x "
         "{rows} + {time} = {chain} 个顺序步。",
     ),
-    "note.time_distributed/summarise": _m(
-        "Keras 3 TimeDistributed with a known length: {time} inner LSTM calls in the graph.",
-        "Keras 3 中已知时间长度的 TimeDistributed：每个时间步调用一次内层 LSTM，图中追踪了 {time} "
-        "次调用，因此追踪时间随时间步数增长。",
-    ),
-    "note.vectorized_map/summarise": _m(
-        "tf.vectorized_map over the {time} time steps.",
-        "沿 {time} 个时间步的 tf.vectorized_map：pfor 把单步的内层 LSTM 改写成覆盖所有步的一个程序。",
-    ),
-    "note.time_distributed/summarise/inner_lstm": _m(
-        "The wrapped LSTM, called {time} times on (batch, {rows}, {filters}).",
-        "被包装的 LSTM，调用 {time} 次（每个时间步一次），输入 (batch, {rows}, {filters})；每次调用"
-        "都是自己的 {rows} 步循环。",
-    ),
-    "note.vectorized_map/summarise/inner_lstm": _m(
-        "The per-step program: the inner LSTM on (batch, {rows}, {filters}), run for all {time} "
-        "steps by pfor.",
-        "vectorized_map 的出发点：单个时间步上的内层 LSTM，输入 (batch, {rows}, {filters})；pfor "
-        "让它同时运行全部 {time} 步。",
-    ),
-    "note.inner_rnn/inner_cell": _m(
-        "The bare LSTMCell, one step on (batch*time, {filters}).",
-        "裸 LSTMCell，在 (batch*time, {filters}) 上走一步：权重共享时交给多个 RNN 层的正是这个对象；"
-        "RNN 沿行循环调用它。",
-    ),
     "note.nested_rnn/nested_cell/inner_lstm": _m(
-        "Inside each of the {time} outer steps: a full {rows}-step LSTM.",
+        "Inside each of the {time} outer steps: a full {rows}-step LSTM over that step's rows, "
+        "keeping the last hidden state.",
         "在 {time} 个外层步的每一步内部：对该步的行运行完整的 {rows} 步 LSTM，保留最后的隐藏状态。",
     ),
     "note.nested_rnn/nested_cell/outer_cell": _m(
-        "Then one step of the outer LSTMCell on that summary.",
+        "Then one step of the outer LSTMCell on that summary; its state [h, c] is the RNN's "
+        "state carried to the next time step.",
         "然后在该摘要上执行外层 LSTMCell 的一步；它的状态 [h, c] 就是传到下一时间步的 RNN 状态。",
+    ),
+    "note.time_distributed/summarise": _m(
+        "Keras 3 TimeDistributed with a known time length: calls the inner LSTM once per time "
+        "step, {time} calls traced into the graph, so tracing grows with time_steps.",
+        "Keras 3 中已知时间长度的 TimeDistributed：每个时间步调用一次内层 LSTM，图中追踪了 {time} "
+        "次调用，因此追踪时间随时间步数增长。",
+    ),
+    "note.time_distributed/summarise/inner_lstm": _m(
+        "The wrapped LSTM, called {time} times (once per time step) on (batch, {rows}, "
+        "{filters}); each call is its own {rows}-step loop.",
+        "被包装的 LSTM，调用 {time} 次（每个时间步一次），输入 (batch, {rows}, {filters})；每次调用"
+        "都是自己的 {rows} 步循环。",
+    ),
+    "note.vectorized_map/summarise": _m(
+        "tf.vectorized_map over the {time} time steps: pfor rewrites the per-step inner LSTM "
+        "into one program for all steps.",
+        "沿 {time} 个时间步的 tf.vectorized_map：pfor 把单步的内层 LSTM 改写成覆盖所有步的一个程序。",
+    ),
+    "note.vectorized_map/summarise/inner_lstm": _m(
+        "The per-time-step program vectorized_map starts from: the inner LSTM on one step "
+        "(batch, {rows}, {filters}); pfor runs it for all {time} steps at once.",
+        "vectorized_map 的出发点：单个时间步上的内层 LSTM，输入 (batch, {rows}, {filters})；pfor "
+        "让它同时运行全部 {time} 步。",
+    ),
+    "note.fused_lstm": _m(
+        "The whole model in one layer of plain TensorFlow ops; its steps, shown below, keep the "
+        "data time-major so no step needs a transpose.",
+        "整个模型是一层普通的 TensorFlow 算子；下面列出的各步都让数据保持时间优先，所以没有哪一步需要转置。",
+    ),
+    "note.fused_lstm/pooled_rows": _m(
+        "Conv, bias and max-pool written out, stored rows-first: {rows} rows x {time} time x "
+        "{batch} batch, so each inner step reads one contiguous slab.",
+        "直接写出的卷积、偏置和最大池化，按行优先存放：{rows} 行 × {time} 个时间步 × {batch} 个批量，"
+        "所以每个内层步读取一块连续内存。",
+    ),
+    "note.fused_lstm/inner_lstm": _m(
+        "{rows} unrolled LSTM steps over all {folded} sub-sequences at once (one matmul each); "
+        "the last hidden state, already time-major.",
+        "在全部 {folded} 条子序列上一次展开的 {rows} 步 LSTM（每步一次矩阵乘法）；最后的隐藏状态已经是"
+        "时间优先。",
+    ),
+    "note.fused_lstm/outer_lstm": _m(
+        "A while-loop over the {time} time steps carrying (h, c); transposed to (batch, time, "
+        "units) at the end.",
+        "沿 {time} 个时间步的 while 循环，携带 (h, c)；最后转置为 (batch, time, units)。",
     ),
     # --- variants (hierlstm.registry names them; their words are here) -------------------------------
     "variant.nested.title": _m("Nested cell (the question)", "嵌套单元（提问者的设计）"),
@@ -492,25 +534,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "[s, h] @ [W; U] 矩阵乘法。每个 sigmoid 都写成 0.5 + 0.5 tanh(z/2)，减半折进权重；在 XLA 下 3x3 "
         "卷积和最大池化合成一个移位乘加的融合循环（XLA 在 CPU 上的卷积在这里很慢）。参数和输出与其他变体"
         "相同。",
-    ),
-    "note.fused_lstm": _m(
-        "The whole model in one layer of plain TensorFlow ops, time-major throughout.",
-        "整个模型是一层普通的 TensorFlow 算子；下面列出的各步都让数据保持时间优先，所以没有哪一步需要转置。",
-    ),
-    "note.fused_lstm/pooled_rows": _m(
-        "Conv, bias and max-pool written out, stored rows-first: {rows} rows x {time} time x "
-        "{batch} batch.",
-        "直接写出的卷积、偏置和最大池化，按行优先存放：{rows} 行 × {time} 个时间步 × {batch} 个批量，"
-        "所以每个内层步读取一块连续内存。",
-    ),
-    "note.fused_lstm/inner_lstm": _m(
-        "{rows} unrolled LSTM steps over all {folded} sub-sequences at once.",
-        "在全部 {folded} 条子序列上一次展开的 {rows} 步 LSTM（每步一次矩阵乘法）；最后的隐藏状态已经是"
-        "时间优先。",
-    ),
-    "note.fused_lstm/outer_lstm": _m(
-        "A while-loop over the {time} time steps carrying (h, c).",
-        "沿 {time} 个时间步的 while 循环，携带 (h, c)；最后转置为 (batch, time, units)。",
     ),
     # --- benchmark -----------------------------------------------------------------------------
     "bench.title": _m("Which variant is fastest here?", "在这台机器上哪个变体最快？"),

@@ -13,9 +13,7 @@ import streamlit as st
 from hierlstm.app.caches import model_lstms
 from hierlstm.app.devices import cached_device_report
 from hierlstm.app.state import language, text
-from hierlstm.config import RunConfig
-from hierlstm.i18n import has_text
-from hierlstm.model import cudnn
+from hierlstm.model import cudnn, trace_notes
 from hierlstm.timing.records import BenchResult
 
 
@@ -92,32 +90,15 @@ def shape_text(shape) -> str:
     return "(" + ", ".join("None" if size is None else str(size) for size in shape) + ")"
 
 
-def step_note(step, config: RunConfig) -> str:
-    """The step's one-line explanation in the session's language (the library's own in
-    English; the catalogue's, filled from the config, otherwise)."""
-    if language() == "en":
-        return step.note
-    values = {
-        "batch": config.batch_size,
-        "time": config.time_steps,
-        "rows": config.rows,
-        "height": config.height,
-        "filters": config.filters,
-        "kernel": config.kernel_size,
-        "pool": config.pool_height,
-        "inner": config.inner_units,
-        "outer": config.outer_units,
-        "folded": config.batch_size * config.time_steps,
-        "chain": config.time_steps * config.rows + config.time_steps,
-    }
-    for key in (f"note.{config.variant}/{step.path}", f"note.{step.path}"):
-        if has_text(key, language()):
-            return text(key, **values)
-    return step.note
+def step_note(step) -> str:
+    """The step's one-line explanation in the session's language: its catalogue message, filled
+    with the values the trace computed."""
+    return trace_notes.step_note(step, language())
 
 
-def trace_table(steps, config: RunConfig) -> pd.DataFrame:
-    """One row per step: symbolic beside concrete shape, axes, calls, params, FLOPs, bytes."""
+def trace_table(steps) -> pd.DataFrame:
+    """One row per step: symbolic beside concrete shape, axes, note, calls, params, FLOPs,
+    bytes."""
     rows = []
     for step in steps:
         rows.append(
@@ -130,7 +111,7 @@ def trace_table(steps, config: RunConfig) -> pd.DataFrame:
                     " × ".join(text("axis." + part) for part in axis.split("*"))
                     for axis in step.axes
                 ),
-                text("trace.col.note"): step_note(step, config),
+                text("trace.col.note"): step_note(step),
                 text("trace.col.calls"): step.calls,
                 text("trace.col.params"): step.params,
                 text("trace.col.mflops"): round(step.flops / 1e6, 3),

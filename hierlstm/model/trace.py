@@ -9,6 +9,9 @@ shape arithmetic; the tests cross-check these shapes against an executed forward
 
 Under a tf.distribute strategy every replica runs the model on its share of the global batch,
 so the concrete shapes, FLOPs and bytes are one replica's: batch_size / replicas.
+
+Each step's explanation is a catalogue message key and its values (`hierlstm.model.trace_notes`);
+`step_note(step, lang)` renders it.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import RunConfig, per_replica_batch
-from hierlstm.model import cost
+from hierlstm.model import cost, trace_notes
 from hierlstm.model.builders import build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM
 from hierlstm.model.layers import NestedCell, VectorizedSummariser
+from hierlstm.model.trace_notes import step_note
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.distribute import planned_replicas
 
@@ -41,10 +45,16 @@ class TraceStep:
     params: int
     flops: int  # over all calls of this step in one forward pass
     output_bytes: int  # one call's output
-    note: str
+    note_key: str  # a `note.*` message of hierlstm.i18n
+    note_values: dict = dataclasses.field(hash=False)  # the numbers that message takes
     depth: int = 0  # 0: a layer of the model; 1: inside a wrapper or cell
     calls: int = 1  # calls per forward pass (TimeDistributed's child: time_steps)
     replicas: int = 1  # replicas running this step at once, each with the shapes above
+
+    @property
+    def note(self) -> str:
+        """The note in English (the CLI's text and the JSON's `note`)."""
+        return step_note(self)
 
     def to_dict(self) -> dict:
         return {
@@ -57,6 +67,8 @@ class TraceStep:
             "flops": self.flops,
             "output_bytes": self.output_bytes,
             "note": self.note,
+            "note_key": self.note_key,
+            "note_values": dict(self.note_values),
             "depth": self.depth,
             "calls": self.calls,
             "replicas": self.replicas,
@@ -79,38 +91,6 @@ AXES = {
     "fused_lstm": ("batch", "time", "units"),
 }
 STEP_AXES = ("batch", "units")  # a per-time-step call inside a wrapper or cell
-
-
-def _notes(config: RunConfig) -> dict[str, str]:
-    c, b, t = config, config.batch_size, config.time_steps
-    return {
-        "input": f"{b} spectrograms of {c.height} rows (e.g. frequency bins) x {t} time steps, "
-        "one channel.",
-        "conv": f"{c.kernel_size}x{c.kernel_size} convolution, 'same' padding, {c.filters} "
-        "filters: height and time are kept, channels go from 1 to "
-        f"{c.filters}.",
-        "pool": f"Max over every {c.pool_height} rows: height {c.height} -> {c.rows}, time "
-        "untouched.",
-        "permute": f"Swaps height and time: each of the {t} time steps now holds a {c.rows}-row "
-        f"sub-sequence of {c.filters} channels.",
-        "fold": f"Folds batch and time into one axis: {b} x {t} = {b * t} independent "
-        f"sub-sequences of {c.rows} rows.",
-        "inner_lstm": f"One LSTM call over all {b * t} sub-sequences ({c.rows} steps each), "
-        "keeping the last hidden state.",
-        "inner_rnn": f"RNN(LSTMCell) over all {b * t} sub-sequences ({c.rows} steps each): "
-        "same maths as LSTM, never the cuDNN kernel.",
-        "unfold": f"Splits the folded axis back into batch {b} and time {t}.",
-        "outer_lstm": f"The outer LSTM runs over the {t} time steps, returning every step.",
-        "nested_rnn": f"RNN over {t} time steps whose cell runs a whole {c.rows}-step inner LSTM "
-        f"per step: a chain of {t} x {c.rows} + {t} = {t * c.rows + t} sequential steps.",
-        "time_distributed/summarise": "Keras 3 TimeDistributed with a known time length: calls "
-        f"the inner LSTM once per time step, {t} calls traced into the graph, so tracing grows "
-        "with time_steps.",
-        "fused_lstm": "The whole model in one layer of plain TensorFlow ops; its steps, shown "
-        "below, keep the data time-major so no step needs a transpose.",
-        "vectorized_map/summarise": f"tf.vectorized_map over the {t} time steps: pfor rewrites "
-        "the per-step inner LSTM into one program for all steps.",
-    }
 
 
 def _flops(name: str, config: RunConfig) -> int:
@@ -161,11 +141,8 @@ def trace_shapes(config: RunConfig, model: keras.Model | None = None) -> list[Tr
     steps = _model_steps(config, model or build_model(config))
     if replicas == 1:
         return steps
-    share = (
-        f"The global batch of {global_batch} is split over {replicas} replicas; each runs the "
-        f"steps below on its {config.batch_size}. "
-    )
-    steps[0] = dataclasses.replace(steps[0], note=share + steps[0].note)
+    key, values = trace_notes.replicas_note(config, global_batch, replicas)
+    steps[0] = dataclasses.replace(steps[0], note_key=key, note_values=values)
     return [dataclasses.replace(step, replicas=replicas) for step in steps]
 
 
@@ -174,19 +151,17 @@ def _model_steps(config: RunConfig, model: keras.Model) -> list[TraceStep]:
     input_spec = tf.TensorSpec((config.batch_size, config.height, config.time_steps, 1), tf.float32)
     probe = keras.Model(model.input, [layer.output for layer in layers])
     specs = [input_spec, *_traced(lambda x: probe(x, training=False), input_spec)]
-    notes = _notes(config)
-    steps = [_step("input", "InputLayer", model.inputs[0].shape, input_spec, 0, 0, notes["input"])]
+    steps = [_step(config, "input", "InputLayer", model.inputs[0].shape, input_spec, 0, 0)]
     for index, layer in enumerate(layers, start=1):
-        note = notes.get(f"{config.variant}/{layer.name}", notes.get(layer.name, ""))
         steps.append(
             _step(
+                config,
                 layer.name,
                 type(layer).__name__,
                 layer.output.shape,
                 specs[index],
                 layer.count_params(),
                 _flops(layer.name, config),
-                note,
             )
         )
         parent_inputs = [specs[i] for i in _layer_inputs(model, layer)]
@@ -194,8 +169,9 @@ def _model_steps(config: RunConfig, model: keras.Model) -> list[TraceStep]:
     return steps
 
 
-def _step(path, layer, symbolic, spec, params, flops, note, depth=0, calls=1, axes=None):
+def _step(config, path, layer, symbolic, spec, params, flops, depth=0, calls=1, axes=None):
     concrete = tuple(spec.shape.as_list())
+    note_key, note_values = trace_notes.note(config, path)
     return TraceStep(
         path=path,
         layer=layer,
@@ -205,7 +181,8 @@ def _step(path, layer, symbolic, spec, params, flops, note, depth=0, calls=1, ax
         params=int(params),
         flops=int(flops),
         output_bytes=_nbytes(spec),
-        note=note,
+        note_key=note_key,
+        note_values=note_values,
         depth=depth,
         calls=calls,
     )
@@ -216,29 +193,19 @@ def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
     b, t, rows = config.batch_size, config.time_steps, config.rows
     (parent_input, *_) = parent_inputs  # (B, T, R, C) for every wrapper below
     inner_flops = cost.inner_lstm_flops(config, b, t)
-    per_step_notes = {
-        keras.layers.TimeDistributed: (
-            f"The wrapped LSTM, called {t} times (once per time step) on (batch, {rows}, "
-            f"{config.filters}); each call is its own {rows}-step loop."
-        ),
-        VectorizedSummariser: (
-            f"The per-time-step program vectorized_map starts from: the inner LSTM on one step "
-            f"(batch, {rows}, {config.filters}); pfor runs it for all {t} steps at once."
-        ),
-    }
-    if type(layer) in per_step_notes:  # a wrapper calling one LSTM per time step
+    if type(layer) in (keras.layers.TimeDistributed, VectorizedSummariser):  # one LSTM per step
         child = layer.layer if isinstance(layer, keras.layers.TimeDistributed) else layer.inner_lstm
         spec = _traced(lambda x: child(x[:, 0]), parent_input)[0]  # (B, R, C) -> (B, inner)
         symbolic = child.compute_output_shape((None, rows, config.filters))
         return [
             _step(
+                config,
                 f"{layer.name}/{child.name}",
                 type(child).__name__,
                 symbolic,
                 spec,
                 child.count_params(),
                 inner_flops,
-                per_step_notes[type(layer)],
                 depth=1,
                 calls=t,
                 axes=STEP_AXES,
@@ -251,19 +218,15 @@ def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
     if type(layer) is keras.layers.RNN and isinstance(layer.cell, keras.layers.LSTMCell):
         cell = layer.cell
         spec = _traced(lambda x: cell(x[:, 0], cell.get_initial_state(b * t))[0], parent_input)[0]
-        note = (
-            f"The bare LSTMCell, one step on (batch*time, {config.filters}): the object that "
-            "weight sharing hands to several RNN layers; RNN loops it over the rows."
-        )
         return [
             _step(
+                config,
                 f"{layer.name}/{cell.name}",
                 type(cell).__name__,
                 (None, cell.units),
                 spec,
                 cell.count_params(),
                 inner_flops,
-                note,
                 depth=1,
                 calls=rows,
                 axes=("batch*time", "units"),
@@ -275,7 +238,7 @@ def _children(config: RunConfig, layer, parent_inputs) -> list[TraceStep]:
 def _fused_children(config, layer, parent_input) -> list[TraceStep]:
     """The fused layer's three stages, each run on the real output of the one before (its
     while-loop's TensorArray hides the time length from shape inference, so these run)."""
-    b, t, rows = config.batch_size, config.time_steps, config.rows
+    b, t = config.batch_size, config.time_steps
     inputs = tf.zeros(parent_input.shape, parent_input.dtype)  # (B, H, T, 1)
     pooled_value = layer.pooled_rows(inputs)  # -> (R, T, B, C)
     summaries_value = layer.inner_lstm(pooled_value)  # -> (T, B, inner)
@@ -300,39 +263,33 @@ def _fused_children(config, layer, parent_input) -> list[TraceStep]:
             pooled,
             ("height", "time", "batch", "channels"),
             cost.conv_flops(config, b, t) + cost.pool_flops(config, b, t),
-            f"Conv, bias and max-pool written out, stored rows-first: {rows} rows x {t} time x "
-            f"{b} batch, so each inner step reads one contiguous slab.",
         ),
         (
             "inner_lstm",
             summaries,
             ("time", "batch", "units"),
             cost.inner_lstm_flops(config, b, t),
-            f"{rows} unrolled LSTM steps over all {b * t} sub-sequences at once (one matmul each); "
-            "the last hidden state, already time-major.",
         ),
         (
             "outer_lstm",
             outputs,
             ("time", "batch", "units"),
             cost.outer_lstm_flops(config, b, t),
-            f"A while-loop over the {t} time steps carrying (h, c); transposed to (batch, time, "
-            "units) at the end.",
         ),
     ]
     return [
         _step(
+            config,
             f"{layer.name}/{name}",
             "ops",
             symbolic[name],
             spec,
             0,
             flops,
-            note,
             depth=1,
             axes=axes,
         )
-        for name, spec, axes, flops, note in stages
+        for name, spec, axes, flops in stages
     ]
 
 
@@ -351,27 +308,25 @@ def _nested_children(config, layer, parent_input) -> list[TraceStep]:
     outer_spec = _traced(outer, parent_input)[0]
     return [
         _step(
+            config,
             f"{layer.name}/{cell.name}/inner_lstm",
             "RNN(LSTMCell)",
             cell.inner_lstm.compute_output_shape((None, rows, config.filters)),
             inner_spec,
             cell.inner_lstm.count_params(),
             cost.inner_lstm_flops(config, b, t),
-            f"Inside each of the {t} outer steps: a full {rows}-step LSTM over that step's rows, "
-            "keeping the last hidden state.",
             depth=1,
             calls=t,
             axes=STEP_AXES,
         ),
         _step(
+            config,
             f"{layer.name}/{cell.name}/outer_cell",
             "LSTMCell",
             (None, cell.outer_cell.units),
             outer_spec,
             cell.outer_cell.count_params(),
             cost.outer_lstm_flops(config, b, t),
-            "Then one step of the outer LSTMCell on that summary; its state [h, c] is the RNN's "
-            "state carried to the next time step.",
             depth=1,
             calls=t,
             axes=STEP_AXES,

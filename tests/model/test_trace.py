@@ -1,13 +1,23 @@
+import functools
+import json
+import string
+import subprocess
+import sys
+from pathlib import Path
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from hierlstm.config import RunConfig
+from hierlstm.i18n import LANGUAGES, MESSAGES
 from hierlstm.model import cost
 from hierlstm.model.builders import build_model
-from hierlstm.model.trace import trace_report, trace_shapes
+from hierlstm.model.trace import step_note, trace_report, trace_shapes
 from hierlstm.registry import VARIANTS
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TRUNK = [
     ("input", "InputLayer", (None, 36, None, 1), (4, 36, 10, 1)),
@@ -124,6 +134,7 @@ def test_trace_totals_and_fields_are_consistent(variant):
     for step in report["layers"]:
         assert len(step["axes"]) == len(step["concrete_shape"]) == len(step["symbolic_shape"])
         assert step["note"], step["path"]
+        assert step["note"] == MESSAGES[step["note_key"]]["en"].format(**step["note_values"])
         elements = int(np.prod(step["concrete_shape"]))
         assert step["output_bytes"] == elements * (4 if step["path"] == "input" else 2)
 
@@ -132,6 +143,76 @@ def test_time_distributed_trace_says_tracing_grows_with_time():
     steps = {s.path: s for s in trace_shapes(RunConfig(variant="time_distributed", time_steps=6))}
     assert steps["summarise/inner_lstm"].calls == 6
     assert "6 calls" in steps["summarise"].note and "grows" in steps["summarise"].note
+    assert "6 次调用" in step_note(steps["summarise"], "zh")
+
+
+# --- notes: catalogue keys and values -----------------------------------------------------
+
+# Both strategies the trace supports in one process: mirrored only names its two devices.
+STRATEGIES = {"none": {}, "mirrored": {"strategy": "mirrored", "devices": "cpu:0,cpu:1"}}
+
+
+@functools.cache
+def traced(variant: str, strategy: str) -> tuple:
+    config = RunConfig(variant=variant, batch_size=4, time_steps=2, **STRATEGIES[strategy])
+    return tuple(trace_shapes(config))
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_note_is_a_catalogue_message_in_both_languages(variant, strategy):
+    for step in traced(variant, strategy):
+        entry = MESSAGES[step.note_key]  # KeyError: a note the catalogue lacks
+        assert all(type(value) in (int, str) for value in step.note_values.values()), step.path
+        for lang in LANGUAGES:
+            assert fields(entry[lang]) == set(step.note_values), (step.path, lang)
+            assert step_note(step, lang) == entry[lang].format(**step.note_values), step.path
+        record = json.loads(json.dumps(step.to_dict()))
+        assert (record["note"], record["note_key"]) == (step_note(step), step.note_key)
+        assert record["note_values"] == step.note_values
+
+
+def test_every_note_in_the_catalogue_is_one_some_trace_gives():
+    given = {step.note_key for v in VARIANTS for s in STRATEGIES for step in traced(v, s)}
+    assert sorted(key for key in MESSAGES if key.startswith("note.")) == sorted(given)
+
+
+def test_notes_are_one_replicas_in_both_languages():
+    config = RunConfig(batch_size=8, time_steps=10, strategy="mirrored", devices="cpu:0,cpu:1")
+    steps = {step.path: step for step in trace_shapes(config)}
+    assert (steps["input"].note_key, steps["input"].note_values) == (
+        "note.input.replicas",
+        {"global_batch": 8, "replicas": 2, "batch": 4, "height": 36, "time": 10},
+    )
+    assert step_note(steps["input"]) == (
+        "The global batch of 8 is split over 2 replicas; each runs the steps below on its 4. "
+        "4 spectrograms of 36 rows (e.g. frequency bins) x 10 time steps, one channel."
+    )
+    assert step_note(steps["input"], "zh").startswith("全局批量 8 被分到 2 个副本上")
+    assert "4 个频谱图" in step_note(steps["input"], "zh")
+    assert step_note(steps["fold"]) == (
+        "Folds batch and time into one axis: 4 x 10 = 40 independent sub-sequences of 12 rows."
+    )
+    assert step_note(steps["fold"], "zh") == (
+        "把批量和时间折叠成一个轴：4 x 10 = 40 条相互独立的 12 行子序列。"
+    )
+    alone = {step.path: step for step in trace_shapes(config.replace(strategy="none", devices=""))}
+    assert alone["input"].note_key == "note.input" and alone["input"].note_values["batch"] == 8
+
+
+def test_notes_import_without_tensorflow_or_streamlit():
+    code = (
+        "import hierlstm.model.trace_notes, sys; "
+        "print('tensorflow' in sys.modules, 'streamlit' in sys.modules)"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert completed.stdout.strip() == "False False", completed.stderr[-2000:]
 
 
 def test_cost_model_formulas():

@@ -1,0 +1,65 @@
+"""Trace notes as message keys and values: which catalogue message explains a traced step, the
+numbers it is filled with, and the note rendered in a language.
+
+The sentences, English and Chinese, live only in `hierlstm.i18n` (the `note.*` keys). A step's
+note is `note.<path>`, or `note.<variant>/<path>` where one variant's layer of that name does
+something else (`summarise` is a TimeDistributed in one variant, a vectorized_map in another).
+A step carries the key and the values its message takes, computed here from the config the
+shapes come from, so under a strategy they are one replica's, as the shapes are. No TensorFlow
+and no Streamlit: the app and the CLI render notes without importing either.
+"""
+
+from __future__ import annotations
+
+import string
+
+from hierlstm.config import RunConfig
+from hierlstm.i18n import DEFAULT_LANGUAGE, MESSAGES, t
+from hierlstm.registry import VARIANTS
+
+REPLICAS_KEY = "note.input.replicas"  # the input's note under a strategy: the split, then the input
+
+
+def quantities(config: RunConfig) -> dict[str, int]:
+    """Every number a note may mention, for `config`."""
+    batch, time, rows = config.batch_size, config.time_steps, config.rows
+    return {
+        "batch": batch,
+        "time": time,
+        "rows": rows,
+        "height": config.height,
+        "filters": config.filters,
+        "kernel": config.kernel_size,
+        "pool": config.pool_height,
+        "folded": batch * time,  # the folded axis, batch*time
+        "chain": VARIANTS[config.variant].chain(rows, time),
+    }
+
+
+def fields(key: str) -> list[str]:
+    """The names message `key` takes (the same in every language; the catalogue tests check)."""
+    template = MESSAGES[key][DEFAULT_LANGUAGE]
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+
+
+def _pick(key: str, available: dict) -> tuple[str, dict]:
+    """`key` and the values its message takes; KeyError for a key the catalogue lacks."""
+    return key, {name: available[name] for name in dict.fromkeys(fields(key))}
+
+
+def note(config: RunConfig, path: str) -> tuple[str, dict]:
+    """(key, values) of the note on step `path` of `config.variant`."""
+    specific = f"note.{config.variant}/{path}"
+    return _pick(specific if specific in MESSAGES else f"note.{path}", quantities(config))
+
+
+def replicas_note(config: RunConfig, global_batch: int, replicas: int) -> tuple[str, dict]:
+    """(key, values) of the input's note when `replicas` replicas split `global_batch` and
+    `config` is one replica's."""
+    available = {**quantities(config), "global_batch": global_batch, "replicas": replicas}
+    return _pick(REPLICAS_KEY, available)
+
+
+def step_note(step, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The note of a `TraceStep` in `lang`."""
+    return t(step.note_key, lang, **step.note_values)
