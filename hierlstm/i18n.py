@@ -73,7 +73,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "lock.scaling": _m("a sweep", "一次扫描"),
     "lock.weight_sharing": _m("a weight-sharing timing", "一次权重共享计时"),
     "lock.lesson": _m("the lesson's measurements", "课程中的测量"),
-    "page.failed": _m("This page could not be shown: {error}", "无法显示此页面：{error}"),
+    "page.failed": _m(
+        "hierlstm hit an internal error, logged on the server: {error}",
+        "hierlstm 内部出错（已记录在服务器日志中）：{error}",
+    ),
     "trace.failed": _m("Could not trace {variant}: {error}", "无法追踪 {variant}：{error}"),
     "run.failed": _m("The run failed: {error}", "运行失败：{error}"),
     "run.over_limit": _m("Not run: {reason}", "未运行：{reason}"),

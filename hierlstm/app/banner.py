@@ -30,7 +30,7 @@ def strategy_status(config: RunConfig) -> str:
 
     try:
         run_plan = distribute.plan(config)
-    except (ValueError, RuntimeError) as error:
+    except (SettingError, RuntimeError) as error:
         return text("banner.strategy.invalid", strategy=config.strategy, error=first_line(error))
     return text(
         "banner.strategy.mirrored",

@@ -8,6 +8,7 @@ import sys
 from hierlstm.cli.format import _table, format_trace
 from hierlstm.cli.parser import UsageError, _seed, config_from_args
 from hierlstm.cli.timing import _store
+from hierlstm.config import SettingError
 
 
 def cmd_variants(args) -> int:
@@ -41,7 +42,7 @@ def cmd_trace(args) -> int:
     try:
         check_trace_budget(config)
         report = trace_report(config)
-    except ValueError as error:  # the batch does not split over the replicas; no cluster
+    except SettingError as error:  # the batch does not split over the replicas; no cluster
         raise UsageError(str(error)) from None
     if args.json:
         print(json.dumps(report, indent=2))

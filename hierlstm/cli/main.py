@@ -9,6 +9,7 @@ import sys
 from hierlstm.cli.commands import cmd_check, cmd_results, cmd_trace, cmd_variants
 from hierlstm.cli.parser import UsageError, _count, build_parser
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker
+from hierlstm.config import SettingError
 
 COMMANDS = {
     "variants": cmd_variants,
@@ -34,7 +35,7 @@ def _join_cluster(args) -> None:
     try:
         addresses = parse_cluster(args.cluster)
         set_cluster(addresses, _count("--task-index", args.task_index, 0, len(addresses) - 1))
-    except ValueError as error:
+    except SettingError as error:
         raise UsageError(str(error)) from None
 
 
@@ -48,7 +49,7 @@ def _start_devices(args, logical_cpus: int | None) -> None:
             cluster.ensure_logical_cpus(logical_cpus)
         if args.command == "worker" or getattr(args, "strategy", None) == "multi_worker":
             distribute.multi_worker_strategy()
-    except (RuntimeError, ValueError) as error:
+    except (RuntimeError, SettingError) as error:
         raise UsageError(str(error)) from None
 
 

@@ -16,7 +16,7 @@ import json
 import os
 import re
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, SettingError
 
 LOGICAL_CPUS_ENV = "HIERLSTM_LOGICAL_CPUS"  # read by `ensure_logical_cpus_from_environment`
 MAX_LOGICAL_CPUS = 64
@@ -38,7 +38,7 @@ def ensure_logical_cpus(count: int) -> int:
     import tensorflow as tf
 
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_LOGICAL_CPUS:
-        raise ValueError(
+        raise SettingError(
             f"logical CPU count must be a whole number from 1 to {MAX_LOGICAL_CPUS}; got {count!r}."
         )
     cpu = tf.config.list_physical_devices("CPU")[0]
@@ -64,7 +64,7 @@ def ensure_logical_cpus_from_environment() -> int | None:
     if not text:
         return None
     if not text.isdigit():
-        raise ValueError(f"{LOGICAL_CPUS_ENV} must be a whole number; got {text!r}.")
+        raise SettingError(f"{LOGICAL_CPUS_ENV} must be a whole number; got {text!r}.")
     return ensure_logical_cpus(int(text))
 
 
@@ -80,19 +80,19 @@ def parse_cluster(text: str) -> tuple[str, ...]:
         if not _ADDRESS_PATTERN.match(address) or not 1 <= int(address.rsplit(":", 1)[1]) <= 65535
     ]
     if not addresses or bad:
-        raise ValueError(
+        raise SettingError(
             "--cluster must be comma-separated HOST:PORT, one per worker, the same list on every "
             f"worker (e.g. 10.0.0.1:12345,10.0.0.2:12345); got {text!r}."
         )
     if len(set(addresses)) != len(addresses):
-        raise ValueError(f"--cluster must name each worker once; got {text!r}.")
+        raise SettingError(f"--cluster must name each worker once; got {text!r}.")
     return addresses
 
 
 def set_cluster(addresses: tuple[str, ...], task_index: int) -> dict:
     """Writes TF_CONFIG for worker `task_index` of `addresses` (before the strategy is made)."""
     if not 0 <= task_index < len(addresses):
-        raise ValueError(
+        raise SettingError(
             f"--task-index must be from 0 to {len(addresses) - 1} for {len(addresses)} workers; "
             f"got {task_index}."
         )
@@ -115,7 +115,7 @@ def cluster_from_environment() -> tuple[tuple[str, ...], str, int] | None:
         members = tuple(cluster.get("chief", [])) + tuple(cluster["worker"])
         task_type, task_index = str(tf_config["task"]["type"]), int(tf_config["task"]["index"])
     except (ValueError, KeyError, TypeError):
-        raise ValueError(
+        raise SettingError(
             'TF_CONFIG must be JSON like {"cluster": {"worker": ["host:port", ...]}, "task": '
             f'{{"type": "worker", "index": 0}}}}; got {text[:80]!r}.'
         ) from None
@@ -126,7 +126,7 @@ def require_cluster(config: RunConfig) -> tuple[tuple[str, ...], str, int]:
     """`cluster_from_environment()`, or ValueError saying how to describe the cluster."""
     cluster = cluster_from_environment()
     if cluster is None:
-        raise ValueError(
+        raise SettingError(
             f"strategy {config.strategy} needs a cluster: set TF_CONFIG, or start each machine "
             "with `python -m hierlstm worker --cluster HOST:PORT,... --task-index I`."
         )

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hierlstm.config import RunConfig, per_replica_batch
+from hierlstm.config import RunConfig, SettingError, per_replica_batch
 from hierlstm.timing.cluster import (
     is_local_device,
     local_devices,
@@ -73,7 +73,7 @@ def _resolve(spec: str) -> str:
     if int(index) >= len(names):
         shown = ", ".join(f"{kind.lower()}:{i}" for i in range(len(names))) or "none"
         hint = " (split the CPU with --logical-cpus N)" if kind == "CPU" else ""
-        raise ValueError(
+        raise SettingError(
             f"devices names {spec}, but this process sees {len(names)} {kind} device(s): "
             f"{shown}{hint}."
         )
@@ -98,7 +98,7 @@ def multi_worker_strategy():
     try:
         return tf.distribute.MultiWorkerMirroredStrategy()
     except RuntimeError as error:
-        raise ValueError(
+        raise SettingError(
             "strategy multi_worker must be set up before TensorFlow runs anything in the "
             f"process; start it with `python -m hierlstm worker ...` ({error})."
         ) from None
@@ -109,7 +109,7 @@ def make_strategy(config: RunConfig):
     if config.strategy == "multi_worker":
         return multi_worker_strategy()
     if config.strategy != "mirrored":
-        raise ValueError(
+        raise SettingError(
             f"make_strategy needs strategy mirrored or multi_worker; got {config.strategy!r}."
         )
     return _mirrored(tuple(_resolve(spec) for spec in replica_device_specs(config)))
@@ -134,7 +134,7 @@ def plan(config: RunConfig) -> Plan:
     from hierlstm.timing.devices import device_string
 
     if config.variant in UNSUPPORTED:
-        raise ValueError(UNSUPPORTED[config.variant])
+        raise SettingError(UNSUPPORTED[config.variant])
     strategy = make_strategy(config)
     devices = tuple(strategy.extended.worker_devices)
     shorts = [short_name(name) for name in devices]
@@ -143,7 +143,7 @@ def plan(config: RunConfig) -> Plan:
         and shorts[0].startswith("/CPU")
         and tf.config.list_logical_devices("GPU")
     ):
-        raise ValueError(
+        raise SettingError(
             "replicas on CPU devices need lstm_kernel generic on a machine with a GPU: Keras "
             "takes the cuDNN path whenever a GPU is visible, wherever the replica runs."
         )

@@ -212,33 +212,41 @@ def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
     assert app.button(key="run").disabled is False  # enabled again after the run
 
 
-def test_a_failing_run_is_one_line(app, database, monkeypatch):
-    import hierlstm.app.outcomes
+def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(
+    app, database, monkeypatch, caplog
+):
+    import hierlstm.measure
+    from hierlstm.timing import runlock
 
     def broken(*args, **kwargs):
         raise RuntimeError("the device went away\nwith a second line")
 
-    monkeypatch.setattr(hierlstm.app.outcomes, "compare", broken)
+    monkeypatch.setattr(hierlstm.measure, "compare", broken)
     _open(app, "app_pages/benchmark.py", TINY)
-    _run(app)
+    with caplog.at_level("ERROR", logger="hierlstm.app"):
+        _run(app)
     assert not app.exception
+    # Not "The run failed: ...": a RuntimeError from our code is a bug, not the run's failure.
     assert [error.value for error in app.error] == [
-        "The run failed: unexpected RuntimeError: the device went away"
+        "hierlstm hit an internal error, logged on the server: the device went away"
     ]
+    (record,) = [r for r in caplog.records if r.name == "hierlstm.app"]
+    assert record.exc_info[0] is RuntimeError
+    assert runlock.is_free("CPU") and ResultStore(database).count() == 0
 
 
 def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch):
     import tensorflow as tf
 
-    import hierlstm.app.outcomes
+    import hierlstm.measure
     from hierlstm.timing import runlock
 
-    real_compare = hierlstm.app.outcomes.compare
+    real_compare = hierlstm.measure.compare
 
     def out_of_memory(*args, **kwargs):
         raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor\nmore")
 
-    monkeypatch.setattr(hierlstm.app.outcomes, "compare", out_of_memory)
+    monkeypatch.setattr(hierlstm.measure, "compare", out_of_memory)
     _open(app, "app_pages/benchmark.py", TINY)
     _run(app)
     assert not app.exception
@@ -247,7 +255,7 @@ def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch)
         "OOM when allocating tensor"
     ]
     assert runlock.is_free("CPU") and ResultStore(database).count() == 0
-    monkeypatch.setattr(hierlstm.app.outcomes, "compare", real_compare)
+    monkeypatch.setattr(hierlstm.measure, "compare", real_compare)
     _run(app)  # the next run works
     _clean(app)
     assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6
