@@ -29,19 +29,20 @@ for tab, config in zip(tabs, configs, strict=True):
         start = time.perf_counter()
         try:
             steps = caches.trace(config)
-        except Exception as error:  # one variant failing must not hide the others
+        except failures.RUN_FAILURES as error:  # one variant failing must not hide the others
             st.error(_("trace.failed", variant=config.variant, error=failures.first_line(error)))
             continue
         elapsed = time.perf_counter() - start
         top = [step for step in steps if step.depth == 0]
-        replica = config.replace(batch_size=config.batch_size // top[0].replicas)
-        if top[0].replicas > 1:  # under a strategy the trace is one replica's
+        per_replica = top[0].concrete_shape[0]  # under a strategy the trace is one replica's
+        replica = config.replace(batch_size=per_replica)
+        if top[0].replicas > 1:
             st.info(
                 _(
                     "trace.replicas",
                     batch=config.batch_size,
                     replicas=top[0].replicas,
-                    per=config.batch_size // top[0].replicas,
+                    per=per_replica,
                 ),
                 icon=":material/call_split:",
             )

@@ -1,36 +1,149 @@
+"""The import direction of the package, checked over every module (not a hand-written list):
+the layers of the tree import one way, only the app imports Streamlit, the settings and the
+arithmetic import neither TensorFlow nor Keras, and no modules import each other in a cycle,
+function-level imports included."""
+
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
-CORE_MODULES = [
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "hierlstm"
+# Each layer may import only the layers before it in this list (and itself).
+LAYERS = (
+    ("hierlstm._native", "hierlstm.i18n", "hierlstm.config", "hierlstm.registry"),
+    ("hierlstm.model",),
+    ("hierlstm.timing",),
+    ("hierlstm.results",),
+    ("hierlstm.measure",),
+    ("hierlstm.app", "hierlstm.cli"),
+    ("hierlstm.__main__",),
+)
+PURE = [
     "config",
     "registry",
-    "model.params",
-    "model.builders",
-    "model.layers",
-    "model.reference",
-    "model.trace",
+    "i18n",
     "model.cost",
-    "model.check",
-    "model.pitfalls",
-    "cli",
-    "timing.records",
-    "results.store",
+    "model.cudnn",
+    "timing.limits",
+    "timing.estimate",
 ]
 
 
-def test_core_imports_without_streamlit():
-    imports = "; ".join(f"import hierlstm.{name}" for name in CORE_MODULES)
-    code = f"{imports}; import sys; print('streamlit' in sys.modules)"
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth of its code (inside functions too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            # `from hierlstm.app import state` imports the module hierlstm.app.state.
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+GRAPH = {
+    name: {found for found in imports_of(path) if found in MODULES and found != name}
+    for name, path in MODULES.items()
+}
+
+
+def layer_of(name: str) -> int:
+    for index, prefixes in enumerate(LAYERS):
+        if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes):
+            return index
+    raise AssertionError(f"{name} is in no layer of LAYERS; add it where it belongs")
+
+
+def test_every_module_is_found_and_in_a_layer():
+    assert {"hierlstm.config", "hierlstm.app.runs", "hierlstm.timing.harness"} <= set(MODULES)
+    for name in MODULES:
+        if name != "hierlstm":
+            layer_of(name)
+
+
+@pytest.mark.parametrize("name", sorted(set(MODULES) - {"hierlstm"}))
+def test_imports_go_one_way(name):
+    backwards = [
+        found for found in GRAPH[name] if found != "hierlstm" and layer_of(found) > layer_of(name)
+    ]
+    assert backwards == [], f"{name} imports a layer above it: {backwards}"
+
+
+def test_only_the_app_imports_streamlit():
+    importers = [
+        name
+        for name, path in MODULES.items()
+        if any(found.split(".")[0] == "streamlit" for found in imports_of(path))
+    ]
+    assert importers and all(name.startswith("hierlstm.app.") for name in importers), importers
+
+
+def test_no_import_cycles():
+    """Depth-first search for a back edge in the module graph (every import, any depth)."""
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def visit(name):
+        state[name] = "open"
+        path.append(name)
+        for found in sorted(GRAPH[name]):
+            if state.get(found) == "open":
+                cycle = path[path.index(found) :] + [found]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if found not in state:
+                visit(found)
+        path.pop()
+        state[name] = "done"
+
+    for name in sorted(GRAPH):
+        if name not in state:
+            visit(name)
+
+
+def _loaded_after(code: str) -> set[str]:
     completed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code + "; import sys; print(' '.join(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
-    assert completed.stdout.strip() == "False"
+    return set(completed.stdout.split())
+
+
+@pytest.mark.parametrize("name", PURE)
+def test_settings_and_arithmetic_import_neither_tensorflow_nor_keras(name):
+    loaded = _loaded_after(f"import hierlstm.{name}")
+    assert not {"tensorflow", "keras", "streamlit"} & loaded
+
+
+def test_a_run_config_costs_no_tensorflow():
+    code = (
+        "from hierlstm.config import RunConfig; from hierlstm.model import cost; "
+        "from hierlstm.timing import estimate, limits; "
+        "config = RunConfig(variant='folded', batch_size=2, time_steps=3); "
+        "cost.model_flops(config); limits.memory_estimate_bytes(config)"
+    )
+    assert not {"tensorflow", "keras"} & _loaded_after(code)
+
+
+def test_core_imports_without_streamlit():
+    core = [name for name in MODULES if not name.startswith(("hierlstm.app", "hierlstm.__main__"))]
+    loaded = _loaded_after("; ".join(f"import {name}" for name in core))
+    assert "tensorflow" in loaded and "streamlit" not in loaded  # the whole core, loaded
 
 
 def test_import_hierlstm_is_lazy():
-    code = "import hierlstm, sys; print('tensorflow' in sys.modules)"
-    completed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
-    )
-    assert completed.stdout.strip() == "False"
+    assert "tensorflow" not in _loaded_after("import hierlstm")

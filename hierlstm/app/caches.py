@@ -49,10 +49,11 @@ def _cached_model(config: RunConfig):
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _cached_trace(config: RunConfig) -> tuple:
     from hierlstm.model.trace import trace_shapes
+    from hierlstm.timing.distribute import planned_replicas
 
     model, lock = _cached_model(_model_key(config))
     with lock:
-        return tuple(trace_shapes(config, model))
+        return tuple(trace_shapes(config, model, planned_replicas(config)))
 
 
 def trace(config: RunConfig) -> tuple:

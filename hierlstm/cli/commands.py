@@ -36,12 +36,13 @@ def cmd_variants(args) -> int:
 
 def cmd_trace(args) -> int:
     from hierlstm.model.trace import trace_report
+    from hierlstm.timing.distribute import planned_replicas
     from hierlstm.timing.limits import check_trace_budget
 
     config = config_from_args(args)
     try:
         check_trace_budget(config)
-        report = trace_report(config)
+        report = trace_report(config, replicas=planned_replicas(config))
     except SettingError as error:  # the batch does not split over the replicas; no cluster
         raise UsageError(str(error)) from None
     if args.json:

@@ -23,14 +23,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from hierlstm.config import RunConfig, per_replica_batch
+from hierlstm.config import RunConfig, SettingError, per_replica_batch
 from hierlstm.model import cost, trace_notes
 from hierlstm.model.builders import build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM
 from hierlstm.model.layers import NestedCell, VectorizedSummariser
 from hierlstm.model.trace_notes import step_note
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.distribute import planned_replicas
 
 Shape = tuple  # of int, or None for a dimension the model accepts at any size
 
@@ -126,13 +125,18 @@ def _layer_inputs(model: keras.Model, layer) -> list:
     return [model.layers.index(t._keras_history.operation) for t in node.input_tensors]
 
 
-def trace_shapes(config: RunConfig, model: keras.Model | None = None) -> list[TraceStep]:
+def trace_shapes(
+    config: RunConfig, model: keras.Model | None = None, replicas: int | None = None
+) -> list[TraceStep]:
     """One `TraceStep` per layer of `config.variant`'s model, children after their parent.
 
     Under a strategy the concrete shapes are one replica's, (batch_size / replicas, ...), and
-    every step carries `replicas`; ValueError if the batch does not split evenly.
+    every step carries `replicas`: the devices `config.devices` names, or, when it names none,
+    the count the caller found (`hierlstm.timing.distribute.planned_replicas` knows this
+    machine's devices and clusters; the model layer does not). SettingError if the batch does
+    not split evenly.
     """
-    replicas = planned_replicas(config)
+    replicas = replicas or _named_replicas(config)
     if config.strategy != "none":
         global_batch = config.batch_size
         config = config.replace(
@@ -144,6 +148,17 @@ def trace_shapes(config: RunConfig, model: keras.Model | None = None) -> list[Tr
     key, values = trace_notes.replicas_note(config, global_batch, replicas)
     steps[0] = dataclasses.replace(steps[0], note_key=key, note_values=values)
     return [dataclasses.replace(step, replicas=replicas) for step in steps]
+
+
+def _named_replicas(config: RunConfig) -> int:
+    if config.strategy == "none":
+        return 1
+    if not config.device_list:
+        raise SettingError(
+            f"tracing strategy {config.strategy} without named devices needs the number of "
+            "replicas (hierlstm.timing.distribute.planned_replicas)."
+        )
+    return len(config.device_list)
 
 
 def _model_steps(config: RunConfig, model: keras.Model) -> list[TraceStep]:
@@ -334,10 +349,13 @@ def _nested_children(config, layer, parent_input) -> list[TraceStep]:
     ]
 
 
-def trace_report(config: RunConfig, model: keras.Model | None = None) -> dict:
+def trace_report(
+    config: RunConfig, model: keras.Model | None = None, replicas: int | None = None
+) -> dict:
     """The JSON form: config, replicas, layers, and totals over the model's own layers (depth
-    0); under a strategy the layers and totals are one replica's."""
-    steps = trace_shapes(config, model)
+    0); under a strategy the layers and totals are one replica's (`replicas` as in
+    `trace_shapes`)."""
+    steps = trace_shapes(config, model, replicas)
     top = [step for step in steps if step.depth == 0]
     return {
         "config": config.to_dict(),

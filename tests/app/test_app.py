@@ -212,9 +212,7 @@ def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
     assert app.button(key="run").disabled is False  # enabled again after the run
 
 
-def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(
-    app, database, monkeypatch, caplog
-):
+def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(app, database, monkeypatch, caplog):
     import hierlstm.measure
     from hierlstm.timing import runlock
 
