@@ -1,10 +1,11 @@
 """The one result row: its columns and their kinds, read from the records' resolved types; the
-same values in the session table and the sweep table."""
+same values in the session table, the sweep table, the store and an export round trip."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import sqlite3
 from typing import Optional
 
 import numpy as np
@@ -12,6 +13,8 @@ import pytest
 from factories import make_failed_result, make_result, same
 
 from hierlstm.config import RunConfig
+from hierlstm.results import schema
+from hierlstm.results.store import ResultStore
 from hierlstm.timing import sweeps
 from hierlstm.timing.records import (
     COLUMN_KINDS,
@@ -142,3 +145,39 @@ def test_sweep_rows_are_the_point_then_the_result_row(monkeypatch):
     for column, kind in COLUMN_KINDS.items():
         if column not in ("variant", "status", "error"):
             assert (rejected[column] == "") if kind == "text" else math.isnan(rejected[column])
+
+
+@pytest.mark.parametrize("format", ["json", "csv"])
+@pytest.mark.parametrize("status", RESULTS)
+def test_one_result_is_one_row_in_the_table_the_store_and_an_export(tmp_path, status, format):
+    result = RESULTS[status]
+    session = CompareResult([result], [1.0], [1.0], [1.0]).to_frame().iloc[0]
+    store = ResultStore(tmp_path / "first.sqlite3")
+    result_id = store.add(result)
+    stored = store.rows().iloc[0]
+    other = ResultStore(tmp_path / "second.sqlite3")
+    exported = getattr(store, f"export_{format}")().encode()
+    assert other.import_file(exported, format=format).added == 1
+    imported = other.rows().iloc[0]
+    for column, value in result.to_row().items():
+        seen = {"session": session[column], "store": stored[column], "import": imported[column]}
+        assert all(same(found, value) for found in seen.values()), (column, value, seen)
+    assert imported["id"] == stored["id"] == result_id
+    back = other.get(result_id).result
+    assert back.config == result.config and back.versions == result.versions
+    assert all(same(getattr(back, name), getattr(result, name)) for name in MEASURED)
+
+
+def test_the_store_columns_are_the_context_then_the_row(tmp_path):
+    """So a new BenchResult or RunConfig field reaches the table, with its SQL type, unedited."""
+    assert schema.COLUMNS == ("id", "created_at", "host", *ROW_COLUMNS)
+    store = ResultStore(tmp_path / "results.sqlite3")
+    with sqlite3.connect(store.path) as connection:
+        table = connection.execute("PRAGMA table_info(results)").fetchall()
+    assert tuple(column[1] for column in table) == schema.COLUMNS
+    sql_types = {"float": "REAL", "int": "INTEGER", "bool": "INTEGER", "text": "TEXT"}
+    for _, name, sql_type, not_null, _, primary_key in table:
+        kind = COLUMN_KINDS.get(name, "text")
+        assert sql_type == sql_types[kind], name
+        assert bool(not_null or primary_key) == (kind != "float"), name  # only times are NULL
+    assert list(store.rows().columns) == list(schema.COLUMNS)
