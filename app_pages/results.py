@@ -5,6 +5,7 @@ import streamlit as st
 
 from hierlstm.app import bar_charts, caches, display, sidebar, state
 from hierlstm.timing import failures
+from hierlstm.timing.records import CONFIG_COLUMNS
 
 controls = sidebar.current_controls()
 _ = state.text
@@ -22,9 +23,9 @@ except ValueError as error:
 FILTERS = (  # (column, message key, widget key)
     ("variant", "results.filter.variant", "results_variant"),
     ("device", "results.filter.device", "results_device"),
-    ("config.batch_size", "results.filter.batch_size", "results_batch_size"),
-    ("config.time_steps", "results.filter.time_steps", "results_time_steps"),
-    ("config.precision", "results.filter.precision", "results_precision"),
+    ("batch_size", "results.filter.batch_size", "results_batch_size"),
+    ("time_steps", "results.filter.time_steps", "results_time_steps"),
+    ("precision", "results.filter.precision", "results_precision"),
     ("status", "results.filter.status", "results_status"),
 )
 columns = st.columns(len(FILTERS))
@@ -41,8 +42,8 @@ st.caption(_("results.count", shown=len(selected), total=len(rows), path=str(sto
 
 def label(row) -> str:
     return (
-        f"{row['variant']} · b{row['config.batch_size']} t{row['config.time_steps']} · "
-        f"{row['config.precision']} · {row['device'].split(' ')[0]} · "
+        f"{row['variant']} · b{row['batch_size']} t{row['time_steps']} · "
+        f"{row['precision']} · {row['device'].split(' ')[0]} · "
         f"{row['created_at'][:16].replace('T', ' ')}"
     )
 
@@ -61,7 +62,7 @@ if chosen_ids:
     compared = ok.set_index("id").loc[chosen_ids].reset_index()
     display.chart(
         bar_charts.runs_figure(compared, [labels[i] for i in chosen_ids], lang),
-        compared[["id", "variant", "device", "config", "median_s", "p10_s", "p90_s"]],
+        compared[["id", *CONFIG_COLUMNS.values(), "device", "median_s", "p10_s", "p90_s"]],
         key="results-compare",
     )
 elif rows.empty:
@@ -78,11 +79,11 @@ shown = [
     "first_call_s",
     "kernel",
     "noisy",
-    "config.batch_size",
-    "config.time_steps",
-    "config.precision",
-    "config.xla",
-    "config.lstm_kernel",
+    "batch_size",
+    "time_steps",
+    "precision",
+    "xla",
+    "lstm_kernel",
     "host",
     "tensorflow_version",
     "keras_version",

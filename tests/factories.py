@@ -1,11 +1,14 @@
-"""Test data shared by the store and bad-input tests: plausible measurements."""
+"""Test data shared by the results, store and bad-input tests: plausible measurements, and
+an equality that counts NaN as equal to NaN."""
 
 import dataclasses
+import math
 
 from hierlstm.config import RunConfig
 from hierlstm.timing.records import BenchResult
 
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
+TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 
 
 def make_result(status="ok", **changes) -> BenchResult:
@@ -42,3 +45,28 @@ def make_result(status="ok", **changes) -> BenchResult:
         status=status,
     )
     return dataclasses.replace(result, **changes)
+
+
+def make_failed_result() -> BenchResult:
+    """An out-of-memory run as the harness records it: NaN times and rates, no kernel chosen."""
+    nan = math.nan
+    return make_result(
+        status="failed",
+        error="ResourceExhaustedError: OOM when allocating tensor",
+        kernel="",
+        kernel_reason="",
+        **dict.fromkeys(TIME_FIELDS, nan),
+        samples_per_s=nan,
+        steps_per_s=nan,
+        gflops_per_s=nan,
+    )
+
+
+def is_missing(value) -> bool:
+    """None (a JSON null, an SQL NULL) or NaN (a frame's or a record's missing time)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def same(first, second) -> bool:
+    """Equal, counting any two missing values as equal."""
+    return (is_missing(first) and is_missing(second)) or first == second

@@ -21,10 +21,12 @@ from hierlstm.cli.main import main
 from hierlstm.config import PRECISIONS, RunConfig
 from hierlstm.i18n import t
 from hierlstm.registry import VARIANTS
-from hierlstm.results.store import COLUMNS, MAX_IMPORT_BYTES, ResultStore
+from hierlstm.results.exchange import MAX_IMPORT_BYTES
+from hierlstm.results.schema import COLUMNS
+from hierlstm.results.store import ResultStore
 from hierlstm.timing.devices import precision_supported
 from hierlstm.timing.limits import check_limits
-from hierlstm.timing.records import BenchResult
+from hierlstm.timing.records import CONFIG_COLUMNS, BenchResult
 
 LIMIT_VARIABLES = (
     "HIERLSTM_MAX_BATCH",
@@ -68,7 +70,7 @@ def rows_from_elsewhere(directory: Path) -> list[dict]:
 
 
 def as_json(rows: list[dict]) -> bytes:
-    return json.dumps({"format": "hierlstm-results", "version": 1, "rows": rows}).encode()
+    return json.dumps({"format": "hierlstm-results", "version": 2, "rows": rows}).encode()
 
 
 def as_csv(rows: list[dict], columns=COLUMNS) -> bytes:
@@ -76,21 +78,17 @@ def as_csv(rows: list[dict], columns=COLUMNS) -> bytes:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        cells = (row[column] for column in columns)
-        writer.writerow(
-            json.dumps(cell) if isinstance(cell, dict) else "" if cell is None else cell
-            for cell in cells
-        )
+        writer.writerow("" if row[column] is None else row[column] for column in columns)
     return buffer.getvalue().encode()
 
 
 def spoil(index: int, config: Mapping | None = None, **fields) -> Callable:
-    """rows -> the same rows with row `index` (from 0) changed; `config` merges into its config."""
+    """rows -> the same rows with row `index` (from 0) changed; `config` names RunConfig
+    fields, which a row holds in their columns."""
 
     def change(rows):
-        row = rows[index]
-        row.update(fields)
-        row["config"] = {**row["config"], **(config or {})}
+        rows[index].update(fields)
+        rows[index].update({CONFIG_COLUMNS[name]: value for name, value in (config or {}).items()})
         return rows
 
     return change

@@ -1,8 +1,19 @@
-"""The plain records that flow out of the harness into the store, the charts and the CLI."""
+"""The plain records that flow out of the harness into the store, the charts and the CLI, and
+the one flat row a result becomes in every table, the store and the exports.
+
+A row is `variant`, the other RunConfig fields, the measured fields, then the library versions
+(`ROW_COLUMNS`). `COLUMN_KINDS` gives each column's kind ("float", "int", "bool" or "text"),
+read from the resolved field types, so a new field reaches every table with its kind and a
+field of a type a row cannot hold fails at import.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -45,11 +56,93 @@ class BenchResult:
     error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """A flat JSON-ready dict: `variant` and `config` (a dict) first, then every field."""
+        """The nested JSON form the CLI prints: `variant`, then every field, `config` and
+        `versions` as dicts."""
         fields = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
         fields["config"] = self.config.to_dict()
         fields["versions"] = dict(self.versions)
         return {"variant": self.config.variant, **fields}
+
+    def to_row(self) -> dict[str, Any]:
+        """The result as one flat row with the columns `ROW_COLUMNS`, in that order."""
+        settings = self.config.to_dict()
+        row = {column: settings[name] for name, column in CONFIG_COLUMNS.items()}
+        row.update({name: getattr(self, name) for name in _MEASURED_FIELDS})
+        row.update({column: self.versions.get(key, "") for key, column in VERSION_COLUMNS.items()})
+        return row
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> BenchResult:
+        """The inverse of `to_row`, for rows of typed values (numpy scalars and SQLite's 0/1
+        and NULL included); a row from outside is validated first (hierlstm.results)."""
+        value = {column: _typed(COLUMN_KINDS[column], row[column]) for column in ROW_COLUMNS}
+        return cls(
+            config=RunConfig(**{name: value[column] for name, column in CONFIG_COLUMNS.items()}),
+            versions={key: value[column] for key, column in VERSION_COLUMNS.items()},
+            **{name: value[name] for name in _MEASURED_FIELDS},
+        )
+
+
+# RunConfig field -> column. The config's device ("auto", "cpu", "gpu:N") is renamed because
+# the result's `device` column holds where the run actually ran.
+CONFIG_COLUMNS = {
+    field.name: "device_spec" if field.name == "device" else field.name
+    for field in dataclasses.fields(RunConfig)
+}
+VERSION_COLUMNS = {  # key in BenchResult.versions -> column
+    "python": "python_version",
+    "tensorflow": "tensorflow_version",
+    "keras": "keras_version",
+    "numpy": "numpy_version",
+}
+_MEASURED_FIELDS = tuple(
+    field.name
+    for field in dataclasses.fields(BenchResult)
+    if field.name not in ("config", "versions")
+)
+ROW_COLUMNS = (*CONFIG_COLUMNS.values(), *_MEASURED_FIELDS, *VERSION_COLUMNS.values())
+
+_KINDS = {float: "float", int: "int", bool: "bool", str: "text"}
+
+
+def field_kinds(record: type, names: Iterable[str] | None = None) -> dict[str, str]:
+    """The column kind of each named field of a dataclass (default: every field), read from
+    its resolved type: "float", "int", "bool" or "text"; `X | None` has the kind of X.
+
+    Raises TypeError for a type a row cannot hold, naming the field.
+    """
+    hints = typing.get_type_hints(record)
+    names = [field.name for field in dataclasses.fields(record)] if names is None else names
+    return {name: _kind(record, name, hints[name]) for name in names}
+
+
+def _kind(record: type, name: str, annotation: Any) -> str:
+    members = [annotation]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [member for member in typing.get_args(annotation) if member is not type(None)]
+    if len(members) != 1 or members[0] not in _KINDS:
+        raise TypeError(
+            f"{record.__name__}.{name} is typed {annotation}; a result row holds float, int, "
+            "bool or str fields (or one of them | None)."
+        )
+    return _KINDS[members[0]]
+
+
+def _column_kinds() -> dict[str, str]:
+    config_kinds = field_kinds(RunConfig)
+    kinds = {column: config_kinds[name] for name, column in CONFIG_COLUMNS.items()}
+    kinds.update(field_kinds(BenchResult, _MEASURED_FIELDS))
+    kinds.update(dict.fromkeys(VERSION_COLUMNS.values(), "text"))
+    return kinds
+
+
+COLUMN_KINDS = _column_kinds()  # column -> "float", "int", "bool" or "text", in row order
+
+
+def _typed(kind: str, value: Any) -> Any:
+    if kind == "float":
+        return math.nan if value is None else float(value)
+    return {"int": int, "bool": bool, "text": str}[kind](value)
 
 
 @dataclasses.dataclass
@@ -70,9 +163,10 @@ class CompareResult:
     details: list[dict] = dataclasses.field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
+        """One `BenchResult.to_row()` per config, then its strategy details and speed-ups."""
         rows = []
         for index, result in enumerate(self.results):
-            row = flat_row(result)
+            row = result.to_row()
             if index < len(self.details) and self.details[index]:
                 row.update(self.details[index])
                 row["replica_devices"] = ",".join(row["replica_devices"])
@@ -82,12 +176,3 @@ class CompareResult:
             row["is_baseline"] = index == self.baseline
             rows.append(row)
         return pd.DataFrame(rows)
-
-
-def flat_row(result: BenchResult) -> dict:
-    """A result as one table row: its fields, then the config settings it does not repeat."""
-    row = result.to_dict()
-    config = row.pop("config")
-    row.pop("versions")
-    row.update({name: value for name, value in config.items() if name not in row})
-    return row

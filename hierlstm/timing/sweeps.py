@@ -4,7 +4,6 @@ goes on."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Iterable
 
@@ -20,30 +19,30 @@ from hierlstm.timing.harness import (
     no_progress,
     scaled_progress,
 )
-from hierlstm.timing.records import BenchResult
+from hierlstm.timing.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult
 
 SWEEP_AXES = ("time_steps", "batch_size")
 
 
-# BenchResult's numeric fields, read from the record so a new field reaches the sweep table.
-_NUMERIC_FIELDS = tuple(
-    field.name
-    for field in dataclasses.fields(BenchResult)
-    if field.type in ("float", "int", "bool")
+# A sweep row is the point (variant, axis, value) and then the result's row, status first.
+_SWEEP_COLUMNS = (
+    "variant",
+    "axis",
+    "value",
+    "status",
+    "error",
+    *(column for column in ROW_COLUMNS if column not in ("variant", "status", "error")),
 )
+# What a rejected value, which has no config to measure, holds in each column of its kind.
+_NO_VALUE = {"float": math.nan, "int": math.nan, "bool": math.nan, "text": ""}
 
 
 def _sweep_row(variant: str, axis: str, value, result: BenchResult | None, error: str = ""):
-    row = {"variant": variant, "axis": axis, "value": value}
+    point = {"variant": variant, "axis": axis, "value": value}
     if result is None:  # the value itself was rejected: there is no config to measure
-        row.update(status="failed", error=error)
-        row.update({name: math.nan for name in _NUMERIC_FIELDS})
-        row.update(kernel="", device="")
-        return row
-    row.update(status=result.status, error=result.error)
-    row.update({name: getattr(result, name) for name in _NUMERIC_FIELDS})
-    row.update(kernel=result.kernel, device=result.device)
-    return row
+        missing = {column: _NO_VALUE[kind] for column, kind in COLUMN_KINDS.items()}
+        return {**missing, **point, "status": "failed", "error": error}
+    return {**result.to_row(), **point}
 
 
 def sweep(
@@ -59,8 +58,8 @@ def sweep(
 
     A failing point becomes a "failed" row and the sweep goes on. `on_point` receives each
     point's BenchResult as it finishes (a value the config itself rejects has no config to
-    record, so it is a row only). Columns: variant, axis, value, status, error, the numeric
-    BenchResult fields, kernel, device.
+    record, so it is a row only). Columns: variant, axis, value, status, error, then the rest
+    of the result's row (`BenchResult.to_row`); a rejected value has NaN or "" in those.
     """
     if axis not in SWEEP_AXES:
         raise ValueError(f"axis must be one of {', '.join(SWEEP_AXES)}; got {axis!r}.")
@@ -81,8 +80,7 @@ def sweep(
         if on_point is not None:
             on_point(result)
         rows.append(_sweep_row(config.variant, axis, value, result))
-    columns = ["variant", "axis", "value", "status", "error", *_NUMERIC_FIELDS, "kernel", "device"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=list(_SWEEP_COLUMNS))
 
 
 def scaling(

@@ -258,7 +258,7 @@ def test_default_benchmark_run(server, page):
     rows = ResultStore(database).rows()
     ran = rows[~rows["id"].isin(before)]
     assert sorted(ran["variant"]) == sorted(DEFAULT_VARIANTS)
-    assert set(ran["config.time_steps"]) == {50} and set(ran["config.batch_size"]) == {8}
+    assert set(ran["time_steps"]) == {50} and set(ran["batch_size"]) == {8}
     # The settings form still shows what ran (it once fell back to each input's minimum).
     sync_api.expect(page.get_by_role("spinbutton", name="Time steps")).to_have_value(
         "50", timeout=15_000
@@ -380,7 +380,7 @@ def test_four_sessions_press_run_at_once(server, browser):
         rows = ResultStore(database).rows()
         new = rows[~rows["id"].isin(before)]
         assert len(new) == LOAD_SESSIONS and set(new["status"]) == {"ok"}
-        assert sorted(new["config.batch_size"]) == [1, 2, 3, 4]  # one row from each session
+        assert sorted(new["batch_size"]) == [1, 2, 3, 4]  # one row from each session
     finally:
         for context in contexts:
             context.close()
@@ -423,7 +423,7 @@ def test_closing_the_tab_mid_run_stops_the_run_and_frees_the_device(server, brow
         _no_exception(staying)
         rows = ResultStore(database).rows()
         new = rows[~rows["id"].isin(before)]
-        assert list(new["config.batch_size"]) == [5]  # only the staying session's run stored
+        assert list(new["batch_size"]) == [5]  # only the staying session's run stored
     finally:
         for context in contexts:
             context.close()

@@ -16,21 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
-from factories import make_result
+from factories import TIME_FIELDS, make_failed_result, make_result
 
 from hierlstm.config import RunConfig
-from hierlstm.results.store import (
-    COLUMNS,
-    MAX_IMPORT_BYTES,
-    SCHEMA_VERSION,
-    ImportReport,
-    ResultStore,
-    default_path,
-)
-from hierlstm.timing.records import BenchResult
+from hierlstm.results.exchange import MAX_IMPORT_BYTES
+from hierlstm.results.schema import COLUMNS, SCHEMA_VERSION
+from hierlstm.results.store import ImportReport, ResultStore, default_path
+from hierlstm.timing.records import CONFIG_COLUMNS, VERSION_COLUMNS, BenchResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 
 # A writer in its own process: adds one pickled result `count` times once `go_file` exists,
 # printing each id only after its transaction committed. It bypasses the package __init__
@@ -56,20 +50,6 @@ for _ in range(int(count)):
     print(store.add(result), flush=True)
 assert "tensorflow" not in sys.modules
 """
-
-
-def make_failed_result() -> BenchResult:
-    nan = math.nan
-    return make_result(
-        status="failed",
-        error="ResourceExhaustedError: OOM when allocating tensor",
-        kernel="",  # as the harness records it: a failed run never chose a kernel
-        kernel_reason="",
-        **dict.fromkeys(TIME_FIELDS, nan),
-        samples_per_s=nan,
-        steps_per_s=nan,
-        gflops_per_s=nan,
-    )
 
 
 def filled_store(path: Path) -> ResultStore:
@@ -103,7 +83,12 @@ def test_a_new_store_creates_a_versioned_wal_schema(tmp_path):
 
 def test_columns_hold_every_bench_result_field():
     for field in dataclasses.fields(BenchResult):
-        assert field.name in COLUMNS
+        if field.name == "config":
+            assert set(CONFIG_COLUMNS.values()) <= set(COLUMNS)
+        elif field.name == "versions":
+            assert set(VERSION_COLUMNS.values()) <= set(COLUMNS)
+        else:
+            assert field.name in COLUMNS
 
 
 def test_a_newer_schema_is_refused(tmp_path):
@@ -130,15 +115,12 @@ def test_add_then_rows_gives_back_every_field(tmp_path):
     assert len(frame) == 1 and store.count() == 1
     row = frame.iloc[0]
     assert row["id"] == result_id
-    for name, value in result.to_dict().items():
-        if name in ("config", "versions"):
-            assert json.loads(row[name]) == value
-        else:
-            assert row[name] == value, name
+    for name, value in result.to_row().items():
+        assert row[name] == value, name
     assert row["tensorflow_version"] == "2.18.0"
     assert row["numpy_version"] == "2.0.2"
-    assert row["config.batch_size"] == 2
-    assert row["config.precision"] == "float32"
+    assert row["batch_size"] == 2
+    assert row["precision"] == "float32"
     assert row["created_at"].endswith("+00:00")
 
 
@@ -207,7 +189,7 @@ def test_reimport_skips_known_ids(tmp_path, format):
 def test_a_bad_config_row_rejects_the_whole_json_import(tmp_path):
     source = filled_store(tmp_path / "source.sqlite3")
     document = json.loads(source.export_json())
-    document["rows"][1]["config"]["batch_size"] = 0
+    document["rows"][1]["batch_size"] = 0
     target = filled_store(tmp_path / "target.sqlite3")
     before = target.rows()
     with pytest.raises(ValueError) as raised:
@@ -241,7 +223,7 @@ def test_an_import_error_names_a_few_bad_rows_and_counts_the_rest(tmp_path):
         {**good, "kernel": "fast"},
         {key: value for key, value in good.items() if key != "host"},
     ]
-    document = {"format": "hierlstm-results", "version": 1, "rows": [good, *bad_rows]}
+    document = {"format": "hierlstm-results", "version": 2, "rows": [good, *bad_rows]}
     store = ResultStore(tmp_path / "target.sqlite3")
     with pytest.raises(ValueError) as raised:
         store.import_file(json.dumps(document).encode(), format="json")

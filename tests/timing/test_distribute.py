@@ -213,7 +213,7 @@ SWEEP = [
 
 def _points(database) -> set[tuple[str, int]]:
     rows = ResultStore(database).rows()
-    return set(zip(rows["variant"], rows["config.batch_size"].astype(int), strict=True))
+    return set(zip(rows["variant"], rows["batch_size"].astype(int), strict=True))
 
 
 def test_shards_split_a_sweep_and_their_import_equals_one_run(capsys, tmp_path):

@@ -1,0 +1,162 @@
+"""The export files, CSV and JSON, written from stored rows and read back for an import.
+
+Both carry the stored columns (`schema.COLUMNS`): the CSV as its header, the JSON as the keys
+of each row in `{"format": "hierlstm-results", "version": 2, "rows": [...]}`. A missing time
+is an empty CSV cell or a JSON null; a bool is 1/0 in CSV, true/false in JSON. Reading also
+takes version-1 exports (a `config` object, or JSON text in a CSV cell), telling them by the
+JSON version or by a `config` column in the CSV header. An input over `MAX_IMPORT_BYTES` is
+refused before it is read. Checking the rows' values is `hierlstm.results.validation`'s job.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from hierlstm.results.schema import COLUMNS, KINDS, V1_COLUMNS
+from hierlstm.results.validation import MISMATCHED, shown
+
+MAX_IMPORT_BYTES = 20 * 1024 * 1024  # refused before parsing: no sweep comes near this
+EXPORT_FORMAT = "hierlstm-results"
+EXPORT_VERSION = 2
+READ_VERSIONS = (1, 2)
+
+
+def csv_text(stored_rows: Iterable[Mapping[str, Any]]) -> str:
+    """Stored rows (SQLite values by column) as CSV text, header first."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in stored_rows:
+        writer.writerow(_csv_cell(row[column]) for column in COLUMNS)
+    return buffer.getvalue()
+
+
+def json_text(stored_rows: Iterable[Mapping[str, Any]]) -> str:
+    """Stored rows (SQLite values by column) as the JSON export document."""
+    rows = [
+        {column: _json_value(KINDS[column], row[column]) for column in COLUMNS}
+        for row in stored_rows
+    ]
+    document = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "rows": rows}
+    return json.dumps(document, indent=1, allow_nan=False) + "\n"
+
+
+def write_text(text: str, path_or_buffer: str | os.PathLike | IO[str] | None) -> str | None:
+    """Writes `text` to a path or an open text file; returns it if no target is given."""
+    if path_or_buffer is None:
+        return text
+    if hasattr(path_or_buffer, "write"):
+        path_or_buffer.write(text)
+        return None
+    Path(path_or_buffer).expanduser().write_text(text, encoding="utf-8", newline="")
+    return None
+
+
+def read_rows(
+    path_or_bytes: str | os.PathLike | bytes, format: str | None
+) -> tuple[list[Any], int]:
+    """The raw rows of an export and its version (1 or 2), unchecked.
+
+    `format` is "csv" or "json"; for a path it defaults to the file's extension. Raises
+    ValueError in one sentence for an oversize, undecodable or malformed input.
+    """
+    format = _import_format(path_or_bytes, format)
+    text = _decoded(_read_limited(path_or_bytes))
+    return _parse_csv(text) if format == "csv" else _parse_json(text)
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)  # the shortest text that reads back as the same float
+    return str(value)
+
+
+def _json_value(kind: str, value: Any) -> Any:
+    return bool(value) if kind == "bool" else value  # SQLite gives a bool back as 0 or 1
+
+
+def _import_format(path_or_bytes: str | os.PathLike | bytes, format: str | None) -> str:
+    if format is not None:
+        if format not in ("csv", "json"):
+            raise ValueError(f"format must be csv or json; got {format!r}.")
+        return format
+    if isinstance(path_or_bytes, bytes | bytearray):
+        raise ValueError("format must be given (csv or json) when importing bytes.")
+    extension = Path(path_or_bytes).suffix.lower().lstrip(".")
+    if extension not in ("csv", "json"):
+        raise ValueError(
+            f"cannot tell the format of {str(path_or_bytes)!r} from its extension; "
+            "name it .csv or .json, or pass format='csv' or format='json'."
+        )
+    return extension
+
+
+def _read_limited(path_or_bytes: str | os.PathLike | bytes) -> bytes:
+    """The input's bytes, refusing anything over MAX_IMPORT_BYTES before reading it all."""
+    if isinstance(path_or_bytes, bytes | bytearray):
+        _refuse_oversize(len(path_or_bytes))
+        return bytes(path_or_bytes)
+    path = Path(path_or_bytes).expanduser()
+    _refuse_oversize(path.stat().st_size)
+    with path.open("rb") as file:
+        data = file.read(MAX_IMPORT_BYTES + 1)  # a file that grew since stat() is caught too
+    _refuse_oversize(len(data))
+    return data
+
+
+def _refuse_oversize(size: int):
+    if size > MAX_IMPORT_BYTES:
+        raise ValueError(
+            f"import refused: the input is {size / 2**20:.1f} MB, over the "
+            f"{MAX_IMPORT_BYTES / 2**20:.0f} MB limit; split it into smaller files."
+        )
+
+
+def _decoded(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")  # -sig: tolerate the BOM spreadsheets write
+    except UnicodeDecodeError as error:
+        raise ValueError(f"import rejected: the input is not UTF-8 text ({error}).") from None
+
+
+def _parse_csv(text: str) -> tuple[list[dict[str, Any]], int]:
+    reader = csv.DictReader(io.StringIO(text, newline=""), restkey=MISMATCHED, restval=MISMATCHED)
+    try:
+        raw_rows = list(reader)
+    except csv.Error as error:
+        raise ValueError(f"import rejected: unreadable CSV ({error}).") from error
+    header = reader.fieldnames or []
+    version = 1 if "config" in header else EXPORT_VERSION  # version 1 kept the config as JSON
+    expected = V1_COLUMNS if version == 1 else COLUMNS
+    missing = [column for column in expected if column not in header]
+    if missing:
+        raise ValueError(f"import rejected: the CSV header lacks {', '.join(missing)}.")
+    return raw_rows, version
+
+
+def _parse_json(text: str) -> tuple[list[Any], int]:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"import rejected: unreadable JSON ({error}).") from error
+    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
+        raise ValueError(
+            f'import rejected: JSON must be an object with "format": "{EXPORT_FORMAT}".'
+        )
+    version = document.get("version")
+    if isinstance(version, bool) or version not in READ_VERSIONS:
+        raise ValueError(
+            f"import rejected: JSON version must be {' or '.join(map(str, READ_VERSIONS))}; "
+            f"got {shown(version)}."
+        )
+    if not isinstance(document.get("rows"), list):
+        raise ValueError('import rejected: JSON "rows" must be a list of objects.')
+    return document["rows"], version

@@ -1,0 +1,133 @@
+"""The results table on disk: its columns, its SQL, its version, and the migration of a file
+written by an older hierlstm.
+
+The columns are the context of a measurement (`id`, `created_at`, `host`) and then the result
+row (`hierlstm.timing.records.ROW_COLUMNS`); each column's SQL type comes from its kind, so a
+new BenchResult field reaches the table without an edit here. Only a float may be NULL: the
+times a failed run does not have. A change of columns bumps `SCHEMA_VERSION` and adds a
+migration; PRAGMA user_version holds the version of each file.
+
+Schema 1 kept the config as JSON text in one `config` column (and the versions twice: in their
+columns and as JSON); `row_from_v1` spreads such a row into today's columns, for the migration
+here and for importing a version-1 export.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hierlstm.config import RunConfig
+from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, ROW_COLUMNS
+
+SCHEMA_VERSION = 2  # PRAGMA user_version; bump with a migration when the columns change
+CONTEXT_COLUMNS = ("id", "created_at", "host")
+COLUMNS = (*CONTEXT_COLUMNS, *ROW_COLUMNS)
+KINDS = {**dict.fromkeys(CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}  # column -> kind
+
+_SQL_TYPES = {
+    "float": "REAL",
+    "int": "INTEGER NOT NULL",
+    "bool": "INTEGER NOT NULL",  # 0 or 1
+    "text": "TEXT NOT NULL",
+}
+_COLUMN_SQL = ",\n    ".join(
+    "id TEXT PRIMARY KEY" if column == "id" else f"{column} {_SQL_TYPES[kind]}"
+    for column, kind in KINDS.items()
+)
+_CREATE_TABLE = f"CREATE TABLE IF NOT EXISTS results (\n    {_COLUMN_SQL}\n)"
+_CREATE_INDEX = "CREATE INDEX IF NOT EXISTS results_by_time ON results (created_at)"
+
+_PLACEHOLDERS = ", ".join("?" for _ in COLUMNS)
+SELECT = f"SELECT {', '.join(COLUMNS)} FROM results"
+INSERT = f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({_PLACEHOLDERS})"
+INSERT_NEW = f"INSERT OR IGNORE INTO results ({', '.join(COLUMNS)}) VALUES ({_PLACEHOLDERS})"
+
+# Schema 1's columns, as that version wrote them; frozen, unlike COLUMNS.
+V1_COLUMNS = (
+    *("id", "created_at", "host", "device"),
+    *("tensorflow_version", "keras_version", "python_version", "numpy_version"),
+    *("variant", "config"),
+    *("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s"),
+    *("repeats", "warmup", "noisy", "samples_per_s", "steps_per_s", "flops", "gflops_per_s"),
+    *("peak_memory_bytes", "peak_memory_kind", "kernel", "kernel_reason", "trace_count"),
+    *("versions", "status", "error"),
+)
+_CONFIG_DEFAULTS = {field.name: field.default for field in dataclasses.fields(RunConfig)}
+
+
+def user_version(connection: sqlite3.Connection) -> int:
+    return connection.execute("PRAGMA user_version").fetchone()[0]
+
+
+def _refuse_newer(path: Path, version: int):
+    if version > SCHEMA_VERSION:
+        raise ValueError(
+            f"{path} has results schema version {version}, newer than this hierlstm reads "
+            f"({SCHEMA_VERSION}); upgrade hierlstm or choose another file."
+        )
+
+
+def upgrade(connection: sqlite3.Connection, path: Path):
+    """Brings the file to SCHEMA_VERSION inside the caller's transaction: creates the table in
+    a new file, migrates an older one. Raises ValueError if a stored row cannot be migrated
+    (the caller's rollback then leaves the file as it was)."""
+    version = user_version(connection)  # another process may have just created or migrated it
+    if version == SCHEMA_VERSION:
+        return
+    _refuse_newer(path, version)
+    if version == 0:
+        _create(connection)
+    elif version == 1:
+        _migrate_from_v1(connection, path)
+    else:
+        raise ValueError(f"{path} has results schema version {version}, which no hierlstm wrote.")
+    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def row_from_v1(row: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema-1 row, its config already parsed into `settings`, with today's columns: the
+    settings spread into theirs (a missing one takes its default), `config` and `versions`
+    dropped (the version columns hold the same). Values are kept as given, unchecked."""
+    spread = {
+        column: settings.get(name, _CONFIG_DEFAULTS[name])
+        for name, column in CONFIG_COLUMNS.items()
+    }
+    kept = {column: row[column] for column in V1_COLUMNS if column not in ("config", "versions")}
+    return {**kept, **spread}
+
+
+def _create(connection: sqlite3.Connection):
+    connection.execute(_CREATE_TABLE)
+    connection.execute(_CREATE_INDEX)
+
+
+def _migrate_from_v1(connection: sqlite3.Connection, path: Path):
+    # The old table steps aside (its index first, so the new one is created, not kept), every
+    # row is copied in its old order (rowid breaks created_at ties), then the old table goes.
+    connection.execute("DROP INDEX IF EXISTS results_by_time")
+    connection.execute("ALTER TABLE results RENAME TO results_v1")
+    _create(connection)
+    old_rows = connection.execute(f"SELECT {', '.join(V1_COLUMNS)} FROM results_v1 ORDER BY rowid")
+    for values in old_rows.fetchall():
+        old = dict(zip(V1_COLUMNS, values, strict=True))
+        row = row_from_v1(old, _v1_settings(path, old))
+        connection.execute(INSERT, [row[column] for column in COLUMNS])
+    connection.execute("DROP TABLE results_v1")
+
+
+def _v1_settings(path: Path, old: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        settings = json.loads(old["config"])
+    except (TypeError, json.JSONDecodeError):
+        settings = None
+    if not isinstance(settings, dict):
+        raise ValueError(
+            f"cannot migrate {path} from results schema 1: the config of row {old['id']} is "
+            f"not a JSON object ({str(old['config'])[:60]!r})."
+        )
+    return settings

@@ -1,0 +1,183 @@
+"""The one result row: its columns and their kinds, read from the records' resolved types; the
+same values in the session table, the sweep table, the store and an export round trip."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sqlite3
+from typing import Optional
+
+import numpy as np
+import pytest
+from factories import make_failed_result, make_result, same
+
+from hierlstm.config import RunConfig
+from hierlstm.results import schema
+from hierlstm.results.store import ResultStore
+from hierlstm.timing import sweeps
+from hierlstm.timing.records import (
+    COLUMN_KINDS,
+    CONFIG_COLUMNS,
+    ROW_COLUMNS,
+    VERSION_COLUMNS,
+    BenchResult,
+    CompareResult,
+    field_kinds,
+)
+
+RESULTS = {"ok": make_result(), "failed": make_failed_result()}
+MEASURED = [
+    field.name
+    for field in dataclasses.fields(BenchResult)
+    if field.name not in ("config", "versions")
+]
+
+
+def test_a_row_is_the_config_then_the_measurement_then_the_versions():
+    config_columns = [CONFIG_COLUMNS[field.name] for field in dataclasses.fields(RunConfig)]
+    assert ROW_COLUMNS == (*config_columns, *MEASURED, *VERSION_COLUMNS.values())
+    assert ROW_COLUMNS[:3] == ("variant", "batch_size", "time_steps")
+    assert ROW_COLUMNS[-4:] == (
+        "python_version",
+        "tensorflow_version",
+        "keras_version",
+        "numpy_version",
+    )
+    row = make_result().to_row()
+    assert tuple(row) == ROW_COLUMNS and tuple(COLUMN_KINDS) == ROW_COLUMNS
+    # The config's device is what was asked for; `device` is where the run ran.
+    assert (row["device_spec"], row["device"]) == ("auto", "/CPU:0")
+    assert (row["batch_size"], row["xla"], row["median_s"]) == (2, False, 0.0125)
+    assert (row["tensorflow_version"], row["numpy_version"]) == ("2.18.0", "2.0.2")
+
+
+def test_column_kinds():
+    assert {column for column, kind in COLUMN_KINDS.items() if kind == "bool"} == {"xla", "noisy"}
+    assert COLUMN_KINDS["batch_size"] == COLUMN_KINDS["flops"] == "int"
+    assert COLUMN_KINDS["median_s"] == COLUMN_KINDS["gflops_per_s"] == "float"
+    assert COLUMN_KINDS["device_spec"] == COLUMN_KINDS["numpy_version"] == "text"
+
+
+@dataclasses.dataclass(frozen=True)
+class LaterRecord:
+    """A record as a later BenchResult might grow: optional fields, string annotations (this
+    module uses `from __future__ import annotations`, as the records do)."""
+
+    share_s: float | None
+    overlap: Optional[float]  # noqa: UP045 (the older spelling must work too)
+    retries: int
+    pinned: bool
+    note: str
+
+
+def test_kinds_come_from_resolved_types_so_an_optional_float_is_a_float():
+    assert field_kinds(LaterRecord) == {
+        "share_s": "float",
+        "overlap": "float",
+        "retries": "int",
+        "pinned": "bool",
+        "note": "text",
+    }
+    assert field_kinds(LaterRecord, ["note"]) == {"note": "text"}
+
+
+def test_a_field_a_row_cannot_hold_is_refused_by_name():
+    @dataclasses.dataclass
+    class Nested:
+        shape: tuple[int, ...]
+
+    with pytest.raises(TypeError, match=r"Nested\.shape is typed tuple\[int, \.\.\.\]"):
+        field_kinds(Nested)
+    with pytest.raises(TypeError, match=r"BenchResult\.config is typed"):
+        field_kinds(BenchResult)
+
+
+@pytest.mark.parametrize("status", RESULTS)
+def test_from_row_gives_back_the_result(status):
+    result = RESULTS[status]
+    back = BenchResult.from_row(result.to_row())
+    assert back.config == result.config and back.versions == result.versions
+    assert all(same(getattr(back, name), getattr(result, name)) for name in MEASURED)
+
+
+def test_from_row_takes_numpy_scalars_and_sqlite_values():
+    row = make_result().to_row()
+    row.update(batch_size=np.int64(2), xla=0, noisy=np.bool_(False), median_s=np.float64(0.0125))
+    row.update(p10_s=None)  # SQL NULL
+    back = BenchResult.from_row(row)
+    assert back.config == make_result().config and type(back.config.batch_size) is int
+    assert back.config.xla is False and back.noisy is False and type(back.median_s) is float
+    assert math.isnan(back.p10_s)
+
+
+def test_the_session_table_is_result_rows_then_speedups():
+    mirrored = make_result(config_changes={"strategy": "mirrored", "devices": "cpu:0,cpu:1"})
+    results = [make_result(), mirrored, make_failed_result()]
+    details = [{}, {"replicas": 2, "replica_devices": ("/CPU:0", "/CPU:1")}, {}]
+    compared = CompareResult(
+        results, [1.0, 1.9, math.nan], [1.0, 1.8, math.nan], [1.0, 2.0, math.nan], details=details
+    )
+    frame = compared.to_frame()
+    assert list(frame.columns[: len(ROW_COLUMNS)]) == list(ROW_COLUMNS)
+    for (_, row), result in zip(frame.iterrows(), results, strict=True):
+        assert all(same(row[column], value) for column, value in result.to_row().items())
+    assert list(frame["is_baseline"]) == [True, False, False]
+    assert frame["speedup_vs_baseline"][1] == 1.9 and frame["replicas"][1] == 2
+    assert frame["replica_devices"][1] == "/CPU:0,/CPU:1"
+
+
+def test_sweep_rows_are_the_point_then_the_result_row(monkeypatch):
+    def measured(config, **options):
+        return make_result(config=config)
+
+    monkeypatch.setattr(sweeps, "benchmark", measured)
+    base = RunConfig(variant="folded", batch_size=2, time_steps=4)
+    frame = sweeps.sweep(base, "time_steps", [3, 0], warmup=0, repeats=1)
+    assert list(frame.columns[:5]) == ["variant", "axis", "value", "status", "error"]
+    assert set(frame.columns) == {"axis", "value", *ROW_COLUMNS}
+    point, rejected = frame.iloc[0], frame.iloc[1]
+    expected = make_result(config=base.replace(time_steps=3)).to_row()
+    assert all(same(point[column], value) for column, value in expected.items())
+    assert (point["axis"], point["value"]) == ("time_steps", 3)
+    assert (rejected["variant"], rejected["status"]) == ("folded", "failed")
+    assert "time_steps must be between" in rejected["error"]
+    for column, kind in COLUMN_KINDS.items():
+        if column not in ("variant", "status", "error"):
+            assert (rejected[column] == "") if kind == "text" else math.isnan(rejected[column])
+
+
+@pytest.mark.parametrize("format", ["json", "csv"])
+@pytest.mark.parametrize("status", RESULTS)
+def test_one_result_is_one_row_in_the_table_the_store_and_an_export(tmp_path, status, format):
+    result = RESULTS[status]
+    session = CompareResult([result], [1.0], [1.0], [1.0]).to_frame().iloc[0]
+    store = ResultStore(tmp_path / "first.sqlite3")
+    result_id = store.add(result)
+    stored = store.rows().iloc[0]
+    other = ResultStore(tmp_path / "second.sqlite3")
+    exported = getattr(store, f"export_{format}")().encode()
+    assert other.import_file(exported, format=format).added == 1
+    imported = other.rows().iloc[0]
+    for column, value in result.to_row().items():
+        seen = {"session": session[column], "store": stored[column], "import": imported[column]}
+        assert all(same(found, value) for found in seen.values()), (column, value, seen)
+    assert imported["id"] == stored["id"] == result_id
+    back = other.get(result_id).result
+    assert back.config == result.config and back.versions == result.versions
+    assert all(same(getattr(back, name), getattr(result, name)) for name in MEASURED)
+
+
+def test_the_store_columns_are_the_context_then_the_row(tmp_path):
+    """So a new BenchResult or RunConfig field reaches the table, with its SQL type, unedited."""
+    assert schema.COLUMNS == ("id", "created_at", "host", *ROW_COLUMNS)
+    store = ResultStore(tmp_path / "results.sqlite3")
+    with sqlite3.connect(store.path) as connection:
+        table = connection.execute("PRAGMA table_info(results)").fetchall()
+    assert tuple(column[1] for column in table) == schema.COLUMNS
+    sql_types = {"float": "REAL", "int": "INTEGER", "bool": "INTEGER", "text": "TEXT"}
+    for _, name, sql_type, not_null, _, primary_key in table:
+        kind = COLUMN_KINDS.get(name, "text")
+        assert sql_type == sql_types[kind], name
+        assert bool(not_null or primary_key) == (kind != "float"), name  # only times are NULL
+    assert list(store.rows().columns) == list(schema.COLUMNS)
