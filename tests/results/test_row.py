@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from factories import make_failed_result, make_result, same
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, Timing
 from hierlstm.results import schema
 from hierlstm.results.store import ResultStore
 from hierlstm.timing import sweeps
@@ -128,12 +128,12 @@ def test_the_session_table_is_result_rows_then_speedups():
 
 
 def test_sweep_rows_are_the_point_then_the_result_row(monkeypatch):
-    def measured(config, **options):
+    def measured(config, timing, **options):
         return make_result(config=config)
 
     monkeypatch.setattr(sweeps, "benchmark", measured)
     base = RunConfig(variant="folded", batch_size=2, time_steps=4)
-    frame = sweeps.sweep(base, "time_steps", [3, 0], warmup=0, repeats=1)
+    frame = sweeps.sweep(base, "time_steps", [3, 0], Timing(warmup=0, repeats=1))
     assert list(frame.columns[:5]) == ["variant", "axis", "value", "status", "error"]
     assert set(frame.columns) == {"axis", "value", *ROW_COLUMNS}
     point, rejected = frame.iloc[0], frame.iloc[1]
