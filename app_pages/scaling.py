@@ -5,7 +5,7 @@ throughput and scaling efficiency over the number of mirrored replicas (tf.distr
 import streamlit as st
 
 from hierlstm.app import devices, display, outcomes, runs, scaling_charts, sidebar, state
-from hierlstm.timing.sweeps import SWEEP_AXES
+from hierlstm.config import SWEEP_AXES
 
 controls = sidebar.current_controls()
 _ = state.text

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from hierlstm.registry import VARIANTS
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+SWEEP_AXES = ("time_steps", "batch_size")  # the RunConfig sizes a sweep may vary
 LSTM_KERNELS = ("auto", "generic")
 STRATEGIES = ("none", "mirrored", "multi_worker")  # tf.distribute strategies (timing.distribute)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from hierlstm.cli.format import _table, format_trace
-from hierlstm.cli.parser import UsageError, _seed, config_from_args
-from hierlstm.cli.timing import _store
+from hierlstm.cli.format import format_trace, text_table
+from hierlstm.cli.parser import UsageError, config_from_args, seed_number
+from hierlstm.cli.timing import open_store
 from hierlstm.config import SettingError
 
 
@@ -57,7 +57,7 @@ def cmd_check(args) -> int:
 
     config = config_from_args(args, batch_size=4, time_steps=10)
     config = config.replace(xla=args.xla)
-    results = check_variants(config, seed=_seed(args.seed))
+    results = check_variants(config, seed=seed_number(args.seed))
     if args.json:
         print(json.dumps({"results": [result.to_dict() for result in results]}, indent=2))
     else:
@@ -77,7 +77,7 @@ def cmd_check(args) -> int:
 def cmd_results(args) -> int:
     if args.action is None:
         raise UsageError("choose an action: list, export, import (see results --help).")
-    store = _store(args)
+    store = open_store(args)
     if args.action == "list":
         rows = store.rows(variant=args.variant, device=args.device)
         if args.json:
@@ -95,7 +95,9 @@ def cmd_results(args) -> int:
                 for row in rows.itertuples()
             ]
             print(
-                _table(("created (UTC)", "variant", "device", "status", "median ms", "id"), lines)
+                text_table(
+                    ("created (UTC)", "variant", "device", "status", "median ms", "id"), lines
+                )
             )
         return 0
     if args.action == "export":

@@ -24,7 +24,7 @@ def format_trace(report: dict) -> str:
         )
         for step in report["layers"]
     ]
-    lines = _table(header, rows).splitlines()
+    lines = text_table(header, rows).splitlines()
     config = report["config"]
     replicas = report.get("replicas", 1)
     batch = f"batch {config['batch_size']}"
@@ -86,10 +86,10 @@ def format_scaling(rows) -> str:
         notes.append(
             "CPU replicas share this machine's cores: the efficiency says nothing about GPUs."
         )
-    return "\n".join([title, _table(header, lines), *notes])
+    return "\n".join([title, text_table(header, lines), *notes])
 
 
-def _json_default(value):
+def json_default(value):
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
@@ -129,7 +129,7 @@ def format_bench(rows) -> str:
         f"{', XLA' if config['xla'] else ''}; speed-up = {rows[0]['baseline']} time / "
         "variant time, paired per round\n"
     )
-    table = _table(header, lines)
+    table = text_table(header, lines)
     reasons = sorted(
         {
             f"generic kernel: {row['kernel_reason']}"
@@ -140,7 +140,7 @@ def format_bench(rows) -> str:
     return "\n".join([title, table, *reasons])
 
 
-def _table(header, rows) -> str:
+def text_table(header, rows) -> str:
     widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
     lines = [
         "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))

@@ -1,14 +1,20 @@
-"""`python -m hierlstm ...`: parse, start TensorFlow's devices when a command needs them (before
-its runtime starts), and dispatch to a command. A bad argument is one `error:` line and exit 2,
-before TensorFlow is imported."""
+"""`python -m hierlstm ...`: parse and check the settings, import TensorFlow and start its
+devices when a command needs them (before its runtime starts), and dispatch to a command. A bad
+argument is one `error:` line and exit 2, before TensorFlow is imported."""
 
 from __future__ import annotations
 
 import sys
 
 from hierlstm.cli.commands import cmd_check, cmd_results, cmd_trace, cmd_variants
-from hierlstm.cli.parser import UsageError, _count, build_parser
-from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker
+from hierlstm.cli.parser import (
+    UsageError,
+    build_parser,
+    config_from_args,
+    seed_number,
+    whole_number,
+)
+from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values
 from hierlstm.config import SettingError
 
 COMMANDS = {
@@ -20,11 +26,22 @@ COMMANDS = {
     "worker": cmd_worker,
     "results": cmd_results,
 }
+# What each command checks before TensorFlow is imported (the same functions it calls itself).
+SETTINGS = {
+    "trace": config_from_args,
+    "check": lambda args: (
+        config_from_args(args, batch_size=4, time_steps=10),
+        seed_number(args.seed),
+    ),
+    "bench": run_settings,
+    "sweep": lambda args: (run_settings(args), sweep_values(args)),
+    "worker": run_settings,
+}
 
 
 def _logical_cpus(args) -> int | None:
     text = getattr(args, "logical_cpus", None)
-    return None if text is None else _count("--logical-cpus", text, 1, 64)
+    return None if text is None else whole_number("--logical-cpus", text, 1, 64)
 
 
 def _join_cluster(args) -> None:
@@ -34,7 +51,7 @@ def _join_cluster(args) -> None:
 
     try:
         addresses = parse_cluster(args.cluster)
-        set_cluster(addresses, _count("--task-index", args.task_index, 0, len(addresses) - 1))
+        set_cluster(addresses, whole_number("--task-index", args.task_index, 0, len(addresses) - 1))
     except SettingError as error:
         raise UsageError(str(error)) from None
 
@@ -61,6 +78,9 @@ def main(argv=None) -> int:
         logical_cpus = _logical_cpus(args)
         if args.command == "worker":
             _join_cluster(args)
+        if args.command not in SETTINGS:  # variants, results: no TensorFlow at all
+            return COMMANDS[args.command](args)
+        SETTINGS[args.command](args)
         from hierlstm._native import import_tensorflow_quietly
 
         tensorflow = import_tensorflow_quietly()

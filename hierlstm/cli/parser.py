@@ -140,26 +140,26 @@ def config_from_args(args, **defaults):
         raise UsageError(str(error)) from None
 
 
-def _count(flag: str, text: str, low: int = 0, high: int = 10**6) -> int:
+def whole_number(flag: str, text: str, low: int = 0, high: int = 10**6) -> int:
     if not text.isdigit() or not low <= int(text) <= high:
         raise UsageError(f"{flag} must be a whole number from {low} to {high}; got {text!r}.")
     return int(text)
 
 
-def _seed(text: str) -> int:
-    return _count("--seed", text, *BOUNDS["seed"])
+def seed_number(text: str) -> int:
+    return whole_number("--seed", text, *BOUNDS["seed"])
 
 
 def timing_from_args(args) -> Timing:
     """The Timing of `--warmup`, `--repeats` and `--seed` (defaults: `DEFAULT_TIMING`)."""
     return Timing(
-        warmup=_count("--warmup", args.warmup, *BOUNDS["warmup"]),
-        repeats=_count("--repeats", args.repeats, *BOUNDS["repeats"]),
-        seed=_seed(args.seed),
+        warmup=whole_number("--warmup", args.warmup, *BOUNDS["warmup"]),
+        repeats=whole_number("--repeats", args.repeats, *BOUNDS["repeats"]),
+        seed=seed_number(args.seed),
     )
 
 
-def _sweep_values(text: str) -> list[int]:
+def value_list(text: str) -> list[int]:
     parts = [part.strip() for part in text.split(",") if part.strip()]
     if not parts or not all(part.isdigit() for part in parts):
         raise UsageError(
@@ -168,7 +168,7 @@ def _sweep_values(text: str) -> list[int]:
     return [int(part) for part in parts]
 
 
-def _shard(text: str) -> tuple[int, int]:
+def shard_of(text: str) -> tuple[int, int]:
     """ "I/N" -> (I, N). Shard I takes values I, I+N, I+2N, ...: disjoint shards whose union is
     every value, each spread over the whole range (so no shard gets all the slow points)."""
     match = re.fullmatch(r"\s*(\d{1,6})\s*/\s*(\d{1,6})\s*", text)

@@ -7,23 +7,44 @@ import argparse
 import json
 import sys
 
-from hierlstm.cli.format import _json_default, _table, format_bench, format_scaling
+from hierlstm.cli.format import format_bench, format_scaling, json_default, text_table
 from hierlstm.cli.parser import (
     UsageError,
-    _shard,
-    _sweep_values,
     config_from_args,
+    shard_of,
     timing_from_args,
+    value_list,
 )
-from hierlstm.config import SettingError
+from hierlstm.config import SWEEP_AXES, SettingError, Timing
 
 
-def _run_configs(args, **defaults) -> list:
-    """One RunConfig per --variant, all other settings shared."""
+def run_settings(args) -> tuple[list, Timing]:
+    """One RunConfig per --variant (all other settings shared) and the Timing: the checks that
+    need no TensorFlow, so `main` runs them before importing it."""
+    strategy = {"strategy": "multi_worker"} if args.command == "worker" else {}
     configs = []
     for variant in args.variant:
         namespace = argparse.Namespace(**{**vars(args), "variant": variant})
-        configs.append(config_from_args(namespace, xla=args.xla, **defaults))
+        configs.append(config_from_args(namespace, xla=args.xla, **strategy))
+    return configs, timing_from_args(args)
+
+
+def sweep_values(args) -> list[int]:
+    """The sweep's axis and values (this machine's shard of them), checked without TensorFlow."""
+    if args.axis not in SWEEP_AXES:
+        raise UsageError(f"--axis must be one of {', '.join(SWEEP_AXES)}; got {args.axis!r}.")
+    if args.csv and args.json:
+        raise UsageError("--csv and --json cannot be used together.")
+    values = value_list(args.values)
+    if args.shard:
+        index, count = shard_of(args.shard)
+        values = values[index::count]
+    return values
+
+
+def _run_configs(args) -> tuple[list, Timing]:
+    """`run_settings`, then what needs TensorFlow: the device exists, the precision runs."""
+    configs, timing = run_settings(args)
     if configs and configs[0].strategy == "none":
         from hierlstm.timing.devices import precision_supported, resolve_device
 
@@ -36,7 +57,7 @@ def _run_configs(args, **defaults) -> list:
             raise UsageError(message)
         if message:  # runs, but the user should know (float16 emulated on a CPU)
             print(f"warning: {message}", file=sys.stderr)
-    return configs
+    return configs, timing
 
 
 def _within_limits(configs) -> None:
@@ -51,7 +72,7 @@ def _within_limits(configs) -> None:
             raise UsageError(str(error)) from None
 
 
-def _store(args):
+def open_store(args):
     if getattr(args, "no_store", False):
         if args.db:
             raise UsageError("--db and --no-store cannot be used together.")
@@ -98,10 +119,9 @@ def _progress(enabled: bool):
 def cmd_bench(args) -> int:
     from hierlstm.measure import compare_and_store
 
-    configs = _run_configs(args)
+    configs, timing = _run_configs(args)
     _within_limits(configs)
-    timing = timing_from_args(args)
-    store = _store(args)
+    store = open_store(args)
     if configs[0].strategy != "none":
         return _bench_scaling(args, configs, store, timing)
     names = [config.variant for config in configs]
@@ -121,7 +141,7 @@ def cmd_bench(args) -> int:
         env = environment()
         if store:
             env["stored_in"] = str(store.path)
-        print(json.dumps({"environment": env, "results": rows}, indent=2, default=_json_default))
+        print(json.dumps({"environment": env, "results": rows}, indent=2, default=json_default))
     else:
         print(format_bench(rows))
         if store:
@@ -130,12 +150,11 @@ def cmd_bench(args) -> int:
 
 
 def cmd_worker(args) -> int:
-    configs = _run_configs(args, strategy="multi_worker")
+    configs, timing = _run_configs(args)
     _within_limits(configs)
-    timing = timing_from_args(args)
     # Every worker measures and prints; only the chief (task 0) stores, so a shared results
     # file gets each measurement once.
-    store = _store(args) if int(args.task_index) == 0 else None
+    store = open_store(args) if int(args.task_index) == 0 else None
     worker = {"cluster": args.cluster.split(","), "task_index": int(args.task_index)}
     return _bench_scaling(args, configs, store, timing, worker=worker)
 
@@ -164,7 +183,7 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
         document = {"environment": env, "results": rows}
         if worker:
             document["worker"] = worker
-        print(json.dumps(document, indent=2, default=_json_default))
+        print(json.dumps(document, indent=2, default=json_default))
     else:
         print(format_scaling(rows))
         if store:
@@ -180,25 +199,18 @@ def cmd_sweep(args) -> int:
     import pandas as pd
 
     from hierlstm.measure import sweep_and_store
-    from hierlstm.timing.sweeps import SWEEP_AXES
 
-    if args.axis not in SWEEP_AXES:
-        raise UsageError(f"--axis must be one of {', '.join(SWEEP_AXES)}; got {args.axis!r}.")
-    if args.csv and args.json:
-        raise UsageError("--csv and --json cannot be used together.")
-    values = _sweep_values(args.values)
+    values = sweep_values(args)
     if args.shard:
-        index, count = _shard(args.shard)
-        total, values = len(values), values[index::count]
+        index, count = shard_of(args.shard)
         print(
-            f"shard {index}/{count}: {len(values)} of {total} values "
+            f"shard {index}/{count}: {len(values)} of {len(value_list(args.values))} values "
             f"({', '.join(map(str, values)) or 'none'})",
             file=sys.stderr,
         )
-    configs = _run_configs(args)
+    configs, timing = _run_configs(args)
     _within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
-    timing = timing_from_args(args)
-    store = _store(args)
+    store = open_store(args)
     frames = [
         sweep_and_store(
             config, args.axis, values, timing, store, on_progress=_progress(sys.stderr.isatty())
@@ -233,5 +245,5 @@ def cmd_sweep(args) -> int:
             )
             for row in table.itertuples()
         ]
-        print(_table(("variant", args.axis, "status", "median ms", "first call s"), lines))
+        print(text_table(("variant", args.axis, "status", "median ms", "first call s"), lines))
     return 0 if (table["status"] == "ok").all() else 1

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 
 import pandas as pd
 
-from hierlstm.config import DEFAULT_TIMING, RunConfig, SettingError, Timing
+from hierlstm.config import DEFAULT_TIMING, SWEEP_AXES, RunConfig, SettingError, Timing
 from hierlstm.timing import cluster, distribute
 from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
 from hierlstm.timing.harness import (
@@ -20,9 +20,6 @@ from hierlstm.timing.harness import (
     scaled_progress,
 )
 from hierlstm.timing.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult
-
-SWEEP_AXES = ("time_steps", "batch_size")
-
 
 # A sweep row is the point (variant, axis, value) and then the result's row, status first.
 _SWEEP_COLUMNS = (

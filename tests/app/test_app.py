@@ -281,6 +281,23 @@ def test_a_long_run_asks_first_and_runs_only_when_confirmed(app, database, monke
     assert not any("estimated at about" in warning.value for warning in app.warning)
 
 
+def test_a_setting_that_cannot_be_calibrated_asks_instead_of_counting_zero(app, database):
+    # vectorized_map cannot be compiled with XLA, so its cost per step cannot be measured: the
+    # page must not treat that as a 0 s estimate and start, but say so and ask.
+    _open(app, "app_pages/benchmark.py", {**TINY, "variants": "vectorized_map", "xla": "true"})
+    _run(app)
+    assert not app.exception and not app.error
+    question = app.get_by_key("benchmark-confirm").warning[0].value
+    assert question.startswith("This run's duration cannot be estimated")
+    assert "vectorized_map: not supported here: no kernel for the If op" in question
+    assert ResultStore(database).count() == 0  # nothing ran
+    app.button(key="benchmark-confirm-yes").click().run()
+    assert not app.exception
+    assert [error.value for error in app.error][0].startswith("vectorized_map failed")
+    (stored,) = ResultStore(database).rows().itertuples()
+    assert stored.status == "failed" and "no kernel for the If op" in stored.error
+
+
 def test_over_budget_run_is_refused(app, database, monkeypatch):
     monkeypatch.setenv("HIERLSTM_MEMORY_BUDGET_MB", "1")
     _open(app, "app_pages/benchmark.py", {"batch_size": "64", "time_steps": "500"})

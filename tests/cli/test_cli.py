@@ -1,11 +1,14 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from hierlstm.cli.main import main
 from hierlstm.registry import VARIANTS
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(capsys, *argv):
@@ -262,3 +265,45 @@ def test_run_commands_bad_arguments(capsys, tmp_path, monkeypatch, argv, message
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+BAD_WITHOUT_TENSORFLOW = [
+    ["bench", "--variant", "folded", "--batch-size", "0"],
+    ["bench", "--variant", "nope"],
+    ["bench", "--variant", "folded", "--repeats", "0"],
+    ["sweep", "--variant", "folded", "--axis", "height", "--values", "1,2"],
+    ["sweep", "--variant", "folded", "--axis", "time_steps", "--values", "1,x"],
+    ["check", "--seed", "-1"],
+    ["trace", "--variant", "folded", "--precision", "fp8"],
+    ["worker", "--variant", "folded", "--cluster", "bad", "--task-index", "0"],
+    ["bench", "--variant", "folded", "--no-such-flag"],
+]
+
+
+def test_a_bad_argument_answers_before_tensorflow_is_imported():
+    """Every case in one fresh process: exit 2, one `error:` line, and TensorFlow never loaded."""
+    script = (
+        "import contextlib, io, json, sys\n"
+        "from hierlstm.cli import main\n"
+        "report = []\n"
+        f"for argv in {BAD_WITHOUT_TENSORFLOW!r}:\n"
+        "    err = io.StringIO()\n"
+        "    with contextlib.redirect_stderr(err):\n"
+        "        try:\n"
+        "            status = main(argv)\n"
+        "        except SystemExit as exit:\n"
+        "            status = exit.code\n"
+        "    report.append([status, err.getvalue(), 'tensorflow' in sys.modules])\n"
+        "print(json.dumps(report))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    report = json.loads(completed.stdout)
+    for argv, (status, stderr, tensorflow_loaded) in zip(
+        BAD_WITHOUT_TENSORFLOW, report, strict=True
+    ):
+        assert status == 2, argv
+        assert len(stderr.strip().splitlines()) == 1 and stderr.startswith("error: "), stderr
+        assert not tensorflow_loaded, argv
