@@ -147,3 +147,16 @@ def test_core_imports_without_streamlit():
 
 def test_import_hierlstm_is_lazy():
     assert "tensorflow" not in _loaded_after("import hierlstm")
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_module_says_what_it_is_for(name):
+    docstring = ast.get_docstring(ast.parse(MODULES[name].read_text()))
+    assert docstring and len(docstring.split()) >= 5, (
+        f"{name} has no docstring saying what it is for"
+    )
+
+
+def test_no_module_is_over_about_400_lines_but_the_catalogue():
+    lengths = {name: len(path.read_text().splitlines()) for name, path in MODULES.items()}
+    assert {name for name, lines in lengths.items() if lines > 420} <= {"hierlstm.i18n"}, lengths

@@ -16,7 +16,7 @@ except ImportError:  # moved in another Streamlit version: never matches, runs a
     RerunException = type("RerunException", (BaseException,), {})
 
 from hierlstm.app.sidebar import request_run
-from hierlstm.app.state import CONFIRMED, CURRENT_ACTION, RUN_REQUEST, text
+from hierlstm.app.state import CONFIRMED, CURRENT_ACTION, RESEND_SETTINGS, RUN_REQUEST, text
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.timing.estimate import CalibrationFailed, calibrate, calibration_key, run_seconds
 from hierlstm.timing.failures import RUN_FAILURES, error_line
@@ -135,6 +135,7 @@ def start_run(
         if confirmed:
             state[CONFIRMED] = (key, workload)
         raise
+    state[RESEND_SETTINGS] = True
     st.rerun()
 
 

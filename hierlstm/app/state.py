@@ -52,6 +52,8 @@ URL_WARNINGS = "_url_warnings"
 CONTROLS = "_controls"
 SAVED_VALUES = "_saved_values"  # the last run's settings, to put back what Streamlit dropped
 CONFIRMED = "_confirmed_run"  # (page key, Workload) the user said yes to
+RESEND_SETTINGS = "_resend_settings"  # a timing run just ended: send the form's values again
+FORM_FIELDS = tuple(name for name in DEFAULTS if name != "lang")  # lang is outside the form
 
 
 # --- language ----------------------------------------------------------------------------
@@ -193,13 +195,21 @@ def init_state() -> None:
     On later runs, any setting missing from session state is put back from the copy kept by
     the last run: Streamlit drops a widget's value when a script run ends without drawing that
     widget (an interrupted rerun, say), and the number inputs would then reset to their minimum.
+    After a timing run (`RESEND_SETTINGS`, set by `hierlstm.app.runs.start_run`) every setting
+    is assigned again, which makes Streamlit send its value to the browser: during a long run
+    the browser's form sometimes lost its inputs' values and showed their minimum (time steps 1,
+    batch 1, no variants) although the session held the settings that ran, so the next press of
+    Run would have sent the minimums.
     """
     state = st.session_state
     if state.get(STATE_READY):
         saved = state.get(SAVED_VALUES, {})
+        resend = state.pop(RESEND_SETTINGS, False)
         for name, default in DEFAULTS.items():
             if name not in state:
                 state[name] = saved.get(name, default)
+            elif resend and name in FORM_FIELDS:
+                state[name] = state[name]  # a new value to Streamlit: sent to the browser
         return
     values, problems = read_query(st.query_params.to_dict())
     for name, default in DEFAULTS.items():
