@@ -24,7 +24,7 @@ breakdown_variant = breakdown_column.selectbox(
 )
 
 if controls.run:
-    configs = controls.configs()
+    configs = controls.configs
     if problem := runs.run_problem(configs):
         st.error(problem, icon=":material/block:")
     else:

@@ -43,8 +43,8 @@ if controls.run and not problem:
         points = tuple(c.replace(batch_size=c.batch_size * n) for c in base for n in values)
         work = lambda progress: outcomes.run_replica_sweeps(controls, values, progress)  # noqa: E731
     else:
-        configs = [c.replace(**{axis: max(values)}) for c in controls.configs()]
-        points = tuple(c.replace(**{axis: v}) for c in controls.configs() for v in values)
+        configs = [c.replace(**{axis: max(values)}) for c in controls.configs]
+        points = tuple(c.replace(**{axis: v}) for c in controls.configs for v in values)
         work = lambda progress: outcomes.run_sweeps(controls, axis, values, progress)  # noqa: E731
     if run_problem := runs.run_problem(configs):
         st.error(run_problem, icon=":material/block:")

@@ -17,7 +17,7 @@ _ = state.text
 st.title(_("trace.title"))
 st.markdown(_("trace.intro"))
 
-configs = controls.configs()
+configs = controls.configs
 tabs = st.tabs([name for name in controls.variants]) if len(configs) > 1 else [st.container()]
 for tab, config in zip(tabs, configs, strict=True):
     with tab:

@@ -42,7 +42,7 @@ class BenchmarkOutcome:
 
 
 def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress):
-    configs = controls.configs()
+    configs = controls.configs
     baseline = controls.variants.index("nested") if "nested" in controls.variants else 0
     compared, ids = measure.compare_and_store(
         configs,
@@ -91,7 +91,7 @@ def _each_variant(configs: Sequence[RunConfig], progress: Progress, run) -> pd.D
 def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: Progress):
     """Every selected variant swept over `axis`; each point is stored as it finishes."""
     frame = _each_variant(
-        controls.configs(),
+        controls.configs,
         progress,
         lambda config, on_progress: measure.sweep_and_store(
             config, axis, values, controls.timing, result_store(), on_progress=on_progress
@@ -102,7 +102,7 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
 
 def replica_configs(controls: Controls) -> list[RunConfig]:
     """The selected variants as one replica's run: the sidebar's batch is each replica's."""
-    return [config.replace(strategy="mirrored", device="auto") for config in controls.configs()]
+    return [config.replace(strategy="mirrored", device="auto") for config in controls.configs]
 
 
 def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Progress):

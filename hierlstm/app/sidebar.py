@@ -4,6 +4,7 @@ settings and runs the page's work. `controls_ui` returns the plain `Controls` a 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import streamlit as st
 
@@ -53,8 +54,10 @@ class Controls:
     run: bool  # the Run button was pressed for this script run
     url_warnings: tuple[tuple[str, str, str], ...] = ()  # (name, value, reason) from the URL
 
-    def configs(self) -> list[RunConfig]:
-        return [self.config.replace(variant=name) for name in self.variants]
+    @functools.cached_property
+    def configs(self) -> tuple[RunConfig, ...]:
+        """One config per selected variant: what the page checks, locks, estimates and times."""
+        return tuple(self.config.replace(variant=name) for name in self.variants)
 
 
 def language_ui() -> str:
