@@ -4,6 +4,7 @@ compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU ser
 import streamlit as st
 
 from hierlstm.app import bar_charts, caches, display, sidebar, state
+from hierlstm.results.schema import ResultsError
 from hierlstm.timing import failures
 from hierlstm.timing.records import CONFIG_COLUMNS
 
@@ -16,7 +17,7 @@ st.markdown(_("results.intro"))
 try:
     store = caches.result_store()
     rows = store.rows()
-except ValueError as error:
+except ResultsError as error:
     st.error(_("results.unreadable", error=failures.first_line(error)), icon=":material/error:")
     st.stop()
 
@@ -123,7 +124,7 @@ with st.form("results_import_form", border=False):
 if submitted and upload is not None:
     try:
         report = store.import_file(upload.getvalue(), format=upload.name.rsplit(".", 1)[-1].lower())
-    except ValueError as error:
+    except ResultsError as error:
         st.error(failures.first_line(error), icon=":material/error:")
     else:  # rerun so the table and the chart above include the new rows
         st.session_state["results_imported"] = (report.added, report.skipped)

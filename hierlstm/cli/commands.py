@@ -9,6 +9,7 @@ from hierlstm.cli.format import format_trace, text_table
 from hierlstm.cli.parser import UsageError, config_from_args, seed_number
 from hierlstm.cli.timing import open_store
 from hierlstm.config import SettingError
+from hierlstm.results.schema import ResultsError
 
 
 def cmd_variants(args) -> int:
@@ -112,7 +113,7 @@ def cmd_results(args) -> int:
         return 0
     try:
         report = store.import_file(args.file)
-    except (ValueError, OSError) as error:
+    except (ResultsError, OSError) as error:
         raise UsageError(str(error).splitlines()[0]) from None
     print(f"imported {report.added} results, skipped {report.skipped} already stored")
     return 0

@@ -16,6 +16,7 @@ from hierlstm.cli.parser import (
     value_list,
 )
 from hierlstm.config import SWEEP_AXES, SettingError, Timing
+from hierlstm.results.schema import ResultsError
 
 
 def run_settings(args) -> tuple[list, Timing]:
@@ -81,7 +82,7 @@ def open_store(args):
 
     try:
         return ResultStore(args.db)
-    except (ValueError, OSError) as error:
+    except (ResultsError, OSError) as error:
         raise UsageError(f"--db: {error}") from None
 
 

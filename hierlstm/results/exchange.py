@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from hierlstm.results.schema import COLUMNS, KINDS, V1_COLUMNS
+from hierlstm.results.schema import COLUMNS, KINDS, V1_COLUMNS, ResultsError
 from hierlstm.results.validation import MISMATCHED, shown
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # refused before parsing: no sweep comes near this
@@ -86,13 +86,13 @@ def _json_value(kind: str, value: Any) -> Any:
 def _import_format(path_or_bytes: str | os.PathLike | bytes, format: str | None) -> str:
     if format is not None:
         if format not in ("csv", "json"):
-            raise ValueError(f"format must be csv or json; got {format!r}.")
+            raise ResultsError(f"format must be csv or json; got {format!r}.")
         return format
     if isinstance(path_or_bytes, bytes | bytearray):
-        raise ValueError("format must be given (csv or json) when importing bytes.")
+        raise ResultsError("format must be given (csv or json) when importing bytes.")
     extension = Path(path_or_bytes).suffix.lower().lstrip(".")
     if extension not in ("csv", "json"):
-        raise ValueError(
+        raise ResultsError(
             f"cannot tell the format of {str(path_or_bytes)!r} from its extension; "
             "name it .csv or .json, or pass format='csv' or format='json'."
         )
@@ -114,7 +114,7 @@ def _read_limited(path_or_bytes: str | os.PathLike | bytes) -> bytes:
 
 def _refuse_oversize(size: int):
     if size > MAX_IMPORT_BYTES:
-        raise ValueError(
+        raise ResultsError(
             f"import refused: the input is {size / 2**20:.1f} MB, over the "
             f"{MAX_IMPORT_BYTES / 2**20:.0f} MB limit; split it into smaller files."
         )
@@ -124,7 +124,7 @@ def _decoded(data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")  # -sig: tolerate the BOM spreadsheets write
     except UnicodeDecodeError as error:
-        raise ValueError(f"import rejected: the input is not UTF-8 text ({error}).") from None
+        raise ResultsError(f"import rejected: the input is not UTF-8 text ({error}).") from None
 
 
 def _parse_csv(text: str) -> tuple[list[dict[str, Any]], int]:
@@ -132,13 +132,13 @@ def _parse_csv(text: str) -> tuple[list[dict[str, Any]], int]:
     try:
         raw_rows = list(reader)
     except csv.Error as error:
-        raise ValueError(f"import rejected: unreadable CSV ({error}).") from error
+        raise ResultsError(f"import rejected: unreadable CSV ({error}).") from error
     header = reader.fieldnames or []
     version = 1 if "config" in header else EXPORT_VERSION  # version 1 kept the config as JSON
     expected = V1_COLUMNS if version == 1 else COLUMNS
     missing = [column for column in expected if column not in header]
     if missing:
-        raise ValueError(f"import rejected: the CSV header lacks {', '.join(missing)}.")
+        raise ResultsError(f"import rejected: the CSV header lacks {', '.join(missing)}.")
     return raw_rows, version
 
 
@@ -146,17 +146,17 @@ def _parse_json(text: str) -> tuple[list[Any], int]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"import rejected: unreadable JSON ({error}).") from error
+        raise ResultsError(f"import rejected: unreadable JSON ({error}).") from error
     if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
-        raise ValueError(
+        raise ResultsError(
             f'import rejected: JSON must be an object with "format": "{EXPORT_FORMAT}".'
         )
     version = document.get("version")
     if isinstance(version, bool) or version not in READ_VERSIONS:
-        raise ValueError(
+        raise ResultsError(
             f"import rejected: JSON version must be {' or '.join(map(str, READ_VERSIONS))}; "
             f"got {shown(version)}."
         )
     if not isinstance(document.get("rows"), list):
-        raise ValueError('import rejected: JSON "rows" must be a list of objects.')
+        raise ResultsError('import rejected: JSON "rows" must be a list of objects.')
     return document["rows"], version

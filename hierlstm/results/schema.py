@@ -24,6 +24,13 @@ from typing import Any
 from hierlstm.config import RunConfig
 from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, ROW_COLUMNS
 
+
+class ResultsError(ValueError):
+    """A results file or an import this hierlstm cannot take: not a results database, a newer
+    schema, a malformed or oversized export, a bad row. One sentence that names the file, the
+    row or the field; nothing is written."""
+
+
 SCHEMA_VERSION = 2  # PRAGMA user_version; bump with a migration when the columns change
 CONTEXT_COLUMNS = ("id", "created_at", "host")
 COLUMNS = (*CONTEXT_COLUMNS, *ROW_COLUMNS)
@@ -66,7 +73,7 @@ def user_version(connection: sqlite3.Connection) -> int:
 
 def _refuse_newer(path: Path, version: int):
     if version > SCHEMA_VERSION:
-        raise ValueError(
+        raise ResultsError(
             f"{path} has results schema version {version}, newer than this hierlstm reads "
             f"({SCHEMA_VERSION}); upgrade hierlstm or choose another file."
         )
@@ -85,7 +92,7 @@ def upgrade(connection: sqlite3.Connection, path: Path):
     elif version == 1:
         _migrate_from_v1(connection, path)
     else:
-        raise ValueError(f"{path} has results schema version {version}, which no hierlstm wrote.")
+        raise ResultsError(f"{path} has results schema version {version}, which no hierlstm wrote.")
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
@@ -126,7 +133,7 @@ def _v1_settings(path: Path, old: Mapping[str, Any]) -> dict[str, Any]:
     except (TypeError, json.JSONDecodeError):
         settings = None
     if not isinstance(settings, dict):
-        raise ValueError(
+        raise ResultsError(
             f"cannot migrate {path} from results schema 1: the config of row {old['id']} is "
             f"not a JSON object ({str(old['config'])[:60]!r})."
         )

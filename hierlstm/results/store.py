@@ -27,7 +27,7 @@ from typing import IO
 import pandas as pd
 
 from hierlstm.results import exchange, schema
-from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION
+from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION, ResultsError
 from hierlstm.results.validation import checked_row, checked_rows
 from hierlstm.timing.records import BenchResult
 
@@ -169,7 +169,7 @@ class ResultStore:
                 connection.execute("PRAGMA journal_mode=WAL")  # persistent: set once per file
                 version = schema.user_version(connection)
             except sqlite3.DatabaseError as error:
-                raise ValueError(
+                raise ResultsError(
                     f"{self.path} is not a hierlstm results database ({error})."
                 ) from error
             if version == SCHEMA_VERSION:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hierlstm.config import RunConfig
-from hierlstm.results.schema import COLUMNS, KINDS, V1_COLUMNS, row_from_v1
+from hierlstm.results.schema import COLUMNS, KINDS, V1_COLUMNS, ResultsError, row_from_v1
 from hierlstm.timing.records import CONFIG_COLUMNS, ROW_COLUMNS
 
 STATUSES = ("ok", "failed")
@@ -45,7 +45,7 @@ def checked_rows(raw_rows: list[Any], export_version: int) -> list[dict[str, Any
         named = " ".join(problems[:_ERRORS_SHOWN])
         more = f"; the first {_ERRORS_SHOWN} shown" if len(problems) > _ERRORS_SHOWN else ""
         summary = f"({len(problems)} of {len(raw_rows)} rows bad{more})"
-        raise ValueError(f"import rejected: {named} {summary}".replace("\n", " "))
+        raise ResultsError(f"import rejected: {named} {summary}".replace("\n", " "))
     return rows
 
 
@@ -74,12 +74,12 @@ def checked_v1_row(raw: Any) -> dict[str, Any]:
     known = list(CONFIG_COLUMNS)
     unknown = [name for name in settings if name not in known]
     if unknown:
-        raise ValueError(
+        raise ResultsError(
             f"config has unknown setting {unknown[0]!r}; known settings are {', '.join(known)}."
         )
     configured = settings.get("variant", RunConfig.variant)  # RunConfig's default if missing
     if raw["variant"] != configured:
-        raise ValueError(
+        raise ResultsError(
             f"variant {shown(raw['variant'])} differs from the config's {shown(configured)}."
         )
     _check_versions(raw["versions"])
@@ -88,12 +88,12 @@ def checked_v1_row(raw: Any) -> dict[str, Any]:
 
 def _require_columns(raw: Any, columns: tuple[str, ...]):
     if not isinstance(raw, Mapping):
-        raise ValueError(f"a row must be an object; got {shown(raw)}.")
+        raise ResultsError(f"a row must be an object; got {shown(raw)}.")
     if MISMATCHED in raw or MISMATCHED in raw.values():
-        raise ValueError("has a different number of fields from the header.")
+        raise ResultsError("has a different number of fields from the header.")
     missing = [column for column in columns if column not in raw]
     if missing:
-        raise ValueError(f"missing {', '.join(missing)}.")
+        raise ResultsError(f"missing {', '.join(missing)}.")
 
 
 def _config(raw: Mapping[str, Any]) -> RunConfig:
@@ -140,13 +140,13 @@ def shown(value: Any) -> str:
 
 def _text(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be text; got {shown(value)}.")
+        raise ResultsError(f"{name} must be text; got {shown(value)}.")
     return value
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {shown(value)}.")
+        raise ResultsError(f"{name} must be one of {', '.join(allowed)}; got {shown(value)}.")
     return value
 
 
@@ -154,7 +154,7 @@ def _uuid(value: Any) -> str:
     try:
         return str(uuid.UUID(str(value)))
     except ValueError:
-        raise ValueError(f"id must be a UUID; got {shown(value)}.") from None
+        raise ResultsError(f"id must be a UUID; got {shown(value)}.") from None
 
 
 def _utc_timestamp(value: Any) -> str:
@@ -166,7 +166,7 @@ def _utc_timestamp(value: Any) -> str:
         except ValueError:
             moment = None
     if not isinstance(moment, datetime):
-        raise ValueError(f"created_at must be an ISO 8601 date and time; got {shown(value)}.")
+        raise ResultsError(f"created_at must be an ISO 8601 date and time; got {shown(value)}.")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
@@ -177,16 +177,16 @@ def _json_object(name: str, value: Any) -> dict:
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            raise ValueError(f"{name} must be a JSON object; got {shown(value)}.") from None
+            raise ResultsError(f"{name} must be a JSON object; got {shown(value)}.") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{name} must be a JSON object; got {shown(value)}.")
+        raise ResultsError(f"{name} must be a JSON object; got {shown(value)}.")
     return value
 
 
 def _check_versions(value: Any):
     for key, version in _json_object("versions", value).items():
         if not isinstance(version, str):
-            raise ValueError(f"versions[{key!r}] must be text; got {shown(version)}.")
+            raise ResultsError(f"versions[{key!r}] must be text; got {shown(version)}.")
 
 
 def _flag_value(value: Any) -> bool | None:
@@ -203,7 +203,7 @@ def _flag_value(value: Any) -> bool | None:
 def _flag(name: str, value: Any) -> bool:
     flag = _flag_value(value)
     if flag is None:
-        raise ValueError(f"{name} must be true or false (or 1 or 0); got {shown(value)}.")
+        raise ResultsError(f"{name} must be true or false (or 1 or 0); got {shown(value)}.")
     return flag
 
 
@@ -214,7 +214,7 @@ def _whole(name: str, value: Any) -> int:
     elif isinstance(value, numbers.Real) and float(value).is_integer():
         number = int(value)  # also numpy integers, and 3.0 from a JSON writer
     if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= _LARGEST_WHOLE:
-        raise ValueError(f"{name} must be a whole number, 0 or more; got {shown(value)}.")
+        raise ResultsError(f"{name} must be a whole number, 0 or more; got {shown(value)}.")
     return number
 
 
@@ -225,15 +225,15 @@ def _time(name: str, value: Any, *, may_be_missing: bool) -> float | None:
         try:
             number = float(value) if value.strip() else None
         except ValueError:
-            raise ValueError(f"{name} must be a number; got {shown(value)}.") from None
+            raise ResultsError(f"{name} must be a number; got {shown(value)}.") from None
     elif isinstance(value, numbers.Real) and not isinstance(value, bool):
         number = float(value)  # also numpy floats
     if number is None or (isinstance(number, float) and math.isnan(number)):
         if may_be_missing:
             return None
-        raise ValueError(f"{name} must be a number when status is ok; got {shown(value)}.")
+        raise ResultsError(f"{name} must be a number when status is ok; got {shown(value)}.")
     if not isinstance(number, float):
-        raise ValueError(f"{name} must be a number; got {shown(value)}.")
+        raise ResultsError(f"{name} must be a number; got {shown(value)}.")
     if not math.isfinite(number) or number < 0:
-        raise ValueError(f"{name} must be a finite number, 0 or more; got {shown(value)}.")
+        raise ResultsError(f"{name} must be a finite number, 0 or more; got {shown(value)}.")
     return number
