@@ -14,11 +14,12 @@ import math
 import types
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from hierlstm.config import RunConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +163,7 @@ class CompareResult:
     # workers, output_checksum, replica_devices); {} for a single-device or failed run.
     details: list[dict] = dataclasses.field(default_factory=list)
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> pd.DataFrame:  # pandas is imported here: a record needs none of it
         """One `BenchResult.to_row()` per config, then its strategy details and speed-ups."""
         rows = []
         for index, result in enumerate(self.results):
@@ -175,4 +176,6 @@ class CompareResult:
             row["speedup_p90"] = self.speedup_p90[index]
             row["is_baseline"] = index == self.baseline
             rows.append(row)
+        import pandas as pd
+
         return pd.DataFrame(rows)
