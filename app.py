@@ -2,7 +2,7 @@
 
 The frame around every page: the language switch, the navigation, the shared settings form in
 the sidebar (its one button applies the settings and runs the page's work), the device banner.
-The pages in app_pages/ are thin scripts over `hierlstm.ui` and `hierlstm.app.charts`.
+The pages in app_pages/ are thin scripts over the modules of `hierlstm.app`.
 """
 
 import logging

@@ -1,7 +1,7 @@
 """The app's one message catalogue: every text in English and Simplified Chinese.
 
 `t(key, lang, **values)` formats a message with `str.format`; both languages of a message take
-the same fields. Pages, `hierlstm.ui` and `hierlstm.app.charts` take their words from here and
+the same fields. Pages, `hierlstm.app`, the CLI and the trace notes take their words from here and
 nowhere else. Names that are code (variant names such as `folded`, layer names, Keras classes)
 stay as they are in both languages. No Streamlit here.
 """

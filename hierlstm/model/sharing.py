@@ -5,7 +5,7 @@ Both forms map two inputs, each (sequences, rows, features), to two outputs, eac
 (sequences, units), from one set of LSTM weights. `sharing_report` shows what is shared (the
 very same variable objects, counted once) and what is not (the recurrent state: each call starts
 from zeros), and that gradients from both paths reach the one variable and add up. `time_pair`
-times a form's forward pass the way `hierlstm.bench` times a model. Nothing here imports
+times a form's forward pass the way `hierlstm.timing.harness` times a model. Nothing here imports
 Streamlit.
 """
 
