@@ -42,11 +42,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "run.lesson": _m("Measure the lesson's numbers", "测量课程中的数字"),
     "run.starting": _m("Starting…", "正在开始…"),
     "run.waiting": _m(
-        "Waiting for another viewer's run to finish ({holder}, {seconds:.0f} s so far): one "
-        "timing run per device at a time keeps the numbers honest. The wait is not timed.",
-        "正在等待其他访问者的运行结束（{holder}，已等待 {seconds:.0f} 秒）：每个设备同一时间只做一次计时，"
-        "数字才可信。等待时间不计入计时。",
+        "Waiting for another run to finish ({holder}, {seconds:.0f} s so far): one timing run "
+        "per device at a time, across every app server and the CLI, keeps the numbers honest. "
+        "The wait is not timed.",
+        "正在等待另一次运行结束（{holder}，已等待 {seconds:.0f} 秒）：所有应用服务器和命令行中，每个设备同一时间"
+        "只做一次计时，数字才可信。等待时间不计入计时。",
     ),
+    "run.waiting.viewer": _m("{what} of another viewer", "其他访问者的{what}"),
+    "run.waiting.server": _m(
+        "{what} in another app server, pid {pid}", "另一个应用服务器中的{what}，进程 {pid}"
+    ),
+    "run.waiting.cli": _m("the CLI, pid {pid}", "命令行，进程 {pid}"),
+    "run.waiting.other": _m("another program, pid {pid}", "另一个程序，进程 {pid}"),
     "run.calibrating": _m(
         "Measuring this machine's cost per step for {variant} (once per setting) to estimate "
         "the run…",
