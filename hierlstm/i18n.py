@@ -230,6 +230,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "The logical CPU devices were not set up, so this server has one CPU device: {error}",
         "未能设置逻辑 CPU 设备，本服务器只有一个 CPU 设备：{error}",
     ),
+    "banner.gpu_memory_failed": _m(
+        "GPU memory was not set up, so TensorFlow may take nearly all of it at first use and "
+        "starve other sessions and the CLI: {error}",
+        "未能设置 GPU 内存，TensorFlow 首次使用时可能占用几乎全部显存，使其他会话和命令行无内存可用：{error}",
+    ),
     "banner.cudnn.no_cuda": _m(
         "not available: this TensorFlow was built without CUDA, so every LSTM runs the generic "
         "kernel",

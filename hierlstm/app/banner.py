@@ -71,8 +71,8 @@ def banner(controls: Controls) -> None:
                 cudnn=cudnn_status(),
             )
         )
-    if problem := start_devices():
-        st.error(text("banner.devices_failed", error=problem), icon=":material/memory:")
+    for key, error in start_devices():  # banner.gpu_memory_failed, banner.devices_failed
+        st.error(text(key, error=error), icon=":material/memory:")
     for problem in gpu_problems():  # the same sentences as `python -m hierlstm doctor`
         message = text(
             "banner.gpu_problem", problem=problem.sentence(language()), fix=problem.fix(language())

@@ -29,20 +29,24 @@ def visible_devices() -> list[str]:
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def start_devices() -> str:
+def start_devices() -> tuple[tuple[str, str], ...]:
     """Once, before TensorFlow's runtime starts (app.py calls this first): GPU memory growth,
     or HIERLSTM_GPU_MEMORY_MB per GPU, so several sessions, servers and the CLI share a GPU;
-    then the CPU split into HIERLSTM_LOGICAL_CPUS logical devices. "" or what went wrong."""
+    then the CPU split into HIERLSTM_LOGICAL_CPUS logical devices. What went wrong, as
+    (catalogue key, error) pairs for the banner; () when all is set."""
     from hierlstm.timing.cluster import ensure_logical_cpus_from_environment
     from hierlstm.timing.gpu import configure_memory
 
     problems = []
-    for start in (configure_memory, ensure_logical_cpus_from_environment):
+    for start, key in (
+        (configure_memory, "banner.gpu_memory_failed"),
+        (ensure_logical_cpus_from_environment, "banner.devices_failed"),
+    ):
         try:
             start()
         except (ValueError, RuntimeError) as error:
-            problems.append(str(error))
-    return " ".join(problems)
+            problems.append((key, str(error)))
+    return tuple(problems)
 
 
 # --- banner -------------------------------------------------------------------------------

@@ -179,7 +179,7 @@ def gpu_budget(free_mb: Sequence[int], limit_mb: int | None) -> tuple[int, str]:
 
 @dataclasses.dataclass(frozen=True)
 class MemorySetting:
-    mode: str  # "growth", "limit", or "none" (no GPU)
+    mode: str  # "growth", "limit", "none" (no GPU), "started" (too late: left as it was)
     limit_mb: int | None = None
     gpus: int = 0
 
@@ -188,8 +188,10 @@ def configure_memory(environ: Mapping[str, str] | None = None, config=None) -> M
     """Memory growth on every GPU TensorFlow lists, or HIERLSTM_GPU_MEMORY_MB MiB per GPU as a
     logical device, before the runtime starts (`config` is `tf.config`; a test passes a fake).
 
-    SettingError for a bad HIERLSTM_GPU_MEMORY_MB; RuntimeError when the runtime has already
-    started with another setting (TensorFlow fixes memory when it creates its GPU devices).
+    SettingError for a bad HIERLSTM_GPU_MEMORY_MB; RuntimeError when the limit is asked for
+    after the runtime has started (TensorFlow fixes memory when it creates its GPU devices).
+    Growth, the default, asked for too late (a test session that already ran TensorFlow) leaves
+    the memory as it was: mode "started".
     """
     limit = memory_limit_mb(environ)
     if config is None:
@@ -208,8 +210,9 @@ def configure_memory(environ: Mapping[str, str] | None = None, config=None) -> M
                 device = config.LogicalDeviceConfiguration(memory_limit=limit)
                 config.set_logical_device_configuration(gpu, [device])
     except RuntimeError:
-        if limit is None and all(config.experimental.get_memory_growth(gpu) for gpu in gpus):
-            return setting
+        if limit is None:  # growth was only the default: the runtime keeps what it has
+            growth = all(config.experimental.get_memory_growth(gpu) for gpu in gpus)
+            return setting if growth else MemorySetting("started", None, len(gpus))
         raise RuntimeError(
             "GPU memory growth or a limit can only be set before TensorFlow's runtime starts, "
             f"and it has started; set {MEMORY_ENV} in the environment of the app or the CLI."

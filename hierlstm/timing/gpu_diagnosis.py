@@ -223,13 +223,12 @@ def diagnose(facts: GpuFacts) -> tuple[Problem, ...]:
     if facts.visible_gpus == 0:
         before = len(problems)
         hidden = facts.cuda_visible_devices
-        if not facts.cuda_build:
+        if not facts.cuda_build:  # nothing else matters until the build has CUDA
             unusable("no_cuda_build")
-        elif hidden is not None and not visible_driver_gpus(
-            driver.gpus, {"CUDA_VISIBLE_DEVICES": hidden}
-        ):
-            unusable("hidden", value=f"'{hidden}'")
         else:
+            visible = {"CUDA_VISIBLE_DEVICES": hidden} if hidden is not None else {}
+            if not visible_driver_gpus(driver.gpus, visible):
+                unusable("hidden", value=f"'{hidden}'")
             if minimum:
                 unusable("old_driver", minimum=minimum, cuda_major=facts.cuda_version.split(".")[0])
             if facts.missing_packages:

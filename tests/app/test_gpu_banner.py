@@ -88,3 +88,19 @@ def test_without_an_nvidia_gpu_the_banner_says_tensorflow_sees_none(machine, tmp
         assert "**cuDNN** not available: TensorFlow sees no GPU" in banner
     assert not [w for w in at.warning if "TensorFlow cannot use" in w.value]
     assert not [c for c in at.sidebar.caption if "cannot use" in c.value]
+
+
+def test_a_bad_gpu_memory_limit_is_one_line_and_the_app_serves(machine, tmp_path):
+    machine.setenv("PATH", str(tmp_path))
+    machine.setenv("HIERLSTM_GPU_MEMORY_MB", "lots")
+    app_devices.start_devices.clear()
+    try:
+        at = _rendered()
+        assert [error.value for error in at.error] == [
+            "GPU memory was not set up, so TensorFlow may take nearly all of it at first use and "
+            "starve other sessions and the CLI: HIERLSTM_GPU_MEMORY_MB must be a whole number of "
+            "MiB, at least 1; got 'lots'."
+        ]
+        assert at.get_by_key("banner") is not None
+    finally:
+        app_devices.start_devices.clear()

@@ -166,9 +166,10 @@ def test_a_per_process_limit_instead_of_growth():
 
 def test_memory_setup_without_a_gpu_or_after_the_runtime_started():
     assert gpu.configure_memory({}, FakeConfig([])) == gpu.MemorySetting("none")
-    assert (
-        gpu.configure_memory({}, FakeConfig(["gpu0"], started=True, growth=True)).mode == "growth"
-    )
+    already = FakeConfig(["gpu0"], started=True, growth=True)
+    assert gpu.configure_memory({}, already).mode == "growth"
+    late = gpu.configure_memory({}, FakeConfig(["gpu0"], started=True, growth=False))
+    assert late == gpu.MemorySetting("started", None, 1)  # too late for the default: left alone
     with pytest.raises(RuntimeError, match="before TensorFlow's runtime starts"):
         gpu.configure_memory({"HIERLSTM_GPU_MEMORY_MB": "2048"}, FakeConfig(["gpu0"], started=True))
 
@@ -298,6 +299,11 @@ def test_no_cuda_build_and_hidden_gpus():
     assert problem.kind == "no_cuda_build" and "built without CUDA" in problem.sentence()
     (problem,) = diagnose(facts(A100, cuda_visible_devices="-1"))
     assert problem.kind == "hidden" and "CUDA_VISIBLE_DEVICES='-1' hides" in problem.sentence()
+    assert problem.fix().startswith("unset CUDA_VISIBLE_DEVICES")
+    # Every mismatch is named, not only the first.
+    both = diagnose(facts(A100, cuda_visible_devices="", missing_packages=("nvidia-cudnn-cu12",)))
+    assert kinds(both) == [("hidden", "unusable"), ("missing_packages", "unusable")]
+    assert diagnose(facts(A100, visible=1, cuda_visible_devices="0")) == ()
 
 
 def test_an_unexplained_missing_gpu_says_so():
