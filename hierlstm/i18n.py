@@ -49,9 +49,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "只做一次计时，数字才可信。等待时间不计入计时。",
     ),
     "run.waiting.viewer": _m("{what} of another viewer", "其他访问者的{what}"),
-    "run.waiting.server": _m(
-        "{what} in another app server, pid {pid}", "另一个应用服务器中的{what}，进程 {pid}"
-    ),
+    "run.waiting.server": _m("{what} in the app, pid {pid}", "应用中的{what}，进程 {pid}"),
     "run.waiting.cli": _m("the CLI, pid {pid}", "命令行，进程 {pid}"),
     "run.waiting.other": _m("another program, pid {pid}", "另一个程序，进程 {pid}"),
     "run.calibrating": _m(

@@ -145,9 +145,7 @@ def test_a_holder_says_who_it_is_in_both_languages():
     assert cli.describe() == "the CLI, pid 4242" and cli.describe("zh") == "命令行，进程 4242"
     viewer = runlock.Holder("benchmark", "app", os.getpid())
     assert viewer.describe() == "a benchmark of another viewer"
-    assert (
-        runlock.Holder("scaling", "app", 77).describe() == "a sweep in another app server, pid 77"
-    )
+    assert runlock.Holder("scaling", "app", 77).describe() == "a sweep in the app, pid 77"
     assert runlock.Holder("").describe() == "another program, pid ?"
 
 
