@@ -1,20 +1,45 @@
 # Two commands for a new user: `make run` serves the app, `make test` runs every test.
-# Both create .venv and install the pinned requirements on first use.
+# Both create .venv and install the pinned requirements on first use: with TensorFlow's CUDA
+# libraries (requirements-gpu.txt, the and-cuda extra) when this machine has an NVIDIA GPU, the
+# plain wheel (requirements.txt) otherwise; `make run GPU=1` or `GPU=0` overrides the detection.
+# The stamp names the wheel installed (.venv/.runtime-cpu, .venv/.runtime-gpu), so a GPU that
+# appears later upgrades the venv once and nothing else reinstalls it.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
+NVIDIA_SMI ?= nvidia-smi
+NVIDIA_PROC ?= /proc/driver/nvidia
+ifeq ($(origin GPU),undefined)
+GPU := $(shell sh scripts/detect_gpu.sh "$(NVIDIA_SMI)" "$(NVIDIA_PROC)")
+FOUND := $(if $(filter 1,$(GPU)),an NVIDIA GPU was found,no NVIDIA GPU was found)
+else
+FOUND := GPU=$(GPU)
+endif
+ifeq ($(GPU),1)
+WHEEL := gpu
+REQUIREMENTS := requirements-gpu.txt
+WHY := $(FOUND): TensorFlow with its CUDA libraries, tensorflow[and-cuda] (GPU=0: the plain wheel)
+else ifeq ($(GPU),0)
+WHEEL := cpu
+REQUIREMENTS := requirements.txt
+WHY := $(FOUND): the plain TensorFlow wheel (GPU=1: tensorflow[and-cuda])
+else
+$(error GPU must be 1 (install tensorflow[and-cuda]) or 0 (the plain wheel); got '$(GPU)')
+endif
+RUNTIME := $(VENV)/.runtime-$(WHEEL)
+DEV := $(VENV)/.dev-$(WHEEL)
 
 .PHONY: run test lint browser clean
 
-run: $(VENV)/.runtime
+run: $(RUNTIME)
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
-test: $(VENV)/.dev browser
+test: $(DEV) browser
 	$(BIN)/python -m pytest
 
-lint: $(VENV)/.dev
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
@@ -26,13 +51,15 @@ browser:
 $(BIN)/python:
 	@sh scripts/make_venv.sh "$(PYTHON)" "$(VENV)"
 
-$(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+$(RUNTIME): requirements.txt $(REQUIREMENTS) | $(BIN)/python
+	@echo "installing $(REQUIREMENTS): $(WHY)"
+	$(BIN)/pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
 	touch $@
 
-$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	touch $(VENV)/.runtime $@
+$(DEV): requirements.txt requirements-dev.txt $(REQUIREMENTS) | $(BIN)/python
+	@echo "installing requirements-dev.txt and $(REQUIREMENTS): $(WHY)"
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r $(REQUIREMENTS)
+	touch $(RUNTIME) $@
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts

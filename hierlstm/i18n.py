@@ -42,11 +42,16 @@ MESSAGES: dict[str, dict[str, str]] = {
     "run.lesson": _m("Measure the lesson's numbers", "测量课程中的数字"),
     "run.starting": _m("Starting…", "正在开始…"),
     "run.waiting": _m(
-        "Waiting for another viewer's run to finish ({holder}, {seconds:.0f} s so far): one "
-        "timing run per device at a time keeps the numbers honest. The wait is not timed.",
-        "正在等待其他访问者的运行结束（{holder}，已等待 {seconds:.0f} 秒）：每个设备同一时间只做一次计时，"
-        "数字才可信。等待时间不计入计时。",
+        "Waiting for another run to finish ({holder}, {seconds:.0f} s so far): one timing run "
+        "per device at a time, across every app server and the CLI, keeps the numbers honest. "
+        "The wait is not timed.",
+        "正在等待另一次运行结束（{holder}，已等待 {seconds:.0f} 秒）：所有应用服务器和命令行中，每个设备同一时间"
+        "只做一次计时，数字才可信。等待时间不计入计时。",
     ),
+    "run.waiting.viewer": _m("{what} of another viewer", "其他访问者的{what}"),
+    "run.waiting.server": _m("{what} in the app, pid {pid}", "应用中的{what}，进程 {pid}"),
+    "run.waiting.cli": _m("the CLI, pid {pid}", "命令行，进程 {pid}"),
+    "run.waiting.other": _m("another program, pid {pid}", "另一个程序，进程 {pid}"),
     "run.calibrating": _m(
         "Measuring this machine's cost per step for {variant} (once per setting) to estimate "
         "the run…",
@@ -223,6 +228,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "The logical CPU devices were not set up, so this server has one CPU device: {error}",
         "未能设置逻辑 CPU 设备，本服务器只有一个 CPU 设备：{error}",
     ),
+    "banner.gpu_memory_failed": _m(
+        "GPU memory was not set up, so TensorFlow may take nearly all of it at first use and "
+        "starve other sessions and the CLI: {error}",
+        "未能设置 GPU 内存，TensorFlow 首次使用时可能占用几乎全部显存，使其他会话和命令行无内存可用：{error}",
+    ),
     "banner.cudnn.no_cuda": _m(
         "not available: this TensorFlow was built without CUDA, so every LSTM runs the generic "
         "kernel",
@@ -235,6 +245,139 @@ MESSAGES: dict[str, dict[str, str]] = {
     "banner.cudnn.yes": _m(
         "available (cuDNN {version}, {gpus} GPU(s)): Keras LSTM layers take it when eligible",
         "可用（cuDNN {version}，{gpus} 块 GPU）：Keras LSTM 层在满足条件时使用它",
+    ),
+    "banner.cudnn.unusable": _m(
+        "not available: TensorFlow cannot use {subject} (see below)",
+        "不可用：TensorFlow 无法使用{subject}（见下文）",
+    ),
+    "banner.gpu_problem": _m("{problem} Fix: {fix}", "{problem} 解决办法：{fix}"),
+    # --- doctor: what stops TensorFlow from using a GPU, and the fix ---------------------------
+    "doctor.subject.an": _m("an {name}", "一块 {name}"),
+    "doctor.subject.a": _m("a {name}", "一块 {name}"),
+    "doctor.subject.many": _m("{count} NVIDIA GPUs ({names})", "{count} 块 NVIDIA GPU（{names}）"),
+    "doctor.cannot_use": _m(
+        "{subject} is present but TensorFlow cannot use it: {reason}",
+        "本机有{subject}，但 TensorFlow 无法使用：{reason}",
+    ),
+    "doctor.cannot_use.many": _m(
+        "{subject} are present but TensorFlow cannot use them: {reason}",
+        "本机有{subject}，但 TensorFlow 无法使用：{reason}",
+    ),
+    "doctor.reason.no_cuda_build": _m(
+        "this TensorFlow {tensorflow} was built without CUDA.",
+        "此 TensorFlow {tensorflow} 构建时未带 CUDA。",
+    ),
+    "doctor.fix.no_cuda_build": _m(
+        "TensorFlow's GPU builds are for Linux (on Windows, inside WSL2); there, install "
+        "{requirement} (make run GPU=1).",
+        "TensorFlow 的 GPU 版本只支持 Linux（Windows 上需在 WSL2 中）；请在其中安装 {requirement}"
+        "（make run GPU=1）。",
+    ),
+    "doctor.reason.hidden": _m(
+        "CUDA_VISIBLE_DEVICES={value} hides every GPU from it.",
+        "CUDA_VISIBLE_DEVICES={value} 使它看不到任何 GPU。",
+    ),
+    "doctor.fix.hidden": _m(
+        "unset CUDA_VISIBLE_DEVICES, or set it to the GPUs to use (e.g. CUDA_VISIBLE_DEVICES=0).",
+        "取消设置 CUDA_VISIBLE_DEVICES，或把它设为要使用的 GPU（如 CUDA_VISIBLE_DEVICES=0）。",
+    ),
+    "doctor.reason.old_driver": _m(
+        "its NVIDIA driver {driver} is older than {minimum}, the oldest that runs CUDA "
+        "{cuda_major}.x, and TensorFlow {tensorflow} was built with CUDA {cuda}.",
+        "其 NVIDIA 驱动 {driver} 早于 {minimum}（运行 CUDA {cuda_major}.x 所需的最低版本），而 "
+        "TensorFlow {tensorflow} 是用 CUDA {cuda} 构建的。",
+    ),
+    "doctor.fix.old_driver": _m(
+        "upgrade the NVIDIA driver to {minimum} or newer (NVIDIA's CUDA compatibility table), "
+        "then restart the app or the command.",
+        "把 NVIDIA 驱动升级到 {minimum} 或更新版本（见 NVIDIA 的 CUDA 兼容性表），然后重启应用或命令。",
+    ),
+    "doctor.reason.missing_packages": _m(
+        "the CUDA libraries of TensorFlow's and-cuda extra are not installed ({packages}).",
+        "未安装 TensorFlow 的 and-cuda 附加依赖中的 CUDA 库（{packages}）。",
+    ),
+    "doctor.fix.missing_packages": _m(
+        "install them with make run GPU=1 (or make test GPU=1), or {python} -m pip install "
+        "'{requirement}', then restart the app or the command.",
+        "用 make run GPU=1（或 make test GPU=1）安装，或运行 {python} -m pip install "
+        "'{requirement}'，然后重启应用或命令。",
+    ),
+    "doctor.reason.no_libcuda": _m(
+        "this process cannot load the NVIDIA driver's libcuda.so.1.",
+        "此进程无法加载 NVIDIA 驱动的 libcuda.so.1。",
+    ),
+    "doctor.fix.no_libcuda": _m(
+        "install the driver's user-space libraries, of the same version as its kernel module "
+        "({driver}); in a container, start it with the GPU exposed (docker run --gpus all).",
+        "安装与驱动内核模块（{driver}）同版本的用户态库；在容器中，请在启动时暴露 GPU"
+        "（docker run --gpus all）。",
+    ),
+    "doctor.reason.unloadable": _m("it cannot load {libraries}.", "它无法加载 {libraries}。"),
+    "doctor.fix.unloadable": _m(
+        "reinstall the and-cuda wheels ({python} -m pip install --force-reinstall "
+        "'{requirement}'), or put the system's CUDA {cuda} and cuDNN {cudnn} libraries on "
+        "LD_LIBRARY_PATH.",
+        "重新安装 and-cuda 的 wheel（{python} -m pip install --force-reinstall '{requirement}'），"
+        "或把系统中 CUDA {cuda} 和 cuDNN {cudnn} 的库加入 LD_LIBRARY_PATH。",
+    ),
+    "doctor.reason.unknown": _m(
+        "TensorFlow lists no GPU, and nothing checked here (driver {driver}, a CUDA {cuda} "
+        "build, its libraries) explains why.",
+        "TensorFlow 列不出任何 GPU，而这里检查的各项（驱动 {driver}、CUDA {cuda} 构建及其库）都解释不了原因。",
+    ),
+    "doctor.fix.unknown": _m(
+        "read TensorFlow's own start-up messages: TF_CPP_MIN_LOG_LEVEL=0 {python} -c "
+        "\"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\".",
+        "查看 TensorFlow 自己的启动信息：TF_CPP_MIN_LOG_LEVEL=0 {python} -c "
+        "\"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"。",
+    ),
+    "doctor.reason.capability": _m(
+        "its compute capability {capability} is older than {minimum}, the oldest this "
+        "TensorFlow has kernels for ({targets}), so TensorFlow ignores it.",
+        "它的计算能力 {capability} 低于 {minimum}（此 TensorFlow 内核支持的最低版本，{targets}），"
+        "因此 TensorFlow 会忽略它。",
+    ),
+    "doctor.fix.capability": _m(
+        "use a GPU of compute capability {minimum} or newer, or a TensorFlow built from source "
+        "for {capability}.",
+        "使用计算能力 {minimum} 或更高的 GPU，或使用针对 {capability} 从源码构建的 TensorFlow。",
+    ),
+    "doctor.warning.ptx_jit": _m(
+        "{subject} (compute capability {capability}) has no compiled TensorFlow kernels: "
+        "TensorFlow {tensorflow} carries them for {binaries}, so CUDA compiles its PTX ({ptx}) "
+        "for this GPU when it first runs, which TensorFlow warns can take 30 minutes or longer.",
+        "{subject}（计算能力 {capability}）没有预编译的 TensorFlow 内核：TensorFlow {tensorflow} "
+        "只带有 {binaries} 的内核，所以 CUDA 会在首次运行时为这块 GPU 编译其 PTX（{ptx}），"
+        "TensorFlow 提示这可能需要 30 分钟或更久。",
+    ),
+    "doctor.fix.ptx_jit": _m(
+        "let the first run finish once: CUDA keeps what it compiled in its cache (raise "
+        "CUDA_CACHE_MAXSIZE, in bytes, if the cache is too small to keep it).",
+        "让首次运行完整跑完一次：CUDA 会把编译结果保存在缓存中（若缓存太小放不下，调大 "
+        "CUDA_CACHE_MAXSIZE，单位为字节）。",
+    ),
+    "doctor.warning.ptx_old_driver": _m(
+        "{subject} needs that PTX compilation, and its driver {driver} is older than "
+        "{toolkit_driver}, the driver of the CUDA {cuda} that produced the PTX: CUDA may refuse "
+        'it ("the provided PTX was compiled with an unsupported toolchain").',
+        "{subject} 需要编译这些 PTX，而它的驱动 {driver} 早于 {toolkit_driver}（生成这些 PTX 的 CUDA "
+        "{cuda} 对应的驱动）：CUDA 可能拒绝编译（“the provided PTX was compiled with an unsupported "
+        "toolchain”）。",
+    ),
+    "doctor.fix.ptx_old_driver": _m(
+        "upgrade the NVIDIA driver to {toolkit_driver} or newer; doctor's probe on this GPU shows "
+        "whether it works as it is.",
+        "把 NVIDIA 驱动升级到 {toolkit_driver} 或更新版本；doctor 在这块 GPU 上的探测会显示当前能否运行。",
+    ),
+    "doctor.warning.smi_failed": _m(
+        "nvidia-smi is installed but fails ({error}), so whether this machine has a usable "
+        "NVIDIA GPU is unknown.",
+        "nvidia-smi 已安装但运行失败（{error}），因此无法确定本机是否有可用的 NVIDIA GPU。",
+    ),
+    "doctor.fix.smi_failed": _m(
+        "if it has one, load the NVIDIA kernel module (a reboot after a driver upgrade usually "
+        "does) until nvidia-smi lists the GPU.",
+        "如果有 GPU，请加载 NVIDIA 内核模块（驱动升级后重启通常即可），直到 nvidia-smi 能列出该 GPU。",
     ),
     # --- LSTM kernels ------------------------------------------------------------------------
     "kernel.col.variant": _m("variant", "变体"),

@@ -1,13 +1,19 @@
 """The banner on every page: TensorFlow and Keras versions, the device and strategy in use,
-whether cuDNN is available (and why not), and the warnings a link or the server's start left."""
+whether cuDNN is available (and why not: an NVIDIA GPU TensorFlow cannot use is named, with the
+fix, as `doctor` says it), and the warnings a link or the server's start left."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from hierlstm.app.devices import cached_device_report, start_devices
+from hierlstm.app.devices import (
+    cached_device_report,
+    gpu_problems,
+    start_devices,
+    unusable_gpu_problems,
+)
 from hierlstm.app.sidebar import Controls
-from hierlstm.app.state import text
+from hierlstm.app.state import language, text
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.timing.devices import resolve_device
 from hierlstm.timing.failures import first_line
@@ -15,6 +21,9 @@ from hierlstm.timing.failures import first_line
 
 def cudnn_status() -> str:
     report = cached_device_report()
+    unusable = unusable_gpu_problems()
+    if not report.gpus and unusable:  # a GPU is there: say so, not "sees no GPU"
+        return text("banner.cudnn.unusable", subject=unusable[0].subject(language()))
     if not report.cuda_build:
         return text("banner.cudnn.no_cuda")
     if not report.gpus:
@@ -62,8 +71,14 @@ def banner(controls: Controls) -> None:
                 cudnn=cudnn_status(),
             )
         )
-    if problem := start_devices():
-        st.error(text("banner.devices_failed", error=problem), icon=":material/memory:")
+    for key, error in start_devices():  # banner.gpu_memory_failed, banner.devices_failed
+        st.error(text(key, error=error), icon=":material/memory:")
+    for problem in gpu_problems():  # the same sentences as `python -m hierlstm doctor`
+        message = text(
+            "banner.gpu_problem", problem=problem.sentence(language()), fix=problem.fix(language())
+        )
+        show = st.warning if problem.severity == "unusable" else st.info
+        show(message, icon=":material/memory:")
     for name, value, reason in controls.url_warnings:
         st.warning(
             text("url.rejected", name=name, value=value, reason=reason), icon=":material/link_off:"

@@ -1,6 +1,7 @@
 """The devices this server's TensorFlow sees, cached once per server process: the device
-report behind the banner, the Device and Replicas choices, and the logical-CPU split that
-app.py makes before TensorFlow's runtime starts."""
+report behind the banner, the diagnosis of NVIDIA GPUs TensorFlow cannot use, the Device and
+Replicas choices, and what app.py sets before TensorFlow's runtime starts (GPU memory growth or
+the HIERLSTM_GPU_MEMORY_MB limit, the logical-CPU split)."""
 
 from __future__ import annotations
 
@@ -28,16 +29,24 @@ def visible_devices() -> list[str]:
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def start_devices() -> str:
-    """Splits the CPU into HIERLSTM_LOGICAL_CPUS logical devices, once, before TensorFlow's
-    runtime starts (app.py calls this first); "" or why it could not."""
+def start_devices() -> tuple[tuple[str, str], ...]:
+    """Once, before TensorFlow's runtime starts (app.py calls this first): GPU memory growth,
+    or HIERLSTM_GPU_MEMORY_MB per GPU, so several sessions, servers and the CLI share a GPU;
+    then the CPU split into HIERLSTM_LOGICAL_CPUS logical devices. What went wrong, as
+    (catalogue key, error) pairs for the banner; () when all is set."""
     from hierlstm.timing.cluster import ensure_logical_cpus_from_environment
+    from hierlstm.timing.gpu import configure_memory
 
-    try:
-        ensure_logical_cpus_from_environment()
-    except (ValueError, RuntimeError) as error:
-        return str(error)
-    return ""
+    problems = []
+    for start, key in (
+        (configure_memory, "banner.gpu_memory_failed"),
+        (ensure_logical_cpus_from_environment, "banner.devices_failed"),
+    ):
+        try:
+            start()
+        except (ValueError, RuntimeError) as error:
+            problems.append((key, str(error)))
+    return tuple(problems)
 
 
 # --- banner -------------------------------------------------------------------------------
@@ -46,6 +55,19 @@ def start_devices() -> str:
 @st.cache_resource(max_entries=1, show_spinner=False)
 def cached_device_report():
     return device_report()
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def gpu_problems() -> tuple:
+    """What stops TensorFlow from using this machine's NVIDIA GPUs (`gpu_diagnosis.Problem`s;
+    nvidia-smi is asked when the server first renders a page), for the banner and the sidebar."""
+    from hierlstm.timing.gpu_diagnosis import diagnose, gather_facts
+
+    return diagnose(gather_facts(cached_device_report()))
+
+
+def unusable_gpu_problems() -> tuple:
+    return tuple(problem for problem in gpu_problems() if problem.severity == "unusable")
 
 
 def device_name(device: str) -> str:

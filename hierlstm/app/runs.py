@@ -16,12 +16,19 @@ except ImportError:  # moved in another Streamlit version: never matches, runs a
     RerunException = type("RerunException", (BaseException,), {})
 
 from hierlstm.app.sidebar import request_run
-from hierlstm.app.state import CONFIRMED, CURRENT_ACTION, RESEND_SETTINGS, RUN_REQUEST, text
+from hierlstm.app.state import (
+    CONFIRMED,
+    CURRENT_ACTION,
+    RESEND_SETTINGS,
+    RUN_REQUEST,
+    language,
+    text,
+)
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.timing.estimate import CalibrationFailed, calibrate, calibration_key, run_seconds
 from hierlstm.timing.failures import RUN_FAILURES, error_line
 from hierlstm.timing.limits import LimitError, check_limits, current_limits
-from hierlstm.timing.runlock import device_keys, hold
+from hierlstm.timing.runlock import Holder, device_keys, hold
 
 Progress = Callable[[float, str], None]
 
@@ -88,8 +95,9 @@ def start_run(
     error under `key + ":error"`), then reruns so the page shows it and the Run button is
     enabled again.
 
-    Only one run per device at a time in the whole server (`hierlstm.timing.runlock`): a run on a
-    busy device shows that it is waiting, and the wait is over before anything is timed. With
+    Only one run per device at a time on the whole machine (`hierlstm.timing.runlock`: other
+    sessions, other servers and the CLI): a run on a busy device shows whom it is waiting for,
+    and the wait is over before anything is timed. With
     a `workload` whose estimate is over HIERLSTM_CONFIRM_SECONDS, nothing runs: the page asks
     for confirmation (`show_run_outcome`), as it does when a setting's cost cannot be
     measured (no estimate); the confirmed rerun runs it. A failure of the run is one line in
@@ -101,8 +109,8 @@ def start_run(
     def progress(fraction: float, message: str) -> None:
         bar.progress(min(1.0, max(0.0, float(fraction))), text=message)
 
-    def waiting(holder: str, seconds: float) -> None:  # a Streamlit call: a rerun stops us here
-        progress(0.0, text("run.waiting", holder=holder, seconds=seconds))
+    def waiting(holder: Holder, seconds: float) -> None:  # a Streamlit call: a rerun stops us here
+        progress(0.0, text("run.waiting", holder=holder.describe(language()), seconds=seconds))
 
     confirmed = state.pop(CONFIRMED, None) == (key, workload)
     try:
@@ -115,7 +123,7 @@ def start_run(
             state[key + ":error"] = text("run.failed", error=error_line(error))
             keys = None
         if keys is not None:
-            with hold(keys, name=text(f"lock.{key}"), on_wait=waiting):
+            with hold(keys, name=key, program="app", on_wait=waiting):
                 try:
                     limit = current_limits().confirm_seconds
                     guess = Estimate(0.0)

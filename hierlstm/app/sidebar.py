@@ -8,7 +8,7 @@ import functools
 
 import streamlit as st
 
-from hierlstm.app.devices import device_options, visible_devices
+from hierlstm.app.devices import device_options, unusable_gpu_problems, visible_devices
 from hierlstm.app.state import (
     APP_STRATEGIES,
     CONFIG_FIELDS,
@@ -126,6 +126,8 @@ def controls_ui(action: Action) -> Controls:
             help=text("control.device.help"),
         )
         right.checkbox(text("control.xla"), key="xla", help=text("control.xla.help"))
+        for problem in unusable_gpu_problems():  # a GPU is there but not among the choices
+            st.caption("⚠️ " + problem.sentence(language()))
         left, right = st.columns(2)
         left.selectbox(
             text("control.strategy"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from hierlstm.cli.commands import cmd_check, cmd_results, cmd_trace, cmd_variants
+from hierlstm.cli.doctor import cmd_doctor
 from hierlstm.cli.parser import (
     UsageError,
     build_parser,
@@ -24,6 +25,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "sweep": cmd_sweep,
     "worker": cmd_worker,
+    "doctor": cmd_doctor,
     "results": cmd_results,
 }
 # What each command checks before TensorFlow is imported (the same functions it calls itself).
@@ -36,6 +38,7 @@ SETTINGS = {
     "bench": run_settings,
     "sweep": lambda args: (run_settings(args), sweep_values(args)),
     "worker": run_settings,
+    "doctor": lambda args: None,  # no settings of its own; HIERLSTM_GPU_MEMORY_MB as for all
 }
 
 
@@ -56,12 +59,25 @@ def _join_cluster(args) -> None:
         raise UsageError(str(error)) from None
 
 
-def _start_devices(args, logical_cpus: int | None) -> None:
-    """What must happen before TensorFlow's runtime starts: the logical CPUs, then the
-    multi-worker strategy (it configures collective ops, which only a fresh runtime allows)."""
-    from hierlstm.timing import cluster, distribute
+def _gpu_memory_limit() -> None:
+    """HIERLSTM_GPU_MEMORY_MB, checked before TensorFlow is imported."""
+    from hierlstm.timing.gpu import memory_limit_mb
 
     try:
+        memory_limit_mb()
+    except SettingError as error:
+        raise UsageError(str(error)) from None
+
+
+def _start_devices(args, logical_cpus: int | None) -> None:
+    """What must happen before TensorFlow's runtime starts: GPU memory growth (or the
+    HIERLSTM_GPU_MEMORY_MB limit), so the app and other commands can share the GPU; the
+    logical CPUs; then the multi-worker strategy (it configures collective ops, which only a
+    fresh runtime allows)."""
+    from hierlstm.timing import cluster, distribute, gpu
+
+    try:
+        gpu.configure_memory()
         if logical_cpus:
             cluster.ensure_logical_cpus(logical_cpus)
         if args.command == "worker" or getattr(args, "strategy", None) == "multi_worker":
@@ -81,6 +97,7 @@ def main(argv=None) -> int:
         if args.command not in SETTINGS:  # variants, results: no TensorFlow at all
             return COMMANDS[args.command](args)
         SETTINGS[args.command](args)
+        _gpu_memory_limit()
         from hierlstm._native import import_tensorflow_quietly
 
         tensorflow = import_tensorflow_quietly()

@@ -70,6 +70,17 @@ def build_parser() -> Parser:
     )
     worker.add_argument("--task-index", required=True, metavar="I", help="this worker's place")
 
+    doctor = commands.add_parser(
+        "doctor", help="whether the GPUs work with this TensorFlow, and what to do if not"
+    )
+    doctor.add_argument("--json", action="store_true", help="print JSON instead of a report")
+    doctor.add_argument(
+        "--no-probe",
+        dest="no_probe",
+        action="store_true",
+        help="only the report and the diagnosis, no live probe on each device",
+    )
+
     results = commands.add_parser("results", help="stored measurements")
     actions = results.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="stored runs, newest first")

@@ -4,6 +4,7 @@ refuse before building anything, times through `hierlstm.timing`, and stores eve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -108,6 +109,33 @@ def environment() -> dict:
     }
 
 
+def device_lock(configs, command: str):
+    """The machine-wide lock of every device `configs` run on (`hierlstm.timing.runlock`, the
+    app's runs take the same): one timing run per device at a time, the wait untimed and said
+    on stderr each time the holder changes. A multi-worker run takes none: its workers wait
+    for each other at every step, and two on one machine (the README's way to try it) would
+    otherwise wait for each other's lock for ever."""
+    from hierlstm.timing.runlock import device_keys, hold
+
+    if any(config.strategy == "multi_worker" for config in configs):
+        return contextlib.nullcontext(0.0)
+    keys = {key for config in configs for key in device_keys(config)}
+    said = []
+
+    def waiting(holder, seconds: float) -> None:
+        who = holder.describe("en")
+        if not said or said[-1] != who:
+            said.append(who)
+            print(
+                f"waiting for another run ({who}) to finish: one timing run per device at a "
+                "time; the wait is not timed.",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return hold(keys, name=command, program="cli", on_wait=waiting)
+
+
 def _progress(enabled: bool):
     def report(fraction: float, message: str) -> None:
         print(f"\r[{fraction:4.0%}] {message[:70]:<70}", end="", file=sys.stderr, flush=True)
@@ -127,9 +155,10 @@ def cmd_bench(args) -> int:
         return _bench_scaling(args, configs, store, timing)
     names = [config.variant for config in configs]
     baseline = names.index("nested") if "nested" in names else 0
-    outcome, ids = compare_and_store(
-        configs, timing, store, baseline=baseline, on_progress=_progress(sys.stderr.isatty())
-    )
+    with device_lock(configs, "bench"):
+        outcome, ids = compare_and_store(
+            configs, timing, store, baseline=baseline, on_progress=_progress(sys.stderr.isatty())
+        )
     rows = []
     for index, result in enumerate(outcome.results):
         row = result.to_dict()
@@ -165,18 +194,19 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
     from hierlstm.measure import scaling_and_store
 
     outcomes, rows, stored = [], [], 0
-    for config in configs:
-        outcome, ids = scaling_and_store(
-            config, timing, store, on_progress=_progress(sys.stderr.isatty())
-        )
-        row = outcome.to_dict()
-        if ids:
-            row["id"] = ids[0]
-            if len(ids) > 1:
-                row["one_replica"]["id"] = ids[1]
-        stored += len(ids)
-        outcomes.append(outcome)
-        rows.append(row)
+    with device_lock(configs, args.command):
+        for config in configs:
+            outcome, ids = scaling_and_store(
+                config, timing, store, on_progress=_progress(sys.stderr.isatty())
+            )
+            row = outcome.to_dict()
+            if ids:
+                row["id"] = ids[0]
+                if len(ids) > 1:
+                    row["one_replica"]["id"] = ids[1]
+            stored += len(ids)
+            outcomes.append(outcome)
+            rows.append(row)
     if args.json:
         env = environment()
         if store:
@@ -212,12 +242,13 @@ def cmd_sweep(args) -> int:
     configs, timing = _run_configs(args)
     _within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
     store = open_store(args)
-    frames = [
-        sweep_and_store(
-            config, args.axis, values, timing, store, on_progress=_progress(sys.stderr.isatty())
-        )
-        for config in configs
-    ]
+    with device_lock(configs, "sweep"):
+        frames = [
+            sweep_and_store(
+                config, args.axis, values, timing, store, on_progress=_progress(sys.stderr.isatty())
+            )
+            for config in configs
+        ]
     table = pd.concat(frames, ignore_index=True)
     if args.csv:
         table.to_csv(args.csv, index=False)

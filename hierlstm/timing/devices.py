@@ -18,13 +18,10 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import PRECISIONS, SettingError
+from hierlstm.timing.gpu import FAST_PRECISION_CAPABILITY, precision_is_fast
 
 _SPEC_PATTERN = re.compile(r"^(auto|cpu|gpu:(\d+))$")
 _RESOLVED_PATTERN = re.compile(r"^/(CPU|GPU):(\d+)$")
-
-# Compute capability from which each reduced precision is faster than float32 on a GPU:
-# float16 Tensor Cores arrived with Volta (7.0), bfloat16 arithmetic with Ampere (8.0).
-_FAST_PRECISION_CAPABILITY = {"mixed_float16": (7, 0), "mixed_bfloat16": (8, 0)}
 _CPU_BFLOAT16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
@@ -51,6 +48,9 @@ class DeviceReport:
     cudnn_version: str
     cudnn_available: bool  # whether Keras LSTM layers can take the cuDNN path here
     cudnn_reason: str  # one sentence saying why (or why not)
+    # The compute capabilities the build has kernels for ("sm_80", PTX as "compute_90"), from
+    # tf.sysconfig.get_build_info(); () when it does not say.
+    cuda_targets: tuple[str, ...] = ()
 
     def gpu(self, index: int) -> GpuInfo | None:
         return next((gpu for gpu in self.gpus if gpu.index == index), None)
@@ -139,6 +139,7 @@ def device_report() -> DeviceReport:
         cudnn_version=cudnn_version,
         cudnn_available=cudnn_available,
         cudnn_reason=cudnn_reason,
+        cuda_targets=tuple(str(target) for target in build.get("cuda_compute_capabilities") or ()),
     )
 
 
@@ -236,14 +237,15 @@ def precision_supported(precision: str, device: str) -> tuple[bool, str]:
             )
         return True, ""
     gpu = report.gpu(index)
-    needed = _FAST_PRECISION_CAPABILITY[precision]
+    needed = FAST_PRECISION_CAPABILITY[precision]
     capability = gpu.compute_capability if gpu else None
-    if capability is None:
+    fast = precision_is_fast(precision, capability)
+    if fast is None:
         return True, (
             f"TensorFlow reports no compute capability for GPU:{index}, so whether "
             f"{precision} is faster than float32 there is unknown."
         )
-    if tuple(capability) < needed:
+    if not fast:
         kind_name = "float16" if precision == "mixed_float16" else "bfloat16"
         return True, (
             f"{precision} runs on GPU:{index} ({gpu.name}, compute capability "

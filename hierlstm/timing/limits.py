@@ -3,7 +3,9 @@ variable, and the check that refuses a config before anything is allocated.
 
 - HIERLSTM_MAX_BATCH: 1024
 - HIERLSTM_MAX_TIME_STEPS: 2000
-- HIERLSTM_MEMORY_BUDGET_MB: 25 % of available RAM on a CPU, 50 % of the GPU's memory on a GPU
+- HIERLSTM_MEMORY_BUDGET_MB: 25 % of available RAM on a CPU; on a GPU, 50 % of the free memory
+  nvidia-smi reports (the least of the GPUs this process may use, so what other processes hold
+  counts), or of HIERLSTM_GPU_MEMORY_MB, the per-process limit, when that is smaller
 - HIERLSTM_TRACE_BUDGET_STEPS: 200 (time_distributed unrolls one inner LSTM call per step)
 - HIERLSTM_CONFIRM_SECONDS: 30 (estimated runs longer than this ask for confirmation)
 
@@ -16,10 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
+import time
 
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.model import cost
 from hierlstm.registry import VARIANTS
+from hierlstm.timing import gpu
+from hierlstm.timing.nvidia import query_driver
 
 WORKSPACE_FACTOR = 3
 # Tracing time_distributed: its first call took 76.9 s at 400 time steps on the development
@@ -53,17 +59,39 @@ def _available_ram_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def _gpu_memory_bytes() -> int | None:
-    """Total memory of GPU 0 when TensorFlow reports it (not every build does)."""
+_FREE_MEMORY_TTL_S = 5.0  # nvidia-smi takes up to a second; limits are read on every render
+_free_memory: dict[str, tuple[float, tuple[int, ...]]] = {}
+_free_memory_lock = threading.Lock()
+
+
+def _driver_free_mb() -> tuple[int, ...]:
+    """Free MiB of each GPU this process may use (CUDA_VISIBLE_DEVICES), as nvidia-smi reports
+    it now (asked at most every few seconds); () when it reports none."""
+    with _free_memory_lock:
+        asked, free = _free_memory.get("free", (-_FREE_MEMORY_TTL_S, ()))
+        if time.monotonic() - asked >= _FREE_MEMORY_TTL_S:
+            gpus = gpu.visible_driver_gpus(query_driver().gpus, os.environ)
+            free = tuple(g.memory_free_mb for g in gpus if g.memory_free_mb is not None)
+            _free_memory["free"] = (time.monotonic(), free)
+        return free
+
+
+def _gpu_budget() -> tuple[int, str] | None:
+    """The GPU budget when TensorFlow sees a GPU (`gpu.gpu_budget`; the RAM's when neither
+    nvidia-smi nor HIERLSTM_GPU_MEMORY_MB says how much memory there is); None without a GPU.
+    TensorFlow is imported here, not at import time: a config costs no TensorFlow."""
     import tensorflow as tf
 
     if not tf.config.list_physical_devices("GPU"):
         return None
     try:
-        details = tf.config.experimental.get_memory_info("GPU:0")
-        return int(details.get("limit") or 0) or None
-    except (ValueError, RuntimeError):
-        return None
+        limit = gpu.memory_limit_mb()
+    except SettingError as error:
+        raise LimitError(str(error)) from None
+    free = _driver_free_mb() or ((limit,) if limit else ())
+    if not free:
+        return _available_ram_bytes() // 4, "25% of available RAM (no free GPU memory reported)"
+    return gpu.gpu_budget(free, limit)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -82,9 +110,9 @@ def current_limits() -> Limits:
         budget = _env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
         source = "HIERLSTM_MEMORY_BUDGET_MB"
     else:
-        gpu_bytes = _gpu_memory_bytes()
-        if gpu_bytes:
-            budget, source = gpu_bytes // 2, "50% of the GPU's memory"
+        on_gpu = _gpu_budget()
+        if on_gpu:
+            budget, source = on_gpu
         else:
             budget, source = _available_ram_bytes() // 4, "25% of available RAM"
     return Limits(

@@ -1,30 +1,80 @@
-"""One timing run per device at a time in a process: two runs sharing a device would slow each
-other down and both timings would be wrong.
+"""One timing run per physical device at a time, across every process on the machine: two runs
+sharing a device would slow each other down and both timings would be wrong.
 
-`hold(keys)` takes the lock of every device a run uses (in sorted order, so two runs over
-overlapping devices cannot deadlock) and releases them in `finally`, whatever stops the run:
-an exception, a Streamlit rerun or a closed tab (both raised inside the run's progress
-updates). While it waits it calls `on_wait(holder, waited_s)` every `poll` seconds, so a
-caller can say "waiting for another run" and be interrupted there; the wait happens before the
-run starts, so it is never part of a timing.
+`hold(keys)` takes, for every device a run uses (in sorted order, so two runs over overlapping
+devices cannot deadlock), first this process's lock (app sessions are threads of one server),
+then an exclusive `fcntl.flock` on one file per device, shared by the app servers and the CLI.
+The holder writes who it is into the file ({"name", "program", "pid"}), so a waiter can say
+"the CLI, pid N"; the operating system drops a flock when its process dies, even by SIGKILL, so
+a crashed run never leaves a device locked (a stale name in the file is overwritten by the next
+holder and never read while the lock is free). Both are released in `finally`, whatever stops
+the run: an exception, a Streamlit rerun or a closed tab (both raised inside the run's progress
+updates). While it waits, `hold` calls `on_wait(holder, waited_s)` every `poll` seconds with a
+`Holder`, so a caller can say whom it waits for and be interrupted there; the wait happens
+before the run starts, so it is never part of a timing.
+
+The lock files live in HIERLSTM_LOCK_DIR if set, else $XDG_RUNTIME_DIR/hierlstm (the XDG
+folder for a user's runtime files, on a tmpfs cleared at logout), else
+$XDG_DATA_HOME/hierlstm/locks, beside the default results file (~/.local/share/hierlstm). That
+folder is computed here, not taken from `hierlstm.results.store` (timing may not import
+results) nor from HIERLSTM_DB: two processes writing to different results files still share
+the device. Processes of different users share a lock only through a common HIERLSTM_LOCK_DIR.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
+import json
+import logging
+import os
+import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
 
 from hierlstm.config import RunConfig
+from hierlstm.i18n import has_text, t
+from hierlstm.timing.gpu import physical_gpu
+
+LOCK_DIR_ENV = "HIERLSTM_LOCK_DIR"
+_log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Holder:
+    """Who holds a device: what its run said it is (an app page's lock key such as
+    "benchmark", or a CLI command), which program ("app", "cli"; "" when unknown), its pid."""
+
+    name: str
+    program: str = ""
+    pid: int = 0
+
+    @property
+    def here(self) -> bool:
+        return self.pid == os.getpid()
+
+    def describe(self, lang: str = "en") -> str:
+        """ "the CLI, pid 4242", "a benchmark of another viewer", ... in `lang`."""
+        key = f"lock.{self.name}"
+        what = t(key, lang) if has_text(key, lang) else self.name
+        if self.program == "cli":
+            return t("run.waiting.cli", lang, pid=self.pid)
+        if self.program == "app" and self.here:
+            return t("run.waiting.viewer", lang, what=what)
+        if self.program == "app":
+            return t("run.waiting.server", lang, what=what, pid=self.pid)
+        return t("run.waiting.other", lang, pid=self.pid or "?")
 
 
 @dataclasses.dataclass
 class _DeviceLock:
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
-    holder: str = ""  # what the run holding it said it is
+    holder: Holder | None = None  # who in this process holds it
     since: float = 0.0  # time.monotonic() when it was taken
+    file: int | None = None  # the open lock file while this process holds it
 
 
 _LOCKS: dict[str, _DeviceLock] = {}
@@ -54,39 +104,151 @@ def device_keys(config: RunConfig) -> tuple[str, ...]:
     return tuple(sorted(keys))
 
 
+def lock_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder of the lock files (see the module docstring for the order)."""
+    environ = os.environ if environ is None else environ
+    if override := environ.get(LOCK_DIR_ENV, "").strip():
+        return Path(override).expanduser()
+    runtime = environ.get("XDG_RUNTIME_DIR", "").strip()
+    if runtime and os.path.isabs(runtime) and os.access(runtime, os.W_OK | os.X_OK):
+        return Path(runtime) / "hierlstm"
+    data_home = environ.get("XDG_DATA_HOME", "").strip()
+    if not data_home or not os.path.isabs(data_home):
+        data_home = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data_home) / "hierlstm" / "locks"
+
+
+def lock_file_name(key: str, environ: Mapping[str, str] | None = None) -> str:
+    """ "CPU" -> "cpu.lock"; "GPU:N" -> the machine-wide GPU ("gpu-1.lock" for GPU:0 under
+    CUDA_VISIBLE_DEVICES=1, "gpu-GPU-8a3c....lock" for a UUID), so processes that see
+    different GPU subsets still lock the same physical GPU."""
+    environ = os.environ if environ is None else environ
+    kind, _, index = key.partition(":")
+    name = f"gpu-{physical_gpu(int(index), environ)}" if kind == "GPU" and index.isdigit() else key
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).lower() + ".lock"
+
+
+def _read_holder(descriptor: int) -> Holder:
+    try:
+        record = json.loads(os.pread(descriptor, 4096, 0) or b"{}")
+        return Holder(
+            str(record.get("name", "")), str(record.get("program", "")), int(record["pid"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return Holder("")  # between the holder's lock and its write, or not ours
+
+
+def _open_lock_file(key: str) -> int | None:
+    folder = lock_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.open(folder / lock_file_name(key), os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as error:
+        _log.warning(
+            "no cross-process lock for %s (%s): runs of other processes may overlap; set %s "
+            "to a writable folder",
+            key,
+            error,
+            LOCK_DIR_ENV,
+        )
+        return None
+
+
+def _take_file(key: str, holder: Holder, waiting: Callable[[Holder], None]) -> int | None:
+    """Opens `key`'s lock file and polls for its flock (`waiting(holder)` between tries)."""
+    descriptor = _open_lock_file(key)
+    if descriptor is None:
+        return None
+    try:
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waiting(_read_holder(descriptor))
+        record = json.dumps({"name": holder.name, "program": holder.program, "pid": holder.pid})
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, record.encode(), 0)
+        return descriptor
+    except BaseException:
+        os.close(descriptor)  # closing drops the flock if it was taken
+        raise
+
+
+def _release_file(descriptor: int | None) -> None:
+    if descriptor is None:
+        return
+    try:
+        os.ftruncate(descriptor, 0)
+    finally:
+        os.close(descriptor)
+
+
 def is_free(key: str) -> bool:
+    """Whether no run of this process holds `key` (other processes: see `file_holder`)."""
     return not _device_lock(key).lock.locked()
 
 
 def holder(key: str) -> tuple[str, float]:
-    """(what holds `key`'s lock, seconds it has held it), or ("", 0.0) when free."""
+    """(the name of the run of this process holding `key`, seconds it has held it), or
+    ("", 0.0) when no run of this process holds it."""
     state = _device_lock(key)
-    if not state.lock.locked():
+    if not state.lock.locked() or state.holder is None:
         return "", 0.0
-    return state.holder, time.monotonic() - state.since
+    return state.holder.name, time.monotonic() - state.since
+
+
+def file_holder(key: str) -> Holder | None:
+    """Who holds `key`'s lock file, in any process on this machine; None when it is free."""
+    descriptor = _open_lock_file(key)
+    if descriptor is None:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
+        return None
+    except BlockingIOError:
+        return _read_holder(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 @contextlib.contextmanager
 def hold(
     keys: Iterable[str],
     *,
-    name: str = "a run",
-    on_wait: Callable[[str, float], None] | None = None,
+    name: str = "",
+    program: str = "",
+    on_wait: Callable[[Holder, float], None] | None = None,
     poll: float = 0.5,
 ) -> Iterator[float]:
-    """Holds every device lock in `keys`; yields the seconds spent waiting for them."""
+    """Holds every device in `keys`, in this process and machine-wide; yields the seconds spent
+    waiting for them. `name` and `program` say who holds them to those who wait."""
+    me = Holder(name, program, os.getpid())
     taken: list[_DeviceLock] = []
     start = time.monotonic()
+
+    def waiting(other: Holder) -> None:
+        if on_wait is not None:
+            on_wait(other, time.monotonic() - start)
+
+    def waiting_for_file(other: Holder) -> None:
+        waiting(other)
+        time.sleep(poll)
+
     try:
         for key in sorted(set(keys)):
             state = _device_lock(key)
             while not state.lock.acquire(timeout=poll):
-                if on_wait is not None:
-                    on_wait(state.holder, time.monotonic() - start)
-            state.holder, state.since = name, time.monotonic()
+                waiting(state.holder or Holder("", program, os.getpid()))
             taken.append(state)
+            state.holder, state.since = me, time.monotonic()
+            state.file = _take_file(key, me, waiting_for_file)
         yield time.monotonic() - start
     finally:
         for state in reversed(taken):
-            state.holder = ""
-            state.lock.release()
+            try:
+                _release_file(state.file)
+            finally:
+                state.file, state.holder = None, None
+                state.lock.release()

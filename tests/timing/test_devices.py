@@ -71,6 +71,14 @@ def test_device_report_matches_the_installed_versions():
     }
 
 
+def test_the_report_lists_the_builds_cuda_targets():
+    build = tf.sysconfig.get_build_info()
+    report = devices.device_report()
+    assert report.cuda_targets == tuple(build.get("cuda_compute_capabilities") or ())
+    if report.cuda_build:  # the Linux wheel: what hierlstm.timing.gpu records as a fallback
+        assert all(target.startswith(("sm_", "compute_")) for target in report.cuda_targets)
+
+
 def test_cudnn_reason_without_gpu_or_cuda(monkeypatch):
     monkeypatch.setattr(devices, "list_gpus", lambda: ())
     report = devices.device_report()

@@ -1,3 +1,6 @@
+import os
+from pathlib import Path
+
 import pytest
 
 from hierlstm.config import RunConfig
@@ -15,7 +18,13 @@ def test_defaults_and_environment_overrides(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     limits = current_limits()
     assert (limits.max_batch, limits.max_time_steps, limits.trace_budget_steps) == (1024, 2000, 200)
-    assert limits.memory_budget_bytes > 0 and "RAM" in limits.memory_budget_source
+    import tensorflow as tf
+
+    on_gpu = bool(tf.config.list_physical_devices("GPU"))
+    assert limits.memory_budget_bytes > 0
+    assert ("RAM" in limits.memory_budget_source) != on_gpu or "no free GPU" in (
+        limits.memory_budget_source
+    )
     monkeypatch.setenv("HIERLSTM_MAX_BATCH", "16")
     monkeypatch.setenv("HIERLSTM_MEMORY_BUDGET_MB", "1")
     limits = current_limits()
@@ -52,3 +61,45 @@ def test_defaults_fit_and_the_estimate_grows_with_size(monkeypatch):
     check_limits(RunConfig())  # the seed's default config runs
     small, large = RunConfig(batch_size=2), RunConfig(batch_size=4)
     assert memory_estimate_bytes(large) > memory_estimate_bytes(small)
+
+
+FAKE_SMI = Path(__file__).resolve().parents[1] / "fixtures" / "fake-nvidia-smi"
+
+
+@pytest.fixture
+def one_gpu(monkeypatch):
+    """TensorFlow lists one GPU (the seam), nvidia-smi is the H100 fixture; no budget override."""
+    import tensorflow as tf
+
+    from hierlstm.timing import limits
+
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: ["GPU:0"])
+    monkeypatch.setenv("PATH", f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}")
+    for name in ("HIERLSTM_MEMORY_BUDGET_MB", "HIERLSTM_GPU_MEMORY_MB", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    limits._free_memory.clear()
+    yield
+    limits._free_memory.clear()
+
+
+def test_the_gpu_budget_is_half_of_the_free_memory_nvidia_smi_reports(one_gpu):
+    limits = current_limits()
+    assert limits.memory_budget_bytes == 81004 * 1024 * 1024 // 2
+    assert limits.memory_budget_source == "50% of the GPU's free memory (nvidia-smi)"
+
+
+def test_the_gpu_budget_within_the_per_process_limit(one_gpu, monkeypatch):
+    monkeypatch.setenv("HIERLSTM_GPU_MEMORY_MB", "2048")
+    limits = current_limits()
+    assert limits.memory_budget_bytes == 1024 * 1024 * 1024
+    assert limits.memory_budget_source == "50% of HIERLSTM_GPU_MEMORY_MB"
+    monkeypatch.setenv("HIERLSTM_GPU_MEMORY_MB", "half")
+    with pytest.raises(LimitError, match="HIERLSTM_GPU_MEMORY_MB must be a whole number"):
+        current_limits()
+
+
+def test_a_gpu_whose_free_memory_nobody_reports_falls_back_to_ram(one_gpu, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    monkeypatch.setenv("HIERLSTM_NVIDIA_PROC", str(tmp_path))
+    limits = current_limits()
+    assert limits.memory_budget_source == "25% of available RAM (no free GPU memory reported)"

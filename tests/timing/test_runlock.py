@@ -1,13 +1,28 @@
 """The per-device run lock: one run per device, the wait reported and untimed, released in
-`finally` whatever stops the run."""
+`finally` whatever stops the run; across processes through a file lock that says who holds it
+and that the operating system drops when its holder dies."""
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from hierlstm.config import RunConfig
 from hierlstm.timing import runlock
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def lock_dir(tmp_path, monkeypatch):
+    """Every test's lock files in its own folder: no other process on the machine shares them."""
+    monkeypatch.setenv(runlock.LOCK_DIR_ENV, str(tmp_path / "locks"))
+    return tmp_path / "locks"
 
 
 def test_device_keys_name_the_physical_device():
@@ -39,7 +54,8 @@ def test_a_second_run_on_the_device_waits_and_says_for_whom():
     with runlock.hold(["TEST:0"], name="a sweep", on_wait=on_wait, poll=0.05) as waited:
         assert runlock.holder("TEST:0")[0] == "a sweep"
     thread.join(10)
-    assert [holder for holder, _ in waits[:2]] == ["a benchmark", "a benchmark"]
+    assert [holder.name for holder, _ in waits[:2]] == ["a benchmark", "a benchmark"]
+    assert waits[0][0].here
     assert waited >= waits[1][1] > 0  # yielded before the body: the wait is not in the run
     assert runlock.is_free("TEST:0")
 
@@ -99,3 +115,75 @@ def test_two_runs_on_overlapping_devices_in_any_order_do_not_deadlock():
     for thread in threads:
         thread.join(30)
     assert len(done) == 2
+
+
+def test_the_lock_folder_follows_the_environment(tmp_path):
+    assert runlock.lock_dir({"HIERLSTM_LOCK_DIR": "/x/locks"}) == Path("/x/locks")
+    runtime = tmp_path / "run"
+    runtime.mkdir()
+    assert runlock.lock_dir({"XDG_RUNTIME_DIR": str(runtime)}) == runtime / "hierlstm"
+    data = {"XDG_RUNTIME_DIR": str(tmp_path / "missing"), "XDG_DATA_HOME": str(tmp_path)}
+    assert runlock.lock_dir(data) == tmp_path / "hierlstm" / "locks"
+    home = Path(os.path.expanduser("~"))
+    assert runlock.lock_dir({"XDG_DATA_HOME": "relative"}) == home / ".local/share/hierlstm/locks"
+
+
+def test_lock_files_name_the_physical_device():
+    assert runlock.lock_file_name("CPU", {}) == "cpu.lock"
+    assert runlock.lock_file_name("GPU:0", {}) == "gpu-0.lock"
+    assert runlock.lock_file_name("GPU:0", {"CUDA_VISIBLE_DEVICES": "3,1"}) == "gpu-3.lock"
+    assert runlock.lock_file_name("GPU:1", {"CUDA_VISIBLE_DEVICES": "3,1"}) == "gpu-1.lock"
+    uuid = "GPU-00000000-0000-4000-8000-000000000000"
+    assert (
+        runlock.lock_file_name("GPU:0", {"CUDA_VISIBLE_DEVICES": uuid})
+        == f"gpu-{uuid}.lock".lower()
+    )
+
+
+def test_a_holder_says_who_it_is_in_both_languages():
+    cli = runlock.Holder("bench", "cli", 4242)
+    assert cli.describe() == "the CLI, pid 4242" and cli.describe("zh") == "命令行，进程 4242"
+    viewer = runlock.Holder("benchmark", "app", os.getpid())
+    assert viewer.describe() == "a benchmark of another viewer"
+    assert runlock.Holder("scaling", "app", 77).describe() == "a sweep in the app, pid 77"
+    assert runlock.Holder("").describe() == "another program, pid ?"
+
+
+HOLDER = """
+import sys, time
+from hierlstm.timing import runlock
+with runlock.hold([sys.argv[1]], name="bench", program="cli"):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_run_in_another_process_makes_this_one_wait_until_the_holder_is_killed(lock_dir):
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, "TEST:9"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert child.stdout.readline().strip() == "held"
+        holder = runlock.file_holder("TEST:9")
+        assert holder == runlock.Holder("bench", "cli", child.pid) and not holder.here
+        assert runlock.is_free("TEST:9")  # this process's own lock is not taken
+        waits = []
+
+        def on_wait(holder, seconds):
+            waits.append((holder, seconds))
+            if len(waits) == 3:
+                os.kill(child.pid, signal.SIGKILL)  # no finally runs in the holder
+
+        with runlock.hold(["TEST:9"], name="benchmark", program="app", on_wait=on_wait, poll=0.05):
+            assert runlock.file_holder("TEST:9") == runlock.Holder("benchmark", "app", os.getpid())
+        assert waits[0][0].describe() == f"the CLI, pid {child.pid}"
+        assert len(waits) >= 3 and child.wait(10) == -signal.SIGKILL
+        assert runlock.file_holder("TEST:9") is None
+        assert (lock_dir / "test-9.lock").read_text() == ""  # released: nothing stale to read
+    finally:
+        child.kill()
+        child.wait(10)

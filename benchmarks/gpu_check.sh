@@ -1,0 +1,115 @@
+#!/bin/sh
+# hierlstm's one check of a GPU machine: run it once, from anywhere, after `make run` or
+# `make test` has made .venv (on a machine with an NVIDIA GPU that installs tensorflow[and-cuda]):
+#
+#     benchmarks/gpu_check.sh
+#
+# Steps, each with its own JSON output and log in test-artifacts/gpu-check-<host>-<time>/:
+#   1. `doctor --json`: the build, the driver, the GPUs, every problem with its fix, the probe;
+#   2. `check` in float32, mixed_float16 and mixed_bfloat16 (every variant against numpy);
+#   3. `bench` of every variant, without and with XLA, at 8x50, 32x100 and 128x200 (batch x
+#      time steps), interleaved, stored in the folder's results.sqlite3 and exported as
+#      results.json (the app's Results page imports it);
+#   4. the PyTorch peer on the same device (benchmarks/gpu_peer.py) when torch is installed
+#      (a CUDA build of it on a GPU);
+#   5. report.md: the machine, the versions, every table and ratio.
+# On a machine where TensorFlow sees no GPU the same steps run on the CPU and the report says
+# so. A few minutes on a GPU; the longest single step is time_distributed's first call at 200
+# time steps (it traces 200 inner LSTM calls, on the CPU, whatever the device: about 30 s, 50 s
+# with XLA). REPEATS and WARMUP (default 10 and 2) set the timing; PYTHON the interpreter.
+# Exit status: doctor's (0 every device works, 1 a GPU is present but unusable, 2 bad setup).
+set -u
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-.venv/bin/python}"
+if [ ! -x "$PY" ]; then
+    echo "error: $PY not found: run make run or make test first, or set PYTHON" >&2
+    exit 2
+fi
+REPEATS="${REPEATS:-10}"
+WARMUP="${WARMUP:-2}"
+OUT="${OUT:-test-artifacts/gpu-check-$(uname -n)-$(date -u +%Y%m%dT%H%M%SZ)}"
+DB="$OUT/results.sqlite3"
+mkdir -p "$OUT" || exit 2
+: > "$OUT/steps.tsv"
+BEGAN=$(date +%s)
+
+# step NAME COMMAND...: stdout to NAME.json (or .md), stderr to NAME.log, one line in steps.tsv
+step() {
+    name="$1"
+    shift
+    started=$(date +%s)
+    printf '%-28s ' "$name" >&2
+    "$@" > "$OUT/$name.out" 2> "$OUT/$name.log"
+    status=$?
+    seconds=$(($(date +%s) - started))
+    printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$seconds" "$*" >> "$OUT/steps.tsv"
+    echo "exit $status, $seconds s" >&2
+    return $status
+}
+
+echo "hierlstm GPU check: writing $OUT" >&2
+step doctor "$PY" -m hierlstm doctor --json
+DOCTOR=$?
+if ! "$PY" -c "import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))['tensorflow_gpus'] else 1)" "$OUT/doctor.out" 2>/dev/null; then
+    echo "No GPU that TensorFlow can use was found: every step below runs on the CPU." >&2
+    [ "$DOCTOR" = 1 ] && echo "An NVIDIA GPU is present but unusable: see doctor in the report." >&2
+fi
+
+for precision in float32 mixed_float16 mixed_bfloat16; do
+    step "check-$precision" "$PY" -m hierlstm check --precision "$precision" --json
+done
+
+VARIANTS=$("$PY" -c "from hierlstm.registry import VARIANTS; print(' '.join(VARIANTS))") || exit 2
+FLAGS=""
+for variant in $VARIANTS; do
+    FLAGS="$FLAGS --variant $variant"
+done
+for shape in 8x50 32x100 128x200; do
+    batch=${shape%x*}
+    steps=${shape#*x}
+    for xla in "" --xla; do
+        # shellcheck disable=SC2086 # FLAGS is a list of words
+        step "bench-$shape${xla:+-xla}" "$PY" -m hierlstm bench $FLAGS --batch-size "$batch" \
+            --time-steps "$steps" --repeats "$REPEATS" --warmup "$WARMUP" --json --db "$DB" $xla
+    done
+done
+
+if "$PY" -m hierlstm bench --help 2>/dev/null | grep -q -- "--task"; then
+    echo "note: bench has --task: this script times inference only; add the training step here." >&2
+fi
+
+# The peer runs where hierlstm ran: the GPU when TensorFlow has one and torch has CUDA.
+PEER=$("$PY" - "$OUT/doctor.out" 2>/dev/null <<'PYTHON'
+import json, sys
+try:
+    gpus = json.load(open(sys.argv[1]))["tensorflow_gpus"]
+except (OSError, ValueError, KeyError):
+    gpus = []
+try:
+    import torch
+except ImportError:
+    print("none:PyTorch is not installed (pip install -r requirements-bench.txt)")
+    sys.exit()
+if not gpus:
+    print("cpu")
+elif torch.cuda.is_available():
+    print("gpu:0")
+else:
+    print(f"none:this PyTorch ({torch.__version__}) has no CUDA, so it cannot run on the GPU")
+PYTHON
+)
+case "$PEER" in
+    cpu | gpu:*)
+        step peer "$PY" benchmarks/gpu_peer.py --device "$PEER" --repeats "$((REPEATS * 2))" \
+            --json "$OUT/peer.json" ;;
+    *)
+        reason="${PEER#none:}"
+        echo "no PyTorch peer: ${reason:-the check for PyTorch failed}" >&2
+        printf '%s\t%s\t%s\t%s\n' peer skipped 0 "${reason:-the check for PyTorch failed}" \
+            >> "$OUT/steps.tsv" ;;
+esac
+
+step export "$PY" -m hierlstm results export --format json --output "$OUT/results.json" --db "$DB"
+"$PY" benchmarks/gpu_report.py "$OUT" --seconds "$(($(date +%s) - BEGAN))" || exit 2
+echo "report: $OUT/report.md (send the whole folder)" >&2
+exit "$DOCTOR"

@@ -1,0 +1,262 @@
+"""The markdown report of benchmarks/gpu_check.sh, from the outputs it left in its folder.
+
+    .venv/bin/python benchmarks/gpu_report.py FOLDER [--seconds N]
+
+Reads steps.tsv (each step's exit status, seconds and command), doctor.out (`doctor --json`),
+check-<precision>.out (`check --json`), bench-<shape>[-xla].out (`bench --json`) and peer.out
+(benchmarks/gpu_peer.py), writes FOLDER/report.md and prints it. A step that failed or did not
+run is shown with the last line of its log instead of its table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+from common import cpu_model_and_mhz, markdown_table
+
+from hierlstm.cli.doctor import format_report
+from hierlstm.cli.parser import UsageError, build_parser
+from hierlstm.config import PRECISIONS
+
+SHAPES = ((8, 50), (32, 100), (128, 200))
+
+
+def load(folder: Path, name: str):
+    try:
+        return json.loads((folder / f"{name}.out").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def last_log_line(folder: Path, name: str) -> str:
+    try:
+        lines = [line for line in (folder / f"{name}.log").read_text().splitlines() if line.strip()]
+    except OSError:
+        return "no log"
+    return lines[-1].strip()[-200:] if lines else "no output"
+
+
+def steps(folder: Path) -> list[list[str]]:
+    rows = []
+    for line in (folder / "steps.tsv").read_text().splitlines():
+        name, status, seconds, command = (line.split("\t") + ["", "", "", ""])[:4]
+        rows.append([name, status, seconds, f"`{command}`" if status != "skipped" else command])
+    return rows
+
+
+def machine_lines(doctor: dict | None, bench: dict | None) -> list[str]:
+    model, _ = cpu_model_and_mhz()
+    cores = len(os.sched_getaffinity(0))
+    load = os.getloadavg()
+    busy = load[2] > cores / 2  # other processes took cores during the check
+    lines = [
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- host: {socket.gethostname()}",
+        f"- CPU: {model}, {cores} cores visible",
+        f"- load average (1, 5, 15 min) at the end: {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}"
+        + (
+            ": other processes competed for the cores, so times are noisy; read the paired ratios"
+            if busy
+            else ""
+        ),
+    ]
+    if doctor is None:
+        return [*lines, "- doctor did not run: the machine's GPUs are unknown"]
+    driver, seen = doctor["driver"], doctor["tensorflow_gpus"]
+    nvidia = "; ".join(
+        f"{g['name']} (compute capability {g['compute_capability']}, "
+        f"{g['memory_total_mb'] or '?'} MiB)"
+        for g in driver["gpus"]
+    )
+    lines.append(
+        f"- NVIDIA GPUs: {nvidia}, driver {driver['driver_version'] or '?'}"
+        if nvidia
+        else "- NVIDIA GPUs: none found (no nvidia-smi listing one, none in /proc/driver/nvidia)"
+    )
+    tf = doctor["tensorflow"]
+    build = (
+        f"built with CUDA {tf['cuda_version']}, cuDNN {tf['cudnn_version']}"
+        if tf["cuda_build"]
+        else "built without CUDA"
+    )
+    numpy = bench["environment"]["numpy"] if bench else "?"
+    lines.append(
+        f"- versions: Python {tf['python']}, TensorFlow {tf['version']} ({build}), "
+        f"Keras {tf['keras']}, numpy {numpy}"
+    )
+    if seen:
+        names = ", ".join(f"{g['device']} {g['name']}" for g in seen)
+        lines.append(f"- TensorFlow sees: {names}; every step ran on gpu:0 (`--device auto`)")
+    else:
+        lines.append(
+            "- **No GPU that TensorFlow can use was found: every step ran on the CPU.**"
+            + (" An NVIDIA GPU is present: see doctor's problems." if nvidia else "")
+        )
+    return lines
+
+
+def check_section(folder: Path) -> str:
+    results = {precision: load(folder, f"check-{precision}") for precision in PRECISIONS}
+    variants = next((r["results"] for r in results.values() if r), [])
+    rows = []
+    for index, variant in enumerate(row["variant"] for row in variants):
+        cells = [variant]
+        for precision in PRECISIONS:
+            document = results[precision]
+            if document is None:
+                cells.append(f"did not run: {last_log_line(folder, f'check-{precision}')}")
+                continue
+            row = document["results"][index]
+            verdict = "ok" if row["ok"] else "**FAIL**"
+            cells.append(f"{row['max_abs_diff']:.1e} (tol {row['tolerance']:.0e}) {verdict}")
+        rows.append(cells)
+    if not rows:
+        return "check did not run: " + last_log_line(folder, "check-float32")
+    return markdown_table(("variant", *PRECISIONS), rows)
+
+
+def _median(row: dict | None) -> str:
+    if row is None:
+        return "—"
+    if row["status"] != "ok":
+        return f"failed: {row['error'][:90]}"
+    return f"{row['median_s'] * 1e3:.2f}"
+
+
+def bench_section(folder: Path, batch: int, steps_: int) -> str:
+    name = f"bench-{batch}x{steps_}"
+    plain, xla = load(folder, name), load(folder, f"{name}-xla")
+    if plain is None and xla is None:
+        return f"did not run: {last_log_line(folder, name)}"
+    by_variant = {}
+    for document, key in ((plain, "plain"), (xla, "xla")):
+        for row in (document or {}).get("results", []):
+            by_variant.setdefault(row["variant"], {})[key] = row
+    rows = []
+    for variant, runs in by_variant.items():
+        base, compiled = runs.get("plain"), runs.get("xla")
+        both_ok = base and compiled and base["status"] == compiled["status"] == "ok"
+        ratio = f"{compiled['median_s'] / base['median_s']:.2f}" if both_ok else "—"
+        ok = [run for run in (base, compiled) if run and run["status"] == "ok"]
+        rows.append(
+            [
+                variant,
+                _median(base),
+                _speedup(base),
+                _median(compiled),
+                _speedup(compiled),
+                ratio,
+                " / ".join(f"{run['first_call_s']:.2f}" for run in ok) or "—",
+                ok[0]["kernel"] if ok else "—",
+                f"{ok[0]['peak_memory_bytes'] / 2**20:.1f} ({ok[0]['peak_memory_kind']})"
+                if ok
+                else "—",
+            ]
+        )
+    header = (
+        "variant",
+        "median ms",
+        "vs nested",
+        "+ XLA median ms",
+        "+ XLA vs nested",
+        "XLA / no XLA",
+        "first call s (no XLA / XLA)",
+        "LSTM kernel",
+        "peak memory MiB",
+    )
+    timed = [
+        (run["median_s"], f"{variant}{' + XLA' if key == 'xla' else ''}")
+        for variant, runs in by_variant.items()
+        for key, run in runs.items()
+        if run["status"] == "ok"
+    ]
+    fastest = min(timed) if timed else None
+    summary = f"fastest: {fastest[1]}, {fastest[0] * 1e3:.2f} ms" if fastest else "nothing ran"
+    device = next(
+        (row["device"] for d in (plain, xla) if d for row in d["results"] if row.get("device")), "?"
+    )
+    return f"device: {device}; {summary}\n\n" + markdown_table(header, rows)
+
+
+def _speedup(row: dict | None) -> str:
+    if row is None or row["status"] != "ok" or row.get("speedup_vs_baseline") is None:
+        return "—"
+    return f"{row['speedup_vs_baseline']:.2f}x"
+
+
+def training_line() -> str:
+    """Whether this hierlstm's bench can time a training step (a `--task` option), asked of
+    the CLI's own parser."""
+    try:
+        _, unknown = build_parser().parse_known_args(
+            ["bench", "--variant", "folded", "--task", "train"]
+        )
+    except UsageError:  # --task exists and refused the value: it exists all the same
+        unknown = []
+    if "--task" not in unknown:
+        return (
+            "bench has a `--task` option, but this script times inference only: the training "
+            "step is not measured here yet."
+        )
+    return "Not measured: this version of hierlstm has no training task (`bench` has no `--task`)."
+
+
+def peer_section(folder: Path, step_rows: list[list[str]]) -> str:
+    peer = next((row for row in step_rows if row[0] == "peer"), None)
+    if peer is None:
+        return "The peer step did not run."
+    if peer[1] == "skipped":
+        return f"Not run: {peer[3]}."
+    text = (folder / "peer.out").read_text() if (folder / "peer.out").exists() else ""
+    if peer[1] != "0" or not text.strip():
+        return f"Failed (exit {peer[1]}): {last_log_line(folder, 'peer')}"
+    return text.strip().split("\n", 1)[1].strip()  # its own "## ..." title line dropped
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--seconds", type=int, help="the whole check's duration")
+    args = parser.parse_args()
+    folder = args.folder
+    doctor = load(folder, "doctor")
+    step_rows = steps(folder)
+    first_bench = next((b for b in (load(folder, f"bench-{x}x{y}") for x, y in SHAPES) if b), None)
+    repeats = next(
+        (r["repeats"] for r in (first_bench or {}).get("results", []) if r.get("repeats")), "?"
+    )
+    lines = ["# hierlstm GPU check", "", *machine_lines(doctor, first_bench)]
+    if args.seconds is not None:
+        lines.append(f"- duration: {args.seconds} s (`benchmarks/gpu_check.sh`)")
+    lines += ["", "## Steps", "", markdown_table(("step", "exit", "seconds", "command"), step_rows)]
+    lines += ["", "## doctor", ""]
+    if doctor is None:
+        lines.append(f"doctor did not run: {last_log_line(folder, 'doctor')}")
+    else:
+        lines += ["```text", format_report(doctor), "```"]
+    lines += ["", "## Every variant against the numpy reference (batch 4, time 10)", ""]
+    lines.append(check_section(folder))
+    lines += ["", "## Inference: every variant, without and with XLA", ""]
+    lines.append(
+        f"{repeats} timed rounds per run after the warm-up, variants interleaved (A B C, A B C, "
+        "...). *vs nested* is nested's time over the variant's, paired per round; *XLA / no "
+        "XLA* divides the medians of two separate runs, so it is not paired."
+    )
+    for batch, steps_ in SHAPES:
+        lines += ["", f"### batch {batch}, time {steps_}", "", bench_section(folder, batch, steps_)]
+    lines += ["", "## Training step", "", training_line()]
+    lines += ["", "## PyTorch on the same device", "", peer_section(folder, step_rows), ""]
+    report = "\n".join(lines)
+    (folder / "report.md").write_text(report, encoding="utf-8")
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

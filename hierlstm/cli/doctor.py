@@ -1,0 +1,274 @@
+"""`python -m hierlstm doctor [--json] [--no-probe]`: whether this machine's GPUs work with this
+TensorFlow, and what to do when they do not.
+
+One report of TensorFlow's build (the CUDA and cuDNN it was built with, the compute
+capabilities it has kernels for), the NVIDIA driver and GPUs that nvidia-smi reports, the GPUs
+TensorFlow sees and how their memory is set up; every mismatch as one sentence with its fix
+(`hierlstm.timing.gpu_diagnosis`, the same sentences as the app's banner); then a short live
+probe on every device TensorFlow sees: `folded` forward at batch 8 x time 50, with the LSTM
+kernel that ran (a CudnnRNN op in the traced graph, or not), whether it compiles with XLA, and
+each 16-bit precision's time against float32, all timed in interleaved rounds under the
+machine-wide device lock. The probe times the forward pass, the one task this version has.
+
+Exit status 0 when every device works, 1 when a GPU is present but TensorFlow cannot use it
+(or a device fails its forward pass), 2 for a bad argument.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from hierlstm.cli.format import json_default, text_table
+from hierlstm.cli.timing import device_lock
+from hierlstm.config import PRECISIONS, RunConfig, Timing
+
+PROBE_SIZE = {"batch_size": 8, "time_steps": 50}
+PROBE_TIMING = Timing(warmup=1, repeats=5)
+_MB = 1024 * 1024
+
+
+def _capability(capability) -> str:
+    return ".".join(map(str, capability)) if capability else "?"
+
+
+def _tensorflow_gpus(report, driver) -> list[dict]:
+    """The GPUs TensorFlow sees, with the total memory nvidia-smi reports for a GPU of the same
+    name (TensorFlow's GPU:N need not be nvidia-smi's index N, but identical names have
+    identical memory; several sizes under one name stay unknown)."""
+    rows = []
+    for gpu in report.gpus:
+        sizes = {g.memory_total_mb for g in driver.gpus if g.name == gpu.name}
+        rows.append(
+            {
+                "device": f"gpu:{gpu.index}",
+                "name": gpu.name,
+                "compute_capability": _capability(gpu.compute_capability),
+                "memory_total_mb": sizes.pop() if len(sizes) == 1 else None,
+            }
+        )
+    return rows
+
+
+def _memory_state() -> dict:
+    """How TensorFlow will allocate GPU memory, as it reports it (set by `_start_devices`)."""
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return {"mode": "none", "limit_mb": None}
+    logical = tf.config.get_logical_device_configuration(gpus[0]) or []
+    limit = logical[0].memory_limit if logical else None
+    if limit:
+        return {"mode": "limit", "limit_mb": int(limit)}
+    growth = tf.config.experimental.get_memory_growth(gpus[0])
+    return {"mode": "growth" if growth else "all", "limit_mb": None}
+
+
+def probe(device: str) -> dict:
+    """`folded` forward on `device`: float32, float32 + XLA and each 16-bit precision, compared
+    in interleaved rounds; the kernel that ran; each run's time against float32's."""
+    from hierlstm.timing.devices import device_label, precision_supported
+    from hierlstm.timing.harness import compare
+
+    base = RunConfig(variant="folded", device=device, **PROBE_SIZE)
+    configs = [base, base.replace(xla=True), *(base.replace(precision=p) for p in PRECISIONS[1:])]
+    with device_lock([base], "doctor"):
+        outcome = compare(configs, PROBE_TIMING)
+
+    def run(index: int) -> dict:
+        result = outcome.results[index]
+        speedup = outcome.speedups[index]  # float32's time / this run's, paired per round
+        ratio = None if index == 0 or math.isnan(speedup) or speedup == 0 else 1 / speedup
+        return {
+            "status": result.status,
+            "error": result.error,
+            "median_ms": result.median_s * 1e3 if result.status == "ok" else None,
+            "first_call_s": result.first_call_s if result.status == "ok" else None,
+            "time_vs_float32": ratio,
+        }
+
+    forward = outcome.results[0]
+    precisions = []
+    for index, precision in enumerate(PRECISIONS[1:], start=2):
+        precisions.append(
+            {
+                "precision": precision,
+                **run(index),
+                "note": precision_supported(precision, device)[1],
+            }
+        )
+    return {
+        "device": device,
+        "label": device_label(device),
+        "size": dict(PROBE_SIZE),
+        "forward": run(0),
+        "kernel": forward.kernel,
+        "kernel_reason": forward.kernel_reason,
+        "peak_memory_mb": forward.peak_memory_bytes / _MB if forward.status == "ok" else None,
+        "peak_memory_kind": forward.peak_memory_kind,
+        "xla": run(1),
+        "precisions": precisions,
+    }
+
+
+def doctor_report(*, run_probe: bool = True, on_probe=None) -> dict:
+    """Everything `doctor` reports, as the JSON document it prints; `on_probe(device)` is
+    called before each device's probe."""
+    from hierlstm.timing.devices import device_report
+    from hierlstm.timing.gpu_diagnosis import (
+        and_cuda_packages,
+        any_unusable,
+        diagnose,
+        gather_facts,
+        missing_packages,
+    )
+
+    report = device_report()
+    facts = gather_facts(report)
+    problems = diagnose(facts)
+    packages = and_cuda_packages()
+    devices = ["cpu", *(f"gpu:{gpu.index}" for gpu in report.gpus)]
+    probes = None
+    if run_probe:
+        probes = []
+        for device in devices:
+            if on_probe:
+                on_probe(device)
+            probes.append(probe(device))
+    broken = any(p["forward"]["status"] != "ok" for p in probes or [])
+    status = "unusable" if any_unusable(problems) else "failed" if broken else "ok"
+    return {
+        "tensorflow": {
+            "version": report.tensorflow,
+            "keras": report.keras,
+            "python": report.python,
+            "cuda_build": report.cuda_build,
+            "cuda_version": report.cuda_version,
+            "cudnn_version": report.cudnn_version,
+            "cuda_targets": list(facts.cuda_targets),
+        },
+        "and_cuda": {"packages": list(packages), "missing": list(missing_packages(packages))},
+        "driver": {
+            **facts.driver.to_dict(),
+            "gpus": [
+                {**vars(g), "compute_capability": _capability(g.compute_capability)}
+                for g in facts.driver.gpus
+            ],
+        },
+        "tensorflow_gpus": _tensorflow_gpus(report, facts.driver),
+        "memory": _memory_state(),
+        "problems": [problem.to_dict() for problem in problems],
+        "probes": probes,
+        "status": status,
+        "exit_status": 0 if status == "ok" else 1,
+    }
+
+
+def _ms(run: dict) -> str:
+    if run["status"] != "ok":
+        return f"failed: {run['error']}"
+    ratio = run["time_vs_float32"]
+    versus = f", {ratio:.2f}x float32's time" if ratio is not None else ""
+    return f"{run['median_ms']:.2f} ms (first call {run['first_call_s']:.2f} s{versus})"
+
+
+def format_report(document: dict) -> str:
+    tf, driver = document["tensorflow"], document["driver"]
+    cuda = (
+        f"built with CUDA {tf['cuda_version']} and cuDNN {tf['cudnn_version']} for "
+        f"{', '.join(tf['cuda_targets'])}"
+        if tf["cuda_build"]
+        else "built without CUDA"
+    )
+    lines = [f"TensorFlow {tf['version']} (Keras {tf['keras']}, Python {tf['python']}), {cuda}"]
+    missing, packages = document["and_cuda"]["missing"], document["and_cuda"]["packages"]
+    if packages:
+        lines.append(
+            f"and-cuda wheels: {len(packages) - len(missing)} of {len(packages)} installed"
+        )
+    if driver["gpus"]:
+        where = f"{driver['source']}" + (
+            f", {driver['nvidia_smi']}" if driver["nvidia_smi"] else ""
+        )
+        lines.append(f"NVIDIA driver {driver['driver_version'] or '?'} ({where}):")
+        rows = [
+            (
+                g["index"],
+                g["name"],
+                g["compute_capability"],
+                f"{g['memory_total_mb'] or '?'} MiB, {g['memory_free_mb'] or '?'} MiB free",
+            )
+            for g in driver["gpus"]
+        ]
+        table = text_table(("index", "GPU", "compute capability", "memory"), rows)
+        lines += ["  " + line for line in table.splitlines()]
+    else:
+        smi = driver["nvidia_smi"] or "no nvidia-smi on PATH"
+        lines.append(f"NVIDIA driver: no NVIDIA GPU found ({smi}; none in /proc/driver/nvidia)")
+    seen = document["tensorflow_gpus"]
+    lines.append(
+        "TensorFlow sees: "
+        + (
+            "; ".join(
+                f"{g['device']} {g['name']} (compute capability {g['compute_capability']}, "
+                f"{g['memory_total_mb'] or '?'} MiB)"
+                for g in seen
+            )
+            or "no GPU"
+        )
+    )
+    memory = document["memory"]
+    lines.append(
+        {
+            "none": "GPU memory: no GPU",
+            "growth": "GPU memory: growth on (each process takes only what it uses)",
+            "all": "GPU memory: TensorFlow takes nearly all of it at first use",
+            "limit": f"GPU memory: {memory['limit_mb']} MiB per GPU (HIERLSTM_GPU_MEMORY_MB)",
+        }[memory["mode"]]
+    )
+    lines.append("")
+    lines.append("Problems:" if document["problems"] else "Problems: none")
+    for problem in document["problems"]:
+        lines += [f"  [{problem['severity']}] {problem['message']}", f"    fix: {problem['fix']}"]
+    for item in document["probes"] or []:
+        size = item["size"]
+        lines += [
+            "",
+            f"Probe on {item['label']}: folded, batch {size['batch_size']} x time "
+            f"{size['time_steps']}, {PROBE_TIMING.warmup} warm-up + {PROBE_TIMING.repeats} "
+            "timed calls per run, interleaved",
+            f"  forward (float32): {_ms(item['forward'])}",
+            f"  LSTM kernel: {item['kernel']}"
+            + (
+                f" ({item['kernel_reason']})"
+                if item["kernel_reason"]
+                else " (CudnnRNN in the graph)"
+            ),
+            f"  XLA (jit_compile): {_ms(item['xla'])}",
+        ]
+        for run in item["precisions"]:
+            note = f" [{run['note']}]" if run["note"] else ""
+            lines.append(f"  {run['precision']}: {_ms(run)}{note}")
+    if not driver["gpus"] and document["probes"] is not None:
+        lines += ["", "No NVIDIA GPU was found: the probe ran on the CPU only."]
+    verdict = {
+        "ok": "every device works",
+        "unusable": "a GPU is present but TensorFlow cannot use it",
+        "failed": "a device failed its forward pass",
+    }[document["status"]]
+    lines += ["", f"Result: {verdict} (exit status {document['exit_status']})."]
+    return "\n".join(lines)
+
+
+def cmd_doctor(args) -> int:
+    def probing(device: str) -> None:
+        print(f"probing {device}...", file=sys.stderr, flush=True)
+
+    document = doctor_report(run_probe=not args.no_probe, on_probe=probing)
+    if args.json:
+        print(json.dumps(document, indent=2, default=json_default))
+    else:
+        print(format_report(document))
+    return document["exit_status"]

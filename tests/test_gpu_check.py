@@ -1,0 +1,84 @@
+"""benchmarks/gpu_check.sh and its report, without running the check's minutes of timing: the
+script is valid sh and refuses a missing interpreter; the report names what ran, what failed
+and what did not run, and says plainly when there is no GPU or when one is present but
+unusable (doctor's real output, with the fake nvidia-smi of an H100 on PATH)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "gpu_check.sh"
+FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
+
+
+def report(folder: Path) -> str:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu_report.py"), str(folder), "--seconds", "7"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert (folder / "report.md").read_text() + "\n" == completed.stdout  # written and shown
+    return completed.stdout
+
+
+def test_the_script_is_valid_sh_and_refuses_a_missing_python(tmp_path):
+    assert os.access(SCRIPT, os.X_OK)
+    assert subprocess.run(["sh", "-n", str(SCRIPT)], timeout=30).returncode == 0
+    completed = subprocess.run(
+        [str(SCRIPT)],
+        env={**os.environ, "PYTHON": str(tmp_path / "no-python"), "OUT": str(tmp_path / "out")},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert completed.returncode == 2
+    assert "no-python not found: run make run or make test first" in completed.stderr
+
+
+def test_a_report_of_steps_that_did_not_run_says_so(tmp_path):
+    (tmp_path / "steps.tsv").write_text("peer\tskipped\t0\tPyTorch is not installed\n")
+    (tmp_path / "doctor.log").write_text("Traceback ...\nRuntimeError: no device\n")
+    text = report(tmp_path)
+    assert "- duration: 7 s" in text
+    assert "doctor did not run: RuntimeError: no device" in text
+    assert "check did not run: no log" in text
+    for shape in ("batch 8, time 50", "batch 32, time 100", "batch 128, time 200"):
+        assert f"### {shape}\n\ndid not run: no log" in text
+    assert "Not measured: this version of hierlstm has no training task" in text
+    assert "Not run: PyTorch is not installed." in text
+
+
+def test_the_report_says_when_a_gpu_is_present_but_unusable(tmp_path):
+    env = {
+        **os.environ,
+        "PATH": f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}",
+        "HIERLSTM_NVIDIA_PROC": str(tmp_path / "proc"),
+        "CUDA_VISIBLE_DEVICES": "-1",  # TensorFlow sees no GPU, on any machine
+    }
+    doctor = subprocess.run(
+        [sys.executable, "-m", "hierlstm", "doctor", "--json", "--no-probe"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=env,
+    )
+    assert json.loads(doctor.stdout)["tensorflow_gpus"] == []
+    (tmp_path / "doctor.out").write_text(doctor.stdout)
+    (tmp_path / "steps.tsv").write_text(f"doctor\t{doctor.returncode}\t3\tdoctor --json\n")
+    text = report(tmp_path)
+    assert (
+        "- NVIDIA GPUs: NVIDIA H100 80GB HBM3 (compute capability 9.0, 81559 MiB), driver" in text
+    )
+    assert (
+        "**No GPU that TensorFlow can use was found: every step ran on the CPU.** An NVIDIA "
+        in text
+    )
+    assert "[unusable] An NVIDIA H100 80GB HBM3 is present but TensorFlow cannot use it" in text
+    assert "| doctor | 1 | 3 | `doctor --json` |" in text
