@@ -1,5 +1,12 @@
-"""One TensorFlow import per test session, with its native start-up lines kept quiet."""
+"""One TensorFlow import per test session, with its native start-up lines kept quiet, and the
+session's own folder for the device lock files: the timing runs of one test session (and the
+servers and CLI processes it starts, which inherit the variable) queue on each other, never on
+another session's or a real app's beside it."""
+
+import os
+import tempfile
 
 from hierlstm._native import import_tensorflow_quietly
 
+os.environ["HIERLSTM_LOCK_DIR"] = tempfile.mkdtemp(prefix="hierlstm-test-locks-")
 import_tensorflow_quietly()
