@@ -365,7 +365,7 @@ def test_four_sessions_press_run_at_once(server, browser):
         deadline = time.perf_counter() + RUN_TIMEOUT_MS / 1000
         while time.perf_counter() < deadline:
             for index, page in enumerate(pages):
-                if page.get_by_text("Waiting for another viewer's run").count():
+                if page.get_by_text("Waiting for another run to finish").count():
                     waiting_seen.add(index)
             if all(page.locator(".js-plotly-plot").count() >= 6 for page in pages):
                 break
