@@ -259,6 +259,17 @@ MESSAGES: dict[str, dict[str, str]] = {
         "{subject} is present but TensorFlow cannot use it: {reason}",
         "本机有{subject}，但 TensorFlow 无法使用：{reason}",
     ),
+    "doctor.cannot_use.headline": _m(
+        "{subject} is present but TensorFlow cannot use it (the banner above the page says why "
+        "and how to fix it).",
+        "本机有{subject}，但 TensorFlow 无法使用（页面上方的横幅说明了原因和解决办法）。",
+    ),
+    "doctor.cannot_use.headline.many": _m(
+        "{subject} are present but TensorFlow cannot use them (the banner above the page says "
+        "why and how to fix it).",
+        "本机有{subject}，但 TensorFlow 无法使用（页面上方的横幅说明了原因和解决办法）。",
+    ),
+    "banner.gpu_more": _m("{count} more from doctor", "doctor 的另外 {count} 条说明"),
     "doctor.cannot_use.many": _m(
         "{subject} are present but TensorFlow cannot use them: {reason}",
         "本机有{subject}，但 TensorFlow 无法使用：{reason}",

@@ -73,11 +73,17 @@ def banner(controls: Controls) -> None:
         )
     for key, error in start_devices():  # banner.gpu_memory_failed, banner.devices_failed
         st.error(text(key, error=error), icon=":material/memory:")
-    for problem in gpu_problems():  # the same sentences as `python -m hierlstm doctor`
+    # The same sentences as `python -m hierlstm doctor`: the first (the most serious) shown, the
+    # others one click away, so a GPU server's banner does not push the page out of sight.
+    problems = sorted(gpu_problems(), key=lambda problem: problem.severity != "unusable")
+    for index, problem in enumerate(problems):
+        if index == 1:
+            more = st.expander(text("banner.gpu_more", count=len(problems) - 1))
         message = text(
             "banner.gpu_problem", problem=problem.sentence(language()), fix=problem.fix(language())
         )
-        show = st.warning if problem.severity == "unusable" else st.info
+        place = st if index == 0 else more
+        show = place.warning if problem.severity == "unusable" else place.info
         show(message, icon=":material/memory:")
     for name, value, reason in controls.url_warnings:
         st.warning(

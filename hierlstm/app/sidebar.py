@@ -126,8 +126,9 @@ def controls_ui(action: Action) -> Controls:
             help=text("control.device.help"),
         )
         right.checkbox(text("control.xla"), key="xla", help=text("control.xla.help"))
-        for problem in unusable_gpu_problems():  # a GPU is there but not among the choices
-            st.caption("⚠️ " + problem.sentence(language()))
+        # A GPU is there but not among the choices: one line here, the reasons in the banner.
+        for headline in dict.fromkeys(p.headline(language()) for p in unusable_gpu_problems()):
+            st.caption("⚠️ " + headline)
         left, right = st.columns(2)
         left.selectbox(
             text("control.strategy"),

@@ -76,6 +76,12 @@ class Problem:
             text = text[:1].upper() + text[1:]
         return text
 
+    def headline(self, lang: str = "en") -> str:
+        """The unusable GPU without the reason, for a narrow place (the sidebar)."""
+        several = ".many" if len(self.gpus) > 1 else ""
+        text = t(f"doctor.cannot_use.headline{several}", lang, subject=self.subject(lang))
+        return text[:1].upper() + text[1:]
+
     def fix(self, lang: str = "en") -> str:
         return t(f"doctor.fix.{self.kind}", lang, **self.values)
 
