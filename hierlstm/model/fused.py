@@ -245,7 +245,8 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
 
     def outer_loop(self, summaries, preactivations):
         """The loop over time shared by every form of the outer LSTM: `preactivations(time,
-        hidden) -> (B, 4U)` is the step's gate input; (T, B, inner) -> (T, B, outer)."""
+        hidden) -> (B, 4U)` is the step's gate input; (T, B, inner) -> (T, B, outer). The
+        TensorArray and the loop are sized by T, so XLA can also compile their gradient."""
         units = self.outer_units
         time_steps, batch = tf.shape(summaries)[0], tf.shape(summaries)[1]
         outputs = tf.TensorArray(self.compute_dtype, size=time_steps, element_shape=(None, units))
@@ -255,7 +256,14 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
             return time + 1, hidden, cell, outputs.write(time, hidden)
 
         zeros = tf.zeros((batch, units), self.compute_dtype)  # (B, U)
+        # maximum_iterations bounds the loop by the time length (a tensor known at run time):
+        # the gradient's accumulators of every step's tensors then have a size, which XLA
+        # needs to compile the backward pass ("XLA compilation requires a fixed tensor list
+        # size" without it).
         _, _, _, outputs = tf.while_loop(
-            lambda time, *_: time < time_steps, step, (0, zeros, zeros, outputs)
+            lambda time, *_: time < time_steps,
+            step,
+            (0, zeros, zeros, outputs),
+            maximum_iterations=time_steps,
         )
         return outputs.stack()  # -> (T, B, U)
