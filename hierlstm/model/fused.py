@@ -30,6 +30,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from hierlstm.model.bptt import outer_lstm_with_bptt
+
 
 def compiling_with_xla() -> bool:
     """Whether the ops being traced are inside `tf.function(jit_compile=True)` (or a Keras
@@ -158,10 +160,13 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
     def compute_output_shape(self, input_shape):
         return (input_shape[0], input_shape[2], self.outer_units)
 
-    def call(self, inputs):
+    def call(self, inputs, training=None):
         rows = self.pooled_rows(inputs)  # (B, H, T, 1) -> (R, T, B, C)
         summaries = self.inner_lstm(rows)  # (R, T, B, C) -> (T, B, inner)
-        outputs = self.outer_lstm(summaries)  # (T, B, inner) -> (T, B, outer)
+        if training:  # the same outputs; its backward pass written out (hierlstm.model.bptt)
+            outputs = self.outer_lstm_for_training(summaries)  # -> (T, B, outer)
+        else:
+            outputs = self.outer_lstm(summaries)  # (T, B, inner) -> (T, B, outer)
         outputs = tf.transpose(outputs, (1, 0, 2))  # (T, B, outer) -> (B, T, outer)
         outputs.set_shape((inputs.shape[0], inputs.shape[2], self.outer_units))  # static B, T
         return outputs
@@ -242,6 +247,10 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
             return tf.concat([summaries[time], hidden], 1) @ stacked_kernel + bias
 
         return self.outer_loop(summaries, preactivations)
+
+    def outer_lstm_for_training(self, summaries):
+        """`outer_lstm` with a hand-written backward pass: (T, B, inner) -> (T, B, outer)."""
+        return outer_lstm_with_bptt(summaries, *self.lstm_weights(self.outer_cell))
 
     def outer_loop(self, summaries, preactivations):
         """The loop over time shared by every form of the outer LSTM: `preactivations(time,

@@ -164,49 +164,69 @@ def _max_difference(gradients, reference) -> float:
     return float(max(differences))
 
 
+@dataclasses.dataclass(frozen=True)
+class GradientProblem:
+    """What every variant is checked on: one config's parameters, input, target and the
+    oracle's smooth directions with their directional derivatives."""
+
+    config: RunConfig
+    params: dict
+    inputs: np.ndarray  # (B, H, T, 1) float32
+    target: np.ndarray  # (B, T, outer) float32
+    directions: list  # [(tensor name, unit direction, D)], see `oracle_directions`
+
+
+def gradient_problem(config: RunConfig, seed: int = 0) -> GradientProblem:
+    """The parameters, input and target of `seed` and the oracle's directions for `config`."""
+    params = init_params(config, seed)
+    inputs = random_input(config, seed)
+    target = loss_target(config, seed)
+    rng = np.random.default_rng([seed, 3])
+    directions = oracle_directions(params, inputs, target, rng, pool_height=config.pool_height)
+    return GradientProblem(config, params, inputs, target, directions)
+
+
+def judge(
+    name: str, gradients, problem: GradientProblem, reference, reference_name: str
+) -> GradientCheckResult:
+    """`name`'s gradients (`variant_gradients`) against the oracle and a reference variant's."""
+    tolerance, difference_tolerance = GRADIENT_TOLERANCES[problem.config.precision]
+    worst, where = _worst_error(gradients, problem.directions)
+    return GradientCheckResult(
+        variant=name,
+        worst_error=worst,
+        worst_tensor=where,
+        tolerance=tolerance,
+        max_difference=_max_difference(gradients, reference),
+        difference_tolerance=difference_tolerance,
+        reference_variant=reference_name,
+        directions=len(problem.directions),
+    )
+
+
 def check_gradients(config: RunConfig, seed: int = 0, variants=None) -> list[GradientCheckResult]:
     """Every variant's (or `variants`') gradients at `config`'s sizes, precision and XLA setting
     against the oracle's directional derivatives and against the first variant's gradients
-    (the first that ran)."""
-    params = init_params(config, seed)
-    x = random_input(config, seed)
-    target = loss_target(config, seed)
-    rng = np.random.default_rng([seed, 3])
-    directions = oracle_directions(params, x, target, rng, pool_height=config.pool_height)
+    (the first that ran). A variant that cannot run is a result with its `error`."""
+    problem = gradient_problem(config, seed)
     tolerance, difference_tolerance = GRADIENT_TOLERANCES[config.precision]
-    names = list(variants or VARIANTS)
     results, reference, reference_name = [], None, ""
-    for name in names:
+    for name in variants or VARIANTS:
         try:
-            gradients = variant_gradients(config.replace(variant=name), params, x, target)
+            gradients = variant_gradients(
+                config.replace(variant=name), problem.params, problem.inputs, problem.target
+            )
         except tf.errors.OpError as error:  # an op this device or XLA cannot run
             message = (error.message.strip().splitlines() or [type(error).__name__])[0]
-            failed = GradientCheckResult(
-                name,
-                math.inf,
-                "",
-                tolerance,
-                math.inf,
-                difference_tolerance,
-                reference_name,
-                0,
-                error=f"{type(error).__name__}: {message}"[:300],
-            )
-            results.append(failed)
+            failure = f"{type(error).__name__}: {message}"[:300]
+            results.append(
+                GradientCheckResult(
+                    name, math.inf, "", tolerance, math.inf, difference_tolerance,
+                    reference_name, 0, error=failure,
+                )
+            )  # fmt: skip
             continue
         if reference is None:
             reference, reference_name = gradients, name
-        worst, where = _worst_error(gradients, directions)
-        results.append(
-            GradientCheckResult(
-                variant=name,
-                worst_error=worst,
-                worst_tensor=where,
-                tolerance=tolerance,
-                max_difference=_max_difference(gradients, reference),
-                difference_tolerance=difference_tolerance,
-                reference_variant=reference_name,
-                directions=len(directions),
-            )
-        )
+        results.append(judge(name, gradients, problem, reference, reference_name))
     return results
