@@ -15,10 +15,10 @@ when it is done). Prints per shape the medians and hierlstm-best / PyTorch, pair
 The training step is hierlstm's `TrainingStep.step` (`hierlstm.model.training`) against
 `zero_grad; loss.backward(); SGD.step()` in PyTorch: the same loss
 (`hierlstm.model.loss.mean_squared_error` to the same `loss_target`), SGD at the same learning
-rate, the same starting weights. Before timing, every candidate's loss and gradients (every
-parameter) are checked against PyTorch autograd's. Printed per shape: each candidate's step,
-its step / its own forward pass and its first step (tracing the gradient graph), PyTorch's
-step, and best step / PyTorch step, paired per round.
+rate, the same starting weights. Before timing, after one step on each side, every candidate's
+loss and gradients (every parameter) are checked against PyTorch autograd's. Printed per
+shape: each candidate's step, its step / its own forward pass and its first step (tracing the
+gradient graph), PyTorch's step, and best step / PyTorch step, paired per round.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from hierlstm.timing.harness import make_forward, make_inputs, timed_call
 
 def torch_model(params, torch):
     """The same function in PyTorch, from hierlstm's parameters (gate order i, f, g, o matches
-    Keras's i, f, c, o; PyTorch's second bias is set to zero)."""
+    Keras's i, f, c, o; PyTorch's second bias is set to zero and not trained)."""
     nn = torch.nn
 
     class Hierarchical(nn.Module):
@@ -70,6 +70,9 @@ def torch_model(params, torch):
                     )
                     lstm.bias_ih_l0.copy_(torch.from_numpy(params[f"{prefix}_bias"]))
                     lstm.bias_hh_l0.zero_()
+                    # Kept at zero: trained, it would move the one bias Keras has twice as fast
+                    # (b_ih + b_hh both step by the same gradient).
+                    lstm.bias_hh_l0.requires_grad_(False)
 
         def forward(self, x):  # (B, H, T, 1)
             batch, _, steps, _ = x.shape
@@ -87,8 +90,8 @@ def torch_model(params, torch):
 
 
 def torch_gradients(model) -> dict[str, np.ndarray]:
-    """PyTorch's parameter gradients under hierlstm's names and layouts (PyTorch's two LSTM
-    biases are added, so the one bias gets the gradient of both: they are equal)."""
+    """PyTorch's parameter gradients under hierlstm's names and layouts (the trained bias_ih is
+    Keras's one bias)."""
     grads = {
         "conv_kernel": model.conv.weight.grad.numpy().transpose(2, 3, 1, 0),
         "conv_bias": model.conv.bias.grad.numpy(),
@@ -178,29 +181,6 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     inputs, targets = tf.constant(x), tf.constant(target)
     model = torch_model(params, torch).train()
     torch_input, torch_target = torch.from_numpy(x), torch.from_numpy(target)
-    loss = mean_squared_error(model(torch_input), torch_target, torch.mean)
-    loss.backward()
-    expected_loss, expected = float(loss), torch_gradients(model)
-    model.zero_grad(set_to_none=True)
-    timers, firsts, names = {}, {}, []
-    for name, xla in candidates():
-        label = f"{name}{' + XLA' if xla else ''}"
-        config = base.replace(variant=name, xla=xla)
-        step = TrainingStep(build_model(config, params), config)
-        found_loss, grads = step.forward_backward(inputs, targets)  # traced here, untimed
-        worst = max(
-            np.max(np.abs(grad.numpy() - expected[key])) / np.max(np.abs(expected[key]))
-            for key, grad in zip(step.names, grads, strict=True)
-        )
-        if abs(float(found_loss) - expected_loss) > 1e-5 or worst > 1e-4:
-            raise SystemExit(f"{label}: loss or gradients differ from PyTorch's ({worst:.1e})")
-        start = time.perf_counter()
-        step.step.get_concrete_function()
-        firsts[label] = time.perf_counter() - start + timed_call(step.step, inputs, targets)
-        forward = make_forward(step.model, config.replace(task="inference"))
-        timers[label] = lambda step=step: timed_call(step.step, inputs, targets)
-        timers[f"{label} forward"] = lambda forward=forward: timed_call(forward, inputs)
-        names.append(label)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
 
     def torch_step():
@@ -210,6 +190,32 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
         optimizer.step()
         return time.perf_counter() - start
 
+    # Every side takes its first step from the same weights; then the loss and gradients of the
+    # second step are compared, which checks the gradients and the update together.
+    torch_step()
+    optimizer.zero_grad(set_to_none=True)
+    loss = mean_squared_error(model(torch_input), torch_target, torch.mean)
+    loss.backward()
+    expected_loss, expected = float(loss.detach()), torch_gradients(model)
+    timers, firsts, names = {}, {}, []
+    for name, xla in candidates():
+        label = f"{name}{' + XLA' if xla else ''}"
+        config = base.replace(variant=name, xla=xla)
+        step = TrainingStep(build_model(config, params), config)
+        start = time.perf_counter()  # tracing the step traces its gradient graph
+        step.step.get_concrete_function()
+        firsts[label] = time.perf_counter() - start + timed_call(step.step, inputs, targets)
+        found_loss, grads = step.forward_backward(inputs, targets)
+        worst = max(
+            np.max(np.abs(grad.numpy() - expected[key])) / np.max(np.abs(expected[key]))
+            for key, grad in zip(step.names, grads, strict=True)
+        )
+        if abs(float(found_loss) - expected_loss) > 1e-5 or worst > 1e-4:
+            raise SystemExit(f"{label}: loss or gradients differ from PyTorch's ({worst:.1e})")
+        forward = make_forward(step.model, config.replace(task="inference"))
+        timers[label] = lambda step=step: timed_call(step.step, inputs, targets)
+        timers[f"{label} forward"] = lambda forward=forward: timed_call(forward, inputs)
+        names.append(label)
     timers["PyTorch"] = torch_step
     samples = _interleaved(timers, repeats)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
