@@ -30,7 +30,11 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from hierlstm.model.bptt import outer_lstm_with_bptt
+from hierlstm.model.bptt import (
+    inner_lstm_with_bptt,
+    outer_lstm_with_bptt,
+    pooled_taps_with_gradient,
+)
 
 
 def compiling_with_xla() -> bool:
@@ -161,11 +165,13 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
         return (input_shape[0], input_shape[2], self.outer_units)
 
     def call(self, inputs, training=None):
-        rows = self.pooled_rows(inputs)  # (B, H, T, 1) -> (R, T, B, C)
-        summaries = self.inner_lstm(rows)  # (R, T, B, C) -> (T, B, inner)
-        if training:  # the same outputs; its backward pass written out (hierlstm.model.bptt)
+        if training:  # the same outputs, the backward pass written out (hierlstm.model.bptt)
+            rows = self.pooled_rows_for_training(inputs)  # (B, H, T, 1) -> (R, T, B, C)
+            summaries = self.inner_lstm_for_training(rows)  # -> (T, B, inner)
             outputs = self.outer_lstm_for_training(summaries)  # -> (T, B, outer)
         else:
+            rows = self.pooled_rows(inputs)  # (B, H, T, 1) -> (R, T, B, C)
+            summaries = self.inner_lstm(rows)  # (R, T, B, C) -> (T, B, inner)
             outputs = self.outer_lstm(summaries)  # (T, B, inner) -> (T, B, outer)
         outputs = tf.transpose(outputs, (1, 0, 2))  # (T, B, outer) -> (B, T, outer)
         outputs.set_shape((inputs.shape[0], inputs.shape[2], self.outer_units))  # static B, T
@@ -247,6 +253,23 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
             return tf.concat([summaries[time], hidden], 1) @ stacked_kernel + bias
 
         return self.outer_loop(summaries, preactivations)
+
+    def pooled_rows_for_training(self, inputs):
+        """`pooled_rows` with the taps' backward pass written out under XLA (without XLA the
+        Keras Conv2D and its own gradient run): (B, H, T, 1) -> (R, T, B, C)."""
+        if not compiling_with_xla():
+            return self.pooled_rows_by_conv(inputs)
+        kernel = tf.cast(self.conv.kernel, self.compute_dtype)  # (k, k, 1, C)
+        bias = tf.cast(self.conv.bias, self.compute_dtype)  # (C,)
+        return pooled_taps_with_gradient(inputs, kernel, bias, self.pool_height)
+
+    def inner_lstm_for_training(self, rows):
+        """`inner_lstm` with its backward pass written out: (R, T, B, C) -> (T, B, inner)."""
+        shape = tf.shape(rows)
+        sequences = tf.reshape(rows, (rows.shape[0], -1, self.filters))  # -> (R, N, C)
+        kernel, recurrent_kernel, bias = self.lstm_weights(self.inner_cell)
+        hidden = inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias)  # (N, U)
+        return tf.reshape(hidden, (shape[1], shape[2], self.inner_units))  # -> (T, B, U)
 
     def outer_lstm_for_training(self, summaries):
         """`outer_lstm` with a hand-written backward pass: (T, B, inner) -> (T, B, outer)."""
