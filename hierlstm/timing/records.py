@@ -173,6 +173,32 @@ def _typed(kind: str, value: Any) -> Any:
     return {"int": int, "bool": bool, "text": str}[kind](value)
 
 
+PHASE_FRAME_COLUMNS = ("variant", "xla", "phase", "median_s", "p10_s", "p90_s", "step_median_s")
+
+
+def phase_frame(results: Iterable[BenchResult]) -> pd.DataFrame:
+    """The phases of every ok training result, long-form for a chart: one row per (result,
+    phase) with phase "forward", "backward" (derived: forward_backward - forward; no p10/p90)
+    and "update", so the three stack to `phase_sum_s`, and `step_median_s` (the whole step)
+    beside them. Columns `PHASE_FRAME_COLUMNS`; inference and failed results give no rows."""
+    rows = []
+    for result in results:
+        if result.status != "ok" or result.config.task != "training":
+            continue
+        point = {"variant": result.config.variant, "xla": result.config.xla}
+        spreads = {
+            "forward": (result.forward_median_s, result.forward_p10_s, result.forward_p90_s),
+            "backward": (result.backward_s, math.nan, math.nan),
+            "update": (result.update_median_s, result.update_p10_s, result.update_p90_s),
+        }
+        for phase, (median, p10, p90) in spreads.items():
+            rows.append(
+                {**point, "phase": phase, "median_s": median, "p10_s": p10, "p90_s": p90}
+                | {"step_median_s": result.median_s}
+            )
+    return pd.DataFrame(rows, columns=list(PHASE_FRAME_COLUMNS))
+
+
 @dataclasses.dataclass
 class CompareResult:
     """Several configs timed in interleaved rounds, with paired speed-ups against a baseline.
