@@ -1,7 +1,8 @@
-"""hierlstm's fastest variants against the same function in PyTorch, timed in one process.
+"""hierlstm's fastest variants against the same function in PyTorch, timed in one process: the
+forward pass, and one training step (forward, backward, SGD update).
 
     .venv/bin/pip install -r requirements-bench.txt      # PyTorch (CPU build), benchmark-only
-    .venv/bin/python benchmarks/vs_pytorch.py [--repeats 30] [--threads N]
+    .venv/bin/python benchmarks/vs_pytorch.py [--repeats 30] [--threads N] [--task both]
 
 The PyTorch model is the folded design written the way a PyTorch user would: Conv2d, MaxPool2d,
 one nn.LSTM over the (batch*time, 12, 16) sub-sequences, one nn.LSTM over time. Its weights are
@@ -10,6 +11,14 @@ reference before anything is timed. Both frameworks get the same thread count; e
 is timed in interleaved rounds (A B C ..., A B C ...), each sample a `perf_counter` interval
 around one forward pass ended by the harness's device synchronisation (PyTorch on a CPU returns
 when it is done). Prints per shape the medians and hierlstm-best / PyTorch, paired per round.
+
+The training step is hierlstm's `TrainingStep.step` (`hierlstm.model.training`) against
+`zero_grad; loss.backward(); SGD.step()` in PyTorch: the same loss
+(`hierlstm.model.loss.mean_squared_error` to the same `loss_target`), SGD at the same learning
+rate, the same starting weights. Before timing, after one step on each side, every candidate's
+loss and gradients (every parameter) are checked against PyTorch autograd's. Printed per
+shape: each candidate's step, its step / its own forward pass and its first step (tracing the
+gradient graph), PyTorch's step, and best step / PyTorch step, paired per round.
 """
 
 from __future__ import annotations
@@ -24,15 +33,17 @@ from common import header, markdown_table, tf
 
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
+from hierlstm.model.loss import loss_target, mean_squared_error
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_forward
+from hierlstm.model.training import LEARNING_RATES, TrainingStep
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.harness import make_forward, make_inputs, timed_call
 
 
 def torch_model(params, torch):
     """The same function in PyTorch, from hierlstm's parameters (gate order i, f, g, o matches
-    Keras's i, f, c, o; PyTorch's second bias is set to zero)."""
+    Keras's i, f, c, o; PyTorch's second bias is set to zero and not trained)."""
     nn = torch.nn
 
     class Hierarchical(nn.Module):
@@ -59,6 +70,9 @@ def torch_model(params, torch):
                     )
                     lstm.bias_ih_l0.copy_(torch.from_numpy(params[f"{prefix}_bias"]))
                     lstm.bias_hh_l0.zero_()
+                    # Kept at zero: trained, it would move the one bias Keras has twice as fast
+                    # (b_ih + b_hh both step by the same gradient).
+                    lstm.bias_hh_l0.requires_grad_(False)
 
         def forward(self, x):  # (B, H, T, 1)
             batch, _, steps, _ = x.shape
@@ -73,6 +87,20 @@ def torch_model(params, torch):
             return outputs
 
     return Hierarchical().eval()
+
+
+def torch_gradients(model) -> dict[str, np.ndarray]:
+    """PyTorch's parameter gradients under hierlstm's names and layouts (the trained bias_ih is
+    Keras's one bias)."""
+    grads = {
+        "conv_kernel": model.conv.weight.grad.numpy().transpose(2, 3, 1, 0),
+        "conv_bias": model.conv.bias.grad.numpy(),
+    }
+    for lstm, prefix in ((model.inner, "inner"), (model.outer, "outer")):
+        grads[f"{prefix}_kernel"] = lstm.weight_ih_l0.grad.numpy().T
+        grads[f"{prefix}_recurrent_kernel"] = lstm.weight_hh_l0.grad.numpy().T
+        grads[f"{prefix}_bias"] = lstm.bias_ih_l0.grad.numpy()
+    return grads
 
 
 def candidates() -> list[tuple[str, bool]]:
@@ -129,11 +157,85 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
     ], list(timers)
 
 
+def _interleaved(timers: dict, repeats: int, warmup: int = 3) -> dict[str, list[float]]:
+    for _ in range(warmup):
+        for timer in timers.values():
+            timer()
+    samples = {name: [] for name in timers}
+    for _ in range(repeats):
+        for name, timer in timers.items():
+            samples[name].append(timer())
+    return samples
+
+
+def _paired(samples, name: str, against: str) -> str:
+    ratios = np.array(samples[name]) / np.array(samples[against])
+    low, high = np.percentile(ratios, [10, 90])
+    return f"{np.median(ratios):.2f} ({low:.2f}-{high:.2f})"
+
+
+def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
+    """One shape's training steps: every candidate, its forward, and PyTorch, interleaved."""
+    base = RunConfig(batch_size=batch, time_steps=steps, task="training")
+    params, x, target = init_params(base), make_inputs(base), loss_target(base)
+    inputs, targets = tf.constant(x), tf.constant(target)
+    model = torch_model(params, torch).train()
+    torch_input, torch_target = torch.from_numpy(x), torch.from_numpy(target)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
+
+    def torch_step():
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        mean_squared_error(model(torch_input), torch_target, torch.mean).backward()
+        optimizer.step()
+        return time.perf_counter() - start
+
+    # Every side takes its first step from the same weights; then the loss and gradients of the
+    # second step are compared, which checks the gradients and the update together.
+    torch_step()
+    optimizer.zero_grad(set_to_none=True)
+    loss = mean_squared_error(model(torch_input), torch_target, torch.mean)
+    loss.backward()
+    expected_loss, expected = float(loss.detach()), torch_gradients(model)
+    timers, firsts, names = {}, {}, []
+    for name, xla in candidates():
+        label = f"{name}{' + XLA' if xla else ''}"
+        config = base.replace(variant=name, xla=xla)
+        step = TrainingStep(build_model(config, params), config)
+        start = time.perf_counter()  # tracing the step traces its gradient graph
+        step.step.get_concrete_function()
+        firsts[label] = time.perf_counter() - start + timed_call(step.step, inputs, targets)
+        found_loss, grads = step.forward_backward(inputs, targets)
+        worst = max(
+            np.max(np.abs(grad.numpy() - expected[key])) / np.max(np.abs(expected[key]))
+            for key, grad in zip(step.names, grads, strict=True)
+        )
+        if abs(float(found_loss) - expected_loss) > 1e-5 or worst > 1e-4:
+            raise SystemExit(f"{label}: loss or gradients differ from PyTorch's ({worst:.1e})")
+        forward = make_forward(step.model, config.replace(task="inference"))
+        timers[label] = lambda step=step: timed_call(step.step, inputs, targets)
+        timers[f"{label} forward"] = lambda forward=forward: timed_call(forward, inputs)
+        names.append(label)
+    timers["PyTorch"] = torch_step
+    samples = _interleaved(timers, repeats)
+    medians = {name: float(np.median(values)) for name, values in samples.items()}
+    best = min(names, key=medians.get)
+    cells = [
+        f"{medians[name] * 1e3:.1f} ({medians[name] / medians[name + ' forward']:.1f}x fwd, "
+        f"first {firsts[name]:.1f} s)"
+        for name in names
+    ]
+    row = [f"{batch}x{steps}", *cells, f"{medians['PyTorch'] * 1e3:.1f}", best]
+    return [*row, _paired(samples, best, "PyTorch")], names
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
+    parser.add_argument("--train-repeats", type=int, default=15, help="rounds of the training step")
     args = parser.parse_args()
     import torch
 
@@ -148,24 +250,30 @@ def main():
         "candidate and of PyTorch checked against the numpy reference (max abs diff <= 1e-5) "
         "before timing.\n"
     )
-    rows, names = [], []
-    for shape in args.shapes.split(","):
-        batch, steps = (int(part) for part in shape.split("x"))
-        row, names = run_shape(batch, steps, args.repeats, torch)
-        rows.append(row)
-        print(f"{shape} done", file=sys.stderr, flush=True)
-    print()
-    print(
-        markdown_table(
-            (
-                "shape",
-                *[f"{name} ms" for name in names],
-                "hierlstm best",
-                "best / PyTorch (p10-p90)",
-            ),
-            rows,
+    shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
+    if args.task != "training":
+        rows, names = [], []
+        for batch, steps in shapes:
+            row, names = run_shape(batch, steps, args.repeats, torch)
+            rows.append(row)
+            print(f"{batch}x{steps} forward done", file=sys.stderr, flush=True)
+        print("\n### Forward pass\n")
+        header_row = ("shape", *[f"{name} ms" for name in names], "hierlstm best")
+        print(markdown_table((*header_row, "best / PyTorch (p10-p90)"), rows))
+    if args.task != "inference":
+        rows, names = [], []
+        for batch, steps in shapes:
+            row, names = train_shape(batch, steps, args.train_repeats, torch)
+            rows.append(row)
+            print(f"{batch}x{steps} training done", file=sys.stderr, flush=True)
+        print(
+            f"\n### Training step (SGD, {args.train_repeats} interleaved rounds; loss and every "
+            "gradient checked against PyTorch autograd, max relative difference <= 1e-4, before "
+            "timing)\n"
         )
-    )
+        header_row = ("shape", *[f"{name} step ms (/ own forward, first step)" for name in names])
+        header_row += ("PyTorch step ms", "hierlstm best", "best / PyTorch (p10-p90)")
+        print(markdown_table(header_row, rows))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 SWEEP_AXES = ("time_steps", "batch_size")  # the RunConfig sizes a sweep may vary
 LSTM_KERNELS = ("auto", "generic")
 STRATEGIES = ("none", "mirrored", "multi_worker")  # tf.distribute strategies (timing.distribute)
+TASKS = ("inference", "training")  # what is timed: a forward pass, or a training step
+OPTIMIZERS = ("sgd", "adam")  # Keras optimizers of a training step (hierlstm.model.training)
 
 # Sanity bounds of every whole-number setting, in one table with one wording (`out_of_bounds`).
 # They stop a typo (batch 1e9) long before anything is allocated; the tighter limits that depend
@@ -95,11 +97,15 @@ _FALSE_WORDS = ("0", "false", "no", "off", "")
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
-    """One run: which variant, at which sizes, precision, device and distribution strategy.
+    """One run: which variant, at which sizes, precision, device and distribution strategy, and
+    whether it times inference or training.
 
     The model maps (batch_size, height, time_steps, 1) to (batch_size, time_steps, outer_units);
     the defaults are the geometry of the source question. Under a strategy, `batch_size` is the
-    global batch: each replica gets batch_size / replicas of it.
+    global batch: each replica gets batch_size / replicas of it. `task` "inference" times one
+    forward pass; "training" times one training step (forward with training=True, the loss,
+    every gradient, the `optimizer` update; see `hierlstm.model.training`), on one device.
+    `optimizer` is used by training only; an inference run ignores it.
     """
 
     variant: str = "folded"
@@ -117,6 +123,8 @@ class RunConfig:
     device: str = "auto"
     strategy: str = "none"  # none | mirrored | multi_worker
     devices: str = ""  # mirrored replicas, e.g. "gpu:0,gpu:1"; "" = every local GPU (or CPU)
+    task: str = "inference"  # inference | training
+    optimizer: str = "sgd"  # sgd | adam: the update of a training step
 
     def __post_init__(self):
         known = tuple(VARIANTS)
@@ -143,6 +151,11 @@ class RunConfig:
             raise SettingError(
                 f"device must be auto, cpu or gpu:N (N a GPU index); got {self.device!r}."
             )
+        for name, allowed in (("task", TASKS), ("optimizer", OPTIMIZERS)):
+            if getattr(self, name) not in allowed:
+                raise SettingError(
+                    f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}."
+                )
         self._check_distribution()
 
     def _check_distribution(self):
@@ -168,6 +181,11 @@ class RunConfig:
             raise SettingError(
                 "devices lists the replicas of the mirrored strategy; set strategy to mirrored "
                 f"or leave devices empty; got strategy {self.strategy!r}."
+            )
+        if self.task == "training" and self.strategy != "none":
+            raise SettingError(
+                "task training times one step on one device; strategy must be none; got "
+                f"strategy {self.strategy!r}."
             )
         if self.strategy != "none" and self.device != "auto":
             raise SettingError(

@@ -47,6 +47,26 @@ def make_result(status="ok", **changes) -> BenchResult:
     return dataclasses.replace(result, **changes)
 
 
+def make_training_result(**changes) -> BenchResult:
+    """A plausible training step of the same small folded model (SGD): the step's times, its
+    phases' and the activations it keeps; `changes` as for `make_result`."""
+    config_changes = {"task": "training", **changes.pop("config_changes", {})}
+    phases = {
+        "forward_median_s": 0.004,
+        "forward_p10_s": 0.0038,
+        "forward_p90_s": 0.0043,
+        "forward_backward_median_s": 0.0105,
+        "forward_backward_p10_s": 0.0101,
+        "forward_backward_p90_s": 0.0112,
+        "update_median_s": 0.0011,
+        "update_p10_s": 0.001,
+        "update_p90_s": 0.0013,
+        "phase_sum_s": 0.0116,
+        "kept_activation_bytes": 177_792,
+    }
+    return make_result(config_changes=config_changes, **{**phases, **changes})
+
+
 def make_failed_result() -> BenchResult:
     """An out-of-memory run as the harness records it: NaN times and rates, no kernel chosen."""
     nan = math.nan

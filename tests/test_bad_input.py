@@ -174,6 +174,35 @@ CONFIG_CASES = [
         "MB of activations, over the budget of 64 MB (HIERLSTM_MEMORY_BUDGET_MB)",
         env=SMALL_BUDGET,
     ),
+    Case("unknown-task", "config", {"task": "fit"}, "task must be one of inference, training"),
+    Case(
+        "unknown-optimizer",
+        "config",
+        {"task": "training", "optimizer": "rmsprop"},
+        "optimizer must be one of sgd, adam; got 'rmsprop'.",
+    ),
+    Case(
+        "training-under-a-strategy",
+        "config",
+        {"task": "training", "strategy": "mirrored"},
+        "task training times one step on one device; strategy must be none",
+    ),
+    Case(
+        "training-over-memory-budget",
+        "config",
+        {"task": "training", "batch_size": "32", "time_steps": "100"},  # inference would fit
+        "MB for a training step (activations kept for the backward pass, gradients and "
+        "optimizer state), over the budget of 64 MB",
+        env=SMALL_BUDGET,
+    ),
+    Case(
+        "time-distributed-training-over-trace-budget",
+        "config",
+        {"task": "training", "variant": "time_distributed", "time_steps": "100"},
+        "time_distributed would unroll 100 inner LSTM calls and their gradients into its "
+        "training graphs, an estimated 60 s of tracing, over the trace budget of 200 calls (a "
+        "training step counts each 3 times)",
+    ),
 ]
 
 
@@ -259,6 +288,20 @@ CLI_CASES = [
         "cli",
         bench("--batch-size", "1024", "--time-steps", "2000"),
         "over the budget of 64 MB",
+        env=SMALL_BUDGET,
+    ),
+    Case("unknown-task", "cli", bench("--task", "train"), "task must be one of inference, "),
+    Case(
+        "optimizer-without-training",
+        "cli",
+        bench("--optimizer", "adam"),
+        "--optimizer sets a training step's update; add --task training.",
+    ),
+    Case(
+        "training-over-memory-budget",
+        "cli",
+        bench("--task", "training", "--batch-size", "32", "--time-steps", "100"),
+        "MB for a training step",
         env=SMALL_BUDGET,
     ),
     Case(
@@ -442,6 +485,18 @@ IMPORT_CASES = [
         "row 1: has a different number of fields from the header.",
     ),
     Case("50-mb", "import", ("json", padded_to_50_mb), "import refused: " + OVERSIZE),
+    Case(
+        "training-row-without-its-phases",
+        "import",
+        ("json", json_file(spoil(1, config={"task": "training"}))),
+        "row 2: forward_median_s must be a number when status is ok; got None.",
+    ),
+    Case(
+        "unknown-optimizer",
+        "import",
+        ("csv", csv_file(spoil(0, config={"optimizer": "lbfgs"}))),
+        "row 1: optimizer must be one of sgd, adam; got 'lbfgs'.",
+    ),
 ]
 
 CASES = CONFIG_CASES + CLI_CASES + URL_CASES + IMPORT_CASES

@@ -1,11 +1,12 @@
-"""The commands that time nothing: `variants`, `trace`, `check`, `results`."""
+"""The commands that time nothing: `variants`, `trace`, `check` (outputs, or with `--task
+training` the gradients of the training loss), `results`."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from hierlstm.cli.format import format_trace, text_table
+from hierlstm.cli.format import format_trace, json_default, text_table
 from hierlstm.cli.parser import UsageError, config_from_args, seed_number
 from hierlstm.cli.timing import open_store
 from hierlstm.config import SettingError
@@ -53,14 +54,23 @@ def cmd_trace(args) -> int:
     return 0
 
 
+def check_config(args):
+    """The config `check` runs at: batch 4, time 10 unless given; its task says whether the
+    outputs or the training gradients are checked. Checked before TensorFlow is imported."""
+    return config_from_args(args, batch_size=4, time_steps=10, xla=args.xla)
+
+
 def cmd_check(args) -> int:
+    config = check_config(args)
+    seed = seed_number(args.seed)
+    if config.task == "training":
+        return _check_training(args, config, seed)
     from hierlstm.model.check import check_variants
 
-    config = config_from_args(args, batch_size=4, time_steps=10)
-    config = config.replace(xla=args.xla)
-    results = check_variants(config, seed=seed_number(args.seed))
+    results = check_variants(config, seed=seed)
     if args.json:
-        print(json.dumps({"results": [result.to_dict() for result in results]}, indent=2))
+        document = {"task": config.task, "results": [result.to_dict() for result in results]}
+        print(json.dumps(document, indent=2))
     else:
         print(
             f"batch {config.batch_size}, time {config.time_steps}, {config.precision}"
@@ -72,6 +82,40 @@ def cmd_check(args) -> int:
                 f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
                 f"{result.tolerance:.0e})  {verdict}"
             )
+    return 0 if all(result.ok for result in results) else 1
+
+
+def _check_training(args, config, seed: int) -> int:
+    from hierlstm.model.gradcheck import STEP, check_gradients
+
+    results = check_gradients(config, seed=seed)
+    if args.json:
+        document = {
+            "task": config.task,
+            "config": config.to_dict(),
+            "difference_step": STEP,
+            "results": [result.to_dict() for result in results],
+        }
+        print(json.dumps(document, indent=2, default=json_default))
+        return 0 if all(result.ok for result in results) else 1
+    directions = max(result.directions for result in results)
+    reference = next((result.reference_variant for result in results if result.ok), "")
+    print(
+        f"batch {config.batch_size}, time {config.time_steps}, {config.precision}"
+        f"{', XLA' if config.xla else ''}: gradients of the training loss (every parameter and "
+        f"the input) along {directions} random directions against float64 central differences "
+        f"of the numpy reference (h = {STEP:g}), and against {reference or 'the first variant'}"
+    )
+    for result in results:
+        verdict = "ok" if result.ok else "FAIL"
+        if result.error:
+            print(f"  {result.variant:<17} {verdict}: {result.error}")
+            continue
+        print(
+            f"  {result.variant:<17} oracle {result.worst_error:.1e} at {result.worst_tensor:<22}"
+            f" (tolerance {result.tolerance:.0e})  vs {result.reference_variant} "
+            f"{result.max_difference:.1e} (tolerance {result.difference_tolerance:.0e})  {verdict}"
+        )
     return 0 if all(result.ok for result in results) else 1
 
 

@@ -124,12 +124,16 @@ def format_bench(rows) -> str:
             )
         )
     config = rows[0]["config"]
+    training = config["task"] == "training"
+    what = f"training step ({config['optimizer']})" if training else "forward pass"
     title = (
         f"batch {config['batch_size']}, time {config['time_steps']}, {config['precision']}"
-        f"{', XLA' if config['xla'] else ''}; speed-up = {rows[0]['baseline']} time / "
-        "variant time, paired per round\n"
+        f"{', XLA' if config['xla'] else ''}, one {what}; speed-up = {rows[0]['baseline']} "
+        "time / variant time, paired per round\n"
     )
     table = text_table(header, lines)
+    if training:
+        table += "\n\n" + format_phases(rows)
     reasons = sorted(
         {
             f"generic kernel: {row['kernel_reason']}"
@@ -138,6 +142,46 @@ def format_bench(rows) -> str:
         }
     )
     return "\n".join([title, table, *reasons])
+
+
+def format_phases(rows) -> str:
+    """A training run's phases, each timed as its own compiled function in the same rounds, their
+    sum beside the whole step, and the memory: kept activations (an estimate) and the peak."""
+    header = (
+        "variant",
+        "forward ms",
+        "fwd+bwd ms",
+        "backward ms",
+        "update ms",
+        "sum ms",
+        "sum / step",
+        "kept MB (est.)",
+        "peak MB",
+    )
+    lines = [
+        (
+            row["variant"],
+            f"{row['forward_median_s'] * 1e3:.2f}",
+            f"{row['forward_backward_median_s'] * 1e3:.2f}",
+            f"{row['backward_s'] * 1e3:.2f}",
+            f"{row['update_median_s'] * 1e3:.2f}",
+            f"{row['phase_sum_s'] * 1e3:.2f}",
+            f"{row['phase_sum_s'] / row['median_s']:.2f}",
+            f"{row['kept_activation_bytes'] / 2**20:.1f}",
+            f"{row['peak_memory_bytes'] / 2**20:.1f}",
+        )
+        for row in rows
+        if row["status"] == "ok"
+    ]
+    kinds = sorted({row["peak_memory_kind"] for row in rows if row["status"] == "ok"})
+    notes = [
+        "phases: forward = forward pass (training=True) and loss; fwd+bwd = the same under a "
+        "gradient tape with every gradient; backward = fwd+bwd - forward (derived); update = "
+        "the optimizer applying given gradients; sum = fwd+bwd + update. The first call of each "
+        "row traced the step's gradient graph.",
+        *(f"peak memory: {kind}" for kind in kinds),
+    ]
+    return "\n".join([text_table(header, lines), *notes])
 
 
 def text_table(header, rows) -> str:

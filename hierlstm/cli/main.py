@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from hierlstm.cli.commands import cmd_check, cmd_results, cmd_trace, cmd_variants
+from hierlstm.cli.commands import check_config, cmd_check, cmd_results, cmd_trace, cmd_variants
 from hierlstm.cli.doctor import cmd_doctor
 from hierlstm.cli.parser import (
     UsageError,
@@ -31,10 +31,7 @@ COMMANDS = {
 # What each command checks before TensorFlow is imported (the same functions it calls itself).
 SETTINGS = {
     "trace": config_from_args,
-    "check": lambda args: (
-        config_from_args(args, batch_size=4, time_steps=10),
-        seed_number(args.seed),
-    ),
+    "check": lambda args: (check_config(args), seed_number(args.seed)),
     "bench": run_settings,
     "sweep": lambda args: (run_settings(args), sweep_values(args)),
     "worker": run_settings,

@@ -13,6 +13,7 @@ SIZE_FLAGS = SIZE_FIELDS
 
 # Text flags parsed by RunConfig.from_strings, named as its fields.
 CONFIG_FLAGS = (*SIZE_FLAGS, "precision", "lstm_kernel", "device", "strategy", "devices")
+CONFIG_FLAGS += ("task", "optimizer")
 
 
 class UsageError(Exception):
@@ -45,6 +46,10 @@ def build_parser() -> Parser:
     _add_geometry(check, variant=False)
     check.add_argument("--seed", default="0", metavar="N")
     check.add_argument("--xla", action="store_true", help="compile each variant with XLA")
+    check.add_argument(
+        "--task",
+        help="inference (outputs, the default) | training (gradients of the training loss)",
+    )
 
     bench = commands.add_parser("bench", help="time variants side by side (interleaved)")
     _add_run_options(bench)
@@ -131,6 +136,10 @@ def _add_run_options(parser, *, strategy: bool = True):
     parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
     parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
     parser.add_argument("--device", help="auto | cpu | gpu:N")
+    parser.add_argument(
+        "--task", help="inference (a forward pass, the default) | training (one training step)"
+    )
+    parser.add_argument("--optimizer", help="sgd (the default) | adam: a training step's update")
     for name in ("repeats", "warmup", "seed"):
         parser.add_argument(f"--{name}", default=str(getattr(DEFAULT_TIMING, name)), metavar="N")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -24,6 +24,8 @@ def run_settings(args) -> tuple[list, Timing]:
     """One RunConfig per --variant (all other settings shared) and the Timing: the checks that
     need no TensorFlow, so `main` runs them before importing it."""
     strategy = {"strategy": "multi_worker"} if args.command == "worker" else {}
+    if args.optimizer is not None and args.task != "training":
+        raise UsageError("--optimizer sets a training step's update; add --task training.")
     configs = []
     for variant in args.variant:
         namespace = argparse.Namespace(**{**vars(args), "variant": variant})

@@ -7,6 +7,9 @@ recurrent-network FLOP counts, so these are lower bounds dominated by the matrix
 - LSTM:                     2 * 4 * units * (input + units) per step, times steps, times sequences
                             (the four gate matrices applied to [x_t, h_{t-1}]).
 - Permute and reshapes:     0 (they move data, they do no arithmetic).
+
+A training step's memory beyond the weights (`kept_activation_bytes`, `training_state_bytes`)
+is counted from the same geometry; see each function for what it counts.
 """
 
 from __future__ import annotations
@@ -68,6 +71,17 @@ def model_flops(config: RunConfig, batch: int | None = None, time: int | None = 
     )
 
 
+# A training step's FLOPs: the forward pass, then a backward pass of about twice its work (each
+# matrix product's gradient is two products of its size: one for its input, one for its
+# weights), the usual convention; the update's elementwise work is left out.
+TRAINING_FLOPS_FACTOR = 3
+
+
+def training_flops(config: RunConfig) -> int:
+    """Analytic FLOPs of one training step: `TRAINING_FLOPS_FACTOR` forward passes."""
+    return TRAINING_FLOPS_FACTOR * model_flops(config)
+
+
 def activation_bytes(config: RunConfig) -> int:
     """Bytes of every layer output of one forward pass at the config's precision: the input,
     conv, pool, permute, summaries and outer outputs (an estimate of live activation memory;
@@ -84,3 +98,46 @@ def activation_bytes(config: RunConfig) -> int:
 def dependent_steps(config: RunConfig) -> int:
     """Length of the longest chain of sequential LSTM steps, from the registry's formula."""
     return VARIANTS[config.variant].chain(config.rows, config.time_steps)
+
+
+# Variables an optimizer keeps per parameter: Keras's SGD without momentum none, Adam two
+# (first and second moments).
+OPTIMIZER_SLOTS = {"sgd": 0, "adam": 2}
+# Tensors one LSTM step keeps for its backward pass, per sequence, in units of U beyond its
+# input: previous hidden and cell (2U), the four gate activations (4U), tanh of the new cell (U).
+LSTM_KEPT_PER_UNIT = 7
+
+
+def lstm_kept_elements(input_size: int, units: int, steps: int, sequences: int) -> int:
+    """Elements one LSTM keeps for its backward pass: per step and sequence its input and
+    `LSTM_KEPT_PER_UNIT` * units (a cuDNN kernel's reserve space holds the same gates)."""
+    return (input_size + LSTM_KEPT_PER_UNIT * units) * steps * sequences
+
+
+def kept_activation_bytes(config: RunConfig) -> int:
+    """Bytes of the activations a training step keeps from its forward pass for its backward
+    pass, at the config's precision (the input is float32 whatever it is):
+    - the input (B, H, T, 1), which the conv kernel's gradient reads;
+    - the conv output (B, H, T, C) and the pooled (B, R, T, C), which the max-pool's gradient
+      reads (where the maximum was);
+    - the inner LSTM over B*T sequences of R steps and the outer LSTM over B sequences of T
+      steps, each as `lstm_kept_elements`;
+    - the output (B, T, outer), which the loss's gradient reads.
+    Every variant computes the same function, so this minimum is the same for all of them; what
+    a variant holds beyond it (the while-loops' accumulators, TimeDistributed's per-step
+    slices, XLA's buffers) shows in the measured peak beside it. An estimate, stated as one.
+    """
+    batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
+    input_elements = batch * config.height * time
+    conv_elements = input_elements * config.filters
+    pooled_elements = batch * config.rows * time * config.filters
+    inner = lstm_kept_elements(config.filters, config.inner_units, config.rows, batch * time)
+    outer = lstm_kept_elements(config.inner_units, config.outer_units, time, batch)
+    outputs = batch * time * config.outer_units
+    return 4 * input_elements + size * (conv_elements + pooled_elements + inner + outer + outputs)
+
+
+def training_state_bytes(config: RunConfig) -> int:
+    """Bytes a training step holds beside the weights: one float32 gradient per parameter and
+    the optimizer's float32 slots (`OPTIMIZER_SLOTS`)."""
+    return 4 * total_params(config) * (1 + OPTIMIZER_SLOTS[config.optimizer])

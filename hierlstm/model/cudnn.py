@@ -7,8 +7,10 @@ CUDA; an `RNN` around a bare `LSTMCell`, or a custom cell's LSTM, never does. Ke
 cuDNN path whenever any GPU is visible, whatever `tf.device` says, so a run pinned to the CPU
 asks for the generic kernel itself.
 
-`refusal` answers with a catalogue key (`kernel.why.*` in `hierlstm.i18n`), so the harness's
-stored reason and the app's per-LSTM table say the same thing. Only `graph_op_types` needs a
+A training step's graph holds the forward kernels and their backward (`CudnnRNNBackprop*`)
+when cuDNN ran (`ran_cudnn_training`). `refusal` answers with a catalogue key (`kernel.why.*`
+in `hierlstm.i18n`), so the harness's stored reason and the app's per-LSTM table say the same
+thing. Only `graph_op_types` needs a
 traced TensorFlow function; nothing here imports TensorFlow.
 """
 
@@ -55,3 +57,11 @@ def graph_op_types(concrete_function) -> set[str]:
 def ran_cudnn(op_types: set[str]) -> bool:
     """Whether a traced graph's op types hold cuDNN's RNN kernels."""
     return any(op.startswith("CudnnRNN") for op in op_types)
+
+
+def ran_cudnn_training(op_types: set[str]) -> bool:
+    """Whether a traced training step's op types hold cuDNN's forward RNN kernel (CudnnRNN,
+    CudnnRNNV2, V3) and its backward kernel (CudnnRNNBackprop, V2, V3): the step's gradient
+    graph takes cuDNN's backward only when the forward pass took its forward."""
+    forward = any(op.startswith("CudnnRNN") and "Backprop" not in op for op in op_types)
+    return forward and any(op.startswith("CudnnRNNBackprop") for op in op_types)

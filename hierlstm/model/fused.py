@@ -30,6 +30,12 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from hierlstm.model.bptt import (
+    inner_lstm_with_bptt,
+    outer_lstm_with_bptt,
+    pooled_taps_with_gradient,
+)
+
 
 def compiling_with_xla() -> bool:
     """Whether the ops being traced are inside `tf.function(jit_compile=True)` (or a Keras
@@ -158,10 +164,15 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
     def compute_output_shape(self, input_shape):
         return (input_shape[0], input_shape[2], self.outer_units)
 
-    def call(self, inputs):
-        rows = self.pooled_rows(inputs)  # (B, H, T, 1) -> (R, T, B, C)
-        summaries = self.inner_lstm(rows)  # (R, T, B, C) -> (T, B, inner)
-        outputs = self.outer_lstm(summaries)  # (T, B, inner) -> (T, B, outer)
+    def call(self, inputs, training=None):
+        if training:  # the same outputs, the backward pass written out (hierlstm.model.bptt)
+            rows = self.pooled_rows_for_training(inputs)  # (B, H, T, 1) -> (R, T, B, C)
+            summaries = self.inner_lstm_for_training(rows)  # -> (T, B, inner)
+            outputs = self.outer_lstm_for_training(summaries)  # -> (T, B, outer)
+        else:
+            rows = self.pooled_rows(inputs)  # (B, H, T, 1) -> (R, T, B, C)
+            summaries = self.inner_lstm(rows)  # (R, T, B, C) -> (T, B, inner)
+            outputs = self.outer_lstm(summaries)  # (T, B, inner) -> (T, B, outer)
         outputs = tf.transpose(outputs, (1, 0, 2))  # (T, B, outer) -> (B, T, outer)
         outputs.set_shape((inputs.shape[0], inputs.shape[2], self.outer_units))  # static B, T
         return outputs
@@ -243,9 +254,31 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
 
         return self.outer_loop(summaries, preactivations)
 
+    def pooled_rows_for_training(self, inputs):
+        """`pooled_rows` with the taps' backward pass written out under XLA (without XLA the
+        Keras Conv2D and its own gradient run): (B, H, T, 1) -> (R, T, B, C)."""
+        if not compiling_with_xla():
+            return self.pooled_rows_by_conv(inputs)
+        kernel = tf.cast(self.conv.kernel, self.compute_dtype)  # (k, k, 1, C)
+        bias = tf.cast(self.conv.bias, self.compute_dtype)  # (C,)
+        return pooled_taps_with_gradient(inputs, kernel, bias, self.pool_height)
+
+    def inner_lstm_for_training(self, rows):
+        """`inner_lstm` with its backward pass written out: (R, T, B, C) -> (T, B, inner)."""
+        shape = tf.shape(rows)
+        sequences = tf.reshape(rows, (rows.shape[0], -1, self.filters))  # -> (R, N, C)
+        kernel, recurrent_kernel, bias = self.lstm_weights(self.inner_cell)
+        hidden = inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias)  # (N, U)
+        return tf.reshape(hidden, (shape[1], shape[2], self.inner_units))  # -> (T, B, U)
+
+    def outer_lstm_for_training(self, summaries):
+        """`outer_lstm` with a hand-written backward pass: (T, B, inner) -> (T, B, outer)."""
+        return outer_lstm_with_bptt(summaries, *self.lstm_weights(self.outer_cell))
+
     def outer_loop(self, summaries, preactivations):
         """The loop over time shared by every form of the outer LSTM: `preactivations(time,
-        hidden) -> (B, 4U)` is the step's gate input; (T, B, inner) -> (T, B, outer)."""
+        hidden) -> (B, 4U)` is the step's gate input; (T, B, inner) -> (T, B, outer). The
+        TensorArray and the loop are sized by T, so XLA can also compile their gradient."""
         units = self.outer_units
         time_steps, batch = tf.shape(summaries)[0], tf.shape(summaries)[1]
         outputs = tf.TensorArray(self.compute_dtype, size=time_steps, element_shape=(None, units))
@@ -255,7 +288,14 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
             return time + 1, hidden, cell, outputs.write(time, hidden)
 
         zeros = tf.zeros((batch, units), self.compute_dtype)  # (B, U)
+        # maximum_iterations bounds the loop by the time length (a tensor known at run time):
+        # the gradient's accumulators of every step's tensors then have a size, which XLA
+        # needs to compile the backward pass ("XLA compilation requires a fixed tensor list
+        # size" without it).
         _, _, _, outputs = tf.while_loop(
-            lambda time, *_: time < time_steps, step, (0, zeros, zeros, outputs)
+            lambda time, *_: time < time_steps,
+            step,
+            (0, zeros, zeros, outputs),
+            maximum_iterations=time_steps,
         )
         return outputs.stack()  # -> (T, B, U)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hierlstm.model.loss import mean_squared_error
 from hierlstm.model.params import Params
 
 
@@ -70,3 +71,10 @@ def reference_forward(params: Params, x, *, pool_height: int = 3) -> np.ndarray:
     inner = lstm(folded, p["inner_kernel"], p["inner_recurrent_kernel"], p["inner_bias"])
     summaries = inner[:, -1].reshape(batch, time, -1)  # last hidden state: (B, T, inner)
     return lstm(summaries, p["outer_kernel"], p["outer_recurrent_kernel"], p["outer_bias"])
+
+
+def reference_loss(params: Params, x, target, *, pool_height: int = 3) -> float:
+    """The training loss (`hierlstm.model.loss`) of `reference_forward`, in float64: x
+    (B, H, T, 1), target (B, T, outer_units)."""
+    outputs = reference_forward(params, x, pool_height=pool_height)
+    return float(mean_squared_error(outputs, np.asarray(target, dtype=np.float64)))

@@ -1,10 +1,13 @@
 """The export files, CSV and JSON, written from stored rows and read back for an import.
 
 Both carry the stored columns (`schema.COLUMNS`): the CSV as its header, the JSON as the keys
-of each row in `{"format": "hierlstm-results", "version": 2, "rows": [...]}`. A missing time
+of each row in `{"format": "hierlstm-results", "version": 3, "rows": [...]}`. A missing time
 is an empty CSV cell or a JSON null; a bool is 1/0 in CSV, true/false in JSON. Reading also
-takes version-1 exports (a `config` object, or JSON text in a CSV cell), telling them by the
-JSON version or by a `config` column in the CSV header. An input over `MAX_IMPORT_BYTES` is
+takes version-2 exports (no training columns: every row a forward pass) and version-1 exports
+(a `config` object, or JSON text in a CSV cell), telling them by the JSON version, or in a CSV
+by a `config` column (1) or the absence of every training column (2). Version 3 added the
+training columns: an older hierlstm refuses a version-3 JSON rather than read a training
+step's times as a forward pass's. An input over `MAX_IMPORT_BYTES` is
 refused before it is read. Checking the rows' values is `hierlstm.results.validation`'s job.
 """
 
@@ -18,13 +21,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from hierlstm.results.schema import COLUMNS, KINDS, V1_COLUMNS, ResultsError
+from hierlstm.results.schema import (
+    ADDED_IN_V3,
+    COLUMNS,
+    KINDS,
+    V1_COLUMNS,
+    V2_COLUMNS,
+    ResultsError,
+)
 from hierlstm.results.validation import MISMATCHED, shown
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # refused before parsing: no sweep comes near this
 EXPORT_FORMAT = "hierlstm-results"
-EXPORT_VERSION = 2
-READ_VERSIONS = (1, 2)
+EXPORT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)
 
 
 def csv_text(stored_rows: Iterable[Mapping[str, Any]]) -> str:
@@ -61,7 +71,7 @@ def write_text(text: str, path_or_buffer: str | os.PathLike | IO[str] | None) ->
 def read_rows(
     path_or_bytes: str | os.PathLike | bytes, format: str | None
 ) -> tuple[list[Any], int]:
-    """The raw rows of an export and its version (1 or 2), unchecked.
+    """The raw rows of an export and its version (1, 2 or 3), unchecked.
 
     `format` is "csv" or "json"; for a path it defaults to the file's extension. Raises
     ValueError in one sentence for an oversize, undecodable or malformed input.
@@ -134,8 +144,13 @@ def _parse_csv(text: str) -> tuple[list[dict[str, Any]], int]:
     except csv.Error as error:
         raise ResultsError(f"import rejected: unreadable CSV ({error}).") from error
     header = reader.fieldnames or []
-    version = 1 if "config" in header else EXPORT_VERSION  # version 1 kept the config as JSON
-    expected = V1_COLUMNS if version == 1 else COLUMNS
+    if "config" in header:  # version 1 kept the config as JSON
+        version = 1
+    elif any(column in header for column in ADDED_IN_V3):
+        version = EXPORT_VERSION
+    else:  # version 2 had no training columns
+        version = 2
+    expected = {1: V1_COLUMNS, 2: V2_COLUMNS}.get(version, COLUMNS)
     missing = [column for column in expected if column not in header]
     if missing:
         raise ResultsError(f"import rejected: the CSV header lacks {', '.join(missing)}.")

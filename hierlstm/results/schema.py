@@ -9,7 +9,10 @@ migration; PRAGMA user_version holds the version of each file.
 
 Schema 1 kept the config as JSON text in one `config` column (and the versions twice: in their
 columns and as JSON); `row_from_v1` spreads such a row into today's columns, for the migration
-here and for importing a version-1 export.
+here and for importing a version-1 export. Schema 2 had today's columns but the training ones
+(`ADDED_IN_V3`: the config's task and optimizer, a training step's phase times and its kept
+activations); `row_from_v2` gives such a row their values for a forward pass (task inference,
+optimizer sgd, no phase times, no activations kept), so a file goes 1 -> 2 -> 3.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hierlstm.config import RunConfig
-from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, ROW_COLUMNS
+from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 
 
 class ResultsError(ValueError):
@@ -31,7 +34,7 @@ class ResultsError(ValueError):
     row or the field; nothing is written."""
 
 
-SCHEMA_VERSION = 2  # PRAGMA user_version; bump with a migration when the columns change
+SCHEMA_VERSION = 3  # PRAGMA user_version; bump with a migration when the columns change
 CONTEXT_COLUMNS = ("id", "created_at", "host")
 COLUMNS = (*CONTEXT_COLUMNS, *ROW_COLUMNS)
 KINDS = {**dict.fromkeys(CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}  # column -> kind
@@ -65,6 +68,26 @@ V1_COLUMNS = (
     *("versions", "status", "error"),
 )
 _CONFIG_DEFAULTS = {field.name: field.default for field in dataclasses.fields(RunConfig)}
+# Schema 3's new columns and what a row of schema 2 (a forward pass) holds in each: the config's
+# defaults (task inference, optimizer sgd), NULL for the phase times, 0 activations kept.
+ADDED_IN_V3 = {
+    "task": _CONFIG_DEFAULTS["task"],
+    "optimizer": _CONFIG_DEFAULTS["optimizer"],
+    **dict.fromkeys(PHASE_COLUMNS),
+    "kept_activation_bytes": 0,
+}
+# Schema 2's columns, as that version wrote them; frozen, unlike COLUMNS.
+V2_COLUMNS = (
+    *("id", "created_at", "host"),
+    *("variant", "batch_size", "time_steps", "height", "filters", "kernel_size", "pool_height"),
+    *("inner_units", "outer_units", "precision", "xla", "lstm_kernel", "device_spec"),
+    *("strategy", "devices"),
+    *("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s"),
+    *("repeats", "warmup", "noisy", "samples_per_s", "steps_per_s", "flops", "gflops_per_s"),
+    *("peak_memory_bytes", "peak_memory_kind", "kernel", "kernel_reason", "trace_count"),
+    *("device", "status", "error"),
+    *("python_version", "tensorflow_version", "keras_version", "numpy_version"),
+)
 
 
 def user_version(connection: sqlite3.Connection) -> int:
@@ -89,8 +112,8 @@ def upgrade(connection: sqlite3.Connection, path: Path):
     _refuse_newer(path, version)
     if version == 0:
         _create(connection)
-    elif version == 1:
-        _migrate_from_v1(connection, path)
+    elif version in (1, 2):
+        _migrate(connection, path, version)
     else:
         raise ResultsError(f"{path} has results schema version {version}, which no hierlstm wrote.")
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -105,7 +128,14 @@ def row_from_v1(row: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str
         for name, column in CONFIG_COLUMNS.items()
     }
     kept = {column: row[column] for column in V1_COLUMNS if column not in ("config", "versions")}
-    return {**kept, **spread}
+    return row_from_v2({**kept, **spread})
+
+
+def row_from_v2(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema-2 row (a mapping with at least `V2_COLUMNS`) with today's columns: the training
+    columns that it lacks take their forward-pass values (`ADDED_IN_V3`); those it has are kept.
+    Values are kept as given, unchecked."""
+    return {**ADDED_IN_V3, **row}
 
 
 def _create(connection: sqlite3.Connection):
@@ -113,18 +143,21 @@ def _create(connection: sqlite3.Connection):
     connection.execute(_CREATE_INDEX)
 
 
-def _migrate_from_v1(connection: sqlite3.Connection, path: Path):
+def _migrate(connection: sqlite3.Connection, path: Path, version: int):
     # The old table steps aside (its index first, so the new one is created, not kept), every
     # row is copied in its old order (rowid breaks created_at ties), then the old table goes.
+    old_columns = V1_COLUMNS if version == 1 else V2_COLUMNS
     connection.execute("DROP INDEX IF EXISTS results_by_time")
-    connection.execute("ALTER TABLE results RENAME TO results_v1")
+    connection.execute("ALTER TABLE results RENAME TO results_old")
     _create(connection)
-    old_rows = connection.execute(f"SELECT {', '.join(V1_COLUMNS)} FROM results_v1 ORDER BY rowid")
+    old_rows = connection.execute(
+        f"SELECT {', '.join(old_columns)} FROM results_old ORDER BY rowid"
+    )
     for values in old_rows.fetchall():
-        old = dict(zip(V1_COLUMNS, values, strict=True))
-        row = row_from_v1(old, _v1_settings(path, old))
+        old = dict(zip(old_columns, values, strict=True))
+        row = row_from_v1(old, _v1_settings(path, old)) if version == 1 else row_from_v2(old)
         connection.execute(INSERT, [row[column] for column in COLUMNS])
-    connection.execute("DROP TABLE results_v1")
+    connection.execute("DROP TABLE results_old")
 
 
 def _v1_settings(path: Path, old: Mapping[str, Any]) -> dict[str, Any]:

@@ -130,14 +130,14 @@ class ResultStore:
         return exchange.write_text(exchange.csv_text(self._select()), path_or_buffer)
 
     def export_json(self, path_or_buffer: str | os.PathLike | IO[str] | None = None) -> str | None:
-        """Writes `{"format": "hierlstm-results", "version": 2, "rows": [...]}`, each row an
+        """Writes `{"format": "hierlstm-results", "version": 3, "rows": [...]}`, each row an
         object of `COLUMNS`; returns the text if no target is given."""
         return exchange.write_text(exchange.json_text(self._select()), path_or_buffer)
 
     def import_file(
         self, path_or_bytes: str | os.PathLike | bytes, format: str | None = None
     ) -> ImportReport:
-        """Adds the rows of a CSV or JSON export (version 1 or 2) in one transaction, or none.
+        """Adds the rows of a CSV or JSON export (version 1, 2 or 3) in one transaction, or none.
 
         `format` is "csv" or "json"; for a path it defaults to the file's extension. Every row
         is validated first; if any is bad, nothing is written and `ValueError` names the bad

@@ -1,11 +1,12 @@
 """Checking a row before it is stored: a measurement being added, or a row of an import file
-(CSV text or JSON values, today's format or version 1).
+(CSV text or JSON values, today's format, version 2 or version 1).
 
 A row is checked column by column by its kind (a float is a finite time, 0 or more, or missing
-when the run failed; an int is a whole number, 0 or more; a bool is true/false or 1/0; text is
-text), its config by `RunConfig` itself, so its messages name the field, the value and the
-range. `checked_rows` checks a whole file first and raises one ValueError naming the bad rows,
-so an import is all or nothing.
+when the run failed, and a phase time may be missing in a forward pass's row; an int is a
+whole number, 0 or more; a bool is true/false or 1/0; text is text), its config by
+`RunConfig` itself, so its messages name the field, the value and the range. `checked_rows`
+checks a whole file first and raises one ValueError naming the bad rows, so an import is all
+or nothing.
 """
 
 from __future__ import annotations
@@ -20,8 +21,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hierlstm.config import RunConfig
-from hierlstm.results.schema import COLUMNS, KINDS, V1_COLUMNS, ResultsError, row_from_v1
-from hierlstm.timing.records import CONFIG_COLUMNS, ROW_COLUMNS
+from hierlstm.results.schema import (
+    COLUMNS,
+    KINDS,
+    V1_COLUMNS,
+    V2_COLUMNS,
+    ResultsError,
+    row_from_v1,
+    row_from_v2,
+)
+from hierlstm.timing.records import CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 
 STATUSES = ("ok", "failed")
 KERNELS = ("cudnn", "generic")
@@ -34,7 +43,7 @@ _RESULT_COLUMNS = tuple(column for column in ROW_COLUMNS if column not in CONFIG
 def checked_rows(raw_rows: list[Any], export_version: int) -> list[dict[str, Any]]:
     """Every row of an import, validated and normalised; one ValueError naming the bad rows
     (numbered from 1) if any is bad."""
-    check = checked_v1_row if export_version == 1 else checked_row
+    check = {1: checked_v1_row, 2: checked_v2_row}.get(export_version, checked_row)
     rows, problems = [], []
     for number, raw in enumerate(raw_rows, start=1):
         try:
@@ -61,9 +70,19 @@ def checked_row(raw: Any) -> dict[str, Any]:
         "host": _text("host", raw["host"]),
     }
     row.update({column: settings[name] for name, column in CONFIG_COLUMNS.items()})
+    # A forward pass has no phase times; a training step has them unless it failed.
+    phases_missing = failed or settings["task"] != "training"
     for column in _RESULT_COLUMNS:
-        row[column] = _result_value(column, raw[column], failed=failed)
+        missing = phases_missing if column in PHASE_COLUMNS else failed
+        row[column] = _result_value(column, raw[column], failed=failed, may_be_missing=missing)
     return row
+
+
+def checked_v2_row(raw: Any) -> dict[str, Any]:
+    """A row of a version-2 export (no training columns: a forward pass), checked as a row of
+    today's with those columns' forward-pass values."""
+    _require_columns(raw, V2_COLUMNS)
+    return checked_row(row_from_v2(raw))
 
 
 def checked_v1_row(raw: Any) -> dict[str, Any]:
@@ -117,14 +136,14 @@ def _setting(kind: str, value: Any) -> Any:
     return value
 
 
-def _result_value(column: str, value: Any, *, failed: bool) -> Any:
+def _result_value(column: str, value: Any, *, failed: bool, may_be_missing: bool) -> Any:
     if column == "status":
         return _choice(column, value, STATUSES)
     if column == "kernel":  # a run that failed before its first call never chose a kernel
         return _choice(column, value, (*KERNELS, "") if failed else KERNELS)
     kind = KINDS[column]
     if kind == "float":
-        return _time(column, value, may_be_missing=failed)
+        return _time(column, value, may_be_missing=may_be_missing)
     if kind == "int":
         return _whole(column, value)
     if kind == "bool":

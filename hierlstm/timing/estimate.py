@@ -8,6 +8,13 @@ timed runs that share a chain and differ 64x in batch (so in FLOPs); `run_second
 a run: its first call (tracing and compiling; static-time variants trace one call per time step)
 plus every warm-up and timed call. It is an estimate, for deciding whether to ask "are you
 sure?", never a measurement: it is shown as one.
+
+A training step (`RunConfig.task` "training") is calibrated the same way, by timing training
+steps: the same two-term model fits a step (its backward pass runs the same chain back, its
+FLOPs are a fixed multiple). Each timed round of a training run also times the phases
+(forward, forward + backward, update: about one more step), which the calibration measures as
+`round_factor` = (step + phases) / step; the phases' first calls (tracing the forward pass
+again) add about `PHASE_TRACE_FACTOR` - 1 of the step's first call.
 """
 
 from __future__ import annotations
@@ -21,6 +28,11 @@ from hierlstm.registry import VARIANTS
 CALIBRATION_TIME = 8  # time steps of both calibration runs
 CALIBRATION_BATCHES = (1, 64)  # one dominated by the chain, one with 64x the FLOPs
 CALIBRATION_TIMING = Timing(warmup=1, repeats=5)
+# A training run's set-up: the step's first call, then tracing and first-calling the phases,
+# of which the forward pass's trace is the new work (forward+backward and the update were
+# traced by the step). Measured with time_distributed at T = 20, where tracing dominates, the
+# whole set-up took about 1.4x the step's first call.
+PHASE_TRACE_FACTOR = 1.4
 
 
 class CalibrationFailed(RuntimeError):
@@ -42,6 +54,7 @@ class StepCost:
     seconds_per_step: float  # one dependent LSTM step of the chain
     seconds_per_gflop: float  # arithmetic beyond the chain
     first_call_s: float  # tracing, compiling and the first execution at CALIBRATION_TIME
+    round_factor: float = 1.0  # a timed round / one call: (step + phases) / step for training
 
 
 def calibration_key(config: RunConfig) -> RunConfig:
@@ -78,7 +91,12 @@ def calibrate(config: RunConfig) -> StepCost:
     per_flop = max(0.0, (large.median_s - small.median_s) / extra_flops)
     chain = cost.dependent_steps(small_config)
     per_step = max(0.0, small.median_s - per_flop * cost.model_flops(small_config)) / chain
-    return StepCost(config.variant, per_step, per_flop * 1e9, small.first_call_s)
+    round_factor = 1.0
+    if config.task == "training":
+        round_factor = (
+            large.median_s + large.phase_sum_s + large.forward_median_s
+        ) / large.median_s
+    return StepCost(config.variant, per_step, per_flop * 1e9, small.first_call_s, round_factor)
 
 
 def pass_seconds(config: RunConfig, step_cost: StepCost) -> float:
@@ -90,13 +108,18 @@ def pass_seconds(config: RunConfig, step_cost: StepCost) -> float:
 
 
 def first_call_seconds(config: RunConfig, step_cost: StepCost) -> float:
-    """Tracing grows with time only for a static-time variant (one traced call per step)."""
+    """Tracing grows with time only for a static-time variant (one traced call per step); a
+    training run's set-up also traces and first-calls its phases."""
     first = step_cost.first_call_s
     if VARIANTS[config.variant].static_time:
         first *= max(1.0, config.time_steps / CALIBRATION_TIME)
+    if config.task == "training":
+        first *= PHASE_TRACE_FACTOR
     return first + pass_seconds(config, step_cost)
 
 
 def run_seconds(config: RunConfig, step_cost: StepCost, timing: Timing) -> float:
-    """A `hierlstm.timing.harness.benchmark` of `config`: first call, warm-up and timed calls."""
-    return first_call_seconds(config, step_cost) + timing.calls * pass_seconds(config, step_cost)
+    """A `hierlstm.timing.harness.benchmark` of `config`: first call, warm-up and timed rounds
+    (a training round is the step and its phases: `round_factor` steps)."""
+    rounds = timing.calls * pass_seconds(config, step_cost) * step_cost.round_factor
+    return first_call_seconds(config, step_cost) + rounds

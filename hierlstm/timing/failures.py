@@ -67,6 +67,7 @@ def error_line(error: BaseException | str) -> str:
 def failed_result(config: RunConfig, error: BaseException | str) -> BenchResult:
     """The record of a run that failed: status "failed", a one-line `error`, NaN times."""
     nan = math.nan
+    training = config.task == "training"
     try:
         device = device_string(config.device)
     except SettingError:
@@ -86,7 +87,7 @@ def failed_result(config: RunConfig, error: BaseException | str) -> BenchResult:
         noisy=False,
         samples_per_s=nan,
         steps_per_s=nan,
-        flops=cost.model_flops(config),
+        flops=cost.training_flops(config) if training else cost.model_flops(config),
         gflops_per_s=nan,
         peak_memory_bytes=0,
         peak_memory_kind="",
@@ -95,6 +96,7 @@ def failed_result(config: RunConfig, error: BaseException | str) -> BenchResult:
         trace_count=0,
         device=device,
         versions=versions(),
+        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
         status="failed",
         error=error_line(error),
     )

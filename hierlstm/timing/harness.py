@@ -7,6 +7,9 @@ Every measurement here is taken the same way:
 - warm-up calls run untimed;
 - each timed sample is `forward(inputs)` followed by `tf.test.experimental.sync_devices()`,
   both inside one `time.perf_counter` interval (see `timed_call` for why that method).
+A training run (`RunConfig.task` "training", see `hierlstm.timing.training`) times the whole
+step the same way, and its phases (forward, forward + backward, update) each as its own compiled
+function in the same rounds; its first call traces the gradient graph too.
 Under a tf.distribute strategy (`RunConfig.strategy`, see `hierlstm.timing.distribute`) the
 same holds: the model is built in the strategy's scope, the global input is made once and
 split over the replicas, and each sample is one `strategy.run` of the forward pass inside a
@@ -21,6 +24,7 @@ import contextlib
 import dataclasses
 import math
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -32,27 +36,22 @@ from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import cluster, distribute
+from hierlstm.timing.calls import (  # re-exported: the harness's vocabulary
+    PreparedRun,
+    Progress,
+    make_inputs,
+    no_progress,
+    scaled_progress,
+    timed_call,
+)
 from hierlstm.timing.devices import device_string, resolve_device, versions
 from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.kernels import lstm_kernel
 from hierlstm.timing.memory import memory_probe
 from hierlstm.timing.records import BenchResult, CompareResult
-
-Progress = Callable[[float, str], None]
-
+from hierlstm.timing.training import phase_fields, prepare_training
 
 NOISY_IQR_RATIO = 0.10  # iqr / median above this flags a run as noisy
-
-
-def no_progress(fraction: float, message: str) -> None:
-    pass
-
-
-def scaled_progress(progress: Progress, start: float, end: float, prefix: str = "") -> Progress:
-    """A callback mapping 0..1 onto start..end of `progress`."""
-    return lambda fraction, message: progress(
-        start + (end - start) * fraction, f"{prefix}{message}"
-    )
 
 
 # --- the forward function and what ran inside it --------------------------------------------
@@ -73,55 +72,6 @@ def make_forward(model, config: RunConfig):
     return tf.function(forward, jit_compile=config.xla, input_signature=signature)
 
 
-# --- timing and memory -------------------------------------------------------------------
-
-
-def timed_call(forward, inputs) -> float:
-    """Seconds for one forward pass, ending when the device has finished.
-
-    On a GPU, the call returns once kernels are queued on the CUDA stream, not when they end.
-    `sync_devices()` (outside the tf.function, as TensorFlow requires) runs a SyncDevice op on
-    every device and drains the eager queue, so the interval covers the work itself. Fetching
-    the output with `.numpy()` would also wait, but adds a device-to-host copy of the whole
-    output to every sample; sync_devices adds only a fixed few microseconds. On a CPU the call
-    is already synchronous and the sync is nearly free; it is kept so every device is timed by
-    the same method.
-    """
-    start = time.perf_counter()
-    forward(inputs)
-    tf.test.experimental.sync_devices()
-    return time.perf_counter() - start
-
-
-# --- one prepared run ----------------------------------------------------------------------
-
-
-def make_inputs(config: RunConfig, seed: int = 0) -> np.ndarray:
-    """Standard-normal input, (batch, height, time, 1) float32, from a numpy seed."""
-    rng = np.random.default_rng(seed)
-    shape = (config.batch_size, config.height, config.time_steps, 1)
-    return rng.standard_normal(shape, dtype=np.float32)
-
-
-@dataclasses.dataclass
-class PreparedRun:
-    """A built model, its traced forward function and its input, all on one device."""
-
-    config: RunConfig
-    device: str  # "/CPU:0", "/GPU:N"
-    forward: object
-    inputs: tf.Tensor
-    first_call_s: float
-    kernel: str
-    kernel_reason: str
-    label: str = ""  # BenchResult.device when not the device's own description
-    details: dict = dataclasses.field(default_factory=dict)  # replicas, checksum, ...
-
-    def call(self) -> float:
-        with tf.device(self.device):
-            return timed_call(self.forward, self.inputs)
-
-
 @dataclasses.dataclass
 class DistributedRun(PreparedRun):
     """A run under a strategy: `forward` is `ReplicatedForward.step`, `inputs` per replica."""
@@ -139,7 +89,11 @@ class DistributedRun(PreparedRun):
 
 
 def prepare(config: RunConfig, *, seed: int, model=None, progress: Progress) -> PreparedRun:
-    """Builds (unless `model` is given), makes the input and runs the timed first call."""
+    """Builds (unless `model` is given), makes the input and runs the timed first call. A
+    training run builds its own model, from `model`'s parameters when one is given
+    (`hierlstm.timing.training`), so `model` is never trained."""
+    if config.task == "training":
+        return prepare_training(config, seed=seed, model=model, progress=progress)
     if config.strategy != "none":
         return prepare_distributed(config, seed=seed, model=model, progress=progress)
     device = resolve_device(config.device)
@@ -205,12 +159,17 @@ def prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: P
     )
 
 
-def _result(run: PreparedRun, samples, warmup: int, peak_bytes: int, peak_kind: str) -> BenchResult:
+def _result(
+    run: PreparedRun, samples, warmup: int, peak_bytes: int, peak_kind: str, phases=None
+) -> BenchResult:
+    """The record of a run: `samples` are the step's (the forward pass's, for inference) times,
+    `phases` a training run's {phase: samples}."""
     samples = np.asarray(samples, dtype=np.float64)
     config = run.config
     median = float(np.median(samples))
     p10, p25, p75, p90 = (float(value) for value in np.percentile(samples, [10, 25, 75, 90]))
-    flops = cost.model_flops(config)
+    training = config.task == "training"
+    flops = cost.training_flops(config) if training else cost.model_flops(config)
     return BenchResult(
         config=config,
         first_call_s=run.first_call_s,
@@ -235,6 +194,8 @@ def _result(run: PreparedRun, samples, warmup: int, peak_bytes: int, peak_kind: 
         trace_count=int(run.forward.experimental_get_tracing_count()),
         device=run.label or device_string(run.device),
         versions=versions(),
+        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
+        **phase_fields(phases or {}),
     )
 
 
@@ -261,14 +222,17 @@ def benchmark(
             config, seed=timing.seed, model=model, progress=scaled_progress(progress, 0.0, 0.15)
         )
         for index in range(warmup):
-            run.call()
+            run.sample()
             progress(0.15 + 0.1 * (index + 1) / warmup, f"warm-up {index + 1}/{warmup}")
-        samples, peak = [], 0
+        samples, phases, peak = [], defaultdict(list), 0
         with memory_probe(run.device) as probe:
             for index in range(repeats):
                 probe.reset()
-                samples.append(run.call())
+                sample = run.sample()
                 peak = max(peak, probe.peak_bytes())
+                samples.append(sample.pop("step"))
+                for name, seconds in sample.items():
+                    phases[name].append(seconds)
                 progress(
                     0.25 + 0.7 * (index + 1) / repeats,
                     f"repeat {index + 1}/{repeats}: {samples[-1] * 1e3:.3g} ms",
@@ -277,7 +241,7 @@ def benchmark(
         result = failed_result(config, error)
         progress(1.0, f"failed: {result.error}")
         return result
-    result = _result(run, samples, warmup, peak, probe.kind)
+    result = _result(run, samples, warmup, peak, probe.kind, phases)
     progress(1.0, f"done: median {result.median_s * 1e3:.3g} ms")
     return result
 
@@ -321,12 +285,13 @@ def compare(
         for index, run in enumerate(runs):
             if run is not None:
                 try:
-                    run.call()
+                    run.sample()
                 except RUN_FAILURES as error:
                     fail(index, error)
         progress(0.3 + 0.1 * (round_index + 1) / warmup, f"warm-up round {round_index + 1}")
 
     times = np.full((repeats, count), math.nan)
+    phases = [defaultdict(list) for _ in range(count)]
     peaks, kinds = [0] * count, [""] * count
     with contextlib.ExitStack() as stack:
         devices = {run.device for run in runs if run is not None}
@@ -338,8 +303,11 @@ def compare(
                 probe = probes[run.device]
                 try:
                     probe.reset()
-                    times[round_index, index] = run.call()
+                    sample = run.sample()
                     peaks[index] = max(peaks[index], probe.peak_bytes())
+                    times[round_index, index] = sample.pop("step")
+                    for name, seconds in sample.items():
+                        phases[index][name].append(seconds)
                     kinds[index] = probe.kind
                 except RUN_FAILURES as error:
                     fail(index, error)
@@ -351,7 +319,9 @@ def compare(
     results = [
         failures[index]
         if index in failures
-        else _result(runs[index], times[:, index], warmup, peaks[index], kinds[index])
+        else _result(
+            runs[index], times[:, index], warmup, peaks[index], kinds[index], phases[index]
+        )
         for index in range(count)
     ]
     speedups, p10s, p90s = [], [], []

@@ -7,13 +7,15 @@ import tensorflow as tf
 
 from hierlstm.config import RunConfig
 from hierlstm.i18n import t
-from hierlstm.model.cudnn import graph_op_types, ran_cudnn, refusal
+from hierlstm.model.cudnn import graph_op_types, ran_cudnn, ran_cudnn_training, refusal
 
 
 def lstm_kernel(config: RunConfig, concrete_function) -> tuple[str, str]:
-    """("cudnn", "") when the traced graph holds a CudnnRNN op, else ("generic", why) with the
-    reason in English (`BenchResult.kernel_reason`)."""
-    if ran_cudnn(graph_op_types(concrete_function)):
+    """("cudnn", "") when the traced graph holds a CudnnRNN op (for a training step: the
+    forward and the backward CudnnRNNBackprop op), else ("generic", why) with the reason in
+    English (`BenchResult.kernel_reason`)."""
+    ran = ran_cudnn_training if config.task == "training" else ran_cudnn
+    if ran(graph_op_types(concrete_function)):
         return "cudnn", ""
     key = refusal(
         config,

@@ -32,6 +32,16 @@ WORKSPACE_FACTOR = 3
 # machine (benchmarks/RESULTS.md), about 0.2 s per unrolled inner LSTM call.
 TRACE_SECONDS_PER_CALL = 0.2
 _MB = 1024 * 1024
+# A training step (RunConfig.task "training"): its memory is the activations kept for the
+# backward pass (`cost.kept_activation_bytes`) times TRAINING_WORKSPACE_FACTOR, for the
+# gradients of those activations the backward pass holds while it walks back through them,
+# plus the parameters' gradients and the optimizer's slots (`cost.training_state_bytes`).
+TRAINING_WORKSPACE_FACTOR = 2
+# Tracing a training step of time_distributed traces its T inner LSTM calls, their T
+# gradients, and then the forward phase's T calls again; measured at T = 20 and 50 on the
+# development machine, that took TRAINING_TRACE_FACTOR times as long as tracing the forward
+# pass, so a training run's trace budget counts each call that many times.
+TRAINING_TRACE_FACTOR = 3
 
 
 class LimitError(SettingError):
@@ -126,19 +136,35 @@ def current_limits() -> Limits:
 
 
 def memory_estimate_bytes(config: RunConfig) -> int:
+    """The estimated memory of one forward pass, or of one training step."""
+    if config.task == "training":
+        kept = cost.kept_activation_bytes(config) * TRAINING_WORKSPACE_FACTOR
+        return kept + cost.training_state_bytes(config)
     return cost.activation_bytes(config) * WORKSPACE_FACTOR
 
 
 def check_trace_budget(config: RunConfig, limits: Limits | None = None) -> None:
     """Raises LimitError if tracing `config` alone would take too long: a static-time variant
-    (time_distributed) traces one inner LSTM call per time step."""
+    (time_distributed) traces one inner LSTM call per time step, a training step each call
+    `TRAINING_TRACE_FACTOR` times."""
     limits = limits or current_limits()
-    if VARIANTS[config.variant].static_time and config.time_steps > limits.trace_budget_steps:
+    if not VARIANTS[config.variant].static_time:
+        return
+    training = config.task == "training"
+    weight = TRAINING_TRACE_FACTOR if training else 1  # a training step traces each call 3x
+    if config.time_steps * weight > limits.trace_budget_steps:
+        what = (
+            f"unroll {config.time_steps} inner LSTM calls and their gradients into its training "
+            "graphs"
+            if training
+            else f"unroll {config.time_steps} inner LSTM calls into one graph"
+        )
+        seconds = config.time_steps * weight * TRACE_SECONDS_PER_CALL
         raise LimitError(
-            f"{config.variant} would unroll {config.time_steps} inner LSTM calls into one graph, "
-            f"an estimated {config.time_steps * TRACE_SECONDS_PER_CALL:,.0f} s of tracing, over "
-            f"the trace budget of {limits.trace_budget_steps} calls; use folded, which computes "
-            "the same function with one call."
+            f"{config.variant} would {what}, an estimated {seconds:,.0f} s of tracing, over the "
+            f"trace budget of {limits.trace_budget_steps} calls"
+            f"{f' (a training step counts each {weight} times)' if training else ''}; use "
+            "folded, which computes the same function with one call."
         )
 
 
@@ -158,8 +184,14 @@ def check_limits(config: RunConfig, limits: Limits | None = None) -> None:
     check_trace_budget(config, limits)
     estimate = memory_estimate_bytes(config)
     if estimate > limits.memory_budget_bytes:
+        what = (
+            "MB for a training step (activations kept for the backward pass, gradients and "
+            "optimizer state)"
+            if config.task == "training"
+            else "MB of activations"
+        )
         raise LimitError(
-            f"this run needs an estimated {estimate / _MB:,.0f} MB of activations, over the "
+            f"this run needs an estimated {estimate / _MB:,.0f} {what}, over the "
             f"budget of {limits.memory_budget_bytes / _MB:,.0f} MB ({limits.memory_budget_source}"
             "); lower batch_size or time_steps."
         )

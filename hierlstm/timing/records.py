@@ -26,8 +26,15 @@ if TYPE_CHECKING:
 class BenchResult:
     """One measurement of one config: first call apart, then the steady-state distribution.
 
-    Times are seconds per forward pass. A failed run (out of memory, say) has status "failed",
-    its one-line message in `error`, and NaN times.
+    Times are seconds per forward pass (task inference) or per training step (task training:
+    forward, backward and update in one compiled function). A training run also times the
+    step's phases, each its own compiled function in the same rounds: `forward_*` (the forward
+    pass with training=True and the loss), `forward_backward_*` (the same under a gradient tape
+    and every gradient, no update) and `update_*` (the optimizer applying given gradients);
+    `phase_sum_s` = forward_backward median + update median, to set beside `median_s`. The
+    backward pass alone is derived, not timed: `backward_s`. An inference run has NaN there.
+    A failed run (out of memory, say) has status "failed", its one-line message in `error`,
+    and NaN times.
     """
 
     config: RunConfig
@@ -53,16 +60,33 @@ class BenchResult:
     trace_count: int  # how many times the forward function was traced
     device: str  # e.g. "/CPU:0" or "/GPU:0 (NVIDIA A100)"
     versions: dict[str, str]  # python, tensorflow, keras, numpy
+    forward_median_s: float = math.nan  # training: forward pass (training=True) and the loss
+    forward_p10_s: float = math.nan
+    forward_p90_s: float = math.nan
+    forward_backward_median_s: float = math.nan  # training: forward, loss and every gradient
+    forward_backward_p10_s: float = math.nan
+    forward_backward_p90_s: float = math.nan
+    update_median_s: float = math.nan  # training: the optimizer applying given gradients
+    update_p10_s: float = math.nan
+    update_p90_s: float = math.nan
+    phase_sum_s: float = math.nan  # forward_backward_median_s + update_median_s
+    kept_activation_bytes: int = 0  # training: estimated activations kept for backward (cost)
     status: str = "ok"  # "ok" or "failed"
     error: str = ""
 
+    @property
+    def backward_s(self) -> float:
+        """The backward pass alone, derived: forward_backward median - forward median (NaN for
+        inference; noise can make it slightly negative on a tiny model)."""
+        return self.forward_backward_median_s - self.forward_median_s
+
     def to_dict(self) -> dict[str, Any]:
         """The nested JSON form the CLI prints: `variant`, then every field, `config` and
-        `versions` as dicts."""
+        `versions` as dicts, then the derived `backward_s`."""
         fields = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
         fields["config"] = self.config.to_dict()
         fields["versions"] = dict(self.versions)
-        return {"variant": self.config.variant, **fields}
+        return {"variant": self.config.variant, **fields, "backward_s": self.backward_s}
 
     def to_row(self) -> dict[str, Any]:
         """The result as one flat row with the columns `ROW_COLUMNS`, in that order."""
@@ -102,6 +126,10 @@ _MEASURED_FIELDS = tuple(
     if field.name not in ("config", "versions")
 )
 ROW_COLUMNS = (*CONFIG_COLUMNS.values(), *_MEASURED_FIELDS, *VERSION_COLUMNS.values())
+# The times only a training run has (NaN in an inference run's row).
+PHASE_COLUMNS = tuple(
+    name for name in _MEASURED_FIELDS if name.startswith(("forward_", "update_", "phase_"))
+)
 
 _KINDS = {float: "float", int: "int", bool: "bool", str: "text"}
 
@@ -144,6 +172,34 @@ def _typed(kind: str, value: Any) -> Any:
     if kind == "float":
         return math.nan if value is None else float(value)
     return {"int": int, "bool": bool, "text": str}[kind](value)
+
+
+PHASE_FRAME_COLUMNS = ("variant", "xla", "phase", "median_s", "p10_s", "p90_s", "step_median_s")
+
+
+def phase_frame(results: Iterable[BenchResult]) -> pd.DataFrame:
+    """The phases of every ok training result, long-form for a chart: one row per (result,
+    phase) with phase "forward", "backward" (derived: forward_backward - forward; no p10/p90)
+    and "update", so the three stack to `phase_sum_s`, and `step_median_s` (the whole step)
+    beside them. Columns `PHASE_FRAME_COLUMNS`; inference and failed results give no rows."""
+    rows = []
+    for result in results:
+        if result.status != "ok" or result.config.task != "training":
+            continue
+        point = {"variant": result.config.variant, "xla": result.config.xla}
+        spreads = {
+            "forward": (result.forward_median_s, result.forward_p10_s, result.forward_p90_s),
+            "backward": (result.backward_s, math.nan, math.nan),
+            "update": (result.update_median_s, result.update_p10_s, result.update_p90_s),
+        }
+        for phase, (median, p10, p90) in spreads.items():
+            rows.append(
+                {**point, "phase": phase, "median_s": median, "p10_s": p10, "p90_s": p90}
+                | {"step_median_s": result.median_s}
+            )
+    import pandas as pd  # here, not at the top: a record needs none of it
+
+    return pd.DataFrame(rows, columns=list(PHASE_FRAME_COLUMNS))
 
 
 @dataclasses.dataclass

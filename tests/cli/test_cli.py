@@ -253,6 +253,13 @@ RUN_BAD_ARGUMENTS = [
     (["bench", "--variant", "folded", "--no-store", "--db", "x.db"], "cannot be used together"),
     (["sweep", "--variant", "folded", "--axis", "height", "--values", "1"], "--axis must be"),
     (["sweep", "--variant", "folded", "--axis", "batch_size", "--values", "a,b"], "--values"),
+    (["bench", "--variant", "folded", "--task", "train"], "task must be one of inference, "),
+    (
+        ["bench", "--variant", "folded", "--task", "training", "--optimizer", "rmsprop"],
+        "optimizer must be one of sgd, adam; got 'rmsprop'.",
+    ),
+    (["bench", "--variant", "folded", "--optimizer", "adam"], "add --task training"),
+    (["check", "--task", "learning"], "task must be one of inference, training"),
     (["results"], "choose an action"),
     (["results", "export", "--format", "xml"], "--format must be csv or json"),
     (["results", "import", "/nonexistent/file.csv"], "error: "),
@@ -277,6 +284,12 @@ BAD_WITHOUT_TENSORFLOW = [
     ["trace", "--variant", "folded", "--precision", "fp8"],
     ["worker", "--variant", "folded", "--cluster", "bad", "--task-index", "0"],
     ["bench", "--variant", "folded", "--no-such-flag"],
+    ["bench", "--variant", "folded", "--task", "train"],
+    ["bench", "--variant", "folded", "--task", "training", "--optimizer", "rmsprop"],
+    ["bench", "--variant", "folded", "--optimizer", "adam"],
+    ["sweep", "--variant", "folded", "--axis", "time_steps", "--values", "1", "--task", "fit"],
+    ["check", "--task", "learning"],
+    ["bench", "--variant", "folded", "--task", "training", "--strategy", "mirrored"],
 ]
 
 

@@ -36,18 +36,33 @@ def copied_fixture(directory: Path) -> Path:
     return directory / V1_FILE.name
 
 
+# What schema 3 added, as a forward pass holds it: written out here, not read from the code.
+PHASES = ("forward", "forward_backward", "update")
+V3_DEFAULTS = {
+    "task": "inference",
+    "optimizer": "sgd",
+    **{f"{phase}_{stat}_s": None for phase in PHASES for stat in ("median", "p10", "p90")},
+    "phase_sum_s": None,
+    "kept_activation_bytes": 0,
+}
+
+
 def flattened(v1_row: dict) -> dict:
     """A version-1 export row as today's row: the config spread into its columns, the
-    `versions` object into the version columns (which v1 also had), nothing else changed."""
+    `versions` object into the version columns (which v1 also had), the columns schema 3 added
+    with a forward pass's values, nothing else changed."""
     row = {key: value for key, value in v1_row.items() if key not in ("config", "versions")}
     row.update({CONFIG_COLUMNS[name]: value for name, value in v1_row["config"].items()})
     row.update({column: v1_row["versions"][key] for key, column in VERSION_COLUMNS.items()})
+    row.update({column: value for column, value in V3_DEFAULTS.items() if column not in row})
     return row
 
 
 def v1_result(v1_row: dict) -> BenchResult:
-    """The BenchResult a version-1 export row describes, built without the new row code."""
-    fields = {name: v1_row[name] for name in MEASURED if name not in VERSION_COLUMNS.values()}
+    """The BenchResult a version-1 export row describes, built without the new row code (the
+    fields version 1 did not have keep the record's defaults: a forward pass's)."""
+    fields = {name: v1_row[name] for name in MEASURED if name in v1_row}
+    fields = {name: value for name, value in fields.items() if name not in VERSION_COLUMNS.values()}
     fields = {name: math.nan if value is None else value for name, value in fields.items()}
     return BenchResult(config=RunConfig(**v1_row["config"]), versions=v1_row["versions"], **fields)
 
@@ -115,7 +130,7 @@ def test_get_gives_the_result_the_old_export_describes(migrated):
 
 def test_the_migrated_json_export_has_the_old_values_in_today_s_format(migrated):
     document = json.loads(migrated.export_json())
-    assert (document["format"], document["version"]) == ("hierlstm-results", 2)
+    assert (document["format"], document["version"]) == ("hierlstm-results", 3)
     assert document["rows"] == [flattened(row) for row in V1_ROWS]  # null for a missing time
     assert list(document["rows"][0]) == list(schema.COLUMNS)
     flags = [column for column, kind in COLUMN_KINDS.items() if kind == "bool"]
@@ -127,9 +142,12 @@ def test_the_migrated_csv_export_has_the_old_values_in_today_s_format(migrated):
     old_rows = list(csv.DictReader(io.StringIO(V1_CSV)))
     assert len(new_rows) == len(old_rows) == 8
     kinds = {**dict.fromkeys(schema.CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}
+    # The columns schema 3 added, as CSV cells of a forward pass (an empty cell is a NULL).
+    added = {column: "" if value is None else str(value) for column, value in V3_DEFAULTS.items()}
     for new, old in zip(new_rows, old_rows, strict=True):
         assert list(new) == list(schema.COLUMNS)
-        settings = json.loads(old["config"])
+        old = {**added, **old}
+        settings = {**V3_DEFAULTS, **json.loads(old["config"])}
         for column, kind in kinds.items():
             if column in CONFIG_COLUMNS.values():
                 name = next(name for name, mapped in CONFIG_COLUMNS.items() if mapped == column)

@@ -181,3 +181,19 @@ def test_the_store_columns_are_the_context_then_the_row(tmp_path):
         assert sql_type == sql_types[kind], name
         assert bool(not_null or primary_key) == (kind != "float"), name  # only times are NULL
     assert list(store.rows().columns) == list(schema.COLUMNS)
+
+
+def test_the_phase_frame_stacks_a_training_step_s_phases():
+    from factories import make_training_result
+
+    from hierlstm.timing.records import PHASE_FRAME_COLUMNS, phase_frame
+
+    trained = make_training_result()
+    frame = phase_frame([trained, make_result(), make_failed_result()])  # inference: no rows
+    assert tuple(frame.columns) == PHASE_FRAME_COLUMNS
+    assert list(frame["phase"]) == ["forward", "backward", "update"]
+    assert frame["median_s"].sum() == pytest.approx(trained.phase_sum_s)
+    assert frame["median_s"][1] == pytest.approx(trained.backward_s)
+    assert math.isnan(frame["p10_s"][1]) and frame["p10_s"][0] == trained.forward_p10_s
+    assert (frame["step_median_s"] == trained.median_s).all()
+    assert phase_frame([]).empty and list(phase_frame([]).columns) == list(PHASE_FRAME_COLUMNS)

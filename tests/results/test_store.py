@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from factories import TIME_FIELDS, make_failed_result, make_result
+from factories import TIME_FIELDS, make_failed_result, make_result, make_training_result
 
 from hierlstm.config import RunConfig
 from hierlstm.results.exchange import MAX_IMPORT_BYTES
@@ -109,7 +109,7 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path):
 
 def test_add_then_rows_gives_back_every_field(tmp_path):
     store = ResultStore(tmp_path / "results.sqlite3")
-    result = make_result()
+    result = make_training_result()  # every field has a value (a forward pass has NaN phases)
     result_id = store.add(result)
     frame = store.rows()
     assert len(frame) == 1 and store.count() == 1

@@ -1,0 +1,232 @@
+"""Gradient check: every variant's gradients of the training loss, against central differences
+of the float64 numpy reference, and against each other.
+
+The oracle is `hierlstm.model.reference.reference_loss`, which shares nothing with TensorFlow.
+For every parameter tensor and for the input, `DIRECTIONS` random unit directions d are drawn
+(in that tensor alone, so every tensor is checked, the small biases too). Along each, the
+oracle's directional derivative is the central difference in float64
+
+    D = (L(p + h d) - L(p - h d)) / (2 h),    h = STEP
+
+and a variant's is its gradient's dot product with d, taken in float64 from the float32
+gradient. The error of one direction is |g.d - D| / max(|D|, S), S the mean |D| over that
+tensor's directions (and at least `ROUNDING`): relative to the directional derivative, or,
+along a direction where the loss hardly changes, to the tensor's typical one (a relative
+error there would divide by nearly nothing, and 16-bit rounding is proportional to the
+gradient, not to its projection).
+A direction that crosses a max-pool tie within the difference step is drawn again (see
+`SMOOTH`). The tolerances are per precision (`hierlstm.model.check.GRADIENT_TOLERANCES`,
+beside the forward check's).
+
+Then the variants are compared with each other: all compute one function from one parameter
+set, so their gradients (every parameter and the input) should agree; each variant's largest
+difference from the first variant that ran, relative to that tensor's largest gradient element.
+A variant that cannot run (vectorized_map under XLA) is a failed result naming the error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from hierlstm.config import RunConfig
+from hierlstm.model.builders import build_model
+from hierlstm.model.check import GRADIENT_TOLERANCES, random_input
+from hierlstm.model.loss import loss_target
+from hierlstm.model.params import init_params
+from hierlstm.model.reference import reference_loss
+from hierlstm.registry import VARIANTS
+
+# Central differences in float64 along a unit direction: the truncation error is about
+# h^2 |L'''| / 6 and the rounding error about 1e-16 |L| / h; with the loss of order 1 and its
+# derivatives along a unit direction of order 1e-3, h = 1e-5 keeps both near 1e-11, far below
+# any tolerance (h = 1e-4 and 1e-6 agree with it to 2e-8 on smooth directions). The loss is not
+# smooth where two candidates of a max-pool window tie, and with thousands of windows a random
+# direction can pass a near-tie within h of the point (seen: a 20 % slope jump within 1e-5 of
+# it): there the central difference averages two slopes while the gradient is one of them. So
+# each direction's difference is also taken with h / 4; where the two disagree by more than
+# SMOOTH (relative, with the floor), the direction crosses a kink and is drawn again.
+STEP = 1e-5
+SMOOTH = 1e-4  # relative; plus ROUNDING absolute
+# The oracle's own rounding at h / 4 (1e-16 |L| / 2.5e-6, with headroom): the absolute floor of
+# every comparison, so a gradient that is exactly zero (the outer recurrent kernel's at time 1,
+# which multiplies a zero state) compares equal to a zero difference.
+ROUNDING = 1e-10
+ATTEMPTS = 10  # draws per direction before the point itself is taken to sit on a tie
+DIRECTIONS = 3  # random unit directions per tensor
+INPUT = "input"  # the input's gradient, named beside the parameters'
+
+
+@dataclasses.dataclass(frozen=True)
+class GradientCheckResult:
+    """One variant's gradients against the oracle and against the reference variant."""
+
+    variant: str
+    worst_error: float  # largest |g.d - D| / max(|D|, mean |D| of the tensor), every direction
+    worst_tensor: str  # the parameter (or "input") of that direction
+    tolerance: float
+    max_difference: float  # largest |g - g_ref| / max|g_ref| over tensors (0 for the reference)
+    difference_tolerance: float
+    reference_variant: str
+    directions: int  # directional derivatives checked
+    error: str = ""  # the first line of TensorFlow's error when the variant could not run
+
+    @property
+    def ok(self) -> bool:
+        return bool(
+            not self.error
+            and self.worst_error <= self.tolerance
+            and self.max_difference <= self.difference_tolerance
+        )
+
+    def to_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "ok": self.ok}
+
+
+def central_difference(base, x, target, name: str, direction, step: float, pool_height: int):
+    """(L(p + step d) - L(p - step d)) / (2 step) in float64, d moving tensor `name` only (the
+    input when `name` is `INPUT`)."""
+    losses = []
+    for offset in (step * direction, -step * direction):
+        if name == INPUT:
+            loss = reference_loss(base, x + offset, target, pool_height=pool_height)
+        else:
+            moved = {**base, name: base[name] + offset}
+            loss = reference_loss(moved, x, target, pool_height=pool_height)
+        losses.append(loss)
+    return (losses[0] - losses[1]) / (2 * step)
+
+
+def oracle_directions(params, x, target, rng, *, pool_height: int) -> list:
+    """[(tensor name, unit direction, directional derivative D)]: `DIRECTIONS` smooth
+    directions per parameter tensor and for the input (`INPUT`), D a float64 central difference
+    of the reference loss. Raises RuntimeError if a tensor has no smooth direction in `ATTEMPTS`
+    draws (the point itself sits on a max-pool tie)."""
+    base = {name: np.asarray(value, np.float64) for name, value in params.items()}
+    x = np.asarray(x, np.float64)
+    shapes = {**{name: value.shape for name, value in base.items()}, INPUT: x.shape}
+    found = []
+    for name, shape in shapes.items():
+        for _ in range(DIRECTIONS):
+            for _ in range(ATTEMPTS):
+                direction = rng.standard_normal(shape)
+                direction /= np.linalg.norm(direction)
+                coarse, fine = (
+                    central_difference(base, x, target, name, direction, step, pool_height)
+                    for step in (STEP, STEP / 4)
+                )
+                if abs(coarse - fine) <= SMOOTH * abs(fine) + ROUNDING:
+                    found.append((name, direction, coarse))
+                    break
+            else:
+                raise RuntimeError(f"no smooth direction for {name} in {ATTEMPTS} draws")
+    return found
+
+
+def variant_gradients(config: RunConfig, params, x, target) -> dict[str, np.ndarray]:
+    """`config.variant` built from `params`: float64 gradients of the loss by parameter name,
+    and the input's under `INPUT`, through the training step's own tape
+    (`hierlstm.model.training.TrainingStep.gradients`)."""
+    from hierlstm.model.training import TrainingStep
+
+    step = TrainingStep(build_model(config, params), config)
+    _, grads, input_grad = step.gradients(x, target)
+    found = {name: np.asarray(grad, np.float64) for name, grad in grads.items()}
+    found[INPUT] = np.asarray(input_grad, np.float64)
+    return found
+
+
+def _worst_error(gradients, directions) -> tuple[float, str]:
+    scales: dict[str, list[float]] = {}
+    for name, _, wanted in directions:
+        scales.setdefault(name, []).append(abs(wanted))
+    worst, where = 0.0, ""
+    for name, direction, wanted in directions:
+        found = float(np.sum(gradients[name] * direction))
+        scale = max(abs(wanted), float(np.mean(scales[name])), ROUNDING)
+        error = abs(found - wanted) / scale
+        if not np.isfinite(error):
+            return float("inf"), name
+        if error >= worst:
+            worst, where = error, name
+    return worst, where
+
+
+def _max_difference(gradients, reference) -> float:
+    differences = [
+        np.max(np.abs(gradients[name] - reference[name]))
+        / max(np.max(np.abs(reference[name])), 1e-30)
+        for name in reference
+    ]
+    return float(max(differences))
+
+
+@dataclasses.dataclass(frozen=True)
+class GradientProblem:
+    """What every variant is checked on: one config's parameters, input, target and the
+    oracle's smooth directions with their directional derivatives."""
+
+    config: RunConfig
+    params: dict
+    inputs: np.ndarray  # (B, H, T, 1) float32
+    target: np.ndarray  # (B, T, outer) float32
+    directions: list  # [(tensor name, unit direction, D)], see `oracle_directions`
+
+
+def gradient_problem(config: RunConfig, seed: int = 0) -> GradientProblem:
+    """The parameters, input and target of `seed` and the oracle's directions for `config`."""
+    params = init_params(config, seed)
+    inputs = random_input(config, seed)
+    target = loss_target(config, seed)
+    rng = np.random.default_rng([seed, 3])
+    directions = oracle_directions(params, inputs, target, rng, pool_height=config.pool_height)
+    return GradientProblem(config, params, inputs, target, directions)
+
+
+def judge(
+    name: str, gradients, problem: GradientProblem, reference, reference_name: str
+) -> GradientCheckResult:
+    """`name`'s gradients (`variant_gradients`) against the oracle and a reference variant's."""
+    tolerance, difference_tolerance = GRADIENT_TOLERANCES[problem.config.precision]
+    worst, where = _worst_error(gradients, problem.directions)
+    return GradientCheckResult(
+        variant=name,
+        worst_error=worst,
+        worst_tensor=where,
+        tolerance=tolerance,
+        max_difference=_max_difference(gradients, reference),
+        difference_tolerance=difference_tolerance,
+        reference_variant=reference_name,
+        directions=len(problem.directions),
+    )
+
+
+def check_gradients(config: RunConfig, seed: int = 0, variants=None) -> list[GradientCheckResult]:
+    """Every variant's (or `variants`') gradients at `config`'s sizes, precision and XLA setting
+    against the oracle's directional derivatives and against the first variant's gradients
+    (the first that ran). A variant that cannot run is a result with its `error`."""
+    problem = gradient_problem(config, seed)
+    tolerance, difference_tolerance = GRADIENT_TOLERANCES[config.precision]
+    results, reference, reference_name = [], None, ""
+    for name in variants or VARIANTS:
+        try:
+            gradients = variant_gradients(
+                config.replace(variant=name), problem.params, problem.inputs, problem.target
+            )
+        except tf.errors.OpError as error:  # an op this device or XLA cannot run
+            message = (error.message.strip().splitlines() or [type(error).__name__])[0]
+            failure = f"{type(error).__name__}: {message}"[:300]
+            results.append(
+                GradientCheckResult(
+                    name, math.inf, "", tolerance, math.inf, difference_tolerance,
+                    reference_name, 0, error=failure,
+                )
+            )  # fmt: skip
+            continue
+        if reference is None:
+            reference, reference_name = gradients, name
+        results.append(judge(name, gradients, problem, reference, reference_name))
+    return results

@@ -1,0 +1,76 @@
+"""What every timed run is made of: the progress callback, one timed call ended by the device
+sync, the standard input, and `PreparedRun`, a built model's compiled function ready to time.
+The harness (`hierlstm.timing.harness`) and the training step's timing
+(`hierlstm.timing.training`) share them; the harness re-exports them."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+import numpy as np
+import tensorflow as tf
+
+from hierlstm.config import RunConfig
+
+Progress = Callable[[float, str], None]
+
+
+def no_progress(fraction: float, message: str) -> None:
+    pass
+
+
+def scaled_progress(progress: Progress, start: float, end: float, prefix: str = "") -> Progress:
+    """A callback mapping 0..1 onto start..end of `progress`."""
+    return lambda fraction, message: progress(
+        start + (end - start) * fraction, f"{prefix}{message}"
+    )
+
+
+def timed_call(function, *arguments) -> float:
+    """Seconds for one call of a compiled function, ending when the device has finished.
+
+    On a GPU, the call returns once kernels are queued on the CUDA stream, not when they end.
+    `sync_devices()` (outside the tf.function, as TensorFlow requires) runs a SyncDevice op on
+    every device and drains the eager queue, so the interval covers the work itself. Fetching
+    the output with `.numpy()` would also wait, but adds a device-to-host copy of the whole
+    output to every sample; sync_devices adds only a fixed few microseconds. On a CPU the call
+    is already synchronous and the sync is nearly free; it is kept so every device is timed by
+    the same method.
+    """
+    start = time.perf_counter()
+    function(*arguments)
+    tf.test.experimental.sync_devices()
+    return time.perf_counter() - start
+
+
+def make_inputs(config: RunConfig, seed: int = 0) -> np.ndarray:
+    """Standard-normal input, (batch, height, time, 1) float32, from a numpy seed."""
+    rng = np.random.default_rng(seed)
+    shape = (config.batch_size, config.height, config.time_steps, 1)
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+@dataclasses.dataclass
+class PreparedRun:
+    """A built model, its traced forward function and its input, all on one device."""
+
+    config: RunConfig
+    device: str  # "/CPU:0", "/GPU:N"
+    forward: object
+    inputs: tf.Tensor
+    first_call_s: float
+    kernel: str
+    kernel_reason: str
+    label: str = ""  # BenchResult.device when not the device's own description
+    details: dict = dataclasses.field(default_factory=dict)  # replicas, checksum, ...
+
+    def call(self) -> float:
+        with tf.device(self.device):
+            return timed_call(self.forward, self.inputs)
+
+    def sample(self) -> dict[str, float]:
+        """One timed round of this run: {"step": seconds of the timed function}, and a training
+        run's phases beside it (`hierlstm.timing.training.TrainingRun`)."""
+        return {"step": self.call()}

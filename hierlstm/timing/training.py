@@ -1,0 +1,115 @@
+"""Timing a training step (`RunConfig.task` "training") and its phases.
+
+A training run builds its own model and optimizer (from the given model's parameters when the
+harness is handed one, else from `init_params`), so a model that a cache or another session
+reads is never trained. `hierlstm.model.training.TrainingStep` compiles four functions; each
+timed round calls them in this order, each its own `timed_call`:
+
+    forward            the forward pass (training=True) and the loss
+    forward_backward   the same under a gradient tape, and every gradient (no update)
+    update             the optimizer applying gradients computed once before timing
+    step               forward_backward then update: what a training loop runs
+
+The first call is the whole step's: tracing the forward pass *and its gradient graph* (and
+the update), XLA compilation when asked, and the first execution. The phases are then traced
+and called once, untimed (the step has already traced forward_backward and update, which it
+calls, so only `forward` is traced anew). The memory peak of a round is the step's (it and
+forward_backward hold the same activations, the largest of the round).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from hierlstm.config import RunConfig
+from hierlstm.model.builders import build_model
+from hierlstm.model.loss import loss_target
+from hierlstm.model.params import init_params, read_params
+from hierlstm.timing.calls import PreparedRun, Progress, make_inputs, timed_call
+from hierlstm.timing.devices import resolve_device
+from hierlstm.timing.kernels import lstm_kernel
+
+PHASES = ("forward", "forward_backward", "update")  # BenchResult's <phase>_median_s, ...
+
+
+@dataclasses.dataclass
+class TrainingRun(PreparedRun):
+    """A training run: `forward` is the whole step, (inputs, target) -> loss; `phases` maps each
+    of `PHASES` to its compiled function and arguments."""
+
+    target: tf.Tensor | None = None
+    phases: dict = dataclasses.field(default_factory=dict)
+
+    def call(self) -> float:
+        with tf.device(self.device):
+            return timed_call(self.forward, self.inputs, self.target)
+
+    def sample(self) -> dict[str, float]:
+        with tf.device(self.device):
+            times = {
+                name: timed_call(function, *arguments)
+                for name, (function, arguments) in self.phases.items()
+            }
+        return {**times, "step": self.call()}
+
+
+def prepare_training(config: RunConfig, *, seed: int, model=None, progress: Progress):
+    """Builds the run's own model (from `model`'s parameters if given), its optimizer, input
+    and target, and runs the timed first step; then the phases' untimed first calls."""
+    from hierlstm.model.training import TrainingStep
+
+    device = resolve_device(config.device)
+    progress(0.0, f"building {config.variant} and its {config.optimizer} optimizer on {device}")
+    with tf.device(device):
+        params = init_params(config, seed) if model is None else read_params(model)
+        training = TrainingStep(build_model(config, params), config)
+        inputs = tf.identity(tf.convert_to_tensor(make_inputs(config, seed)))
+        target = tf.identity(tf.convert_to_tensor(loss_target(config, seed)))
+        progress(0.2, "tracing the step and its gradient graph, compiling, first step")
+        # Traced through get_concrete_function inside the first call's interval, as
+        # `hierlstm.timing.harness.prepare` does for a forward pass.
+        start = time.perf_counter()
+        concrete = training.step.get_concrete_function()
+        first_call_s = time.perf_counter() - start + timed_call(training.step, inputs, target)
+        progress(0.6, "tracing and first-calling the phases (forward, forward+backward, update)")
+        _, grads = training.forward_backward(inputs, target)
+        grads = [tf.identity(grad) for grad in grads]  # computed once; `update` applies them
+        phases = {
+            "forward": (training.forward, (inputs, target)),
+            "forward_backward": (training.forward_backward, (inputs, target)),
+            "update": (training.update, (grads,)),
+        }
+        for function, arguments in phases.values():
+            function.get_concrete_function()
+            timed_call(function, *arguments)
+    kernel, reason = lstm_kernel(config, concrete)
+    progress(1.0, f"first step {first_call_s:.3g} s ({kernel} LSTM kernel)")
+    return TrainingRun(
+        config,
+        device,
+        training.step,
+        inputs,
+        first_call_s,
+        kernel,
+        reason,
+        target=target,
+        phases=phases,
+    )
+
+
+def phase_fields(phase_samples: dict[str, list[float]]) -> dict[str, float]:
+    """BenchResult's phase fields from each phase's samples: <phase>_median_s, _p10_s, _p90_s
+    and phase_sum_s (forward_backward + update medians); {} for an inference run."""
+    if not phase_samples:
+        return {}
+    fields = {}
+    for name in PHASES:
+        samples = np.asarray(phase_samples[name], dtype=np.float64)
+        p10, median, p90 = (float(value) for value in np.percentile(samples, [10, 50, 90]))
+        fields.update({f"{name}_median_s": median, f"{name}_p10_s": p10, f"{name}_p90_s": p90})
+    fields["phase_sum_s"] = fields["forward_backward_median_s"] + fields["update_median_s"]
+    return fields
