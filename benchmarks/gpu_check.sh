@@ -9,7 +9,8 @@
 #   2. `check` in float32, mixed_float16 and mixed_bfloat16 (every variant against numpy);
 #   3. `bench` of every variant, without and with XLA, at 8x50, 32x100 and 128x200 (batch x
 #      time steps), interleaved, stored in the folder's results.sqlite3 and exported as
-#      results.json (the app's Results page imports it);
+#      results.json (the app's Results page imports it); then `check --task training` and the
+#      same benches of a training step (forward, backward, SGD update, and its phases);
 #   4. the PyTorch peer on the same device (benchmarks/gpu_peer.py) when torch is installed
 #      (a CUDA build of it on a GPU);
 #   5. report.md: the machine, the versions, every table and ratio.
@@ -74,9 +75,25 @@ for shape in 8x50 32x100 128x200; do
     done
 done
 
-if "$PY" -m hierlstm bench --help 2>/dev/null | grep -q -- "--task"; then
-    echo "note: bench has --task: this script times inference only; add the training step here." >&2
-fi
+# The training step: every variant but time_distributed, whose gradient graph unrolls one inner
+# LSTM call per time step (over the trace budget past 66 steps), so it trains at 8x50 only.
+step check-training "$PY" -m hierlstm check --task training --json
+for shape in 8x50 32x100 128x200; do
+    batch=${shape%x*}
+    steps=${shape#*x}
+    TRAIN_FLAGS=""
+    for variant in $VARIANTS; do
+        if [ "$variant" != time_distributed ] || [ "$shape" = 8x50 ]; then
+            TRAIN_FLAGS="$TRAIN_FLAGS --variant $variant"
+        fi
+    done
+    for xla in "" --xla; do
+        # shellcheck disable=SC2086 # TRAIN_FLAGS is a list of words
+        step "train-$shape${xla:+-xla}" "$PY" -m hierlstm bench --task training $TRAIN_FLAGS \
+            --batch-size "$batch" --time-steps "$steps" --repeats "$REPEATS" --warmup "$WARMUP" \
+            --json --db "$DB" $xla
+    done
+done
 
 # The peer runs where hierlstm ran: the GPU when TensorFlow has one and torch has CUDA.
 PEER=$("$PY" - "$OUT/doctor.out" 2>/dev/null <<'PYTHON'

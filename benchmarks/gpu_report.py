@@ -21,7 +21,6 @@ from pathlib import Path
 from common import cpu_model_and_mhz, markdown_table
 
 from hierlstm.cli.doctor import format_report
-from hierlstm.cli.parser import UsageError, build_parser
 from hierlstm.config import PRECISIONS
 
 SHAPES = ((8, 50), (32, 100), (128, 200))
@@ -121,6 +120,25 @@ def check_section(folder: Path) -> str:
     return markdown_table(("variant", *PRECISIONS), rows)
 
 
+def training_check_section(folder: Path) -> str:
+    """`check --task training`: each variant's worst directional-derivative error against
+    central differences of the float64 numpy reference, and its gap to the other variants."""
+    document = load(folder, "check-training")
+    if document is None:
+        return "check --task training did not run: " + last_log_line(folder, "check-training")
+    rows = [
+        [
+            row["variant"],
+            f"{row['worst_error']:.1e} (tol {row['tolerance']:.0e}, {row['worst_tensor']})",
+            f"{row['max_difference']:.1e} (tol {row['difference_tolerance']:.0e})",
+            "ok" if row["ok"] else f"**FAIL** {row['error']}".strip(),
+        ]
+        for row in document["results"]
+    ]
+    header = ("variant", "gradient vs numpy", "vs the other variants", "verdict")
+    return markdown_table(header, rows)
+
+
 def _median(row: dict | None) -> str:
     if row is None:
         return "—"
@@ -129,8 +147,10 @@ def _median(row: dict | None) -> str:
     return f"{row['median_s'] * 1e3:.2f}"
 
 
-def bench_section(folder: Path, batch: int, steps_: int) -> str:
-    name = f"bench-{batch}x{steps_}"
+def bench_section(folder: Path, batch: int, steps_: int, prefix: str = "bench") -> str:
+    """One shape's table: every variant without and with XLA (`prefix` "bench": forward
+    passes; "train": training steps, with their phases)."""
+    name = f"{prefix}-{batch}x{steps_}"
     plain, xla = load(folder, name), load(folder, f"{name}-xla")
     if plain is None and xla is None:
         return f"did not run: {last_log_line(folder, name)}"
@@ -157,6 +177,7 @@ def bench_section(folder: Path, batch: int, steps_: int) -> str:
                 f"{ok[0]['peak_memory_bytes'] / 2**20:.1f} ({ok[0]['peak_memory_kind']})"
                 if ok
                 else "—",
+                *([_phases(base)] if prefix == "train" else []),
             ]
         )
     header = (
@@ -169,6 +190,7 @@ def bench_section(folder: Path, batch: int, steps_: int) -> str:
         "first call s (no XLA / XLA)",
         "LSTM kernel",
         "peak memory MiB",
+        *(["phases ms: forward / backward / update (sum / step)"] if prefix == "train" else []),
     )
     timed = [
         (run["median_s"], f"{variant}{' + XLA' if key == 'xla' else ''}")
@@ -190,21 +212,15 @@ def _speedup(row: dict | None) -> str:
     return f"{row['speedup_vs_baseline']:.2f}x"
 
 
-def training_line() -> str:
-    """Whether this hierlstm's bench can time a training step (a `--task` option), asked of
-    the CLI's own parser."""
-    try:
-        _, unknown = build_parser().parse_known_args(
-            ["bench", "--variant", "folded", "--task", "train"]
-        )
-    except UsageError:  # --task exists and refused the value: it exists all the same
-        unknown = []
-    if "--task" not in unknown:
-        return (
-            "bench has a `--task` option, but this script times inference only: the training "
-            "step is not measured here yet."
-        )
-    return "Not measured: this version of hierlstm has no training task (`bench` has no `--task`)."
+def _phases(row: dict | None) -> str:
+    if row is None or row["status"] != "ok":
+        return "—"
+    forward, both, update = (row[f"{name}_median_s"] * 1e3 for name in PHASES)
+    ratio = row["phase_sum_s"] / row["median_s"]
+    return f"{forward:.3g} / {both - forward:.3g} / {update:.3g} ({ratio:.2f})"
+
+
+PHASES = ("forward", "forward_backward", "update")
 
 
 def peer_section(folder: Path, step_rows: list[list[str]]) -> str:
@@ -250,7 +266,18 @@ def main():
     )
     for batch, steps_ in SHAPES:
         lines += ["", f"### batch {batch}, time {steps_}", "", bench_section(folder, batch, steps_)]
-    lines += ["", "## Training step", "", training_line()]
+    lines += ["", "## Training step: every variant, without and with XLA", ""]
+    lines.append(
+        "One step: forward (training=True), mean squared error to a fixed target, every "
+        "gradient, the SGD update; each phase its own compiled function in the same rounds "
+        "(backward = forward+backward minus forward). time_distributed trains at 8x50 only: "
+        "its gradient graph unrolls every inner call, over the trace budget beyond 66 steps."
+    )
+    lines += ["", "### every variant against the numpy reference's gradients", ""]
+    lines.append(training_check_section(folder))
+    for batch, steps_ in SHAPES:
+        table = bench_section(folder, batch, steps_, "train")
+        lines += ["", f"### batch {batch}, time {steps_}", "", table]
     lines += ["", "## PyTorch on the same device", "", peer_section(folder, step_rows), ""]
     report = "\n".join(lines)
     (folder / "report.md").write_text(report, encoding="utf-8")

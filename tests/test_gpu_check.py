@@ -49,8 +49,8 @@ def test_a_report_of_steps_that_did_not_run_says_so(tmp_path):
     assert "doctor did not run: RuntimeError: no device" in text
     assert "check did not run: no log" in text
     for shape in ("batch 8, time 50", "batch 32, time 100", "batch 128, time 200"):
-        assert f"### {shape}\n\ndid not run: no log" in text
-    assert "Not measured: this version of hierlstm has no training task" in text
+        assert text.count(f"### {shape}\n\ndid not run: no log") == 2  # inference, training
+    assert "check --task training did not run: no log" in text
     assert "Not run: PyTorch is not installed." in text
 
 
@@ -82,3 +82,25 @@ def test_the_report_says_when_a_gpu_is_present_but_unusable(tmp_path):
     )
     assert "[unusable] An NVIDIA H100 80GB HBM3 is present but TensorFlow cannot use it" in text
     assert "| doctor | 1 | 3 | `doctor --json` |" in text
+
+
+def test_the_report_shows_a_training_step_and_its_phases(tmp_path):
+    """A real (tiny) `bench --task training --json` in the report: the step, vs nested, and
+    the phases that add up to it."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "hierlstm", "bench", "--task", "training", "--variant", "nested",
+         "--variant", "folded", "--batch-size", "2", "--time-steps", "3", "--repeats", "2",
+         "--warmup", "1", "--json", "--no-store"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    (tmp_path / "train-8x50.out").write_text(completed.stdout)
+    (tmp_path / "steps.tsv").write_text("train-8x50\t0\t9\tbench --task training ...\n")
+    text = report(tmp_path)
+    section = text.split("## Training step")[1].split("### batch 32")[0]
+    assert "phases ms: forward / backward / update (sum / step)" in section
+    for variant in ("nested", "folded"):
+        (line,) = [row for row in section.splitlines() if row.startswith(f"| {variant} ")]
+        phases = line.split("|")[-2].strip()
+        forward, backward, rest = phases.split(" / ")
+        assert float(forward) > 0 and float(backward) > 0 and "(" in rest

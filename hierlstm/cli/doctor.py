@@ -8,7 +8,7 @@ TensorFlow sees and how their memory is set up; every mismatch as one sentence w
 probe on every device TensorFlow sees: `folded` forward at batch 8 x time 50, with the LSTM
 kernel that ran (a CudnnRNN op in the traced graph, or not), whether it compiles with XLA, and
 each 16-bit precision's time against float32, all timed in interleaved rounds under the
-machine-wide device lock. The probe times the forward pass, the one task this version has.
+machine-wide device lock. The probe times the forward pass and a training step (with its kernel).
 
 Exit status 0 when every device works, 1 when a GPU is present but TensorFlow cannot use it
 (or a device fails its forward pass), 2 for a bad argument.
@@ -74,6 +74,7 @@ def probe(device: str) -> dict:
 
     base = RunConfig(variant="folded", device=device, **PROBE_SIZE)
     configs = [base, base.replace(xla=True), *(base.replace(precision=p) for p in PRECISIONS[1:])]
+    configs.append(base.replace(task="training"))  # forward, backward, SGD update: one step
     with device_lock([base], "doctor"):
         outcome = compare(configs, PROBE_TIMING)
 
@@ -110,6 +111,11 @@ def probe(device: str) -> dict:
         "peak_memory_kind": forward.peak_memory_kind,
         "xla": run(1),
         "precisions": precisions,
+        "training": {
+            **run(len(configs) - 1),
+            "kernel": outcome.results[-1].kernel,
+            "kernel_reason": outcome.results[-1].kernel_reason,
+        },
     }
 
 
@@ -137,7 +143,9 @@ def doctor_report(*, run_probe: bool = True, on_probe=None) -> dict:
             if on_probe:
                 on_probe(device)
             probes.append(probe(device))
-    broken = any(p["forward"]["status"] != "ok" for p in probes or [])
+    broken = any(
+        run["status"] != "ok" for p in probes or [] for run in (p["forward"], p["training"])
+    )
     status = "unusable" if any_unusable(problems) else "failed" if broken else "ok"
     return {
         "tensorflow": {
@@ -251,12 +259,18 @@ def format_report(document: dict) -> str:
         for run in item["precisions"]:
             note = f" [{run['note']}]" if run["note"] else ""
             lines.append(f"  {run['precision']}: {_ms(run)}{note}")
+        training = item["training"]
+        kernel = training["kernel"] or "—"
+        reason = f", {training['kernel_reason']}" if training["kernel_reason"] else ""
+        lines.append(
+            f"  training step (float32, SGD): {_ms(training)}; LSTM kernel {kernel}{reason}"
+        )
     if not driver["gpus"] and document["probes"] is not None:
         lines += ["", "No NVIDIA GPU was found: the probe ran on the CPU only."]
     verdict = {
         "ok": "every device works",
         "unusable": "a GPU is present but TensorFlow cannot use it",
-        "failed": "a device failed its forward pass",
+        "failed": "a device failed its forward pass or its training step",
     }[document["status"]]
     lines += ["", f"Result: {verdict} (exit status {document['exit_status']})."]
     return "\n".join(lines)

@@ -82,6 +82,10 @@ def test_doctor_without_a_gpu_probes_the_cpu_and_exits_0(capsys, no_gpu):
     for run_ in probe["precisions"]:
         assert run_["status"] == "ok" and run_["time_vs_float32"] > 0
     assert "float16 on a CPU is emulated" in probe["precisions"][0]["note"]
+    training = probe["training"]  # a training step of folded, in the same rounds
+    assert training["status"] == "ok" and training["median_ms"] > probe["forward"]["median_ms"]
+    assert training["time_vs_float32"] > 1 and training["kernel"] == "generic"
+    assert training["kernel_reason"]
     assert "probing cpu..." in err
 
 
@@ -91,6 +95,7 @@ def test_doctor_report_without_a_gpu_says_so(capsys, no_gpu):
     assert "NVIDIA driver: no NVIDIA GPU found (no nvidia-smi on PATH" in out
     assert "TensorFlow sees: no GPU" in out and "Problems: none" in out
     assert "Probe on CPU (" in out and "LSTM kernel: generic" in out
+    assert "  training step (float32, SGD): " in out
     assert "No NVIDIA GPU was found: the probe ran on the CPU only." in out
     assert out.rstrip().endswith("Result: every device works (exit status 0).")
 
