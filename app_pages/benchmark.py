@@ -3,7 +3,17 @@ speed-up, first call, throughput, GFLOP/s and one variant's per-layer split; eve
 
 import streamlit as st
 
-from hierlstm.app import bar_charts, caches, devices, display, outcomes, runs, sidebar, state
+from hierlstm.app import (
+    bar_charts,
+    caches,
+    devices,
+    display,
+    outcomes,
+    runs,
+    sidebar,
+    state,
+    training_charts,
+)
 from hierlstm.registry import VARIANTS
 
 controls = sidebar.current_controls()
@@ -54,6 +64,8 @@ if outcome is None:
     st.stop()
 
 frame = outcome.frame
+measured = outcome.compared.results[0].config  # what ran: its task, optimizer, sizes
+training = measured.task == "training"
 if outcome.settings != outcomes.settings_of(controls):
     st.info(_("bench.stale"), icon=":material/history:")
 
@@ -63,7 +75,7 @@ for row in frame[frame["status"] != "ok"].itertuples():
 if not ok.empty:
     fastest = ok.loc[ok["median_s"].idxmin()]
     summary = _(
-        "bench.summary.fastest",
+        "bench.summary.fastest" + (".training" if training else ""),
         variant=fastest["variant"],
         ms=fastest["median_s"] * 1e3,
         device=devices.device_name(fastest["device"]),
@@ -95,7 +107,7 @@ lang = controls.language
 left, right = st.columns(2)
 with left:
     display.chart(
-        bar_charts.latency_figure(frame, lang),
+        bar_charts.latency_figure(frame, lang, task=measured.task),
         frame[["variant", "median_s", "p10_s", "p90_s"]],
         key="bench-latency",
     )
@@ -105,6 +117,23 @@ with right:
         frame[["variant", "speedup_vs_baseline", "speedup_p10", "speedup_p90"]],
         key="bench-speedup",
     )
+if training:
+    st.caption(_("bench.training", optimizer=measured.optimizer))
+    left, right = st.columns(2)
+    with left:
+        display.chart(
+            training_charts.phases_figure(frame, lang),
+            training_charts.phase_frame(frame),
+            key="bench-phases",
+        )
+        sums = ", ".join(f"{r.variant} {r.phase_sum_s / r.median_s:.2f}" for r in ok.itertuples())
+        st.caption(_("bench.training.sum", ratios=sums))
+    with right:
+        display.chart(
+            training_charts.training_memory_figure(frame, lang),
+            training_charts.training_memory_frame(frame),
+            key="bench-train-memory",
+        )
 left, right = st.columns(2)
 with left:
     display.chart(

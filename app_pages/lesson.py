@@ -16,6 +16,7 @@ from hierlstm.app import (
     scaling_charts,
     sidebar,
     state,
+    training_charts,
 )
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import precision_supported
@@ -33,12 +34,14 @@ MEASURED = [name for name in VARIANTS if not VARIANTS[name].static_time]
 if time_steps <= 100:
     MEASURED += [name for name in VARIANTS if VARIANTS[name].static_time]
 PRECISIONS = ("mixed_float16", "mixed_bfloat16")
+TRAINED = [name for name in ("nested", "folded", "fused") if name in VARIANTS]  # section 9
 
 
 def lesson_configs():
-    base = config.replace(precision="float32")
+    base = config.replace(precision="float32", task="inference")
     configs = [base.replace(variant=name) for name in MEASURED]
-    return configs + [base.replace(variant="folded", precision=p) for p in PRECISIONS]
+    configs += [base.replace(variant="folded", precision=p) for p in PRECISIONS]
+    return configs + [base.replace(variant=name, task="training") for name in TRAINED]
 
 
 def measure_lesson(progress):
@@ -51,7 +54,7 @@ def measure_lesson(progress):
         on_progress=progress,
     )
     frame = result.to_frame()
-    frame["label"] = [f"{c.variant} · {c.precision}" for c in configs]
+    frame["label"] = [f"{c.variant} · {c.precision} · {c.task}" for c in configs]
     return {"frame": frame, "results": result.results, "settings": outcomes.settings_of(controls)}
 
 
@@ -74,13 +77,14 @@ elif outcome["settings"] != outcomes.settings_of(controls):
     st.info(_("bench.stale"), icon=":material/history:")
 
 
-def measured(variant: str, precision: str = "float32"):
-    """The lesson run's row for a variant and precision, or None (not run, or failed)."""
+def measured(variant: str, precision: str = "float32", task: str = "inference"):
+    """The lesson run's row for a variant, precision and task, or None (not run, or failed)."""
     if frame is None:
         return None
     found = frame[
         (frame["variant"] == variant)
         & (frame["precision"] == precision)
+        & (frame["task"] == task)
         & (frame["status"] == "ok")
     ]
     return None if found.empty else found.iloc[0]
@@ -186,7 +190,11 @@ quote("cudnn")
 st.markdown(_("lesson.cudnn.body", has=hasattr(keras.layers, "CuDNNLSTM"), keras=keras.__version__))
 st.markdown(_("lesson.cudnn.here", status=banner.cudnn_status()))
 if frame is not None:
-    float32 = [result for result in outcome["results"] if result.config.precision == "float32"]
+    float32 = [
+        result
+        for result in outcome["results"]
+        if result.config.precision == "float32" and result.config.task == "inference"
+    ]
     display.table(
         display.lstm_kernel_rows(float32),
         key="lesson-kernels",
@@ -235,7 +243,7 @@ for precision in PRECISIONS:
             )
         )
 if frame is not None:
-    precision_rows = frame[(frame["variant"] == "folded")]
+    precision_rows = frame[(frame["variant"] == "folded") & (frame["task"] == "inference")]
     display.chart(
         bar_charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
         precision_rows[["label", "median_s", "p10_s", "p90_s", "status", "error"]],
@@ -247,7 +255,7 @@ st.header(_("lesson.vmap.title"))
 quote("vmap")
 st.markdown(_("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(rows, time_steps)))
 if frame is not None:
-    chosen = frame[frame["precision"] == "float32"]
+    chosen = frame[(frame["precision"] == "float32") & (frame["task"] == "inference")]
     display.chart(
         bar_charts.latency_figure(chosen, lang),
         chosen[["variant", "median_s", "p10_s", "p90_s"]],
@@ -259,3 +267,40 @@ st.header(_("lesson.batch.title"))
 quote("batch")
 st.markdown(_("lesson.batch.body"))
 st.page_link("app_pages/scaling.py", label=_("lesson.batch.link"), icon=":material/trending_up:")
+
+# 9. Training: where nesting hurts most -------------------------------------------------------
+st.header(_("lesson.train.title"))
+st.markdown(_("lesson.train.body", chain=VARIANTS["nested"].chain(rows, time_steps), rows=rows))
+nested_step, folded_step = (measured(name, task="training") for name in ("nested", "folded"))
+nested_forward, folded_forward = measured("nested"), measured("folded")
+pairs = ((nested_step, nested_forward), (folded_step, folded_forward))
+if all(row is not None for pair in pairs for row in pair):
+    for column, (step, forward) in zip(st.columns(2), pairs, strict=True):
+        column.metric(
+            _("lesson.train.metric.step", variant=step["variant"]),
+            display.format_ms(step["median_s"]),
+            help=_("lesson.train.metric.step.help"),
+        )
+        column.metric(
+            _("lesson.train.metric.ratio", variant=step["variant"]),
+            f"{step['median_s'] / forward['median_s']:.2g}×",
+        )
+        column.metric(
+            _("lesson.train.metric.kept", variant=step["variant"]),
+            f"{step['kept_activation_bytes'] / 2**20:.3g} MiB",
+        )
+    st.markdown(
+        _(
+            "lesson.train.here",
+            speedup=nested_step["median_s"] / folded_step["median_s"],
+            forward_speedup=nested_forward["median_s"] / folded_forward["median_s"],
+        )
+    )
+    trained = frame[(frame["task"] == "training")]
+    display.chart(
+        training_charts.phases_figure(trained, lang),
+        training_charts.phase_frame(trained),
+        key="lesson-training",
+    )
+elif frame is None:
+    st.info(_("lesson.train.press", variants=", ".join(TRAINED)), icon=":material/play_arrow:")

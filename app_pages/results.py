@@ -27,6 +27,7 @@ FILTERS = (  # (column, message key, widget key)
     ("batch_size", "results.filter.batch_size", "results_batch_size"),
     ("time_steps", "results.filter.time_steps", "results_time_steps"),
     ("precision", "results.filter.precision", "results_precision"),
+    ("task", "results.filter.task", "results_task"),
     ("status", "results.filter.status", "results_status"),
 )
 columns = st.columns(len(FILTERS))
@@ -43,7 +44,8 @@ st.caption(_("results.count", shown=len(selected), total=len(rows), path=str(sto
 
 def label(row) -> str:
     return (
-        f"{row['variant']} · b{row['batch_size']} t{row['time_steps']} · "
+        f"{row['variant']}{' · ' + _('task.training') if row['task'] == 'training' else ''} · "
+        f"b{row['batch_size']} t{row['time_steps']} · "
         f"{row['precision']} · {row['device'].split(' ')[0]} · "
         f"{row['created_at'][:16].replace('T', ' ')}"
     )

@@ -36,6 +36,9 @@ values, problem = state.parse_values(raw_values, axis)
 if problem:
     st.error(problem, icon=":material/error:")
 
+if axis == "replicas" and controls.config.task == "training":
+    problem = _("scaling.replicas.training")
+    st.error(problem, icon=":material/block:")
 if controls.run and not problem:
     if axis == "replicas":  # weak scaling: n replicas run n x the sidebar's batch
         base = outcomes.replica_configs(controls)

@@ -113,6 +113,22 @@ MESSAGES: dict[str, dict[str, str]] = {
         "16-bit and keeps float32 variables.",
         "逐层的 dtype 策略（从不使用 Keras 全局策略）。混合精度用 16 位计算，变量保持 float32。",
     ),
+    "control.task": _m("Measure", "测量"),
+    "control.task.help": _m(
+        "What is timed: one forward pass (inference), or one training step: the forward pass "
+        "with training=True, the loss (mean squared error to a fixed target), the gradients of "
+        "every parameter through both recurrences, and the optimizer's update.",
+        "计时的内容：一次前向传播（推理），或一次训练步：training=True 的前向、损失（与固定目标的均方误差）、"
+        "穿过两层循环求出每个参数的梯度，以及优化器的更新。",
+    ),
+    "task.inference": _m("forward pass", "前向传播"),
+    "task.training": _m("training step", "训练步"),
+    "control.optimizer": _m("Optimizer", "优化器"),
+    "control.optimizer.help": _m(
+        "The update of a training step (Keras's SGD or Adam; Adam keeps two slots per "
+        "parameter). A forward pass does not use it.",
+        "训练步的更新（Keras 的 SGD 或 Adam；Adam 为每个参数保存两个槽）。前向传播不使用它。",
+    ),
     "control.lstm_kernel": _m("LSTM kernel", "LSTM 内核"),
     "control.lstm_kernel.help": _m(
         "auto: Keras takes the fused cuDNN kernel when it can (a GPU, default activations, no "
@@ -725,6 +741,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "{ms:.3g} ms per forward pass.",
         "在 {device} 上，批量 {batch} × {time} 个时间步时，**{variant}** 最快：每次前向 {ms:.3g} 毫秒。",
     ),
+    "bench.summary.fastest.training": _m(
+        "On {device}, at batch {batch} × {time} time steps, **{variant}** trains fastest: "
+        "{ms:.3g} ms per training step.",
+        "在 {device} 上，批量 {batch} × {time} 个时间步时，**{variant}** 训练最快：每个训练步 {ms:.3g} 毫秒。",
+    ),
     "bench.summary.speedup": _m(
         "It is **{speedup:.2g}× faster than {baseline}** (median of paired rounds; p10–p90 "
         "{low:.2g}–{high:.2g}×).",
@@ -749,6 +770,19 @@ MESSAGES: dict[str, dict[str, str]] = {
     ),
     "bench.layers.failed": _m(
         "The per-layer breakdown failed: {error}", "逐层耗时分解失败：{error}"
+    ),
+    "bench.training": _m(
+        "A training step ({optimizer}): forward with training=True, the loss (mean squared "
+        "error to a fixed random target), the gradients of every parameter through both "
+        "recurrences, the update. Each phase is its own compiled function, timed in the same "
+        "interleaved rounds as the whole step; the first call, which traces the gradient graph "
+        "too, is reported apart. The per-layer split below times the forward pass.",
+        "训练步（{optimizer}）：training=True 的前向、损失（与固定随机目标的均方误差）、穿过两层循环求出每个"
+        "参数的梯度、更新。每个阶段是单独编译的函数，与整步在相同的交错轮次中计时；首次调用（同时追踪梯度图）"
+        "单独报告。下方的逐层分解计时的是前向传播。",
+    ),
+    "bench.training.sum": _m(
+        "Phases' sum against the whole step: {ratios}.", "各阶段之和与整步之比：{ratios}。"
     ),
     "bench.kernels": _m("The LSTM kernel that ran, per LSTM", "每个 LSTM 实际运行的内核"),
     "bench.table": _m("Every measured field", "所有测量字段"),
@@ -778,6 +812,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "scaling.press_run": _m(
         "Press **Run sweep** in the sidebar to time {variants} over {axis} = {values}.",
         "点击侧边栏中的**运行扫描**，在 {axis} = {values} 上为 {variants} 计时。",
+    ),
+    "scaling.replicas.training": _m(
+        "The replica sweep times forward passes under tf.distribute; a training step runs on "
+        "one device here. Set Measure to forward pass to sweep replicas.",
+        "副本扫描在 tf.distribute 下计时前向传播；这里的训练步只在单个设备上运行。要扫描副本，请把“测量”"
+        "设为前向传播。",
     ),
     "scaling.failed": _m(
         "{variant} at {value} failed: {error}", "{variant} 在 {value} 处运行失败：{error}"
@@ -898,6 +938,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "results.filter.batch_size": _m("Batch size", "批量大小"),
     "results.filter.time_steps": _m("Time steps", "时间步数"),
     "results.filter.precision": _m("Precision", "精度"),
+    "results.filter.task": _m("Measured", "测量内容"),
     "results.filter.status": _m("Status", "状态"),
     "results.filter.all": _m("all", "全部"),
     "results.count": _m(
@@ -1104,6 +1145,40 @@ MESSAGES: dict[str, dict[str, str]] = {
         "同一个思想在模型内部的应用：一次调用处理批量 × 时间条子序列。",
     ),
     "lesson.batch.link": _m("Measure it: Scaling", "测量它：规模扩展页"),
+    "lesson.train.title": _m(
+        "9 · Training: where nesting hurts most", "9 · 训练：嵌套代价最大的地方"
+    ),
+    "lesson.train.body": _m(
+        "The question's model is slow to *train*. A training step runs the forward pass, then "
+        "the backward pass through both recurrences in reverse: for nested that is the same "
+        "chain of {chain} dependent LSTM steps again, each inner loop's {rows} steps replayed "
+        "backwards inside every outer step, and every step's gates and states must be kept "
+        "from the forward pass until the backward pass reaches them. Folding turns the inner "
+        "recurrence into one batched LSTM call, so its backward pass is one batched call too.",
+        "提问者的模型*训练*很慢。一个训练步先做前向传播，再沿两层循环反向做反向传播：对 nested 来说，又要"
+        "走一遍同样长的 {chain} 个依赖 LSTM 步，每个外层步里都要把内层循环的 {rows} 步倒着重放一遍；而且"
+        "每一步的门和状态都必须从前向保留到反向用到它为止。折叠把内层循环变成一次批量的 LSTM 调用，所以它的"
+        "反向也是一次批量调用。",
+    ),
+    "lesson.train.metric.step": _m("{variant}: training step", "{variant}：训练步"),
+    "lesson.train.metric.step.help": _m(
+        "Median of the whole step (forward, loss, gradients, SGD update) as one compiled "
+        "function, measured in the lesson's interleaved rounds.",
+        "整步（前向、损失、梯度、SGD 更新）作为一个编译函数的中位数，在课程的交错轮次中测得。",
+    ),
+    "lesson.train.metric.ratio": _m("{variant}: step / forward", "{variant}：训练步 / 前向"),
+    "lesson.train.metric.kept": _m(
+        "{variant}: activations kept for backward (est.)", "{variant}：为反向保留的激活（估计）"
+    ),
+    "lesson.train.here": _m(
+        "Here folded's training step is **{speedup:.2g}×** faster than nested's, against "
+        "{forward_speedup:.2g}× for the forward pass alone.",
+        "在这里，folded 的训练步比 nested 快 **{speedup:.2g} 倍**，而仅前向传播时快 {forward_speedup:.2g} 倍。",
+    ),
+    "lesson.train.press": _m(
+        "Press **Measure the lesson's numbers** to time a training step of {variants} here.",
+        "点击**测量课程中的数字**，在这里为 {variants} 计时一个训练步。",
+    ),
     # --- charts -------------------------------------------------------------------------------
     "chart.variant": _m("variant", "变体"),
     "chart.flow.title": _m(
@@ -1121,6 +1196,30 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Latency per forward pass (median, p10–p90)", "每次前向的延迟（中位数，p10–p90）"
     ),
     "chart.latency.y": _m("time per forward pass (ms)", "每次前向时间（毫秒）"),
+    "chart.latency.title.training": _m(
+        "Time per training step (median, p10–p90)", "每个训练步的时间（中位数，p10–p90）"
+    ),
+    "chart.latency.y.training": _m("time per training step (ms)", "每个训练步的时间（毫秒）"),
+    "chart.phases.title": _m(
+        "Where a training step's time goes: forward, backward, update (medians; ◆ the whole "
+        "step timed as one function)",
+        "训练步的时间花在哪里：前向、反向、更新（中位数；◆ 为整步作为一个函数的计时）",
+    ),
+    "chart.phases.y": _m("time per training step (ms)", "每个训练步的时间（毫秒）"),
+    "chart.phases.forward": _m("forward", "前向"),
+    "chart.phases.backward": _m("backward", "反向"),
+    "chart.phases.update": _m("update", "更新"),
+    "chart.phases.step": _m("whole step", "整步"),
+    "chart.train_memory.title": _m(
+        "Memory of a training step: measured peak beside the activations kept for backward "
+        "(estimated)",
+        "训练步的内存：实测峰值与为反向保留的激活（估计）并列",
+    ),
+    "chart.train_memory.y": _m("memory (MiB)", "内存（MiB）"),
+    "chart.train_memory.measured": _m("measured: {kind}", "实测：{kind}"),
+    "chart.train_memory.estimated": _m(
+        "estimated: activations kept for backward", "估计：为反向保留的激活"
+    ),
     "chart.speedup.title": _m(
         "Speed-up against {baseline} (paired rounds)", "相对 {baseline} 的加速比（配对轮次）"
     ),

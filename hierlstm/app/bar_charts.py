@@ -53,8 +53,11 @@ def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title
     return apply_layout(figure, title, x_title, y_title, showlegend=False)
 
 
-def latency_figure(frame: pd.DataFrame, lang: str = "en", label_column: str = "variant"):
-    """Median time per forward pass with p10-p90 bars, one bar per row of `frame`."""
+def latency_figure(
+    frame: pd.DataFrame, lang: str = "en", label_column: str = "variant", task: str = "inference"
+):
+    """Median time per forward pass (or per training step) with p10-p90 bars, one bar per row."""
+    suffix = ".training" if task == "training" else ""
     return _bars(
         frame,
         "median_s",
@@ -62,9 +65,9 @@ def latency_figure(frame: pd.DataFrame, lang: str = "en", label_column: str = "v
         "p90_s",
         label_column,
         1e3,
-        t("chart.latency.title", lang),
+        t("chart.latency.title" + suffix, lang),
         t("chart.variant", lang),
-        t("chart.latency.y", lang),
+        t("chart.latency.y" + suffix, lang),
     )
 
 

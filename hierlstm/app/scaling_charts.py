@@ -103,9 +103,9 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
         )
     figure.update_xaxes(type="log", dtick="D2")
     figure.update_yaxes(type="log", dtick="D2")
-    return apply_layout(
-        figure, title, t("axis_title." + axis, lang), t("chart.latency.y", lang), legend_right=True
-    )
+    training = "task" in frame and (frame["task"] == "training").all()
+    y_title = t("chart.latency.y.training" if training else "chart.latency.y", lang)
+    return apply_layout(figure, title, t("axis_title." + axis, lang), y_title, legend_right=True)
 
 
 def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,15 @@ from hierlstm.app.state import (
     text,
     write_query,
 )
-from hierlstm.config import LSTM_KERNELS, PRECISIONS, RunConfig, SettingError, Timing
+from hierlstm.config import (
+    LSTM_KERNELS,
+    OPTIMIZERS,
+    PRECISIONS,
+    TASKS,
+    RunConfig,
+    SettingError,
+    Timing,
+)
 from hierlstm.i18n import LANGUAGES
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import precision_supported, resolve_device
@@ -117,6 +125,20 @@ def controls_ui(action: Action) -> Controls:
             key="lstm_kernel",
             format_func=lambda name: text(f"kernel.{name}"),
             help=text("control.lstm_kernel.help"),
+        )
+        left, right = st.columns(2)
+        left.selectbox(
+            text("control.task"),
+            TASKS,
+            key="task",
+            format_func=lambda name: text(f"task.{name}"),
+            help=text("control.task.help"),
+        )
+        right.selectbox(
+            text("control.optimizer"),
+            OPTIMIZERS,
+            key="optimizer",
+            help=text("control.optimizer.help"),
         )
         left, right = st.columns(2, vertical_alignment="bottom")
         left.selectbox(

@@ -24,6 +24,8 @@ CONFIG_FIELDS = (
     "time_steps",
     "batch_size",
     "precision",
+    "task",
+    "optimizer",
     "xla",
     "lstm_kernel",
     "device",

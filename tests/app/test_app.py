@@ -212,6 +212,43 @@ def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
     assert app.button(key="run").disabled is False  # enabled again after the run
 
 
+def test_a_training_run_draws_its_phases_and_memory_and_stores_the_rows(app, database):
+    _open(app, "app_pages/benchmark.py", {**TINY, "task": "training", "optimizer": "adam"})
+    assert app.selectbox(key="task").value == "training"
+    assert app.selectbox(key="optimizer").value == "adam"
+    _run(app)
+    _clean(app)
+    # latency (per step), speed-up, phases, memory, first call, throughput, GFLOP/s, layers
+    assert _plotly_charts(app) == 8
+    assert "trains fastest" in app.success[0].value
+    assert any("Phases' sum against the whole step" in c.value for c in app.caption)
+    rows = ResultStore(database).rows()
+    assert len(rows) == 2 and set(rows["task"]) == {"training"}
+    assert set(rows["optimizer"]) == {"adam"}
+    for column in ("forward_median_s", "forward_backward_median_s", "update_median_s"):
+        assert (rows[column] > 0).all(), column
+    assert (rows["kept_activation_bytes"] > 0).all()
+    table = _table(app, "bench-table")
+    assert set(table["task"]) == {"training"} and table["phase_sum_s"].gt(0).all()
+    # The stored rows can be told apart by task on the Results page.
+    app.switch_page("app_pages/results.py").run()
+    _clean(app)
+    app.multiselect(key="results_task").select("training").run()
+    assert len(_table(app, "results-table")) == 2
+
+
+def test_the_replica_sweep_refuses_a_training_step_in_one_line(app, database):
+    _open(app, "app_pages/scaling.py", {**TINY, "task": "training"})
+    app.radio(key="sweep_axis").set_value("replicas").run()
+    _run(app)
+    assert not app.exception
+    assert [error.value for error in app.error] == [
+        "The replica sweep times forward passes under tf.distribute; a training step runs on "
+        "one device here. Set Measure to forward pass to sweep replicas."
+    ]
+    assert ResultStore(database).count() == 0
+
+
 def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(app, database, monkeypatch, caplog):
     import hierlstm.measure
     from hierlstm.timing import runlock
@@ -438,11 +475,18 @@ def test_lesson_measures_its_numbers(app, database):
     from hierlstm.registry import VARIANTS
 
     # every registered variant at float32 (time_distributed too: 4 steps is within its trace
-    # budget) and folded at both reduced precisions, each stored
-    assert ResultStore(database).count() == len(VARIANTS) + 2
+    # budget), folded at both reduced precisions, and a training step of nested, folded and
+    # fused (section 9), each stored
+    assert ResultStore(database).count() == len(VARIANTS) + 2 + 3
     kernels = _table(app, "lesson-kernels")
     assert set(kernels.iloc[:, 0]) >= {"nested", "folded", "shared_cell"}
-    assert _plotly_charts(app) == 3  # the chain, precisions, variants
+    assert len(kernels) == len(set(map(tuple, kernels.iloc[:, :2].to_numpy())))  # one row per LSTM
+    assert _plotly_charts(app) == 4  # the chain, precisions, variants, training phases
+    metrics = {metric.label: metric.value for metric in app.metric}
+    assert metrics["nested: training step"].endswith("ms")
+    assert metrics["folded: step / forward"].endswith("×")
+    assert metrics["nested: activations kept for backward (est.)"].endswith("MiB")
+    assert any("training step is" in markdown.value for markdown in app.markdown)
 
 
 def test_language_switch_changes_the_text(app):

@@ -270,6 +270,26 @@ def test_default_benchmark_run(server, page):
     _screenshot(page, "benchmark.png", "screenshot-benchmark.png")
 
 
+def test_a_training_run_draws_its_phases_and_stores_the_rows(server, page):
+    url, database = server
+    from hierlstm.results.store import ResultStore
+
+    before = set(ResultStore(database).rows()["id"])
+    _open(page, f"{url}/benchmark?{TINY}&task=training", PAGES["benchmark"])
+    page.get_by_role("button", name="Run benchmark").click()
+    # latency per step, speed-up, phases, memory, first call, throughput, GFLOP/s, layers
+    page.locator(".js-plotly-plot").nth(7).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_idle(page)
+    _no_exception(page)
+    page.get_by_text("Where a training step's time goes").wait_for()
+    page.get_by_text("activations kept for backward").first.wait_for()
+    rows = ResultStore(database).rows()
+    ran = rows[~rows["id"].isin(before)]
+    assert sorted(ran["variant"]) == ["folded", "nested"] and set(ran["task"]) == {"training"}
+    assert (ran["update_median_s"] > 0).all() and (ran["kept_activation_bytes"] > 0).all()
+    _screenshot(page, "benchmark-training.png", "screenshot-benchmark-training.png")
+
+
 def test_language_switch_in_the_browser(server, page):
     url, _ = server
     _open(page, f"{url}/?lang=zh&{VARIANTS}", "模型如何变换一个张量")

@@ -1,0 +1,143 @@
+"""Figures of a training-step benchmark: where the step's time goes (forward, backward, update,
+stacked, beside the whole step timed as one function) and its memory (the measured peak beside
+the estimated activations kept for the backward pass). `CompareResult.to_frame()` rows of a
+training run in, plotly figures out; no Streamlit.
+
+The backward bar is derived: the forward-and-backward function's median minus the forward
+function's median, each timed as its own compiled function in the same interleaved rounds
+(`hierlstm.timing.training`). So the three bars add up to `phase_sum_s`, and the diamond is the
+whole step's median, measured apart: the gap between them is what one fused step saves over
+three separate calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from hierlstm.app.figure_style import apply_layout, empty_figure, ok_rows, variant_color
+from hierlstm.i18n import t
+
+_MIB = 2**20
+# Shades of one hue per phase would hide the variant colour; the phases take fixed patterns.
+_PHASE_PATTERNS = {"forward": "", "backward": "/", "update": "."}
+
+
+def phase_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (variant, phase) of the training rows that ran: forward, backward (forward and
+    backward minus forward), update, in milliseconds; the chart's data, also its CSV."""
+    rows = []
+    for record in ok_rows(frame).to_dict("records"):
+        forward = record["forward_median_s"]
+        phases = {
+            "forward": forward,
+            "backward": record["forward_backward_median_s"] - forward,
+            "update": record["update_median_s"],
+        }
+        for phase, seconds in phases.items():
+            rows.append(
+                {
+                    "variant": record["variant"],
+                    "phase": phase,
+                    "median_ms": seconds * 1e3,
+                    "step_median_ms": record["median_s"] * 1e3,
+                    "phase_sum_ms": record["phase_sum_s"] * 1e3,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["variant", "phase", "median_ms", "step_median_ms", "phase_sum_ms"]
+    )
+
+
+def phases_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Stacked forward, backward and update medians per variant, the whole step as a diamond."""
+    title = t("chart.phases.title", lang)
+    phases = phase_frame(frame)
+    if phases.empty:
+        return empty_figure(title, "—")
+    variants = list(dict.fromkeys(phases["variant"]))
+    figure = go.Figure()
+    for phase, pattern in _PHASE_PATTERNS.items():
+        values = phases[phases["phase"] == phase].set_index("variant").loc[variants, "median_ms"]
+        figure.add_trace(
+            go.Bar(
+                x=variants,
+                y=values.to_numpy(),
+                name=t(f"chart.phases.{phase}", lang),
+                marker_color=[variant_color(name) for name in variants],
+                marker_pattern_shape=pattern,
+                marker_line_color="#ffffff",
+                marker_line_width=1,
+                text=[f"{value:.3g}" for value in values],
+                textposition="inside",
+                insidetextanchor="middle",
+                hovertemplate=f"%{{x}} · {t(f'chart.phases.{phase}', lang)}: %{{y:.4g}} ms"
+                "<extra></extra>",
+            )
+        )
+    steps = phases.drop_duplicates("variant").set_index("variant").loc[variants]
+    figure.add_trace(
+        go.Scatter(
+            x=variants,
+            y=steps["step_median_ms"].to_numpy(),
+            name=t("chart.phases.step", lang),
+            mode="markers",
+            marker={"symbol": "diamond", "size": 12, "color": "#444444"},
+            hovertemplate="%{x}: %{y:.4g} ms<extra></extra>",
+        )
+    )
+    figure.update_yaxes(rangemode="tozero")
+    return apply_layout(
+        figure,
+        title,
+        t("chart.variant", lang),
+        t("chart.phases.y", lang),
+        barmode="stack",
+        legend_right=True,
+    )
+
+
+def training_memory_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per variant that ran: the measured peak and the estimated kept activations, in MiB."""
+    rows = ok_rows(frame)
+    return pd.DataFrame(
+        {
+            "variant": rows["variant"],
+            "measured_mib": rows["peak_memory_bytes"].to_numpy(dtype=float) / _MIB,
+            "measured_kind": rows["peak_memory_kind"],
+            "estimated_kept_mib": rows["kept_activation_bytes"].to_numpy(dtype=float) / _MIB,
+        }
+    )
+
+
+def training_memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Grouped bars per variant: measured peak (labelled with how it was measured) beside the
+    cost model's activations kept for the backward pass."""
+    title = t("chart.train_memory.title", lang)
+    memory = training_memory_frame(frame)
+    if memory.empty:
+        return empty_figure(title, "—")
+    kinds = ", ".join(sorted(set(memory["measured_kind"]) - {""})) or "—"
+    figure = go.Figure()
+    for column, name, pattern in (
+        ("measured_mib", t("chart.train_memory.measured", lang, kind=kinds), ""),
+        ("estimated_kept_mib", t("chart.train_memory.estimated", lang), "/"),
+    ):
+        values = memory[column].to_numpy(dtype=float)
+        figure.add_trace(
+            go.Bar(
+                x=memory["variant"],
+                y=values,
+                name=name,
+                marker_color=[variant_color(v) for v in memory["variant"]],
+                marker_pattern_shape=pattern,
+                text=[f"{value:.3g}" for value in np.nan_to_num(values)],
+                textposition="outside",
+                cliponaxis=False,
+            )
+        )
+    figure.update_yaxes(rangemode="tozero")
+    return apply_layout(
+        figure, title, t("chart.variant", lang), t("chart.train_memory.y", lang), barmode="group"
+    )
