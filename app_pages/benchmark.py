@@ -15,6 +15,7 @@ from hierlstm.app import (
     training_charts,
 )
 from hierlstm.registry import VARIANTS
+from hierlstm.timing.records import phase_frame
 
 controls = sidebar.current_controls()
 _ = state.text
@@ -121,11 +122,8 @@ if training:
     st.caption(_("bench.training", optimizer=measured.optimizer))
     left, right = st.columns(2)
     with left:
-        display.chart(
-            training_charts.phases_figure(frame, lang),
-            training_charts.phase_frame(frame),
-            key="bench-phases",
-        )
+        phases = phase_frame(outcome.compared.results)
+        display.chart(training_charts.phases_figure(phases, lang), phases, key="bench-phases")
         sums = ", ".join(f"{r.variant} {r.phase_sum_s / r.median_s:.2f}" for r in ok.itertuples())
         st.caption(_("bench.training.sum", ratios=sums))
     with right:

@@ -20,6 +20,7 @@ from hierlstm.app import (
 )
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.devices import precision_supported
+from hierlstm.timing.records import phase_frame
 
 controls = sidebar.current_controls()
 _ = state.text
@@ -296,11 +297,7 @@ if all(row is not None for pair in pairs for row in pair):
             forward_speedup=nested_forward["median_s"] / folded_forward["median_s"],
         )
     )
-    trained = frame[(frame["task"] == "training")]
-    display.chart(
-        training_charts.phases_figure(trained, lang),
-        training_charts.phase_frame(trained),
-        key="lesson-training",
-    )
+    phases = phase_frame(outcome["results"])
+    display.chart(training_charts.phases_figure(phases, lang), phases, key="lesson-training")
 elif frame is None:
     st.info(_("lesson.train.press", variants=", ".join(TRAINED)), icon=":material/play_arrow:")

@@ -1,7 +1,8 @@
 """Figures of a training-step benchmark: where the step's time goes (forward, backward, update,
 stacked, beside the whole step timed as one function) and its memory (the measured peak beside
-the estimated activations kept for the backward pass). `CompareResult.to_frame()` rows of a
-training run in, plotly figures out; no Streamlit.
+the estimated activations kept for the backward pass). The phases long-form
+(`hierlstm.timing.records.phase_frame`) or `CompareResult.to_frame()` rows of a training run
+in, plotly figures out; no Streamlit.
 
 The backward bar is derived: the forward-and-backward function's median minus the forward
 function's median, each timed as its own compiled function in the same interleaved rounds
@@ -24,42 +25,17 @@ _MIB = 2**20
 _PHASE_PATTERNS = {"forward": "", "backward": "/", "update": "."}
 
 
-def phase_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (variant, phase) of the training rows that ran: forward, backward (forward and
-    backward minus forward), update, in milliseconds; the chart's data, also its CSV."""
-    rows = []
-    for record in ok_rows(frame).to_dict("records"):
-        forward = record["forward_median_s"]
-        phases = {
-            "forward": forward,
-            "backward": record["forward_backward_median_s"] - forward,
-            "update": record["update_median_s"],
-        }
-        for phase, seconds in phases.items():
-            rows.append(
-                {
-                    "variant": record["variant"],
-                    "phase": phase,
-                    "median_ms": seconds * 1e3,
-                    "step_median_ms": record["median_s"] * 1e3,
-                    "phase_sum_ms": record["phase_sum_s"] * 1e3,
-                }
-            )
-    return pd.DataFrame(
-        rows, columns=["variant", "phase", "median_ms", "step_median_ms", "phase_sum_ms"]
-    )
-
-
-def phases_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
-    """Stacked forward, backward and update medians per variant, the whole step as a diamond."""
+def phases_figure(phases: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Stacked forward, backward and update medians per variant, the whole step as a diamond.
+    `phases` is `hierlstm.timing.records.phase_frame` of a run's results (seconds)."""
     title = t("chart.phases.title", lang)
-    phases = phase_frame(frame)
     if phases.empty:
         return empty_figure(title, "—")
     variants = list(dict.fromkeys(phases["variant"]))
     figure = go.Figure()
     for phase, pattern in _PHASE_PATTERNS.items():
-        values = phases[phases["phase"] == phase].set_index("variant").loc[variants, "median_ms"]
+        rows = phases[phases["phase"] == phase].set_index("variant").loc[variants]
+        values = rows["median_s"] * 1e3
         figure.add_trace(
             go.Bar(
                 x=variants,
@@ -80,7 +56,7 @@ def phases_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     figure.add_trace(
         go.Scatter(
             x=variants,
-            y=steps["step_median_ms"].to_numpy(),
+            y=steps["step_median_s"].to_numpy() * 1e3,
             name=t("chart.phases.step", lang),
             mode="markers",
             marker={"symbol": "diamond", "size": 12, "color": "#444444"},

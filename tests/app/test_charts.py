@@ -314,3 +314,39 @@ def test_replica_figures_draw_measured_points_and_the_ideal():
     assert efficiency.layout.title.text == t("chart.replicas.efficiency.title", "zh")
     empty = scaling_charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
     assert not empty.data and empty.layout.annotations[0].text == "—"
+
+
+def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
+    from factories import make_training_result
+
+    from hierlstm.app import training_charts
+    from hierlstm.timing.records import CompareResult, phase_frame
+
+    results = [
+        make_training_result(config_changes={"variant": "nested"}),
+        make_training_result(),
+    ]
+    phases = phase_frame(results)
+    figure = training_charts.phases_figure(phases, "zh")
+    bars = [trace for trace in figure.data if isinstance(trace, go.Bar)]
+    (step,) = [trace for trace in figure.data if isinstance(trace, go.Scatter)]
+    assert figure.layout.barmode == "stack" and [bar.name for bar in bars] == [
+        "前向",
+        "反向",
+        "更新",
+    ]
+    for index, result in enumerate(results):
+        forward, backward, update = (bar.y[index] for bar in bars)
+        assert forward == pytest.approx(result.forward_median_s * 1e3)
+        assert backward == pytest.approx(
+            (result.forward_backward_median_s - result.forward_median_s) * 1e3
+        )
+        assert forward + backward + update == pytest.approx(result.phase_sum_s * 1e3)
+        assert step.y[index] == pytest.approx(result.median_s * 1e3)
+    frame = CompareResult(results, [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]).to_frame()
+    memory = training_charts.training_memory_figure(frame)
+    measured, estimated = memory.data
+    assert list(measured.y) == pytest.approx([r.peak_memory_bytes / 2**20 for r in results])
+    assert list(estimated.y) == pytest.approx([r.kept_activation_bytes / 2**20 for r in results])
+    assert "cpu_rss_growth" in measured.name
+    assert training_charts.phases_figure(phase_frame([]), "en").layout.title.text
