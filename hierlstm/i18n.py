@@ -1201,9 +1201,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     ),
     "chart.latency.y.training": _m("time per training step (ms)", "每个训练步的时间（毫秒）"),
     "chart.phases.title": _m(
-        "Where a training step's time goes: forward, backward, update (medians; ◆ the whole "
-        "step timed as one function)",
-        "训练步的时间花在哪里：前向、反向、更新（中位数；◆ 为整步作为一个函数的计时）",
+        "A training step's phases (medians; ◆ the whole step)", "训练步的各阶段（中位数；◆ 为整步）"
     ),
     "chart.phases.y": _m("time per training step (ms)", "每个训练步的时间（毫秒）"),
     "chart.phases.forward": _m("forward", "前向"),
@@ -1211,9 +1209,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "chart.phases.update": _m("update", "更新"),
     "chart.phases.step": _m("whole step", "整步"),
     "chart.train_memory.title": _m(
-        "Memory of a training step: measured peak beside the activations kept for backward "
-        "(estimated)",
-        "训练步的内存：实测峰值与为反向保留的激活（估计）并列",
+        "Training memory: measured peak, estimated kept", "训练内存：实测峰值与估计保留量"
     ),
     "chart.train_memory.y": _m("memory (MiB)", "内存（MiB）"),
     "chart.train_memory.measured": _m("measured: {kind}", "实测：{kind}"),

@@ -126,7 +126,7 @@ def controls_ui(action: Action) -> Controls:
             format_func=lambda name: text(f"kernel.{name}"),
             help=text("control.lstm_kernel.help"),
         )
-        left, right = st.columns(2)
+        left, right = st.columns([3, 2])  # "training step" needs the room
         left.selectbox(
             text("control.task"),
             TASKS,

@@ -45,7 +45,8 @@ def phases_figure(phases: pd.DataFrame, lang: str = "en") -> go.Figure:
                 marker_pattern_shape=pattern,
                 marker_line_color="#ffffff",
                 marker_line_width=1,
-                text=[f"{value:.3g}" for value in values],
+                # Numbers on the solid forward bar only: on the patterned ones they are unreadable.
+                text=[f"{value:.3g}" for value in values] if not pattern else None,
                 textposition="inside",
                 insidetextanchor="middle",
                 hovertemplate=f"%{{x}} · {t(f'chart.phases.{phase}', lang)}: %{{y:.4g}} ms"
@@ -115,5 +116,10 @@ def training_memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
         )
     figure.update_yaxes(rangemode="tozero")
     return apply_layout(
-        figure, title, t("chart.variant", lang), t("chart.train_memory.y", lang), barmode="group"
+        figure,
+        title,
+        t("chart.variant", lang),
+        t("chart.train_memory.y", lang),
+        barmode="group",
+        legend_right=True,
     )

@@ -281,8 +281,8 @@ def test_a_training_run_draws_its_phases_and_stores_the_rows(server, page):
     page.locator(".js-plotly-plot").nth(7).wait_for(timeout=RUN_TIMEOUT_MS)
     _wait_idle(page)
     _no_exception(page)
-    page.get_by_text("Where a training step's time goes").wait_for()
-    page.get_by_text("activations kept for backward").first.wait_for()
+    page.get_by_text("A training step's phases").wait_for()
+    page.get_by_text("Training memory: measured peak").first.wait_for()
     rows = ResultStore(database).rows()
     ran = rows[~rows["id"].isin(before)]
     assert sorted(ran["variant"]) == ["folded", "nested"] and set(ran["task"]) == {"training"}
