@@ -109,7 +109,7 @@ def format_bench(rows) -> str:
     lines = []
     for row in rows:
         if row["status"] != "ok":
-            lines.append((row["variant"], "failed: " + row["error"], "", "", "", "", "", ""))
+            lines.append((row["variant"], "failed (below)", "", "", "", "", "", ""))
             continue
         lines.append(
             (
@@ -141,7 +141,8 @@ def format_bench(rows) -> str:
             if row["status"] == "ok" and row["kernel"] == "generic"
         }
     )
-    return "\n".join([title, table, *reasons])
+    failures = [f"{row['variant']} failed: {row['error']}" for row in rows if row["status"] != "ok"]
+    return "\n".join([title, table, *failures, *reasons])
 
 
 def format_phases(rows) -> str:

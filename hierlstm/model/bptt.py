@@ -17,8 +17,8 @@ is really sequential: the gradient reaching h_{t-1} through the recurrent kernel
 - after it, three large matmuls over all T*B rows at once give the input gradient dX = dZ W^T
   and the weight gradients dW = X^T dZ, dU = H_{t-1}^T dZ; the bias gradient is a sum.
 
-The inner LSTM (`inner_lstm_with_bptt`, R unrolled steps) is written out the same way, and so
-is the conv-and-pool of the XLA path (`pooled_taps_with_gradient`). The weights' gradients,
+The inner LSTM (`inner_lstm_with_bptt`, R unrolled steps) is written out likewise, and so is
+the conv-and-pool of the XLA path (`pooled_taps_with_gradient`). The weights' gradients,
 which sum over every row, are summed in float32 under a 16-bit policy.
 
 Gates follow `hierlstm.model.fused.halved_lstm_step`: the i, f, o pre-activations are halved,
@@ -142,9 +142,10 @@ def _wide_matmul(left, right, dtype):
 def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
     """The inner LSTM's last hidden state: (R, N, C) -> (N, U), R unrolled steps from a zero
     state, from halved weights kernel (C, 4U), recurrent_kernel (U, 4U), bias (4U,); its
-    gradient is written out as for the outer LSTM: per row, elementwise work and one
-    (N, 4U) @ (4U, U) matmul back to h_{r-1}; then the input and weight gradients as single
-    matmuls over all R*N rows."""
+    gradient is written out: per row, the elementwise work, one (N, 4U) @ (4U, U) matmul back
+    to h_{r-1}, and that row's share of the input and weight gradients while its dz is fresh
+    (concatenating every row's dz for one large matmul, as the outer LSTM does with its small
+    batch, measured slower here: at N = T*B it writes and reads R*N*4U more)."""
 
     @tf.custom_gradient
     def lstm(sequences, kernel, recurrent_kernel, bias):
@@ -163,7 +164,8 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
             kept.append((i, f, g, o, cell, hidden))
 
         def backward(upstream):  # upstream (N, U): the gradient of the last hidden state
-            dh, dc, dzs = upstream, None, [None] * rows
+            dh, dc = upstream, None
+            d_rows, d_kernel, d_recurrent, d_bias = [None] * rows, None, None, None
             for row in reversed(range(rows)):
                 i, f, g, o, cell, _ = kept[row]
                 tanh_cell = tf.tanh(cell)
@@ -172,7 +174,7 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
                 d_forget = (
                     dc * kept[row - 1][4] * 2 * f * (1 - f) if row else tf.zeros_like(f)
                 )  # the first row has no forget gate
-                dzs[row] = tf.concat(
+                dz = tf.concat(
                     [
                         dc * g * 2 * i * (1 - i),
                         d_forget,
@@ -181,23 +183,22 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
                     ],
                     1,
                 )  # (N, 4U)
+                # Each row's share of the input and weight gradients at once, while dz is in
+                # cache: concatenating every row's dz first would write and read R*N*4U more.
+                d_rows[row] = tf.matmul(dz, kernel, transpose_b=True)  # (N, C)
+                kernel_share = _wide_matmul(sequences[row], dz, tf.float32)  # (C, 4U)
+                bias_share = tf.reduce_sum(tf.cast(dz, tf.float32), 0)  # (4U,)
+                d_kernel = kernel_share if d_kernel is None else d_kernel + kernel_share
+                d_bias = bias_share if d_bias is None else d_bias + bias_share
                 if row:
-                    dh = tf.matmul(dzs[row], recurrent_kernel, transpose_b=True)  # (N, U)
+                    share = _wide_matmul(kept[row - 1][5], dz, tf.float32)  # (U, 4U)
+                    d_recurrent = share if d_recurrent is None else d_recurrent + share
+                    dh = tf.matmul(dz, recurrent_kernel, transpose_b=True)  # (N, U)
                     dc = dc * f
-            dz = tf.concat(dzs, 0)  # (R*N, 4U)
-            inputs = tf.reshape(sequences, (-1, sequences.shape[-1]))  # (R*N, C)
-            d_sequences = tf.reshape(
-                tf.matmul(dz, kernel, transpose_b=True), tf.shape(sequences)
-            )  # (R*N, 4U) @ (4U, C) -> (R, N, C)
-            previous = tf.concat([state[5] for state in kept[:-1]], 0)  # h_0..h_{R-2}
-            d_recurrent = (
-                _wide_matmul(previous, tf.concat(dzs[1:], 0), dtype)
-                if rows > 1
-                else tf.zeros_like(recurrent_kernel)
-            )  # ((R-1)*N, U)^T @ ((R-1)*N, 4U) -> (U, 4U)
-            d_kernel = _wide_matmul(inputs, dz, dtype)  # (C, 4U)
-            d_bias = tf.cast(tf.reduce_sum(tf.cast(dz, tf.float32), 0), dtype)
-            return d_sequences, d_kernel, d_recurrent, d_bias
+            if d_recurrent is None:  # one row: the recurrent kernel is never used
+                d_recurrent = tf.zeros_like(recurrent_kernel, tf.float32)
+            weights = (tf.cast(value, dtype) for value in (d_kernel, d_recurrent, d_bias))
+            return tf.stack(d_rows), *weights
 
         return hidden, backward
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import tensorflow as tf
@@ -204,6 +205,16 @@ def judge(
     )
 
 
+def _failure_line(error) -> str:
+    """One line for an op error: the op and node XLA has no kernel for (its raw message is a
+    node dump), else the message's first line."""
+    node = re.search(r"\{\{node ([^}]+)\}\} = (\w+)", error.message)
+    if isinstance(error, tf.errors.UnimplementedError) and node:
+        return f"UnimplementedError: no kernel for the {node.group(2)} op at {node.group(1)}"[:300]
+    message = (error.message.strip().splitlines() or [type(error).__name__])[0]
+    return f"{type(error).__name__}: {message}"[:300]
+
+
 def check_gradients(config: RunConfig, seed: int = 0, variants=None) -> list[GradientCheckResult]:
     """Every variant's (or `variants`') gradients at `config`'s sizes, precision and XLA setting
     against the oracle's directional derivatives and against the first variant's gradients
@@ -217,8 +228,7 @@ def check_gradients(config: RunConfig, seed: int = 0, variants=None) -> list[Gra
                 config.replace(variant=name), problem.params, problem.inputs, problem.target
             )
         except tf.errors.OpError as error:  # an op this device or XLA cannot run
-            message = (error.message.strip().splitlines() or [type(error).__name__])[0]
-            failure = f"{type(error).__name__}: {message}"[:300]
+            failure = _failure_line(error)
             results.append(
                 GradientCheckResult(
                     name, math.inf, "", tolerance, math.inf, difference_tolerance,

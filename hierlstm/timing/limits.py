@@ -37,10 +37,11 @@ _MB = 1024 * 1024
 # gradients of those activations the backward pass holds while it walks back through them,
 # plus the parameters' gradients and the optimizer's slots (`cost.training_state_bytes`).
 TRAINING_WORKSPACE_FACTOR = 2
-# Tracing a training step of time_distributed traces its T inner LSTM calls, their T
-# gradients, and then the forward phase's T calls again; measured at T = 20 and 50 on the
-# development machine, that took TRAINING_TRACE_FACTOR times as long as tracing the forward
-# pass, so a training run's trace budget counts each call that many times.
+# A training run of time_distributed traces its T inner LSTM calls, their T gradients, and
+# then the forward phase's T calls again: its whole set-up took 11.9 s at T = 20 and 36.1 s at
+# T = 50 on the development machine (timing.training.prepare_training, batch 8), 0.6-0.72 s per
+# call, 3-3.6x the TRACE_SECONDS_PER_CALL a forward pass is budgeted; so a training run's trace
+# budget counts each call TRAINING_TRACE_FACTOR times.
 TRAINING_TRACE_FACTOR = 3
 
 
