@@ -38,6 +38,17 @@ def make_dry_run(*arguments: str, cwd: Path = ROOT, path: str | None = None) -> 
     return completed.stdout
 
 
+def fresh_copy(tmp_path: Path) -> Path:
+    """The install files as a new clone has them, no .venv: what `make -n` shows then does not
+    depend on the venv of the checkout running the tests (a `make test` has made it)."""
+    copy = tmp_path / "clone"
+    copy.mkdir()
+    for name in ("Makefile", "requirements.txt", "requirements-dev.txt", "requirements-gpu.txt"):
+        shutil.copy(ROOT / name, copy / name)
+    shutil.copytree(ROOT / "scripts", copy / "scripts")
+    return copy
+
+
 def no_gpu(tmp_path: Path) -> tuple[str, ...]:
     return (f"NVIDIA_SMI={tmp_path / 'no-nvidia-smi'}", f"NVIDIA_PROC={tmp_path / 'proc'}")
 
@@ -54,17 +65,18 @@ def test_requirements_gpu_is_the_runtime_with_the_and_cuda_extra():
 
 def test_the_fake_h100_on_path_makes_run_install_the_and_cuda_wheels(tmp_path):
     path = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"
-    out = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", path=path)
+    clone = fresh_copy(tmp_path)
+    out = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=clone, path=path)
     assert GPU_INSTALL in out and CPU_INSTALL not in out
     assert "an NVIDIA GPU was found: TensorFlow with its CUDA libraries" in out
     assert "touch .venv/.runtime-gpu" in out
-    test = make_dry_run("test", f"NVIDIA_PROC={tmp_path / 'proc'}", path=path)
+    test = make_dry_run("test", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=clone, path=path)
     assert "-r requirements-dev.txt -r requirements-gpu.txt" in test
     assert "touch .venv/.runtime-gpu .venv/.dev-gpu" in test
 
 
 def test_without_a_gpu_run_installs_the_plain_wheel(tmp_path):
-    out = make_dry_run("run", *no_gpu(tmp_path))
+    out = make_dry_run("run", *no_gpu(tmp_path), cwd=fresh_copy(tmp_path))
     assert CPU_INSTALL in out and "requirements-gpu.txt" not in out
     assert "no NVIDIA GPU was found: the plain TensorFlow wheel" in out
 
@@ -72,15 +84,19 @@ def test_without_a_gpu_run_installs_the_plain_wheel(tmp_path):
 def test_the_kernel_modules_gpu_folder_is_enough(tmp_path):
     (tmp_path / "proc" / "gpus" / "0000:18:00.0").mkdir(parents=True)
     out = make_dry_run(
-        "run", f"NVIDIA_SMI={tmp_path / 'no-nvidia-smi'}", f"NVIDIA_PROC={tmp_path / 'proc'}"
+        "run",
+        f"NVIDIA_SMI={tmp_path / 'no-nvidia-smi'}",
+        f"NVIDIA_PROC={tmp_path / 'proc'}",
+        cwd=fresh_copy(tmp_path),
     )
     assert GPU_INSTALL in out
 
 
 def test_gpu_overrides_the_detection(tmp_path):
     path = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"
-    assert CPU_INSTALL in make_dry_run("run", "GPU=0", path=path)
-    assert GPU_INSTALL in make_dry_run("run", "GPU=1", *no_gpu(tmp_path))
+    clone = fresh_copy(tmp_path)
+    assert CPU_INSTALL in make_dry_run("run", "GPU=0", cwd=clone, path=path)
+    assert GPU_INSTALL in make_dry_run("run", "GPU=1", *no_gpu(tmp_path), cwd=clone)
     completed = subprocess.run(
         ["make", "-n", "run", "GPU=yes"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
@@ -89,9 +105,7 @@ def test_gpu_overrides_the_detection(tmp_path):
 
 def test_a_gpu_appearing_upgrades_a_cpu_venv_once_and_nothing_else_reinstalls(tmp_path):
     """A copy of the install files with a venv whose stamp says the plain wheel is in."""
-    for name in ("Makefile", "requirements.txt", "requirements-dev.txt", "requirements-gpu.txt"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    shutil.copytree(ROOT / "scripts", tmp_path / "scripts")
+    tmp_path = fresh_copy(tmp_path)
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "python").touch()
     later = time.time() + 5  # newer than every requirements file
