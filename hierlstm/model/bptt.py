@@ -142,10 +142,11 @@ def _wide_matmul(left, right, dtype):
 def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
     """The inner LSTM's last hidden state: (R, N, C) -> (N, U), R unrolled steps from a zero
     state, from halved weights kernel (C, 4U), recurrent_kernel (U, 4U), bias (4U,); its
-    gradient is written out: per row, the elementwise work, one (N, 4U) @ (4U, U) matmul back
-    to h_{r-1}, and that row's share of the input and weight gradients while its dz is fresh
-    (concatenating every row's dz for one large matmul, as the outer LSTM does with its small
-    batch, measured slower here: at N = T*B it writes and reads R*N*4U more)."""
+    gradient is written out: per row, the elementwise work, one (N, 4U) @ (4U, C+U) matmul back
+    to [x_r, h_{r-1}] and one (C+U, N) @ (N, 4U) for that row's share of both weights, taken
+    while its dz is fresh (concatenating every row's dz for one large matmul, as the outer LSTM
+    does with its small batch, writes and reads R*N*4U more; the two measured within the noise
+    of a loaded machine, this one ahead in most same-run comparisons)."""
 
     @tf.custom_gradient
     def lstm(sequences, kernel, recurrent_kernel, bias):
@@ -155,19 +156,20 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
         i, f, g, o = _gates(sequences[0] @ kernel + bias, units)  # (N, U) each
         cell = i * g
         hidden = o * tf.tanh(cell)
-        kept = [(i, f, g, o, cell, hidden)]
+        kept = [(i, f, g, o, cell, sequences[0])]  # per row: gates, cell, the matmul's input
         for row in range(1, rows):
             step_input = tf.concat([sequences[row], hidden], 1)  # (N, C+U)
             i, f, g, o = _gates(step_input @ stacked_kernel + bias, units)
             cell = f * cell + i * g
             hidden = o * tf.tanh(cell)
-            kept.append((i, f, g, o, cell, hidden))
+            kept.append((i, f, g, o, cell, step_input))
 
         def backward(upstream):  # upstream (N, U): the gradient of the last hidden state
+            channels = sequences.shape[-1]
             dh, dc = upstream, None
-            d_rows, d_kernel, d_recurrent, d_bias = [None] * rows, None, None, None
+            d_rows, d_stacked, d_bias = [None] * rows, None, None
             for row in reversed(range(rows)):
-                i, f, g, o, cell, _ = kept[row]
+                i, f, g, o, cell, step_input = kept[row]
                 tanh_cell = tf.tanh(cell)
                 dc_row = dh * o * (1 - tanh_cell * tanh_cell)
                 dc = dc_row if dc is None else dc + dc_row
@@ -183,20 +185,27 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
                     ],
                     1,
                 )  # (N, 4U)
-                # Each row's share of the input and weight gradients at once, while dz is in
-                # cache: concatenating every row's dz first would write and read R*N*4U more.
-                d_rows[row] = tf.matmul(dz, kernel, transpose_b=True)  # (N, C)
-                kernel_share = _wide_matmul(sequences[row], dz, tf.float32)  # (C, 4U)
                 bias_share = tf.reduce_sum(tf.cast(dz, tf.float32), 0)  # (4U,)
-                d_kernel = kernel_share if d_kernel is None else d_kernel + kernel_share
                 d_bias = bias_share if d_bias is None else d_bias + bias_share
                 if row:
-                    share = _wide_matmul(kept[row - 1][5], dz, tf.float32)  # (U, 4U)
-                    d_recurrent = share if d_recurrent is None else d_recurrent + share
-                    dh = tf.matmul(dz, recurrent_kernel, transpose_b=True)  # (N, U)
+                    # [x_r, h] @ [W; U]: one matmul back to both, one for both weights' shares,
+                    # taken while dz is in cache (concatenating every row's dz first would write
+                    # and read R*N*4U more)
+                    d_input = tf.matmul(dz, stacked_kernel, transpose_b=True)  # (N, C+U)
+                    d_rows[row], dh = d_input[:, :channels], d_input[:, channels:]
+                    share = _wide_matmul(step_input, dz, tf.float32)  # (C+U, 4U)
                     dc = dc * f
-            if d_recurrent is None:  # one row: the recurrent kernel is never used
-                d_recurrent = tf.zeros_like(recurrent_kernel, tf.float32)
+                else:  # x_0 @ W alone: the kernel's rows only
+                    d_rows[0] = tf.matmul(dz, kernel, transpose_b=True)  # (N, C)
+                    share = tf.concat(
+                        [
+                            _wide_matmul(step_input, dz, tf.float32),  # (C, 4U)
+                            tf.zeros((units, 4 * units), tf.float32),
+                        ],
+                        0,
+                    )  # (C+U, 4U)
+                d_stacked = share if d_stacked is None else d_stacked + share
+            d_kernel, d_recurrent = d_stacked[:channels], d_stacked[channels:]
             weights = (tf.cast(value, dtype) for value in (d_kernel, d_recurrent, d_bias))
             return tf.stack(d_rows), *weights
 
