@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 from common import header, markdown_table, tf
-from vs_pytorch import candidates, torch_model
+from vs_pytorch import candidates, interleaved, torch_model
 
 from hierlstm.config import RunConfig
 from hierlstm.model.params import init_params
@@ -71,13 +71,7 @@ def run_shape(spec: str, batch: int, steps: int, repeats: int, torch) -> dict:
         output = model(torch_input).cpu().numpy().astype(np.float64)
     differences["PyTorch"] = float(np.max(np.abs(output - expected)))
     timers["PyTorch"] = torch_timer(model, torch_input, torch, cuda)
-    for _ in range(3):
-        for timer in timers.values():
-            timer()
-    samples = {name: [] for name in timers}
-    for _ in range(repeats):
-        for name, timer in timers.items():
-            samples[name].append(timer())
+    samples = interleaved(timers, repeats)
     medians = {name: float(np.median(values)) * 1e3 for name, values in samples.items()}
     best = min((name for name in timers if name != "PyTorch"), key=medians.get)
     paired = np.array(samples[best]) / np.array(samples["PyTorch"])

@@ -138,13 +138,7 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
             return time.perf_counter() - start
 
     timers["PyTorch"] = torch_call
-    for _ in range(3):  # warm-up
-        for timer in timers.values():
-            timer()
-    samples = {name: [] for name in timers}
-    for _ in range(repeats):
-        for name, timer in timers.items():
-            samples[name].append(timer())
+    samples = interleaved(timers, repeats)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
     best = min((name for name in timers if name != "PyTorch"), key=medians.get)
     paired = np.array(samples[best]) / np.array(samples["PyTorch"])
@@ -157,7 +151,9 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
     ], list(timers)
 
 
-def _interleaved(timers: dict, repeats: int, warmup: int = 3) -> dict[str, list[float]]:
+def interleaved(timers: dict, repeats: int, warmup: int = 3) -> dict[str, list[float]]:
+    """Every timer called `warmup` times untimed, then `repeats` rounds of each in turn
+    (A B C, A B C, ...); each timer's samples."""
     for _ in range(warmup):
         for timer in timers.values():
             timer()
@@ -217,7 +213,7 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
         timers[f"{label} forward"] = lambda forward=forward: timed_call(forward, inputs)
         names.append(label)
     timers["PyTorch"] = torch_step
-    samples = _interleaved(timers, repeats)
+    samples = interleaved(timers, repeats)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
     best = min(names, key=medians.get)
     cells = [
