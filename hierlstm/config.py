@@ -10,8 +10,10 @@ flags). Nothing here imports TensorFlow or Keras.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from hierlstm.registry import VARIANTS
 
@@ -54,6 +56,17 @@ def out_of_bounds(name: str, value, low: int, high: int, scope: str = "") -> str
     if low <= value <= high:
         return ""
     return f"{name} must be between {low} and {high}{scope}; got {value}."
+
+
+def data_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """Where hierlstm keeps its files (the results file, the lock files): $XDG_DATA_HOME/hierlstm,
+    XDG_DATA_HOME defaulting to ~/.local/share (and, as the XDG spec asks, a relative value
+    being ignored)."""
+    environ = os.environ if environ is None else environ
+    data_home = environ.get("XDG_DATA_HOME", "").strip()
+    if not data_home or not os.path.isabs(data_home):
+        data_home = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data_home) / "hierlstm"
 
 
 def _check_whole(name: str, value, low: int, high: int) -> None:

@@ -8,11 +8,8 @@ import re
 
 from hierlstm.config import BOUNDS, DEFAULT_TIMING, SIZE_FIELDS, RunConfig, SettingError, Timing
 
-SIZE_FLAGS = SIZE_FIELDS
-
-
 # Text flags parsed by RunConfig.from_strings, named as its fields.
-CONFIG_FLAGS = (*SIZE_FLAGS, "precision", "lstm_kernel", "device", "strategy", "devices")
+CONFIG_FLAGS = (*SIZE_FIELDS, "precision", "lstm_kernel", "device", "strategy", "devices")
 CONFIG_FLAGS += ("task", "optimizer")
 
 
@@ -28,7 +25,7 @@ class Parser(argparse.ArgumentParser):
 def _add_geometry(parser, *, variant: bool):
     if variant:
         parser.add_argument("--variant", required=True, help="a name from `variants`")
-    for name in SIZE_FLAGS:
+    for name in SIZE_FIELDS:
         parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
     parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -130,7 +127,7 @@ def _add_run_options(parser, *, strategy: bool = True):
         metavar="N",
         help="split the CPU into N logical devices (cpu:0..cpu:N-1) before TensorFlow starts",
     )
-    for name in SIZE_FLAGS:
+    for name in SIZE_FIELDS:
         parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
     parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
     parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")

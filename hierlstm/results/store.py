@@ -26,6 +26,7 @@ from typing import IO
 
 import pandas as pd
 
+from hierlstm.config import data_folder
 from hierlstm.results import exchange, schema
 from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION, ResultsError
 from hierlstm.results.validation import checked_row, checked_rows
@@ -40,18 +41,12 @@ _FRAME_DTYPES = {
 
 
 def default_path() -> Path:
-    """`$HIERLSTM_DB` if set, else `$XDG_DATA_HOME/hierlstm/results.sqlite3`.
-
-    XDG_DATA_HOME defaults to ~/.local/share (and, as the XDG spec asks, a relative value is
-    ignored).
-    """
+    """`$HIERLSTM_DB` if set, else results.sqlite3 in `hierlstm.config.data_folder()`
+    ($XDG_DATA_HOME/hierlstm, ~/.local/share/hierlstm by default)."""
     override = os.environ.get("HIERLSTM_DB", "").strip()
     if override:
         return Path(override).expanduser()
-    data_home = os.environ.get("XDG_DATA_HOME", "").strip()
-    if not data_home or not os.path.isabs(data_home):
-        data_home = os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data_home) / "hierlstm" / "results.sqlite3"
+    return data_folder() / "results.sqlite3"
 
 
 @dataclasses.dataclass(frozen=True)

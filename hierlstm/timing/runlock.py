@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, data_folder
 from hierlstm.i18n import has_text, t
 from hierlstm.timing.gpu import physical_gpu
 
@@ -112,10 +112,7 @@ def lock_dir(environ: Mapping[str, str] | None = None) -> Path:
     runtime = environ.get("XDG_RUNTIME_DIR", "").strip()
     if runtime and os.path.isabs(runtime) and os.access(runtime, os.W_OK | os.X_OK):
         return Path(runtime) / "hierlstm"
-    data_home = environ.get("XDG_DATA_HOME", "").strip()
-    if not data_home or not os.path.isabs(data_home):
-        data_home = os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data_home) / "hierlstm" / "locks"
+    return data_folder(environ) / "locks"
 
 
 def lock_file_name(key: str, environ: Mapping[str, str] | None = None) -> str:
