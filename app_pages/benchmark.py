@@ -21,8 +21,6 @@ controls = sidebar.current_controls()
 _ = state.text
 KEY = "benchmark"
 
-st.title(_("bench.title"))
-st.markdown(_("bench.intro"))
 # folded by default: the answer's idea made explicit, the design most readers will adopt.
 default_breakdown = "folded" if "folded" in controls.variants else controls.variants[-1]
 breakdown_column, _rest = st.columns([1, 2])

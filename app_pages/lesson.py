@@ -59,8 +59,6 @@ def measure_lesson(progress):
     return {"frame": frame, "results": result.results, "settings": outcomes.settings_of(controls)}
 
 
-st.title(_("lesson.title"))
-st.markdown(_("lesson.intro"))
 if controls.run:
     if problem := runs.run_problem(lesson_configs()):
         st.error(problem, icon=":material/block:")

@@ -12,8 +12,6 @@ controls = sidebar.current_controls()
 _ = state.text
 lang = controls.language
 
-st.title(_("results.title"))
-st.markdown(_("results.intro"))
 try:
     store = caches.result_store()
     rows = store.rows()

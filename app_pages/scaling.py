@@ -15,8 +15,6 @@ AXES = (*SWEEP_AXES, "replicas")
 for axis_name, default in DEFAULT_VALUES.items():
     st.session_state.setdefault(f"sweep_values_{axis_name}", default)
 
-st.title(_("scaling.title"))
-st.markdown(_("scaling.intro"))
 left, right = st.columns([1, 2])
 axis = left.radio(
     _("scaling.axis"),

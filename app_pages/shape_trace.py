@@ -14,8 +14,6 @@ from hierlstm.timing import failures
 controls = sidebar.current_controls()
 _ = state.text
 
-st.title(_("trace.title"))
-st.markdown(_("trace.intro"))
 
 configs = controls.configs
 tabs = st.tabs([name for name in controls.variants]) if len(configs) > 1 else [st.container()]

@@ -16,8 +16,6 @@ config = controls.config
 units, rows, features = config.inner_units, config.rows, config.filters
 sequences = config.batch_size * config.time_steps  # as many sub-sequences as the folded model
 
-st.title(_("sharing.title"))
-st.markdown(_("sharing.intro"))
 with st.expander(_("sharing.source"), icon=":material/code:"):
     st.code(display.related_sources(sharing.build_pair)[0][1], language="python")
 

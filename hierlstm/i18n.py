@@ -41,6 +41,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "run.apply": _m("Apply settings", "应用设置"),
     "run.lesson": _m("Measure the lesson's numbers", "测量课程中的数字"),
     "run.starting": _m("Starting…", "正在开始…"),
+    "run.left": _m("{message} · about {seconds} s left", "{message} · 约剩 {seconds} 秒"),
     "run.waiting": _m(
         "Waiting for another run to finish ({holder}, {seconds:.0f} s so far): one timing run "
         "per device at a time, across every app server and the CLI, keeps the numbers honest. "
@@ -223,6 +224,31 @@ MESSAGES: dict[str, dict[str, str]] = {
         "{precision} may not be faster than float32 on this GPU (its compute capability is too "
         "low or unknown).",
         "在这块 GPU 上 {precision} 未必比 float32 快（计算能力不足或未知）。",
+    ),
+    # --- the server's warm-up ----------------------------------------------------------------
+    "warmup.tensorflow": _m("importing TensorFlow", "正在导入 TensorFlow"),
+    "warmup.devices": _m("starting and listing the devices", "正在启动并列出设备"),
+    "warmup.modules": _m("loading the pages' code", "正在加载页面代码"),
+    "warmup.trace": _m("building and tracing the default models", "正在构建并追踪默认设置下的模型"),
+    "warmup.calibrate": _m(
+        "measuring this machine's cost per step for the estimate", "正在测量本机每步耗时以供估算"
+    ),
+    "warmup.waiting": _m(
+        "This server started moments ago and is warming up ({what}, {seconds:.1f} s so far); "
+        "the page fills in when it is ready.",
+        "服务器刚启动，正在预热（{what}，已用 {seconds:.1f} 秒）；准备好后页面会自动补全。",
+    ),
+    "banner.starting": _m(
+        "**Starting** · this server is importing TensorFlow; its version and the devices "
+        "appear here when it is ready.",
+        "**启动中** · 服务器正在导入 TensorFlow；准备好后这里会显示版本与设备。",
+    ),
+    "banner.warmup_failed": _m(
+        "The server's warm-up failed (an error of ours, logged on the server): {error}",
+        "服务器预热失败（是我们的错误，已记录在服务器日志中）：{error}",
+    ),
+    "control.devices.detecting": _m(
+        "(The server is still detecting its devices.)", "（服务器仍在检测设备。）"
     ),
     # --- banner ----------------------------------------------------------------------------------
     "banner.line": _m(

@@ -15,8 +15,9 @@ from hierlstm.app.devices import (
 from hierlstm.app.sidebar import Controls
 from hierlstm.app.state import language, text
 from hierlstm.config import RunConfig, SettingError
-from hierlstm.timing.devices import resolve_device
-from hierlstm.timing.failures import first_line
+
+# TensorFlow is imported by the server's warm-up (`hierlstm.app.warmup`); the frame imports this
+# module before that, so what needs TensorFlow is imported where it is used.
 
 
 def cudnn_status() -> str:
@@ -36,6 +37,7 @@ def strategy_status(config: RunConfig) -> str:
     if config.strategy == "none":
         return text("banner.strategy.none")
     from hierlstm.timing import distribute
+    from hierlstm.timing.failures import first_line
 
     try:
         run_plan = distribute.plan(config)
@@ -49,9 +51,17 @@ def strategy_status(config: RunConfig) -> str:
     )
 
 
-def banner(controls: Controls) -> None:
+def starting_banner() -> None:
+    """The banner while the server warms up: what it is waiting for, nothing that needs TF."""
+    with st.container(border=True, key="banner"):
+        st.markdown(text("banner.starting"))
+
+
+def banner(controls: Controls, warmup_failed: str = "") -> None:
     """Versions, the device and strategy in use and whether cuDNN is available (and why not),
-    on every page."""
+    on every page; and the server's warm-up if it failed (a bug of ours, in the server's log)."""
+    from hierlstm.timing.devices import resolve_device
+
     report = cached_device_report()
     config = controls.config
     try:
@@ -71,6 +81,8 @@ def banner(controls: Controls) -> None:
                 cudnn=cudnn_status(),
             )
         )
+    if warmup_failed:
+        st.error(text("banner.warmup_failed", error=warmup_failed), icon=":material/error:")
     for key, error in start_devices():  # banner.gpu_memory_failed, banner.devices_failed
         st.error(text(key, error=error), icon=":material/memory:")
     # The same sentences as `python -m hierlstm doctor`: the first (the most serious) shown, the

@@ -8,7 +8,9 @@ from __future__ import annotations
 import streamlit as st
 
 from hierlstm.config import SettingError
-from hierlstm.timing.devices import device_report
+
+# Every function here needs TensorFlow (imported by the server's warm-up, `hierlstm.app.warmup`),
+# so each imports what it uses: the frame imports this module before TensorFlow is there.
 
 
 def device_options() -> list[str]:
@@ -54,6 +56,8 @@ def start_devices() -> tuple[tuple[str, str], ...]:
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def cached_device_report():
+    from hierlstm.timing.devices import device_report
+
     return device_report()
 
 

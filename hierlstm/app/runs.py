@@ -5,6 +5,8 @@ the outcome (or its one-line error) kept in the session until the page shows it.
 from __future__ import annotations
 
 import dataclasses
+import math
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,7 +27,13 @@ from hierlstm.app.state import (
     text,
 )
 from hierlstm.config import RunConfig, SettingError, Timing
-from hierlstm.timing.estimate import CalibrationFailed, calibrate, calibration_key, run_seconds
+from hierlstm.timing.estimate import (
+    CalibrationFailed,
+    calibrate,
+    calibration_key,
+    run_seconds,
+    seconds_left,
+)
 from hierlstm.timing.failures import RUN_FAILURES, error_line
 from hierlstm.timing.limits import LimitError, check_limits, current_limits
 from hierlstm.timing.runlock import Holder, device_keys, hold
@@ -54,7 +62,7 @@ class Workload:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _step_cost(key: RunConfig):
+def step_cost(key: RunConfig):
     """This machine's measured cost of one variant and setting (`hierlstm.timing.estimate`)."""
     return calibrate(key)
 
@@ -73,11 +81,11 @@ def estimate(workload: Workload, progress: Progress) -> Estimate:
     for config in workload.runs:
         progress(0.0, text("run.calibrating", variant=config.variant))
         try:
-            step_cost = _step_cost(calibration_key(config))
+            cost = step_cost(calibration_key(config))
         except CalibrationFailed as failure:
             unknown.setdefault(failure.variant, f"{failure.variant}: {failure.error}")
             continue
-        total += run_seconds(config, step_cost, workload.timing)
+        total += run_seconds(config, cost, workload.timing)
     return Estimate(total, tuple(unknown.values()))
 
 
@@ -105,9 +113,16 @@ def start_run(
     """
     state = st.session_state
     bar = st.progress(0.0, text=text("run.starting"))
+    clock = {}  # once the work starts: when, and its estimate
 
     def progress(fraction: float, message: str) -> None:
-        bar.progress(min(1.0, max(0.0, float(fraction))), text=message)
+        fraction = min(1.0, max(0.0, float(fraction)))
+        if clock:
+            elapsed = time.monotonic() - clock["start"]
+            left = seconds_left(fraction, elapsed, clock["estimate"])
+            if left is not None:
+                message = text("run.left", message=message, seconds=math.ceil(left))
+        bar.progress(fraction, text=message)
 
     def waiting(holder: Holder, seconds: float) -> None:  # a Streamlit call: a rerun stops us here
         progress(0.0, text("run.waiting", holder=holder.describe(language()), seconds=seconds))
@@ -132,6 +147,7 @@ def start_run(
                     if guess.seconds > limit or guess.unknown:
                         state[key + ":confirm"] = (workload, guess, limit)
                     else:
+                        clock.update(start=time.monotonic(), estimate=guess.seconds)
                         state[key] = work(progress)
                 except RUN_FAILURES as error:  # the run's failure: one line, never a traceback
                     state[key + ":error"] = text("run.failed", error=error_line(error))

@@ -39,7 +39,6 @@ from hierlstm.config import (
 )
 from hierlstm.i18n import LANGUAGES
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.devices import precision_supported, resolve_device
 
 # --- sidebar -------------------------------------------------------------------------------
 
@@ -68,9 +67,9 @@ class Controls:
         return tuple(self.config.replace(variant=name) for name in self.variants)
 
 
-def language_ui() -> str:
+def language_ui(*, devices_known: bool = True) -> str:
     """The language switch (applies at once, outside the settings form)."""
-    init_state()
+    init_state(devices_known=devices_known)
     st.sidebar.selectbox("Language · 语言", list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
     return language()
 
@@ -86,13 +85,15 @@ def _number(container, name: str) -> None:
     )
 
 
-def controls_ui(action: Action) -> Controls:
+def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
     """The shared sidebar settings form; its one button applies the settings and runs the page.
 
     Widgets hold their values in `st.session_state` under the keys of `DEFAULTS`. The button
-    is disabled during a heavy run; it is re-enabled by the rerun that follows the run.
+    is disabled during a heavy run; it is re-enabled by the rerun that follows the run. Until
+    the server's warm-up has started TensorFlow's devices (`devices_known` false), Device and
+    Replicas offer only what they hold, disabled, and nothing asks TensorFlow.
     """
-    init_state()
+    init_state(devices_known=devices_known)
     state = st.session_state
     # The request stays in the session until the page has done its work (`start_run`) or has
     # finished (`end_of_run`): a run that Streamlit stops half-way, e.g. for the second click
@@ -141,15 +142,18 @@ def controls_ui(action: Action) -> Controls:
             help=text("control.optimizer.help"),
         )
         left, right = st.columns(2, vertical_alignment="bottom")
+        detecting = "" if devices_known else " " + text("control.devices.detecting")
         left.selectbox(
             text("control.device"),
-            device_options(),
+            device_options() if devices_known else list(dict.fromkeys(("auto", state["device"]))),
             key="device",
-            help=text("control.device.help"),
+            help=text("control.device.help") + detecting,
+            disabled=not devices_known,
         )
         right.checkbox(text("control.xla"), key="xla", help=text("control.xla.help"))
         # A GPU is there but not among the choices: one line here, the reasons in the banner.
-        for headline in dict.fromkeys(p.headline(language()) for p in unusable_gpu_problems()):
+        problems = unusable_gpu_problems() if devices_known else ()
+        for headline in dict.fromkeys(p.headline(language()) for p in problems):
             st.caption("⚠️ " + headline)
         left, right = st.columns(2)
         left.selectbox(
@@ -159,12 +163,14 @@ def controls_ui(action: Action) -> Controls:
             format_func=lambda name: text(f"strategy.{name}"),
             help=text("control.strategy.help"),
         )
+        replicas = visible_devices() if devices_known else list(state["devices"])
         right.multiselect(
             text("control.devices"),
-            visible_devices(),
+            replicas,
             key="devices",
-            help=text("control.devices.help", devices=", ".join(visible_devices())),
+            help=text("control.devices.help", devices=", ".join(replicas)) + detecting,
             placeholder=text("control.devices.placeholder"),
+            disabled=not devices_known,
         )
         with st.expander(text("control.timing")):
             left, right = st.columns(2)
@@ -184,7 +190,7 @@ def controls_ui(action: Action) -> Controls:
             disabled=requested and action.heavy,
             width="stretch",
         )
-    controls = _controls_from_state(requested)
+    controls = _controls_from_state(requested, devices_known)
     write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
     if requested:
         state[URL_WARNINGS] = []  # the user has acted on them
@@ -193,7 +199,7 @@ def controls_ui(action: Action) -> Controls:
     return controls
 
 
-def _controls_from_state(requested: bool) -> Controls:
+def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
     state = st.session_state
     variants = tuple(name for name in state.get("variants", ()) if name in VARIANTS)
     if not variants:
@@ -213,7 +219,11 @@ def _controls_from_state(requested: bool) -> Controls:
         st.sidebar.error(text("control.invalid", reason=str(error)))
         config = state.get("_last_config", RunConfig()).replace(variant=variants[0])
         requested = False
-    ok, message = precision_supported(config.precision, config.device)
+    ok, message = True, ""
+    if devices_known:
+        from hierlstm.timing.devices import precision_supported  # TensorFlow's devices
+
+        ok, message = precision_supported(config.precision, config.device)
     if message:
         (st.sidebar.caption if ok else st.sidebar.error)(_precision_message(config, message))
     return Controls(
@@ -229,6 +239,8 @@ def _controls_from_state(requested: bool) -> Controls:
 def _precision_message(config: RunConfig, message: str) -> str:
     if language() == "en":
         return "⚠️ " + message
+    from hierlstm.timing.devices import resolve_device  # TensorFlow's devices
+
     kind = "cpu" if resolve_device(config.device).startswith("/CPU") else "gpu"
     return "⚠️ " + text(f"precision.slow.{kind}", precision=config.precision)
 

@@ -14,7 +14,6 @@ from hierlstm.app.devices import visible_devices
 from hierlstm.config import BOUNDS, QUICK_TIMING, RunConfig, SettingError, Timing, out_of_bounds
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.devices import resolve_device
 from hierlstm.timing.limits import current_limits
 
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
@@ -51,6 +50,7 @@ RUN_REQUEST = "_run_requested"  # the page whose Run button was pressed
 CURRENT_ACTION = "_current_action"
 STATE_READY = "_state_ready"
 URL_WARNINGS = "_url_warnings"
+DEVICES_UNCHECKED = "_devices_unchecked"  # the link's device settings, checked once TF is there
 CONTROLS = "_controls"
 SAVED_VALUES = "_saved_values"  # the last run's settings, to put back what Streamlit dropped
 CONFIRMED = "_confirmed_run"  # (page key, Workload) the user said yes to
@@ -95,11 +95,15 @@ def _in_limits(name: str, value) -> str:
     return out_of_bounds(name, value, *limits_of(name), scope=" in the app")
 
 
-def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+def read_query(
+    params: Mapping[str, Any], *, devices_known: bool = True
+) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
     """Control values from URL parameters, and (name, value, reason) per rejected parameter.
 
     Known keys: every RunConfig field but `variant`, `variants` (comma-separated), `warmup`,
-    `repeats`, `lang`. Unknown keys are ignored; a bad value keeps the default.
+    `repeats`, `lang`. Unknown keys are ignored; a bad value keeps the default. Without
+    `devices_known` (TensorFlow not imported yet), `device` and `devices` are checked for their
+    form only; `init_state` checks them against this server's devices once it can.
     """
     values: dict[str, Any] = {}
     problems: list[tuple[str, str, str]] = []
@@ -124,7 +128,7 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
                 values[name] = known
         elif name == "devices":
             names = [part.strip() for part in raw.split(",") if part.strip()]
-            unseen = [part for part in names if part not in visible_devices()]
+            unseen = [part for part in names if devices_known and part not in visible_devices()]
             try:
                 RunConfig(strategy="mirrored", devices=",".join(names))
                 problem = (
@@ -147,7 +151,9 @@ def read_query(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[st
         elif name in CONFIG_FIELDS:
             try:
                 value = getattr(RunConfig.from_strings({name: raw}), name)
-                if name == "device":
+                if name == "device" and devices_known:
+                    from hierlstm.timing.devices import resolve_device  # TensorFlow's devices
+
                     resolve_device(value)  # gpu:3 on a machine with one GPU
                 problem = _in_limits(name, value) if name in NUMERIC else ""
                 if name == "strategy" and value not in APP_STRATEGIES:
@@ -191,7 +197,7 @@ def query_for(values: Mapping[str, Any]) -> dict[str, str]:
     return wanted
 
 
-def init_state() -> None:
+def init_state(*, devices_known: bool = True) -> None:
     """Once per session: defaults, overridden by the URL the session was opened with.
 
     On later runs, any setting missing from session state is put back from the copy kept by
@@ -202,9 +208,18 @@ def init_state() -> None:
     the browser's form sometimes lost its inputs' values and showed their minimum (time steps 1,
     batch 1, no variants) although the session held the settings that ran, so the next press of
     Run would have sent the minimums.
+
+    Before the server's warm-up has started its devices (`devices_known` false), a link's
+    `device` and `devices` are taken as they are; the first run after it checks them, and one
+    this server does not have goes back to its default with the same warning as any bad value.
     """
     state = st.session_state
     if state.get(STATE_READY):
+        if devices_known and (unchecked := state.pop(DEVICES_UNCHECKED, None)):
+            values, problems = read_query(unchecked)
+            for name in unchecked.keys() - values.keys():
+                state[name] = DEFAULTS[name]
+            state[URL_WARNINGS] = [*state.get(URL_WARNINGS, ()), *problems]
         saved = state.get(SAVED_VALUES, {})
         resend = state.pop(RESEND_SETTINGS, False)
         for name, default in DEFAULTS.items():
@@ -213,9 +228,14 @@ def init_state() -> None:
             elif resend and name in FORM_FIELDS:
                 state[name] = state[name]  # a new value to Streamlit: sent to the browser
         return
-    values, problems = read_query(st.query_params.to_dict())
+    params = st.query_params.to_dict()
+    values, problems = read_query(params, devices_known=devices_known)
     for name, default in DEFAULTS.items():
         state[name] = values.get(name, default)
+    if not devices_known:
+        state[DEVICES_UNCHECKED] = {
+            name: params[name] for name in ("device", "devices") if name in values
+        }
     state[SAVED_VALUES] = {name: state[name] for name in DEFAULTS}
     state[URL_WARNINGS] = problems
     state[STATE_READY] = True

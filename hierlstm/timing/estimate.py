@@ -123,3 +123,15 @@ def run_seconds(config: RunConfig, step_cost: StepCost, timing: Timing) -> float
     (a training round is the step and its phases: `round_factor` steps)."""
     rounds = timing.calls * pass_seconds(config, step_cost) * step_cost.round_factor
     return first_call_seconds(config, step_cost) + rounds
+
+
+def seconds_left(fraction: float, elapsed: float, estimate: float = 0.0) -> float | None:
+    """What is left of a run `fraction` done after `elapsed` seconds, for its progress bar:
+    from the run's own pace once a tenth of it is done (the estimate is a model, the pace a
+    measurement); before that, the estimate less the time spent; None when neither is known.
+    """
+    if fraction >= 0.1:
+        return elapsed * (1.0 - min(fraction, 1.0)) / fraction
+    if estimate > 0:
+        return max(0.0, estimate - elapsed)
+    return None

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from hierlstm.results.store import ResultStore
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"  # the frame app.py serves
 PAGES = {
     "app_pages/shape_trace.py": "What the model does to a tensor",
     "app_pages/benchmark.py": "Which variant is fastest here?",

@@ -23,6 +23,7 @@ from hierlstm.model.trace import trace_shapes
 ROOT = Path(__file__).resolve().parents[2]
 APP_SOURCES = [
     ROOT / "app.py",
+    ROOT / "streamlit_app.py",
     *sorted((ROOT / "app_pages").glob("*.py")),
     *sorted((ROOT / "hierlstm" / "app").glob("*.py")),
 ]

@@ -20,6 +20,7 @@ def test_streamlit_settings_fit_a_public_demo():
 def test_no_page_renders_raw_html():
     sources = [
         ROOT / "app.py",
+        ROOT / "streamlit_app.py",
         *(ROOT / "app_pages").glob("*.py"),
         *(ROOT / "hierlstm").rglob("*.py"),
     ]

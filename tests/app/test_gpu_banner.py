@@ -17,7 +17,7 @@ from hierlstm.timing import devices
 from hierlstm.timing.gpu_diagnosis import and_cuda_packages, missing_packages
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "app.py"
+APP = ROOT / "streamlit_app.py"  # the frame app.py serves
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 H100 = "NVIDIA H100 80GB HBM3"
 

@@ -1,0 +1,230 @@
+"""The server's warm-up: once per server process, in a background thread, everything a first
+visitor would otherwise wait for. TensorFlow is imported, the devices are started and reported,
+the pages' modules are loaded, the default settings' models are built and traced, and then the
+default variants' cost per step is measured for the run-time estimate.
+
+app.py starts it from the server's lifespan, so the health check answers at once and the first
+visitor finds the server warm or warming; the frame (streamlit_app.py) starts it too (it is
+idempotent), for `streamlit run streamlit_app.py` and AppTest. Until it is `ready`, the frame
+draws every page's title, explanation and settings and, where the page goes, a placeholder that
+says what the warm-up is doing; nothing in a session imports TensorFlow before then. The warm-up
+fills the same caches the pages read (`st.cache_resource`), with the same functions, so what a
+page shows does not depend on whether the warm-up or a visitor computed it.
+
+HIERLSTM_WARMUP: "full" (the default), "trace" (no cost measurement: it takes the device lock
+and a few seconds of both cores) or "off" (TensorFlow and the devices only, which every page
+needs). HIERLSTM_WARMUP_AFTER=FILE holds the warm-up until FILE exists (at most 10 minutes), so
+a test or a demo can look at a server that is still cold for as long as it needs.
+
+This module imports neither TensorFlow nor anything that does; the steps import what they use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from hierlstm.app.state import DEFAULT_VARIANTS, text
+from hierlstm.config import RunConfig, SettingError
+
+LOG = logging.getLogger("hierlstm.app.warmup")
+MODES = ("full", "trace", "off")
+POLL_S = 0.5  # how often a waiting page looks again
+HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
+
+
+def _import_tensorflow() -> None:
+    from hierlstm._native import import_tensorflow_quietly
+
+    import_tensorflow_quietly()
+
+
+def _start_devices() -> None:
+    from hierlstm.app import devices
+
+    devices.start_devices()  # before anything else starts TensorFlow's runtime
+    devices.cached_device_report()
+    devices.visible_devices()
+    devices.gpu_problems()
+
+
+def _load_modules() -> None:
+    # What the pages import: loading it here keeps a page switch from paying for it.
+    from hierlstm.app import (  # noqa: F401
+        axis_flow_chart,
+        bar_charts,
+        caches,
+        display,
+        outcomes,
+        runs,
+        scaling_charts,
+        training_charts,
+    )
+    from hierlstm.model import trace  # noqa: F401
+
+
+def _default_configs() -> list[RunConfig]:
+    return [RunConfig(variant=name) for name in DEFAULT_VARIANTS]
+
+
+def _trace_defaults() -> None:
+    from hierlstm.app import caches
+
+    for config in _default_configs():
+        caches.trace(config)
+
+
+def _calibrate_defaults() -> None:
+    """The estimate's cost per step for the default variants, under the device lock like any
+    timing; skipped (a page measures it when it needs it) if the device is busy now."""
+    from hierlstm.app import runs
+    from hierlstm.timing.estimate import CalibrationFailed, calibration_key
+    from hierlstm.timing.runlock import device_keys, file_holder, is_free
+
+    configs = _default_configs()
+    keys = {key for config in configs for key in device_keys(config)}
+    if not all(is_free(key) and file_holder(key) is None for key in keys):
+        LOG.info("warm-up: a device is busy; the estimate is measured when a page needs it")
+        return
+    from hierlstm.timing.runlock import hold
+
+    with hold(keys, name="warmup", program="app"):
+        for config in configs:
+            try:
+                runs.step_cost(calibration_key(config))
+            except CalibrationFailed as failure:  # the page says so when it estimates
+                LOG.warning("warm-up: %s", failure)
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    key: str  # the catalogue message that says what it does
+    run: Callable[[], None]
+    needed: bool = True  # pages wait for it
+
+
+def steps_for(mode: str) -> tuple[Step, ...]:
+    if mode not in MODES:
+        raise SettingError(f"HIERLSTM_WARMUP must be one of {', '.join(MODES)}; got {mode!r}.")
+    steps = [
+        Step("warmup.tensorflow", _import_tensorflow),
+        Step("warmup.devices", _start_devices),
+        Step("warmup.modules", _load_modules),
+    ]
+    if mode in ("full", "trace"):
+        steps.append(Step("warmup.trace", _trace_defaults))
+    if mode == "full":
+        steps.append(Step("warmup.calibrate", _calibrate_defaults, needed=False))
+    return tuple(steps)
+
+
+@dataclasses.dataclass(frozen=True)
+class Status:
+    step: str  # the message key of what it is doing now ("" when done)
+    done: int  # needed steps finished
+    needed: int
+    seconds: float  # since it started
+    ready: bool  # every needed step is done: pages may run
+    failed: str = ""  # the first line of a step's error (logged with its traceback)
+
+
+class Warmup:
+    """The steps, run once in a daemon thread; `status()` is safe from any thread."""
+
+    def __init__(self, steps: Sequence[Step]):
+        self.steps = tuple(steps)
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._current, self._done, self._failed = "", 0, ""
+        self._started = time.monotonic()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._started = time.monotonic()
+                self._thread = threading.Thread(target=self._run, name="warm-up", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        if gate := os.environ.get("HIERLSTM_WARMUP_AFTER"):
+            deadline = time.monotonic() + HOLD_LIMIT_S
+            while not os.path.exists(gate) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        for step in self.steps:
+            if not step.needed:
+                self._ready.set()
+            with self._lock:
+                self._current = step.key
+            started = time.monotonic()
+            try:
+                step.run()
+            except Exception as error:  # a bug of ours: logged; the pages then meet it too
+                LOG.exception("warm-up step %s failed", step.key)
+                with self._lock:
+                    self._failed = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+            LOG.info("warm-up: %s took %.2f s", step.key, time.monotonic() - started)
+            with self._lock:
+                self._done += step.needed
+        with self._lock:
+            self._current = ""
+        self._ready.set()
+        LOG.info("warm-up finished after %.2f s", time.monotonic() - self._started)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._ready.wait(timeout)
+
+    def status(self) -> Status:
+        with self._lock:
+            return Status(
+                step=self._current,
+                done=self._done,
+                needed=sum(step.needed for step in self.steps),
+                seconds=time.monotonic() - self._started,
+                ready=self._ready.is_set(),
+                failed=self._failed,
+            )
+
+
+_server: Warmup | None = None
+_server_lock = threading.Lock()
+
+
+def server_warmup() -> Warmup:
+    """This process's warm-up (made on first use, from HIERLSTM_WARMUP)."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            _server = Warmup(steps_for(os.environ.get("HIERLSTM_WARMUP", "full")))
+        return _server
+
+
+def start() -> None:
+    server_warmup().start()
+
+
+def ready() -> bool:
+    return server_warmup().status().ready
+
+
+# --- in a page ------------------------------------------------------------------------------
+
+
+@st.fragment(run_every=POLL_S)
+def placeholder() -> None:
+    """Where the page's content will be: what the warm-up is doing, looked at again every
+    half second; the whole page runs again once it is ready."""
+    status = server_warmup().status()
+    if status.ready:
+        st.rerun()
+    what = text(status.step) if status.step else ""
+    st.progress(
+        status.done / max(1, status.needed),
+        text=text("warmup.waiting", what=what, seconds=status.seconds),
+    )

@@ -1,0 +1,58 @@
+"""The frame around every page of hierlstm's app (app.py serves it; `streamlit run app.py`).
+
+The language switch, the navigation, the page's title and explanation, the shared settings form
+in the sidebar (its one button applies the settings and runs the page's work) and the device
+banner. None of it needs TensorFlow: while the server's warm-up (`hierlstm.app.warmup`) is still
+importing it and tracing the default models, the frame is drawn at once with a placeholder where
+the page goes, and the page runs when the warm-up is ready. The pages in app_pages/ are thin
+scripts over the modules of `hierlstm.app`.
+"""
+
+import logging
+
+import streamlit as st
+
+from hierlstm.app import banner, sidebar, state, warmup  # none of them imports TensorFlow
+
+warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
+st.set_page_config(page_title="hierlstm", page_icon=":material/account_tree:", layout="wide")
+
+# (script, navigation title, icon, what the sidebar's Run button does there, the page's title)
+PAGES = (
+    ("shape_trace", "page.shape_trace", ":material/schema:", ("run.trace", False), "trace"),
+    ("benchmark", "page.benchmark", ":material/timer:", ("run.benchmark", True), "bench"),
+    ("scaling", "page.scaling", ":material/trending_up:", ("run.sweep", True), "scaling"),
+    ("weight_sharing", "page.weight_sharing", ":material/share:", ("run.sharing", True), "sharing"),
+    ("results", "page.results", ":material/table_view:", ("run.apply", False), "results"),
+    ("lesson", "page.lesson", ":material/school:", ("run.lesson", True), "lesson"),
+)
+
+status = warmup.server_warmup().status()  # one look per script run: the page and frame agree
+sidebar.language_ui(devices_known=status.ready)
+pages = [
+    st.Page(f"app_pages/{script}.py", title=state.text(title), icon=icon, default=index == 0)
+    for index, (script, title, icon, _, _) in enumerate(PAGES)
+]
+frames = {page.url_path: frame for page, frame in zip(pages, PAGES, strict=True)}
+page = st.navigation(pages, position="top")
+*_, action, heading = frames[page.url_path]
+controls = sidebar.controls_ui(sidebar.Action(*action), devices_known=status.ready)
+if status.ready:
+    banner.banner(controls, status.failed)
+else:
+    banner.starting_banner()
+st.title(state.text(f"{heading}.title"))
+st.markdown(state.text(f"{heading}.intro"))
+if not status.ready:
+    warmup.placeholder()  # the whole page runs again when the warm-up is ready
+    st.stop()
+try:
+    page.run()
+    from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
+
+    runs.end_of_run()
+except Exception as error:  # the last line of defence: one line for the user, the log for us
+    logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
+    from hierlstm.timing import failures
+
+    st.error(state.text("page.failed", error=failures.first_line(error)), icon=":material/error:")
