@@ -15,6 +15,7 @@ from hierlstm.timing.estimate import (
     first_call_seconds,
     pass_seconds,
     run_seconds,
+    seconds_left,
 )
 
 STEP_COST = StepCost("nested", seconds_per_step=1e-4, seconds_per_gflop=0.05, first_call_s=0.5)
@@ -64,3 +65,12 @@ def test_calibration_measures_finite_nonnegative_costs(variant):
 def test_a_setting_that_cannot_run_is_not_calibrated():
     with pytest.raises(RuntimeError, match="could not measure vectorized_map"):
         calibrate(RunConfig(variant="vectorized_map", xla=True))  # pfor has no XLA kernel
+
+
+def test_time_left_follows_the_estimate_then_the_run_s_own_pace():
+    assert seconds_left(0.0, 0.0) is None  # nothing known yet
+    assert seconds_left(0.05, 2.0, estimate=8.0) == pytest.approx(6.0)
+    assert seconds_left(0.05, 9.0, estimate=8.0) == 0.0  # over the estimate: never negative
+    assert seconds_left(0.25, 3.0, estimate=100.0) == pytest.approx(9.0)  # pace: 3 s per 25%
+    assert seconds_left(1.0, 7.0, estimate=8.0) == 0.0
+    assert seconds_left(1.5, 7.0) == 0.0  # a fraction over 1 is done

@@ -1,0 +1,208 @@
+"""A server that is not warm yet: every page draws its frame (title, explanation, settings, the
+banner, a placeholder saying what the warm-up is doing) and nothing that needs TensorFlow; the
+page fills in once the warm-up is ready, a Run pressed meanwhile runs then, and a link's device
+is checked then. Also the warm-up's own steps: its modes, a failing step, the cost-per-step
+measurement under the device lock, and HIERLSTM_WARMUP_AFTER."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from hierlstm.app import runs, warmup
+from hierlstm.app.state import DEFAULT_VARIANTS
+from hierlstm.config import QUICK_TIMING, RunConfig, SettingError
+from hierlstm.results.store import ResultStore
+from hierlstm.timing import runlock
+from hierlstm.timing.estimate import StepCost, calibration_key
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "streamlit_app.py"
+PAGES = {
+    "app_pages/shape_trace.py": "What the model does to a tensor",
+    "app_pages/benchmark.py": "Which variant is fastest here?",
+    "app_pages/scaling.py": "How the variants scale",
+    "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
+    "app_pages/results.py": "Stored results",
+    "app_pages/lesson.py": "The question, the answer, and this machine",
+}
+TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
+
+
+@pytest.fixture
+def cold(monkeypatch, tmp_path):
+    """This process's warm-up replaced by one held at its first step until `release()`."""
+    monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
+    gate = threading.Event()
+    held = warmup.Warmup([warmup.Step("warmup.tensorflow", gate.wait)])
+    monkeypatch.setattr(warmup, "_server", held)
+
+    def release():
+        gate.set()
+        assert held.wait(timeout=30)
+
+    yield release
+    gate.set()
+
+
+def _frame(query: dict | None = None, page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params = dict(query or {})
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _placeholder(at: AppTest) -> str:
+    texts = [element.proto.text for element in at.get("progress")]
+    return next(text for text in texts if "warming up" in text)
+
+
+def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
+    at = _frame()
+    assert [title.value for title in at.title] == [PAGES["app_pages/shape_trace.py"]]
+    assert "symbolic" in at.markdown[1].value  # the page's explanation
+    assert "**Starting**" in at.get_by_key("banner").markdown[0].value
+    assert "importing TensorFlow" in _placeholder(at)
+    assert at.multiselect(key="variants").value == list(DEFAULT_VARIANTS)
+    assert at.number_input(key="batch_size").value == 8
+    assert at.selectbox(key="device").disabled and at.multiselect(key="devices").disabled
+    assert at.button(key="run").disabled is False
+    assert at.get("plotly_chart") == [] and at.get("metric") == []  # nothing traced yet
+
+    cold()
+    at.run()
+    assert not at.exception and not at.error
+    assert [title.value for title in at.title] == [PAGES["app_pages/shape_trace.py"]]
+    assert "TensorFlow" in at.get_by_key("banner").markdown[0].value
+    assert not at.selectbox(key="device").disabled
+    assert len(at.get("plotly_chart")) == len(DEFAULT_VARIANTS)
+    assert not [p for p in at.get("progress") if "warming up" in p.proto.text]
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_draws_its_frame_while_cold(cold, page):
+    at = _frame(TINY, page)
+    assert [title.value for title in at.title] == [PAGES[page]]
+    assert "importing TensorFlow" in _placeholder(at)
+    assert at.number_input(key="time_steps").value == 4
+
+
+def test_a_run_pressed_while_cold_runs_once_the_server_is_warm(cold, tmp_path):
+    at = _frame({**TINY, "variants": "nested,folded"}, "app_pages/benchmark.py")
+    at.button(key="run").click().run()
+    assert not at.exception
+    assert ResultStore(tmp_path / "results.sqlite3").count() == 0  # nothing timed while cold
+    assert at.button(key="run").disabled  # it is asked for, and waits
+    cold()
+    at.run()
+    assert not at.exception and not at.error
+    assert ResultStore(tmp_path / "results.sqlite3").count() == 2  # nested and folded
+    assert len(at.get("plotly_chart")) >= 5
+
+
+def test_a_link_s_device_is_checked_once_the_devices_are_known(cold):
+    at = _frame({"device": "gpu:3", "batch_size": "4"})
+    assert at.warning == []  # not known yet: taken as it is, shown disabled
+    assert at.selectbox(key="device").value == "gpu:3"
+    cold()
+    at.run()
+    warnings = [warning.value for warning in at.warning]
+    assert len(warnings) == 1 and "device" in warnings[0] and "gpu:3" in warnings[0], warnings
+    assert at.selectbox(key="device").value == "auto"  # back to the default
+    assert at.number_input(key="batch_size").value == 4  # the rest of the link kept
+    assert not at.exception
+
+
+def test_a_failing_step_is_logged_shown_and_does_not_hold_the_pages(monkeypatch, caplog):
+    def broken():
+        raise KeyError("no such thing")
+
+    failing = warmup.Warmup([warmup.Step("warmup.modules", broken)])
+    monkeypatch.setattr(warmup, "_server", failing)
+    failing.start()
+    assert failing.wait(timeout=30)
+    status = failing.status()
+    assert status.ready and status.failed == "KeyError: 'no such thing'"
+    assert "warm-up step warmup.modules failed" in caplog.text and "Traceback" in caplog.text
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params = {"variants": "folded"}
+    at.run()
+    assert not at.exception
+    assert [error.value for error in at.error] == [
+        "The server's warm-up failed (an error of ours, logged on the server): "
+        "KeyError: 'no such thing'"
+    ]
+    assert len(at.get("plotly_chart")) == 1  # the page itself still runs
+
+
+def test_modes_choose_the_steps():
+    keys = {mode: [step.key for step in warmup.steps_for(mode)] for mode in warmup.MODES}
+    assert keys["off"] == ["warmup.tensorflow", "warmup.devices", "warmup.modules"]
+    assert keys["trace"] == [*keys["off"], "warmup.trace"]
+    assert keys["full"] == [*keys["trace"], "warmup.calibrate"]
+    assert [step.needed for step in warmup.steps_for("full")][-1] is False  # pages don't wait
+    with pytest.raises(SettingError, match="HIERLSTM_WARMUP must be one of full, trace, off"):
+        warmup.steps_for("fast")
+
+
+def test_ready_comes_before_the_cost_measurement():
+    gate = threading.Event()
+    slow = warmup.Warmup([warmup.Step("a", lambda: None), warmup.Step("b", gate.wait, False)])
+    slow.start()
+    assert slow.wait(timeout=10) and slow.status().step == "b"
+    gate.set()
+
+
+@pytest.fixture
+def counted_calibration(monkeypatch):
+    """`calibrate` replaced by a fake that records the configs and who held the CPU lock."""
+    calls = []
+
+    def fake(config):
+        calls.append((config, runlock.holder("CPU")[0]))
+        return StepCost(config.variant, 1e-4, 1e-3, first_call_s=0.1)
+
+    monkeypatch.setattr(runs, "calibrate", fake)
+    runs.step_cost.clear()
+    yield calls
+    runs.step_cost.clear()
+
+
+def test_the_cost_per_step_is_measured_under_the_device_lock_into_the_page_cache(
+    counted_calibration,
+):
+    warmup._calibrate_defaults()
+    defaults = [calibration_key(RunConfig(variant=name)) for name in DEFAULT_VARIANTS]
+    assert counted_calibration == [(config, "warmup") for config in defaults]
+    guess = runs.estimate(
+        runs.Workload(tuple(RunConfig(variant=name) for name in DEFAULT_VARIANTS), QUICK_TIMING),
+        lambda fraction, message: None,
+    )
+    assert guess.seconds > 0 and guess.unknown == ()
+    assert len(counted_calibration) == len(defaults)  # the page's estimate measured nothing
+
+
+def test_the_cost_per_step_waits_for_no_one(counted_calibration):
+    with runlock.hold(["CPU"], name="benchmark", program="app"):
+        warmup._calibrate_defaults()  # a timing run holds the device: skipped, not queued
+    assert counted_calibration == []
+
+
+def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
+    gate = tmp_path / "go"
+    monkeypatch.setenv("HIERLSTM_WARMUP_AFTER", str(gate))
+    held = warmup.Warmup([warmup.Step("a", lambda: None)])
+    held.start()
+    assert not held.wait(timeout=0.5) and held.status().done == 0
+    gate.touch()
+    started = time.monotonic()
+    assert held.wait(timeout=10) and held.status().done == 1
+    assert time.monotonic() - started < 5
