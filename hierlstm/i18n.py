@@ -226,6 +226,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "在这块 GPU 上 {precision} 未必比 float32 快（计算能力不足或未知）。",
     ),
     # --- the server's warm-up ----------------------------------------------------------------
+    "warmup.held": _m(
+        "held until the file HIERLSTM_WARMUP_AFTER names exists",
+        "等待 HIERLSTM_WARMUP_AFTER 指定的文件出现",
+    ),
     "warmup.tensorflow": _m("importing TensorFlow", "正在导入 TensorFlow"),
     "warmup.devices": _m("starting and listing the devices", "正在启动并列出设备"),
     "warmup.modules": _m("loading the pages' code", "正在加载页面代码"),

@@ -142,7 +142,8 @@ class Warmup:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
-        self._current, self._done, self._failed = "", 0, ""
+        self._current = self.steps[0].key if self.steps else ""
+        self._done, self._failed = 0, ""
         self._started = time.monotonic()
 
     def start(self) -> None:
@@ -154,9 +155,13 @@ class Warmup:
 
     def _run(self) -> None:
         if gate := os.environ.get("HIERLSTM_WARMUP_AFTER"):
+            with self._lock:
+                first, self._current = self._current, "warmup.held"
             deadline = time.monotonic() + HOLD_LIMIT_S
             while not os.path.exists(gate) and time.monotonic() < deadline:
                 time.sleep(0.05)
+            with self._lock:
+                self._current = first
         for step in self.steps:
             if not step.needed:
                 self._ready.set()

@@ -202,6 +202,7 @@ def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
     held = warmup.Warmup([warmup.Step("a", lambda: None)])
     held.start()
     assert not held.wait(timeout=0.5) and held.status().done == 0
+    assert held.status().step == "warmup.held"
     gate.touch()
     started = time.monotonic()
     assert held.wait(timeout=10) and held.status().done == 1
