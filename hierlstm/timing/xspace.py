@@ -10,12 +10,16 @@ metadata tables. What is counted, and how:
   is divided by the number of markers, so it is per step. Warm-up and the profiler's own start
   and stop fall outside the markers.
 - Self time. Events on one line nest: a step marker holds the call, the executor's
-  `ExecutorState::Process` holds the ops it runs, an XLA `while` thunk holds its body's thunks.
-  An event's self time is its duration minus the durations of its direct children, the events
-  fully inside it on the same line (found with a stack over the line's events in start order).
-  So summing self times never counts the same picosecond twice on one line. Different lines
-  run at the same time (two executor threads, a GPU stream beside the host), so a sum over
-  lines is op time, not wall time: it can exceed the step when threads overlap.
+  `ExecutorState::Process` holds the ops it runs, an XLA `while` thunk holds its body's thunks,
+  a kernel holds the `ParallelFor` it splits its work with. An op's self time is its duration
+  minus the durations of its direct children, the op events fully inside it on the same line
+  with no other op between (found with a stack over the line's events in start order). The
+  framework's events are transparent: one inside an op (a `ParallelFor`, the XLA executable
+  around its thunks) is that op's own work, as XProf counts it; one around ops (the executor)
+  is not op time at all. So summing self times never counts the same picosecond twice on one
+  line. Different lines run at the same time (two executor threads, a GPU stream beside the
+  host), so a sum over lines is op time, not wall time: it can exceed the step when threads
+  overlap.
 - Ops. An op event is a TensorFlow op (its metadata name is `scope/name:Type`, the form TF
   writes for each kernel it runs on a host thread, or it carries a `tf_op` stat of that form),
   an XLA thunk (a `hlo_op` stat; its TF scope and type come from the HLO module of the
@@ -119,13 +123,19 @@ def layer_of(op_name: str, layer_names: Iterable[str]) -> str:
     return OUTSIDE
 
 
-def self_times(events: Sequence[tuple[int, int]]) -> list[int]:
-    """Self time of each (start, duration) of one line: duration minus the durations of its
-    direct children, the events that lie fully inside it. Returned in the input's order."""
+def self_times(events: Sequence[tuple[int, int]], counted: Sequence[bool] | None = None):
+    """Self time of each (start, duration) of one line, in the input's order: its duration
+    minus the durations of its direct children, the events fully inside it with no other
+    event between. With `counted` (one flag per event), only counted events are children and
+    parents: an uncounted event between two counted ones is the outer one's own work, and an
+    uncounted event's self time is its whole duration."""
+    counted = [True] * len(events) if counted is None else counted
     order = sorted(range(len(events)), key=lambda i: (events[i][0], -events[i][1]))
     result = [duration for _, duration in events]
-    stack: list[int] = []  # indices of the open events, outermost first
+    stack: list[int] = []  # indices of the open counted events, outermost first
     for index in order:
+        if not counted[index]:
+            continue
         start, duration = events[index]
         while stack and sum(events[stack[-1]]) < start + duration:
             stack.pop()  # ended before this one ends: not its parent
@@ -133,6 +143,19 @@ def self_times(events: Sequence[tuple[int, int]]) -> list[int]:
             result[stack[-1]] -= duration
         stack.append(index)
     return result
+
+
+def outermost(events: Sequence[tuple[int, int]]) -> int:
+    """How long one line was busy: the length of the union of its (start, duration) events
+    (on a line whose events nest, the summed durations of the outermost ones)."""
+    total, reach = 0, None
+    for start, duration in sorted(events):
+        end = start + duration
+        if reach is None or start >= reach:
+            total, reach = total + duration, end
+        elif end > reach:
+            total, reach = total + end - reach, end
+    return total
 
 
 def _stat_value(plane, stat):
@@ -251,15 +274,14 @@ def op_events(space) -> tuple[list[OpEvent], dict[str, tuple[int, int]], list[tu
                 continue
             label = f"{plane.name} {line.display_name or line.name}"
             timed = [(base + event.offset_ps, event.duration_ps) for event in kept]
-            own = self_times(timed)
+            found = [classify(plane, event, hlo) for event in kept]
+            own = self_times(timed, [op is not None for op in found])
             line_ops = 0
-            for event, self_ps in zip(kept, own, strict=True):
-                found = classify(plane, event, hlo)
-                if found is not None:
-                    ops.append(OpEvent(label, found[0], found[1], self_ps, on_device))
+            for op, self_ps in zip(found, own, strict=True):
+                if op is not None:
+                    ops.append(OpEvent(label, op[0], op[1], self_ps, on_device))
                     line_ops += self_ps
-            # busy: the outermost events (self times of a line add up to its outermost spans)
-            lines[label] = (line_ops, sum(own))
+            lines[label] = (line_ops, outermost(timed))
     return ops, lines, steps
 
 

@@ -9,7 +9,14 @@ import pytest
 from tensorflow.compiler.xla.service import hlo_pb2
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-from hierlstm.timing.xspace import OUTSIDE, layer_of, self_times, step_intervals, summarise
+from hierlstm.timing.xspace import (
+    OUTSIDE,
+    layer_of,
+    outermost,
+    self_times,
+    step_intervals,
+    summarise,
+)
 
 US = 1_000_000  # picoseconds per microsecond
 LAYERS = ["conv", "inner_lstm", "outer_lstm"]
@@ -64,6 +71,16 @@ def test_self_time_is_duration_minus_direct_children():
     assert self_times([]) == []
 
 
+def test_uncounted_events_are_their_parent_s_own_work():
+    # an op [0, 100] holds a ParallelFor [10, 60] (framework) holding an op [20, 30]; an
+    # executor span [200, 300] (framework) holds two ops
+    events = [(0, 100), (10, 50), (20, 10), (200, 100), (210, 20), (240, 30)]
+    counted = [True, False, True, False, True, True]
+    assert self_times(events, counted) == [100 - 10, 50, 10, 100, 20, 30]
+    assert outermost(events) == 100 + 100
+    assert outermost([(0, 10), (5, 10), (20, 5)]) == 15 + 5  # the union of the spans
+
+
 @pytest.mark.parametrize(
     ("op_name", "layer"),
     [
@@ -95,6 +112,7 @@ def test_only_events_inside_the_steps_count_per_step_at_self_time():
     for base in (0, 200):  # the same work in both steps
         host.event(thread, "ExecutorState::Process", base + 10, 80)  # framework: not op time
         host.event(thread, "m_1/conv_1/Conv2D:Conv2D", base + 12, 20, "Conv2D")
+        host.event(thread, "ParallelFor", base + 14, 15)  # the kernel's own work
         host.event(thread, "m_1/inner_lstm_1/while:While", base + 40, 40, "While")
         host.event(thread, "m_1/inner_lstm_1/while/body/_1/MatMul:MatMul", base + 45, 10, "MatMul")
         host.event(thread, "m_1/inner_lstm_1/while/body/_1/Tanh:Tanh", base + 60, 5, "Tanh")
@@ -180,16 +198,17 @@ def test_xla_thunks_take_their_layer_and_opcode_from_the_hlo_module():
     host.event(line, "fusion.9", 76, 2, hlo_op="fusion.9", program_id=999)  # unknown module
     summary = summarise(space, LAYERS)
     time = dict(zip(summary.layers["layer"], summary.layers["time_s"], strict=True))
-    # function op: 90 - 80 (the executable); while: 50 - 10; outside: function, copy, fusion
+    # the function op holds the executable (its own work) and, inside that, the thunks: its
+    # self time is 90 - 50 - 5 - 2; while: 50 - 10; outside: the function, copy and fusion
     assert time == pytest.approx(
-        {"conv": 0.0, "inner_lstm": 50e-6, "outer_lstm": 0.0, OUTSIDE: 17e-6}, abs=1e-15
+        {"conv": 0.0, "inner_lstm": 50e-6, "outer_lstm": 0.0, OUTSIDE: 40e-6}, abs=1e-15
     )
     types = dict(zip(summary.op_types["type"], summary.op_types["time_s"], strict=True))
     assert types == pytest.approx(
         {
             "XLA while": 40e-6,
             "XLA dot": 10e-6,
-            "XLA function": 10e-6,
+            "XLA function": 33e-6,
             "XLA copy": 5e-6,
             "XLA fusion": 2e-6,
         }
