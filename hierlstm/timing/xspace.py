@@ -212,10 +212,11 @@ def classify(plane, event, hlo) -> tuple[str, str] | None:
     metadata = plane.event_metadata[event.metadata_id]
     stats = _stats(plane, event)
     if "hlo_op" in stats:
-        key = stats.get("program_id", stats.get("hlo_module"))
-        opcode, op_name = hlo.get((key, str(stats["hlo_op"])), ("", ""))
+        name = str(stats["hlo_op"])
+        found = [hlo.get((key, name)) for key in (stats.get("program_id"), stats.get("hlo_module"))]
+        opcode, op_name = next((value for value in found if value), ("", ""))
         if not opcode:
-            opcode = re.sub(r"(\.\d+)+$", "", str(stats["hlo_op"]))
+            opcode = re.sub(r"(\.\d+)+$", "", name)
         return op_name, f"XLA {opcode}"
     for key in ("tf_op", "kernel_annotation"):
         if parsed := _split_tf_op(str(stats.get(key, ""))):
