@@ -39,6 +39,7 @@ BOUNDS = {
     "warmup": (0, 1000),
     "repeats": (1, 100000),
     "seed": (0, 2**31 - 1),
+    "profile_steps": (1, 100),  # steps under the TensorFlow Profiler (hierlstm.timing.profiler)
 }
 SIZE_FIELDS = ("batch_size", "time_steps", "height", "filters", "kernel_size", "pool_height")
 SIZE_FIELDS += ("inner_units", "outer_units")

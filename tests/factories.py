@@ -90,3 +90,51 @@ def is_missing(value) -> bool:
 def same(first, second) -> bool:
     """Equal, counting any two missing values as equal."""
     return (is_missing(first) and is_missing(second)) or first == second
+
+
+def make_profile_result(**changes):
+    """A plausible profile of the same small folded model (2 steps, CPU): its layers' and op
+    types' frames as `hierlstm.timing.profiler.profile` makes them; `changes` override fields."""
+    import pandas as pd
+
+    from hierlstm.timing.profiler import ProfileResult
+    from hierlstm.timing.xspace import OUTSIDE
+
+    config = RunConfig(variant="folded", batch_size=2, time_steps=4)
+    names = ["conv", "pool", "permute", "fold", "inner_lstm", "unfold", "outer_lstm", OUTSIDE]
+    kinds = ["Conv2D", "MaxPooling2D", "Permute", "FoldTime", "LSTM", "UnfoldTime", "LSTM", ""]
+    times = [9e-5, 5e-5, 3.5e-5, 0.0, 1.8e-4, 1e-6, 4e-5, 4e-6]
+    layers = pd.DataFrame(
+        {
+            "layer": names,
+            "type": kinds,
+            "host_s": times,
+            "device_s": [0.0] * len(names),
+            "time_s": times,
+            "ops": [3.0, 1.0, 1.0, 0.0, 301.0, 3.0, 111.0, 2.0],
+        }
+    )
+    layers["share"] = layers["time_s"] / layers["time_s"].sum()
+    op_types = pd.DataFrame(
+        {"type": ["_MklMatMul", "BiasAdd"], "time_s": [3e-4, 1.01e-4], "ops": [32.0, 16.0]}
+    )
+    op_types["share"] = op_types["time_s"] / op_types["time_s"].sum()
+    lines = pd.DataFrame({"line": ["/host:CPU python"], "op_s": [0.0], "busy_s": [1e-3]})
+    result = ProfileResult(
+        config=config,
+        steps=2,
+        warmup=1,
+        layers=layers,
+        op_types=op_types,
+        lines=lines,
+        step_s=(1.1e-3, 1.0e-3),
+        profiled_step_s=1.05e-3,
+        harness_median_s=0.9e-3,
+        harness_repeats=3,
+        logdir="/tmp/profiles/run",
+        xplane="/tmp/profiles/run/plugins/profile/x/host.xplane.pb",
+        device="/CPU:0",
+        kernel="generic",
+        versions=VERSIONS,
+    )
+    return dataclasses.replace(result, **changes)

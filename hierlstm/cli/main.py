@@ -15,6 +15,7 @@ from hierlstm.cli.parser import (
     seed_number,
     whole_number,
 )
+from hierlstm.cli.profile import cmd_profile, profile_settings
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values
 from hierlstm.config import SettingError
 
@@ -25,6 +26,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "sweep": cmd_sweep,
     "worker": cmd_worker,
+    "profile": cmd_profile,
     "doctor": cmd_doctor,
     "results": cmd_results,
 }
@@ -35,6 +37,7 @@ SETTINGS = {
     "bench": run_settings,
     "sweep": lambda args: (run_settings(args), sweep_values(args)),
     "worker": run_settings,
+    "profile": profile_settings,
     "doctor": lambda args: None,  # no settings of its own; HIERLSTM_GPU_MEMORY_MB as for all
 }
 

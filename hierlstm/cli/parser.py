@@ -72,6 +72,11 @@ def build_parser() -> Parser:
     )
     worker.add_argument("--task-index", required=True, metavar="I", help="this worker's place")
 
+    profiled = commands.add_parser(
+        "profile", help="where one step's time goes: one variant under the TensorFlow Profiler"
+    )
+    _add_profile_options(profiled)
+
     doctor = commands.add_parser(
         "doctor", help="whether the GPUs work with this TensorFlow, and what to do if not"
     )
@@ -142,6 +147,41 @@ def _add_run_options(parser, *, strategy: bool = True):
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_db(parser)
     parser.add_argument("--no-store", action="store_true", help="do not store the results")
+
+
+def _add_profile_options(parser):
+    parser.add_argument("--variant", required=True, help="a name from `variants`")
+    for name in SIZE_FIELDS:
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
+    parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
+    parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
+    parser.add_argument("--device", help="auto | cpu | gpu:N")
+    parser.add_argument(
+        "--task", help="inference (a forward pass, the default) | training (one training step)"
+    )
+    parser.add_argument("--optimizer", help="sgd (the default) | adam: a training step's update")
+    low, high = BOUNDS["profile_steps"]
+    parser.add_argument(
+        "--steps", default="10", metavar="N", help=f"profiled steps, {low} to {high} (default 10)"
+    )
+    for name in ("warmup", "seed"):
+        parser.add_argument(f"--{name}", default=str(getattr(DEFAULT_TIMING, name)), metavar="N")
+    parser.add_argument(
+        "--repeats",
+        default=str(DEFAULT_TIMING.repeats),
+        metavar="N",
+        help="harness samples timed after the profile, profiler off (its median is shown beside)",
+    )
+    parser.add_argument(
+        "--logdir",
+        metavar="DIR",
+        help="where the capture goes (default: a new folder under the user data directory's "
+        "profiles/); kept, for TensorBoard or XProf",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    _add_db(parser)
+    parser.add_argument("--no-store", action="store_true", help="do not store the summary row")
 
 
 def config_from_args(args, **defaults):

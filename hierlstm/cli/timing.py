@@ -46,25 +46,31 @@ def sweep_values(args) -> list[int]:
     return values
 
 
+def check_device(config) -> None:
+    """What needs TensorFlow: the device exists, the precision runs there (a warning on stderr
+    when it runs but the user should know: float16 emulated on a CPU)."""
+    from hierlstm.timing.devices import precision_supported, resolve_device
+
+    try:
+        resolve_device(config.device)  # gpu:9 on a machine without it
+    except SettingError as error:
+        raise UsageError(str(error)) from None
+    ok, message = precision_supported(config.precision, config.device)
+    if not ok:
+        raise UsageError(message)
+    if message:
+        print(f"warning: {message}", file=sys.stderr)
+
+
 def _run_configs(args) -> tuple[list, Timing]:
-    """`run_settings`, then what needs TensorFlow: the device exists, the precision runs."""
+    """`run_settings`, then `check_device` (one device: the configs share their settings)."""
     configs, timing = run_settings(args)
     if configs and configs[0].strategy == "none":
-        from hierlstm.timing.devices import precision_supported, resolve_device
-
-        try:
-            resolve_device(configs[0].device)  # gpu:9 on a machine without it
-        except SettingError as error:
-            raise UsageError(str(error)) from None
-        ok, message = precision_supported(configs[0].precision, configs[0].device)
-        if not ok:
-            raise UsageError(message)
-        if message:  # runs, but the user should know (float16 emulated on a CPU)
-            print(f"warning: {message}", file=sys.stderr)
+        check_device(configs[0])
     return configs, timing
 
 
-def _within_limits(configs) -> None:
+def within_limits(configs) -> None:
     """The server limits of `hierlstm.timing.limits` (HIERLSTM_MAX_BATCH, ...) apply to the command
     line too, so a script cannot ask for what the app would refuse; raise them to go further."""
     from hierlstm.timing.limits import LimitError, check_limits
@@ -138,7 +144,7 @@ def device_lock(configs, command: str):
     return hold(keys, name=command, program="cli", on_wait=waiting)
 
 
-def _progress(enabled: bool):
+def progress_printer(enabled: bool):
     def report(fraction: float, message: str) -> None:
         print(f"\r[{fraction:4.0%}] {message[:70]:<70}", end="", file=sys.stderr, flush=True)
         if fraction >= 1.0:
@@ -151,7 +157,7 @@ def cmd_bench(args) -> int:
     from hierlstm.measure import compare_and_store
 
     configs, timing = _run_configs(args)
-    _within_limits(configs)
+    within_limits(configs)
     store = open_store(args)
     if configs[0].strategy != "none":
         return _bench_scaling(args, configs, store, timing)
@@ -159,7 +165,11 @@ def cmd_bench(args) -> int:
     baseline = names.index("nested") if "nested" in names else 0
     with device_lock(configs, "bench"):
         outcome, ids = compare_and_store(
-            configs, timing, store, baseline=baseline, on_progress=_progress(sys.stderr.isatty())
+            configs,
+            timing,
+            store,
+            baseline=baseline,
+            on_progress=progress_printer(sys.stderr.isatty()),
         )
     rows = []
     for index, result in enumerate(outcome.results):
@@ -183,7 +193,7 @@ def cmd_bench(args) -> int:
 
 def cmd_worker(args) -> int:
     configs, timing = _run_configs(args)
-    _within_limits(configs)
+    within_limits(configs)
     # Every worker measures and prints; only the chief (task 0) stores, so a shared results
     # file gets each measurement once.
     store = open_store(args) if int(args.task_index) == 0 else None
@@ -199,7 +209,7 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
     with device_lock(configs, args.command):
         for config in configs:
             outcome, ids = scaling_and_store(
-                config, timing, store, on_progress=_progress(sys.stderr.isatty())
+                config, timing, store, on_progress=progress_printer(sys.stderr.isatty())
             )
             row = outcome.to_dict()
             if ids:
@@ -242,12 +252,17 @@ def cmd_sweep(args) -> int:
             file=sys.stderr,
         )
     configs, timing = _run_configs(args)
-    _within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
+    within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
     store = open_store(args)
     with device_lock(configs, "sweep"):
         frames = [
             sweep_and_store(
-                config, args.axis, values, timing, store, on_progress=_progress(sys.stderr.isatty())
+                config,
+                args.axis,
+                values,
+                timing,
+                store,
+                on_progress=progress_printer(sys.stderr.isatty()),
             )
             for config in configs
         ]

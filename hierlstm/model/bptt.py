@@ -33,6 +33,22 @@ from __future__ import annotations
 import tensorflow as tf
 
 
+def in_forward_scope(backward):
+    """`backward` run in the name scope of the forward pass that made it (the fused layer's,
+    e.g. fused_1/fused_lstm_1), as TensorFlow's own gradients run under gradient_tape/<that
+    scope>: a profile (`hierlstm.timing.xspace`) maps ops to layers by scope, so without it
+    the hand-written backward's ops would belong to no layer."""
+    scope = tf.get_current_name_scope()
+    if not scope:
+        return backward
+
+    def scoped(*upstream):
+        with tf.name_scope(scope + "/"):  # a trailing "/" re-enters the scope as it is
+            return backward(*upstream)
+
+    return scoped
+
+
 def _gates(preactivations, units: int):
     """(B, 4U) halved pre-activations -> i, f, g, o (B, U) each."""
     z = preactivations
@@ -127,7 +143,7 @@ def outer_lstm_with_bptt(summaries, kernel, recurrent_kernel, bias):
             d_bias = tf.cast(tf.reduce_sum(tf.cast(dz, tf.float32), 0), dtype)  # (4U,)
             return d_summaries, d_kernel, d_recurrent, d_bias
 
-        return outputs, backward
+        return outputs, in_forward_scope(backward)
 
     return lstm(summaries, kernel, recurrent_kernel, bias)
 
@@ -209,7 +225,7 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
             weights = (tf.cast(value, dtype) for value in (d_kernel, d_recurrent, d_bias))
             return tf.stack(d_rows), *weights
 
-        return hidden, backward
+        return hidden, in_forward_scope(backward)
 
     return lstm(sequences, kernel, recurrent_kernel, bias)
 
@@ -268,6 +284,6 @@ def pooled_taps_with_gradient(inputs, kernel, bias, pool_height: int):
             d_inputs = tf.cast(tf.transpose(d_image, (2, 0, 1))[..., None], inputs.dtype)
             return d_inputs, d_kernel, d_bias
 
-        return pooled + bias, backward
+        return pooled + bias, in_forward_scope(backward)
 
     return taps(inputs, kernel, bias)

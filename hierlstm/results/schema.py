@@ -12,7 +12,10 @@ columns and as JSON); `row_from_v1` spreads such a row into today's columns, for
 here and for importing a version-1 export. Schema 2 had today's columns but the training ones
 (`ADDED_IN_V3`: the config's task and optimizer, a training step's phase times and its kept
 activations); `row_from_v2` gives such a row their values for a forward pass (task inference,
-optimizer sgd, no phase times, no activations kept), so a file goes 1 -> 2 -> 3.
+optimizer sgd, no phase times, no activations kept), so a file goes 1 -> 2 -> 3. Schema 4 added
+the `profiles` table (`hierlstm.results.profiles`: one summary row per profiler run) and left
+`results` as it was: a file of schema 3 gains the empty table, a file of schema 1 or 2 is
+migrated to 3's results and gains it too, each in the caller's one transaction.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hierlstm.config import RunConfig
+from hierlstm.results.profiles import CREATE_PROFILES, CREATE_PROFILES_INDEX
 from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 
 
@@ -34,7 +38,7 @@ class ResultsError(ValueError):
     row or the field; nothing is written."""
 
 
-SCHEMA_VERSION = 3  # PRAGMA user_version; bump with a migration when the columns change
+SCHEMA_VERSION = 4  # PRAGMA user_version; bump with a migration when the columns change
 CONTEXT_COLUMNS = ("id", "created_at", "host")
 COLUMNS = (*CONTEXT_COLUMNS, *ROW_COLUMNS)
 KINDS = {**dict.fromkeys(CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}  # column -> kind
@@ -114,8 +118,9 @@ def upgrade(connection: sqlite3.Connection, path: Path):
         _create(connection)
     elif version in (1, 2):
         _migrate(connection, path, version)
-    else:
+    elif version != 3:
         raise ResultsError(f"{path} has results schema version {version}, which no hierlstm wrote.")
+    _create_profiles(connection)  # schema 4: the profiles table, whatever the file had
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
@@ -141,6 +146,11 @@ def row_from_v2(row: Mapping[str, Any]) -> dict[str, Any]:
 def _create(connection: sqlite3.Connection):
     connection.execute(_CREATE_TABLE)
     connection.execute(_CREATE_INDEX)
+
+
+def _create_profiles(connection: sqlite3.Connection):
+    connection.execute(CREATE_PROFILES)
+    connection.execute(CREATE_PROFILES_INDEX)
 
 
 def _migrate(connection: sqlite3.Connection, path: Path, version: int):

@@ -1,11 +1,13 @@
 """Results storage: every measurement in one SQLite file, exportable and importable as CSV/JSON.
 
 One row per `BenchResult`: its row (`BenchResult.to_row`) and the context needed to compare
-runs across machines (id, time, host). The table and its migrations are `schema`, the export
-files `exchange`, the checks on a row `validation`. The file is shared by the app and the CLI,
-possibly at the same moment: it runs in WAL mode with a busy timeout, and every measurement is
-its own transaction, so a sweep killed half-way keeps each finished point and the file stays
-consistent. Imports are all or nothing: one bad row rejects the whole file.
+runs across machines (id, time, host); and, in the `profiles` table, one summary row per
+profiler run (`hierlstm.results.profiles`), which the exports leave out. The tables and their
+migrations are `schema`, the export files `exchange`, the checks on a row `validation`. The
+file is shared by the app and the CLI, possibly at the same moment: it runs in WAL mode with a
+busy timeout, and every measurement is its own transaction, so a sweep killed half-way keeps
+each finished point and the file stays consistent. Imports are all or nothing: one bad row
+rejects the whole file.
 
 This module imports neither Streamlit nor TensorFlow; library versions arrive in
 `BenchResult.versions`.
@@ -22,15 +24,18 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 
 from hierlstm.config import data_folder
-from hierlstm.results import exchange, schema
+from hierlstm.results import exchange, profiles, schema
 from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION, ResultsError
-from hierlstm.results.validation import checked_row, checked_rows
+from hierlstm.results.validation import checked_row, checked_rows, utc_timestamp
 from hierlstm.timing.records import BenchResult
+
+if TYPE_CHECKING:
+    from hierlstm.timing.profiler import ProfileResult
 
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's transaction
 # Fixed dtypes, so an empty store or an all-failed filter still gives float time columns.
@@ -91,6 +96,33 @@ class ResultStore:
         with self._connect() as connection, _transaction(connection):
             connection.execute(schema.INSERT, [row[column] for column in COLUMNS])
         return row["id"]
+
+    def add_profile(
+        self, result: ProfileResult, *, created_at: datetime | str | None = None
+    ) -> str:
+        """Stores one profile's summary row in its own transaction; returns its new id."""
+        row = {
+            "id": str(uuid.uuid4()),
+            "created_at": utc_timestamp(datetime.now(UTC) if created_at is None else created_at),
+            "host": socket.gethostname(),
+            **profiles.profile_row(result),
+        }
+        values = [
+            profiles.sql_value(kind, row[column]) for column, kind in profiles.PROFILE_KINDS.items()
+        ]
+        with self._connect() as connection, _transaction(connection):
+            connection.execute(profiles.INSERT_PROFILE, values)
+        return row["id"]
+
+    def profiles(self, *, variant: str | None = None) -> pd.DataFrame:
+        """Every stored profile's summary row, newest first, optionally of one variant.
+        Columns `PROFILE_COLUMNS` (`hierlstm.results.profiles`); the JSON ones as text."""
+        where, parameters = (" WHERE variant = ?", [variant]) if variant is not None else ("", [])
+        query = profiles.SELECT_PROFILES + where + " ORDER BY created_at DESC, rowid DESC"
+        with self._connect() as connection:
+            found = connection.execute(query, parameters).fetchall()
+        frame = pd.DataFrame(found, columns=list(profiles.PROFILE_COLUMNS))
+        return frame.astype(profiles.FRAME_DTYPES)
 
     def count(self) -> int:
         """How many measurements are stored."""

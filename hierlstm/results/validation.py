@@ -66,7 +66,7 @@ def checked_row(raw: Any) -> dict[str, Any]:
     settings = _config(raw).to_dict()
     row = {
         "id": _uuid(raw["id"]),
-        "created_at": _utc_timestamp(raw["created_at"]),
+        "created_at": utc_timestamp(raw["created_at"]),
         "host": _text("host", raw["host"]),
     }
     row.update({column: settings[name] for name, column in CONFIG_COLUMNS.items()})
@@ -176,7 +176,7 @@ def _uuid(value: Any) -> str:
         raise ResultsError(f"id must be a UUID; got {shown(value)}.") from None
 
 
-def _utc_timestamp(value: Any) -> str:
+def utc_timestamp(value: Any) -> str:
     """ISO 8601 in UTC with microseconds, so text order is time order. Naive means UTC."""
     moment = value
     if isinstance(value, str):

@@ -21,7 +21,9 @@ from hierlstm.timing.harness import (
 )
 
 
-def _top_level_layers(model) -> list:
+def top_level_layers(model) -> list:
+    """The model's layers but its input, in order: the rows of the per-layer split (here and
+    in the profiler's, `hierlstm.timing.profiler`)."""
     return [layer for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)]
 
 
@@ -59,7 +61,7 @@ def layer_breakdown(
     with tf.device(device):
         model = build_model(config, init_params(config, seed))
         inputs = tf.identity(tf.convert_to_tensor(make_inputs(config, seed)))
-        layers = _top_level_layers(model)
+        layers = top_level_layers(model)
         layer_inputs = _layer_inputs(model, layers, inputs)
         calls = [
             (

@@ -1,7 +1,8 @@
 """A results file of schema 2 (before training steps were measured), made here with that
-schema's own SQL, opens as schema 3 with every value kept and each row a forward pass (task
-inference, optimizer sgd, no phase times); version-2 exports import to the same rows; a
-training step's row round-trips through the store and today's exports."""
+schema's own SQL, opens as today's schema (3's results, 4's empty profiles table) with every
+value kept and each row a forward pass (task inference, optimizer sgd, no phase times);
+version-2 exports import to the same rows; a training step's row round-trips through the store
+and today's exports."""
 
 from __future__ import annotations
 
@@ -89,14 +90,14 @@ def v2_file(directory):
     return path
 
 
-def test_a_schema_2_file_opens_as_schema_3_with_every_value_kept(tmp_path):
+def test_a_schema_2_file_opens_as_today_s_schema_with_every_value_kept(tmp_path):
     store = ResultStore(v2_file(tmp_path))
     with sqlite3.connect(store.path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3 == schema.SCHEMA_VERSION
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 4 == schema.SCHEMA_VERSION
         columns = [row[1] for row in connection.execute("PRAGMA table_info(results)")]
         found = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         tables = [name for (name,) in found]
-    assert tuple(columns) == schema.COLUMNS and tables == ["results"]
+    assert tuple(columns) == schema.COLUMNS and tables == ["results", "profiles"]
     assert set(TRAINING_COLUMNS) <= set(columns)
     frame = store.rows()
     assert list(frame["id"]) == [FAILED_ROW["id"], OK_ROW["id"]]  # newest first

@@ -1,0 +1,105 @@
+"""The profiler's per-layer split of the real step beside the separate-call split.
+
+    .venv/bin/python benchmarks/profile_split.py [--variants nested,folded,fused]
+        [--batch-size 8 --time-steps 50] [--steps 10] [--warmup 3] [--repeats 20] [--xla]
+
+For each variant, at RunConfig's default sizes unless given: `hierlstm.timing.profiler.profile`
+(the real forward pass, `--steps` marked steps under the TensorFlow Profiler, each op's self
+time mapped to its layer, then `--repeats` harness samples with the profiler off) and then
+`hierlstm.timing.breakdown.layer_breakdown` (each layer its own function on its real input,
+interleaved rounds of `--repeats`). Prints per layer the profiler's ms per step and share of
+the op time, beside the separate calls' median ms and share of their sum; then the profiled
+step median, the harness median, the separate calls' whole-model median and one empty call's
+cost. Each separate call pays about one empty call, so its split over-weights cheap layers;
+the profiler's op time leaves out TensorFlow's executor work between ops, so its layers add up
+to less than the step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+
+from common import header, markdown_table
+
+from hierlstm.config import RunConfig, Timing
+from hierlstm.timing.breakdown import layer_breakdown
+from hierlstm.timing.profiler import profile
+from hierlstm.timing.xspace import OUTSIDE
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="nested,folded,fused")
+    parser.add_argument("--batch-size", type=int, default=RunConfig.batch_size)
+    parser.add_argument("--time-steps", type=int, default=RunConfig.time_steps)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--xla", action="store_true")
+    args = parser.parse_args()
+    timing = Timing(warmup=args.warmup, repeats=args.repeats)
+    logs = tempfile.mkdtemp(prefix="hierlstm-profile-split-")
+    print(header("Per-layer split: the profiler against separate calls"))
+    print(f"Captures kept under {logs} (open with `tensorboard --logdir DIR`).\n")
+    summary = []
+    for name in args.variants.split(","):
+        config = RunConfig(
+            variant=name, batch_size=args.batch_size, time_steps=args.time_steps, xla=args.xla
+        )
+        profiled = profile(config, timing, steps=args.steps, logdir=f"{logs}/{name}")
+        separate = layer_breakdown(config, timing)
+        calls = separate.set_index("layer")
+        rows = []
+        for row in profiled.layers.itertuples():
+            called = calls.loc[row.layer] if row.layer in calls.index else None
+            rows.append(
+                (
+                    row.layer,
+                    _ms(row.time_s),
+                    f"{row.share:.1%}",
+                    "" if called is None else _ms(called["median_s"]),
+                    "" if called is None else f"{called['share']:.1%}",
+                )
+            )
+        print(
+            f"### {name}, batch {config.batch_size} x time {config.time_steps}"
+            f"{', XLA' if config.xla else ''}\n"
+        )
+        header_row = ("layer", "profiler ms/step", "share of op time", "separate ms", "share")
+        print(markdown_table(header_row, rows))
+        print(
+            f"\nop time {_ms(profiled.op_s)} ms per step, of which {OUTSIDE} "
+            f"{_ms(profiled.outside_s)} ms; separate calls sum "
+            f"{_ms(separate.attrs['sum_median_s'])} ms\n"
+        )
+        summary.append(
+            (
+                name,
+                _ms(profiled.profiled_step_s),
+                _ms(profiled.harness_median_s),
+                f"{profiled.profiled_step_s / profiled.harness_median_s:.2f}",
+                f"{profiled.op_s / profiled.profiled_step_s:.0%}",
+                _ms(separate.attrs["model_median_s"]),
+                _ms(separate.attrs["call_overhead_s"]),
+            )
+        )
+    print("### Step time\n")
+    header_row = (
+        "variant",
+        "profiled step ms",
+        "harness ms",
+        "profiled / harness",
+        "op time / step",
+        "separate calls: model ms",
+        "empty call ms",
+    )
+    print(markdown_table(header_row, summary))
+
+
+if __name__ == "__main__":
+    main()

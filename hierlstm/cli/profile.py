@@ -1,0 +1,133 @@
+"""The `profile` command: one variant under the TensorFlow Profiler (`hierlstm.timing.profiler`),
+printed as tables (time per layer with its share, the top op types, each line, the step time as
+the profiler saw it beside the harness's) or as JSON, its summary row stored, its log directory
+kept for TensorBoard or XProf.
+
+`--json` prints one object:
+    environment   as `bench --json` (created_at, host, versions, machine, cpu_cores, gpus, ...)
+    profile       `ProfileResult.to_dict()`: variant, config, steps, warmup, profiled_step_s,
+                  harness_median_s, harness_repeats, step_s (each marker), op_s, outside_s,
+                  layers [{layer, type, host_s, device_s, time_s, ops, share}],
+                  op_types [{type, time_s, ops, share}], lines [{line, op_s, busy_s}],
+                  logdir, xplane, device, kernel, versions; times in seconds per step
+    stored_id     the summary row's id in the results file, or null with --no-store
+    open_with     the commands that open the log directory
+Exit status 0 when the profile ran, 1 when the run failed (one line on stderr), 2 for a bad
+argument (one `error:` line, before TensorFlow is imported).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from hierlstm.cli.format import json_default, text_table
+from hierlstm.cli.parser import UsageError, config_from_args, timing_from_args, whole_number
+from hierlstm.cli.timing import (
+    check_device,
+    device_lock,
+    environment,
+    open_store,
+    progress_printer,
+    within_limits,
+)
+from hierlstm.config import BOUNDS, SettingError
+
+
+def profile_settings(args):
+    """(config, timing, steps, logdir) from the flags: the checks that need no TensorFlow."""
+    if args.optimizer is not None and args.task != "training":
+        raise UsageError("--optimizer sets a training step's update; add --task training.")
+    config = config_from_args(args, xla=args.xla)
+    steps = whole_number("--steps", args.steps, *BOUNDS["profile_steps"])
+    logdir = None
+    if args.logdir is not None:
+        logdir = Path(args.logdir).expanduser()
+        if not args.logdir.strip() or (logdir.exists() and not logdir.is_dir()):
+            raise UsageError(
+                f"--logdir must be a folder (it is made if missing); got {args.logdir!r}."
+            )
+    return config, timing_from_args(args), steps, logdir
+
+
+def open_commands(logdir: str) -> list[str]:
+    return [f"tensorboard --logdir {logdir}", f"xprof server --logdir {logdir}"]
+
+
+def cmd_profile(args) -> int:
+    from hierlstm.measure import profile_and_store
+    from hierlstm.timing.failures import RUN_FAILURES, error_line
+
+    config, timing, steps, logdir = profile_settings(args)
+    check_device(config)
+    within_limits([config])
+    store = open_store(args)
+    try:
+        with device_lock([config], "profile"):
+            result, stored_id = profile_and_store(
+                config,
+                timing,
+                store,
+                steps=steps,
+                logdir=logdir,
+                on_progress=progress_printer(sys.stderr.isatty()),
+            )
+    except RUN_FAILURES as error:  # a refused setting at run time, an op error, out of memory
+        kind = "refused" if isinstance(error, SettingError) else "failed"
+        print(f"profile {kind}: {error_line(error)}", file=sys.stderr)
+        return 1
+    if args.json:
+        document = {
+            "environment": environment(),
+            "profile": result.to_dict(),
+            "stored_id": stored_id,
+            "open_with": open_commands(result.logdir),
+        }
+        print(json.dumps(document, indent=2, default=json_default))
+        return 0
+    print(format_profile(result))
+    if store:
+        print(f"stored the profile's summary in {store.path}", file=sys.stderr)
+    return 0
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f}"
+
+
+def format_profile(result, top: int = 12) -> str:
+    """The tables of one profile, then where its log is and how to open it."""
+    config = result.config
+    what = f"training step ({config.optimizer})" if config.task == "training" else "forward pass"
+    step, harness, op_time = result.profiled_step_s, result.harness_median_s, result.op_s
+    lines = [
+        f"{config.variant}: batch {config.batch_size}, time {config.time_steps}, "
+        f"{config.precision}{', XLA' if config.xla else ''}, one {what}, on {result.device}; "
+        f"{result.steps} profiled steps after {result.warmup} untimed warm-up call(s)",
+        f"step time: profiler {_ms(step)} ms (median of {result.steps} marked steps), harness "
+        f"{_ms(harness)} ms (median of {result.harness_repeats} timed calls right after, profiler "
+        f"off): profiling cost {step / harness - 1:+.0%}",
+        f"op time {_ms(op_time)} ms per step ({op_time / step:.0%} of the profiled step): each "
+        "op's self time, summed over every thread and stream; the rest of a step is TensorFlow's "
+        "own dispatch and executor work between ops",
+        "",
+    ]
+    layer_rows = [
+        (row.layer, row.type, _ms(row.time_s), f"{row.share:.1%}", f"{row.ops:g}")
+        for row in result.layers.itertuples()
+    ]
+    lines += [text_table(("layer", "type", "ms/step", "share", "ops/step"), layer_rows), ""]
+    op_rows = [
+        (row.type, _ms(row.time_s), f"{row.share:.1%}", f"{row.ops:g}")
+        for row in result.op_types.head(top).itertuples()
+    ]
+    more = len(result.op_types) - top
+    lines.append(text_table(("op type", "ms/step", "share", "ops/step"), op_rows))
+    if more > 0:
+        lines.append(f"... and {more} more op types (--json lists them all)")
+    line_rows = [(row.line, _ms(row.op_s), _ms(row.busy_s)) for row in result.lines.itertuples()]
+    lines += ["", text_table(("line", "op ms/step", "busy ms/step"), line_rows), ""]
+    lines.append(f"log: {result.logdir}")
+    lines.append("open it: " + "  or  ".join(open_commands(result.logdir)))
+    return "\n".join(lines)

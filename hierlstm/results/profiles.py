@@ -1,0 +1,112 @@
+"""The `profiles` table (results schema 4): one summary row per TensorFlow Profiler run
+(`hierlstm.timing.profiler.ProfileResult`), beside the `results` table in the same file.
+
+A row is the context (`id`, `created_at`, `host`), the config in the same columns the results
+table uses (`variant` ... `optimizer`, the config's device as `device_spec`), then what the
+profile found, per step: `profiled_step_s` (median of the step markers, profiler on),
+`harness_median_s` (the harness's median right after, profiler off), `op_s` (op self time over
+every line) and `outside_s` (of it, outside any layer), the layer and the op type with the
+most time and their shares, every layer's and the ten largest op types' rows as JSON
+(`layers_json`, `op_types_json`: lists of objects with the columns of the result's frames),
+where the capture is (`logdir`) and the library versions. The capture itself stays in its log
+directory; the row is what a table or a chart of past profiles needs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, VERSION_COLUMNS
+
+if TYPE_CHECKING:
+    from hierlstm.timing.profiler import ProfileResult
+
+TOP_OP_TYPES = 10  # op types kept in a row's op_types_json, most time first
+_MEASURED = {
+    "steps": "int",
+    "warmup": "int",
+    "harness_repeats": "int",
+    "profiled_step_s": "float",
+    "harness_median_s": "float",
+    "op_s": "float",
+    "outside_s": "float",
+    "top_layer": "text",
+    "top_layer_share": "float",
+    "top_op_type": "text",
+    "top_op_share": "float",
+    "layers_json": "text",
+    "op_types_json": "text",
+    "device": "text",
+    "kernel": "text",
+    "logdir": "text",
+}
+PROFILE_KINDS = {
+    **dict.fromkeys(("id", "created_at", "host"), "text"),
+    **{column: COLUMN_KINDS[column] for column in CONFIG_COLUMNS.values()},
+    **_MEASURED,
+    **dict.fromkeys(VERSION_COLUMNS.values(), "text"),
+}
+PROFILE_COLUMNS = tuple(PROFILE_KINDS)
+
+_SQL_TYPES = {"float": "REAL NOT NULL", "int": "INTEGER NOT NULL", "bool": "INTEGER NOT NULL"}
+_COLUMN_SQL = ",\n    ".join(
+    "id TEXT PRIMARY KEY" if column == "id" else f"{column} {_SQL_TYPES.get(kind, 'TEXT NOT NULL')}"
+    for column, kind in PROFILE_KINDS.items()
+)
+CREATE_PROFILES = f"CREATE TABLE IF NOT EXISTS profiles (\n    {_COLUMN_SQL}\n)"
+CREATE_PROFILES_INDEX = "CREATE INDEX IF NOT EXISTS profiles_by_time ON profiles (created_at)"
+INSERT_PROFILE = (
+    f"INSERT INTO profiles ({', '.join(PROFILE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in PROFILE_COLUMNS)})"
+)
+SELECT_PROFILES = f"SELECT {', '.join(PROFILE_COLUMNS)} FROM profiles"
+FRAME_DTYPES = {
+    column: {"float": "float64", "int": "int64", "bool": "bool", "text": "object"}[kind]
+    for column, kind in PROFILE_KINDS.items()
+}
+
+
+def _records(frame, columns) -> list[dict[str, Any]]:
+    return [{column: row[column] for column in columns} for row in frame.to_dict(orient="records")]
+
+
+def profile_row(result: ProfileResult) -> dict[str, Any]:
+    """The row of `result` without its context (id, created_at, host)."""
+    settings = result.config.to_dict()
+    top_layer, top_layer_share = result.top("layers", "layer")
+    top_op_type, top_op_share = result.top("op_types", "type")
+    layer_columns = ("layer", "type", "time_s", "share", "ops")
+    op_columns = ("type", "time_s", "share", "ops")
+    row = {column: settings[name] for name, column in CONFIG_COLUMNS.items()}
+    row.update(
+        steps=result.steps,
+        warmup=result.warmup,
+        harness_repeats=result.harness_repeats,
+        profiled_step_s=result.profiled_step_s,
+        harness_median_s=result.harness_median_s,
+        op_s=result.op_s,
+        outside_s=result.outside_s,
+        top_layer=top_layer,
+        top_layer_share=top_layer_share,
+        top_op_type=top_op_type,
+        top_op_share=top_op_share,
+        layers_json=json.dumps(_records(result.layers, layer_columns)),
+        op_types_json=json.dumps(_records(result.op_types.head(TOP_OP_TYPES), op_columns)),
+        device=result.device,
+        kernel=result.kernel,
+        logdir=result.logdir,
+    )
+    row.update({column: result.versions.get(key, "") for key, column in VERSION_COLUMNS.items()})
+    return row
+
+
+def sql_value(kind: str, value: Any) -> Any:
+    """A row value as SQLite stores it: numbers as Python numbers, booleans as 0 or 1."""
+    if kind == "bool":
+        return int(bool(value))
+    if kind == "int":
+        return int(value)
+    if kind == "float":
+        return float(value)
+    return str(value)

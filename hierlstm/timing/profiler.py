@@ -1,0 +1,243 @@
+"""A variant run under the TensorFlow Profiler: where one step's time really goes, per layer,
+per op type and per line (thread or GPU stream), beside the harness's own timing of it.
+
+`profile(config, timing, steps=N)` builds the run exactly as `benchmark` does
+(`hierlstm.timing.harness.prepare`: the forward function, or for task "training" the training
+step of `hierlstm.timing.training`), first-calls it, runs `timing.warmup` untimed calls, then
+N calls under `tf.profiler.experimental.start/stop`, each inside a
+`tf.profiler.experimental.Trace("step", step_num=i, _r=1)` marker, so the capture knows its
+steps. The capture is read back and reduced by `hierlstm.timing.xspace` (self times, steps,
+layers and the "outside any layer" bucket are defined there). Then, with the profiler
+stopped, the same run is timed `timing.repeats` times by the harness's own timed call
+(`PreparedRun.call`, what `benchmark` samples), in the same call on the same built model: the
+harness median beside the profiled step median says how much the profiler itself slowed the
+step.
+
+The log directory is kept, for TensorBoard or XProf (`tensorboard --logdir DIR`, the Profile
+tab); by default a new folder under `hierlstm.config.data_folder()`/profiles, beside the
+results file (`default_logdir`). `zip_logdir` packs it for a download.
+
+Rules of a timing run: the settings are checked first (`check_limits`, the step count's
+bounds, one device only), each refusal a `SettingError`. The caller holds the device lock
+(`hierlstm.timing.runlock.hold`), as for `benchmark`: the CLI and the app take it around the
+run. TensorFlow runs one profiler per process, so a second profile while one is recording (a
+run on another device of the same app server) is refused at once with a `SettingError`, never
+queued: the first is short, and waiting inside a run that holds a device lock would hold that
+device for nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import threading
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+from hierlstm.config import (
+    BOUNDS,
+    DEFAULT_TIMING,
+    RunConfig,
+    SettingError,
+    Timing,
+    data_folder,
+    out_of_bounds,
+)
+from hierlstm.model.builders import build_model
+from hierlstm.model.params import init_params
+from hierlstm.timing.breakdown import top_level_layers
+from hierlstm.timing.calls import Progress, no_progress, scaled_progress
+from hierlstm.timing.devices import device_string, resolve_device, versions
+from hierlstm.timing.harness import prepare
+from hierlstm.timing.limits import check_limits
+from hierlstm.timing.xspace import OUTSIDE, find_xplane, read_xspace, summarise
+
+DEFAULT_STEPS = 10
+_PROFILER = threading.Lock()  # TensorFlow allows one profiler session per process
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ProfileResult:
+    """One profiled run; times are seconds per step (one forward pass, or one training step).
+
+    layers: layer, type (the Keras class; "" for `OUTSIDE`), host_s, device_s, time_s, ops,
+        share: every top-level layer of the model in order, then "outside any layer".
+    op_types: type, time_s, ops, share, most time first. lines: line, op_s, busy_s.
+    `op_s` = the layers' time_s summed = op self time over every line. `profiled_step_s` is
+    the median of the N step markers (profiler on), `harness_median_s` the median of
+    `harness_repeats` harness samples taken right after (profiler off).
+    """
+
+    config: RunConfig
+    steps: int
+    warmup: int
+    layers: pd.DataFrame
+    op_types: pd.DataFrame
+    lines: pd.DataFrame
+    step_s: tuple[float, ...]
+    profiled_step_s: float
+    harness_median_s: float
+    harness_repeats: int
+    logdir: str
+    xplane: str  # the capture file, under logdir
+    device: str
+    kernel: str
+    versions: dict[str, str]
+
+    @property
+    def op_s(self) -> float:
+        return float(self.layers["time_s"].sum())
+
+    @property
+    def outside_s(self) -> float:
+        return float(self.layers.loc[self.layers["layer"] == OUTSIDE, "time_s"].sum())
+
+    def top(self, frame: str, key: str) -> tuple[str, float]:
+        """(name, share) of the row of `frame` ("layers" or "op_types") with the most time
+        ("", 0.0) when it has none."""
+        table = getattr(self, frame)
+        if table.empty or table["time_s"].max() <= 0:
+            return "", 0.0
+        row = table.loc[table["time_s"].idxmax()]
+        return str(row[key]), float(row["share"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (the CLI's `profile --json` document, under "profile")."""
+        fields = {
+            name: getattr(self, name)
+            for name in ("steps", "warmup", "profiled_step_s", "harness_median_s")
+        }
+        return {
+            "variant": self.config.variant,
+            "config": self.config.to_dict(),
+            **fields,
+            "harness_repeats": self.harness_repeats,
+            "step_s": list(self.step_s),
+            "op_s": self.op_s,
+            "outside_s": self.outside_s,
+            "layers": self.layers.to_dict(orient="records"),
+            "op_types": self.op_types.to_dict(orient="records"),
+            "lines": self.lines.to_dict(orient="records"),
+            "logdir": self.logdir,
+            "xplane": self.xplane,
+            "device": self.device,
+            "kernel": self.kernel,
+            "versions": dict(self.versions),
+        }
+
+
+def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
+    """A new folder for one capture: <data folder>/profiles/<UTC time>-<variant>-<task>."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S_%fZ")
+    return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}"
+
+
+def check_profile(config: RunConfig, steps: int) -> None:
+    """Raises SettingError (LimitError for a server limit) if `config` cannot be profiled."""
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise SettingError(f"steps must be a whole number; got {steps!r}.")
+    if message := out_of_bounds("steps", steps, *BOUNDS["profile_steps"]):
+        raise SettingError(message)
+    if config.strategy != "none":
+        raise SettingError(
+            f"a profile runs on one device; strategy must be none; got {config.strategy!r}."
+        )
+    check_limits(config)
+
+
+def _profiled_steps(run, logdir: Path, steps: int, progress: Progress) -> None:
+    if not _PROFILER.acquire(blocking=False):
+        raise SettingError(
+            "the TensorFlow Profiler is already recording another run in this process (one "
+            "profile at a time); try again when it has finished."
+        )
+    try:
+        try:
+            tf.profiler.experimental.start(str(logdir))
+        except tf.errors.AlreadyExistsError:
+            raise SettingError(
+                "the TensorFlow Profiler is already recording in this process (started outside "
+                "hierlstm); stop it first."
+            ) from None
+        try:
+            for index in range(steps):
+                with tf.profiler.experimental.Trace("step", step_num=index, _r=1):
+                    run.call()
+                progress((index + 1) / steps, f"profiled step {index + 1}/{steps}")
+        finally:
+            tf.profiler.experimental.stop()
+    finally:
+        _PROFILER.release()
+
+
+def profile(
+    config: RunConfig,
+    timing: Timing = DEFAULT_TIMING,
+    *,
+    steps: int = DEFAULT_STEPS,
+    logdir: str | Path | None = None,
+    on_progress: Progress | None = None,
+) -> ProfileResult:
+    """Profiles `steps` calls of `config` after its first call and `timing.warmup` untimed
+    ones, then times `timing.repeats` harness samples; see the module docstring.
+
+    Input (batch_size, height, time_steps, 1) float32, as `benchmark`'s. Raises SettingError
+    for a refused setting, TensorFlow's OpError (out of memory, ...) if the run fails.
+    """
+    check_profile(config, steps)
+    progress = on_progress or no_progress
+    logdir = Path(logdir) if logdir is not None else default_logdir(config)
+    logdir.mkdir(parents=True, exist_ok=True)
+    device = resolve_device(config.device)
+    with tf.device(device):  # the model whose layer names the capture is read with
+        model = build_model(config, init_params(config, timing.seed))
+    layers = top_level_layers(model)
+    run = prepare(config, seed=timing.seed, model=model, progress=scaled_progress(progress, 0, 0.2))
+    for index in range(timing.warmup):
+        run.call()
+        progress(0.2 + 0.1 * (index + 1) / timing.warmup, f"warm-up {index + 1}")
+    _profiled_steps(run, logdir, steps, scaled_progress(progress, 0.3, 0.7))
+    harness = [run.call() for _ in range(timing.repeats)]
+    progress(0.8, "reading the capture")
+    xplane = find_xplane(logdir)
+    summary = summarise(read_xspace(xplane), [layer.name for layer in layers])
+    types = {layer.name: type(layer).__name__ for layer in layers}
+    frame = summary.layers
+    frame.insert(1, "type", [types.get(name, "") for name in frame["layer"]])
+    result = ProfileResult(
+        config=config,
+        steps=summary.steps,
+        warmup=timing.warmup,
+        layers=frame,
+        op_types=summary.op_types,
+        lines=summary.lines,
+        step_s=summary.step_s,
+        profiled_step_s=float(np.median(summary.step_s)),
+        harness_median_s=float(np.median(harness)),
+        harness_repeats=len(harness),
+        logdir=str(logdir),
+        xplane=str(xplane),
+        device=run.label or device_string(run.device),
+        kernel=run.kernel,
+        versions=versions(),
+    )
+    progress(1.0, f"profiled step {result.profiled_step_s * 1e3:.3g} ms")
+    return result
+
+
+def zip_logdir(logdir: str | Path) -> bytes:
+    """The log directory as the bytes of a .zip (paths relative to it, the .xplane.pb among
+    them), for a download."""
+    root = Path(logdir)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(root).as_posix())
+    return buffer.getvalue()

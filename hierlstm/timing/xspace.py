@@ -1,0 +1,337 @@
+"""The reader of a TensorFlow Profiler capture: one XSpace (the `.xplane.pb` the profiler writes
+under `<logdir>/plugins/profile/<run>/`) reduced to time per layer, per op type and per line.
+
+An XSpace holds planes (`/host:CPU`, `/device:GPU:N`, `/host:metadata`), each plane lines (a
+host thread, a GPU stream), each line timed events whose name and stats live in the plane's
+metadata tables. What is counted, and how:
+
+- Steps. Only events fully inside a step marker (an event named "step" with a `step_num` stat,
+  as `tf.profiler.experimental.Trace("step", step_num=i, _r=1)` writes it) count; every figure
+  is divided by the number of markers, so it is per step. Warm-up and the profiler's own start
+  and stop fall outside the markers.
+- Self time. Events on one line nest: a step marker holds the call, the executor's
+  `ExecutorState::Process` holds the ops it runs, an XLA `while` thunk holds its body's thunks,
+  a kernel holds the `ParallelFor` it splits its work with. An op's self time is its duration
+  minus the durations of its direct children, the op events fully inside it on the same line
+  with no other op between (found with a stack over the line's events in start order). The
+  framework's events are transparent: one inside an op (a `ParallelFor`, the XLA executable
+  around its thunks) is that op's own work, as XProf counts it; one around ops (the executor)
+  is not op time at all. So summing self times never counts the same picosecond twice on one
+  line. Different lines run at the same time (two executor threads, a GPU stream beside the
+  host), so a sum over lines is op time, not wall time: it can exceed the step when threads
+  overlap.
+- Ops. An op event is a TensorFlow op (its metadata name is `scope/name:Type`, the form TF
+  writes for each kernel it runs on a host thread, or it carries a `tf_op` stat of that form),
+  an XLA thunk (a `hlo_op` stat; its TF scope and type come from the HLO module of the
+  `/host:metadata` plane, the instruction's `op_name` metadata), or an event on a device plane
+  (a GPU kernel or copy, named through its `tf_op` / `kernel_annotation` stat when it has one).
+  Everything else is the framework's own work (eager dispatch, `FunctionRun`, executor
+  scheduling, the profiler's listener marks): it is not op time, and the per-line table
+  shows how busy each line was in all (`busy_s`) beside its op time (`op_s`).
+- Layers. An op belongs to the first top-level layer of the model whose name is a component
+  of its scope, as is or with Keras's uniquifying suffix (`inner_lstm` matches `inner_lstm_1`
+  in `folded_1/inner_lstm_1/while/body/_1/...`, and gradients `gradient_tape/folded_1/...`).
+  Ops with no layer in their scope (the input's copy, the loss, the optimizer's update, an XLA
+  copy that HLO gives no op_name, the compiled function's own call op) are `OUTSIDE`, so the
+  layers plus `OUTSIDE` add up to the op time exactly.
+Op types are as TensorFlow wrote them: oneDNN's `_MklMatMul` on a CPU build with oneDNN, an
+XLA thunk as `XLA <opcode>` (`XLA dot`, `XLA fusion`, `XLA while`), a compiled function's call
+op as `XLA function`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+STEP_MARKER = "step"
+OUTSIDE = "outside any layer"
+_PS = 1e-12  # seconds per picosecond
+_TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")  # "scope/name:Type"
+_KERAS_SUFFIX = re.compile(r"^(.+)_\d+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class OpEvent:
+    """One op event inside the steps: its line ("<plane> <line>"), TF name (scope path; "" when
+    unknown), type, self time in picoseconds, and whether it ran on a device plane."""
+
+    line: str
+    name: str
+    type: str
+    self_ps: int
+    on_device: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class SpaceSummary:
+    """An XSpace reduced (see the module docstring); every time is seconds per step.
+
+    layers: layer, host_s, device_s, time_s (host + device), ops (op events per step), share
+        (of the summed time_s), one row per name of `layer_names` in order, then `OUTSIDE`.
+    op_types: type, time_s, ops, share; most time first.
+    lines: line, op_s, busy_s (the line's outermost non-marker events); by line name.
+    """
+
+    steps: int
+    step_s: tuple[float, ...]  # each step marker's duration, in order
+    layers: pd.DataFrame
+    op_types: pd.DataFrame
+    lines: pd.DataFrame
+
+    @property
+    def op_s(self) -> float:
+        """Op time per step, summed over every line: the layers plus `OUTSIDE`."""
+        return float(self.layers["time_s"].sum())
+
+
+def find_xplane(logdir: str | Path) -> Path:
+    """The newest `.xplane.pb` under `logdir`/plugins/profile/ (one per run and host)."""
+    found = sorted(
+        Path(logdir).glob("plugins/profile/*/*.xplane.pb"), key=lambda p: p.stat().st_mtime
+    )
+    if not found:
+        raise FileNotFoundError(f"no .xplane.pb under {Path(logdir) / 'plugins' / 'profile'}")
+    return found[-1]
+
+
+def read_xspace(path: str | Path):
+    """The XSpace protobuf of one `.xplane.pb` file."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(Path(path).read_bytes())
+    return space
+
+
+def layer_of(op_name: str, layer_names: Iterable[str]) -> str:
+    """The top-level layer `op_name` belongs to: the first scope component that is a layer's
+    name, or that name with Keras's `_N` suffix; `OUTSIDE` when none is."""
+    names = set(layer_names)
+    for component in op_name.split("/"):
+        if component in names:
+            return component
+        suffixed = _KERAS_SUFFIX.match(component)
+        if suffixed and suffixed.group(1) in names:
+            return suffixed.group(1)
+    return OUTSIDE
+
+
+def self_times(events: Sequence[tuple[int, int]], counted: Sequence[bool] | None = None):
+    """Self time of each (start, duration) of one line, in the input's order: its duration
+    minus the durations of its direct children, the events fully inside it with no other
+    event between. With `counted` (one flag per event), only counted events are children and
+    parents: an uncounted event between two counted ones is the outer one's own work, and an
+    uncounted event's self time is its whole duration."""
+    counted = [True] * len(events) if counted is None else counted
+    order = sorted(range(len(events)), key=lambda i: (events[i][0], -events[i][1]))
+    result = [duration for _, duration in events]
+    stack: list[int] = []  # indices of the open counted events, outermost first
+    for index in order:
+        if not counted[index]:
+            continue
+        start, duration = events[index]
+        while stack and sum(events[stack[-1]]) < start + duration:
+            stack.pop()  # ended before this one ends: not its parent
+        if stack:
+            result[stack[-1]] -= duration
+        stack.append(index)
+    return result
+
+
+def outermost(events: Sequence[tuple[int, int]]) -> int:
+    """How long one line was busy: the length of the union of its (start, duration) events
+    (on a line whose events nest, the summed durations of the outermost ones)."""
+    total, reach = 0, None
+    for start, duration in sorted(events):
+        end = start + duration
+        if reach is None or start >= reach:
+            total, reach = total + duration, end
+        elif end > reach:
+            total, reach = total + end - reach, end
+    return total
+
+
+def _stat_value(plane, stat):
+    kind = stat.WhichOneof("value")
+    if kind == "ref_value":
+        return plane.stat_metadata[stat.ref_value].name
+    return getattr(stat, kind) if kind else None
+
+
+def _stats(plane, event) -> dict:
+    """An event's stats by name, its metadata's first and the event's own over them."""
+    stats = {}
+    for stat in (*plane.event_metadata[event.metadata_id].stats, *event.stats):
+        stats[plane.stat_metadata[stat.metadata_id].name] = _stat_value(plane, stat)
+    return stats
+
+
+def hlo_instructions(space) -> dict[tuple[int | str, str], tuple[str, str]]:
+    """(program id or module name, instruction name) -> (opcode, TF op_name) of every HLO
+    module the `/host:metadata` plane holds (XLA's compiled functions)."""
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    found = {}
+    for plane in space.planes:
+        if plane.name != "/host:metadata":
+            continue
+        for program_id, metadata in plane.event_metadata.items():
+            for stat in metadata.stats:
+                if not stat.bytes_value:
+                    continue
+                proto = hlo_pb2.HloProto()
+                proto.ParseFromString(stat.bytes_value)
+                module = proto.hlo_module
+                for computation in module.computations:
+                    for instruction in computation.instructions:
+                        value = (instruction.opcode, instruction.metadata.op_name)
+                        found[(program_id, instruction.name)] = value
+                        found[(module.name, instruction.name)] = value
+    return found
+
+
+def _split_tf_op(text: str) -> tuple[str, str] | None:
+    """ "scope/name:Type" -> (name, Type); the innermost of a "::"-joined annotation."""
+    match = _TF_OP.match(text.split("::")[-1].strip()) if text else None
+    return (match.group(1), match.group(2)) if match else None
+
+
+def _function_op(op_type: str) -> str:
+    return "XLA function" if op_type.startswith(("__inference_", "__forward_")) else op_type
+
+
+def classify(plane, event, hlo) -> tuple[str, str] | None:
+    """(TF op name, op type) of an op event, or None for the framework's own events."""
+    metadata = plane.event_metadata[event.metadata_id]
+    stats = _stats(plane, event)
+    if "hlo_op" in stats:
+        name = str(stats["hlo_op"])
+        found = [hlo.get((key, name)) for key in (stats.get("program_id"), stats.get("hlo_module"))]
+        opcode, op_name = next((value for value in found if value), ("", ""))
+        if not opcode:
+            opcode = re.sub(r"(\.\d+)+$", "", name)
+        return op_name, f"XLA {opcode}"
+    for key in ("tf_op", "kernel_annotation"):
+        if parsed := _split_tf_op(str(stats.get(key, ""))):
+            return parsed[0], _function_op(parsed[1])
+    if parsed := _split_tf_op(metadata.name):
+        return parsed[0], _function_op(metadata.display_name or parsed[1])
+    if plane.name.startswith("/device:"):
+        return "", metadata.display_name or metadata.name
+    return None
+
+
+def step_intervals(space) -> list[tuple[int, int]]:
+    """(start, end) in picoseconds of every step marker, in start order."""
+    intervals = []
+    for plane in space.planes:
+        for line in plane.lines:
+            for event in line.events:
+                metadata = plane.event_metadata[event.metadata_id]
+                if metadata.name == STEP_MARKER and "step_num" in _stats(plane, event):
+                    start = line.timestamp_ns * 1000 + event.offset_ps
+                    intervals.append((start, start + event.duration_ps))
+    return sorted(intervals)
+
+
+def _inside(start: int, end: int, steps: Sequence[tuple[int, int]], starts: Sequence[int]) -> bool:
+    """Whether [start, end] lies inside one of `steps` (sorted, disjoint; `starts` theirs)."""
+    index = bisect.bisect_right(starts, start) - 1
+    return index >= 0 and end <= steps[index][1]
+
+
+def op_events(space) -> tuple[list[OpEvent], dict[str, tuple[int, int]], list[tuple[int, int]]]:
+    """Every op event inside the steps at its self time; each line's (op, busy) picoseconds
+    over the steps; the step intervals."""
+    steps = step_intervals(space)
+    starts = [start for start, _ in steps]
+    hlo = hlo_instructions(space)
+    ops: list[OpEvent] = []
+    lines: dict[str, tuple[int, int]] = {}
+    for plane in space.planes:
+        on_device = plane.name.startswith("/device:")
+        for line in plane.lines:
+            base = line.timestamp_ns * 1000
+            kept = [
+                event
+                for event in line.events
+                if event.duration_ps > 0
+                and _inside(
+                    base + event.offset_ps,
+                    base + event.offset_ps + event.duration_ps,
+                    steps,
+                    starts,
+                )
+                and plane.event_metadata[event.metadata_id].name != STEP_MARKER
+            ]
+            if not kept:
+                continue
+            label = f"{plane.name} {line.display_name or line.name}"
+            timed = [(base + event.offset_ps, event.duration_ps) for event in kept]
+            found = [classify(plane, event, hlo) for event in kept]
+            own = self_times(timed, [op is not None for op in found])
+            line_ops = 0
+            for op, self_ps in zip(found, own, strict=True):
+                if op is not None:
+                    ops.append(OpEvent(label, op[0], op[1], self_ps, on_device))
+                    line_ops += self_ps
+            lines[label] = (line_ops, outermost(timed))
+    return ops, lines, steps
+
+
+def _shares(frame: pd.DataFrame) -> pd.DataFrame:
+    total = frame["time_s"].sum()
+    frame["share"] = frame["time_s"] / total if total > 0 else 0.0
+    return frame
+
+
+def summarise(space, layer_names: Sequence[str]) -> SpaceSummary:
+    """`space` reduced to per-step time per layer (`layer_names`, then `OUTSIDE`), per op type
+    and per line. Raises ValueError if it holds no step marker."""
+    ops, lines, steps = op_events(space)
+    if not steps:
+        raise ValueError("the capture holds no step marker: nothing was profiled")
+    count = len(steps)
+    per_layer = {name: [0, 0, 0] for name in (*layer_names, OUTSIDE)}  # host, device, events
+    per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for op in ops:
+        row = per_layer[layer_of(op.name, layer_names)]
+        row[1 if op.on_device else 0] += op.self_ps
+        row[2] += 1
+        per_type[op.type][0] += op.self_ps
+        per_type[op.type][1] += 1
+    layers = pd.DataFrame(
+        {
+            "layer": list(per_layer),
+            "host_s": [row[0] * _PS / count for row in per_layer.values()],
+            "device_s": [row[1] * _PS / count for row in per_layer.values()],
+            "ops": [row[2] / count for row in per_layer.values()],
+        }
+    )
+    layers.insert(3, "time_s", layers["host_s"] + layers["device_s"])
+    op_types = pd.DataFrame(
+        {
+            "type": list(per_type),
+            "time_s": [value[0] * _PS / count for value in per_type.values()],
+            "ops": [value[1] / count for value in per_type.values()],
+        },
+        columns=["type", "time_s", "ops"],
+    )
+    op_types = op_types.sort_values(["time_s", "type"], ascending=[False, True], ignore_index=True)
+    line_frame = pd.DataFrame(
+        {
+            "line": sorted(lines),
+            "op_s": [lines[name][0] * _PS / count for name in sorted(lines)],
+            "busy_s": [lines[name][1] * _PS / count for name in sorted(lines)],
+        },
+        columns=["line", "op_s", "busy_s"],
+    )
+    step_s = tuple((end - start) * _PS for start, end in steps)
+    return SpaceSummary(count, step_s, _shares(layers), _shares(op_types), line_frame)

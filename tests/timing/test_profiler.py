@@ -1,0 +1,149 @@
+"""Real profiles of tiny configs (batch 2, time 4, 2 profiled steps): every variant of the
+registry, a training step, XLA; the capture zipped; the settings a profile refuses.
+
+Op time against the step. The exact checks are identities: the layers plus "outside any layer"
+equal the op types' total and the lines' op time. Against the profiled step (the mean of the
+markers, the same steps the op time is averaged over) op time is bounded, not equal, because
+the rest of a step is TensorFlow's own dispatch and executor work between ops, and ops on two
+threads may overlap: from above exactly, by (lines with ops) x the step, since self times on
+one line never overlap and every counted event lies inside a step; from below by 10% of the
+step. At these sizes ops were 30-55% of a step on the 2-core development machine (per-op
+executor overhead is most of the rest), so 10% leaves a margin of 3x for a loaded machine and
+still fails a reader that drops most ops or reads the wrong steps.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from hierlstm.config import RunConfig, SettingError, Timing
+from hierlstm.model.builders import build_model
+from hierlstm.registry import VARIANTS
+from hierlstm.timing import profiler
+from hierlstm.timing.breakdown import top_level_layers
+from hierlstm.timing.limits import LimitError
+from hierlstm.timing.profiler import profile, zip_logdir
+from hierlstm.timing.xspace import OUTSIDE
+
+TIMING = Timing(warmup=1, repeats=3)
+STEPS = 2
+RESHAPES = ("FoldTime", "UnfoldTime")  # a reshape may run no op of its own (grappler folds it)
+LOWEST_OP_SHARE = 0.10  # see the module docstring
+
+
+def tiny(variant: str, **changes) -> RunConfig:
+    return RunConfig(variant=variant, batch_size=2, time_steps=4, **changes)
+
+
+def layer_names(config: RunConfig) -> list[str]:
+    return [layer.name for layer in top_level_layers(build_model(config))]
+
+
+def assert_consistent(result, config: RunConfig):
+    layers = result.layers
+    assert list(layers["layer"]) == [*layer_names(config), OUTSIDE]
+    assert (layers[["host_s", "device_s", "time_s", "ops"]] >= 0).all().all()
+    for row in layers.itertuples():
+        if row.layer != OUTSIDE and row.type not in RESHAPES:
+            assert row.time_s > 0 and row.ops > 0, row.layer
+    assert result.op_s == pytest.approx(result.op_types["time_s"].sum(), rel=1e-9)
+    assert result.op_s == pytest.approx(result.lines["op_s"].sum(), rel=1e-9)
+    assert layers["share"].sum() == pytest.approx(1.0)
+    step = float(np.mean(result.step_s))
+    busy_lines = int((result.lines["op_s"] > 0).sum())
+    assert LOWEST_OP_SHARE * step <= result.op_s <= busy_lines * step
+    assert (result.lines["busy_s"] <= step * (1 + 1e-9)).all()
+    assert result.steps == STEPS == len(result.step_s)
+    assert result.profiled_step_s == pytest.approx(np.median(result.step_s))
+    assert result.harness_median_s > 0 and result.harness_repeats == TIMING.repeats
+    assert any("MatMul" in name for name in result.op_types["type"]), list(result.op_types["type"])
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_variant_profiles_into_its_layers(variant, tmp_path):
+    config = tiny(variant)
+    result = profile(config, TIMING, steps=STEPS, logdir=tmp_path / "log")
+    assert_consistent(result, config)
+    assert result.config == config and result.logdir == str(tmp_path / "log")
+    assert result.xplane.endswith(".xplane.pb") and result.xplane.startswith(result.logdir)
+    json.dumps(result.to_dict())  # plain JSON values throughout
+
+
+@pytest.mark.parametrize("variant", ["folded", "fused"])
+def test_a_training_step_profiles_with_its_gradients_in_the_layers(variant, tmp_path):
+    config = tiny(variant, task="training", optimizer="adam")
+    result = profile(config, TIMING, steps=STEPS, logdir=tmp_path)
+    assert_consistent(result, config)
+    assert result.outside_s > 0  # the loss and the optimizer's update belong to no layer
+    inference = profile(tiny(variant), TIMING, steps=STEPS, logdir=tmp_path / "inference")
+    summary = result.layers.set_index("layer")["ops"]
+    forward = inference.layers.set_index("layer")["ops"]
+    main = layer_names(config)[-1]
+    # the backward pass's ops are the layer's too (fused's hand-written one included)
+    assert summary[main] > 1.5 * forward[main]
+    assert result.outside_s < 0.5 * result.op_s
+
+
+def test_xla_thunks_are_split_by_layer_through_the_hlo_module(tmp_path):
+    config = tiny("folded", xla=True)
+    result = profile(config, TIMING, steps=STEPS, logdir=tmp_path)
+    time = result.layers.set_index("layer")["time_s"]
+    assert time["inner_lstm"] > 0 and time["outer_lstm"] > 0 and time["conv"] > 0
+    assert all(name.startswith("XLA ") for name in result.op_types["type"])
+    assert "XLA dot" in set(result.op_types["type"])
+
+
+def test_the_zip_of_the_log_holds_the_capture(tmp_path):
+    result = profile(tiny("folded"), TIMING, steps=1, logdir=tmp_path / "log")
+    archive = zipfile.ZipFile(io.BytesIO(zip_logdir(result.logdir)))
+    captures = [name for name in archive.namelist() if name.endswith(".xplane.pb")]
+    assert len(captures) == 1 and captures[0].startswith("plugins/profile/")
+    assert archive.read(captures[0]) == open(result.xplane, "rb").read()
+
+
+def test_the_default_log_folder_is_new_under_the_data_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    config = tiny("nested", task="training")
+    first, second = profiler.default_logdir(config), profiler.default_logdir(config)
+    assert first.parent == tmp_path / "hierlstm" / "profiles"
+    assert first.name.endswith("-nested-training") and first != second
+
+
+@pytest.mark.parametrize(
+    ("config", "steps", "message"),
+    [
+        (tiny("folded"), 0, "steps must be between 1 and 100; got 0."),
+        (tiny("folded"), 101, "steps must be between 1 and 100; got 101."),
+        (tiny("folded"), 2.0, "steps must be a whole number; got 2.0."),
+        (tiny("folded", strategy="mirrored"), 2, "a profile runs on one device"),
+    ],
+)
+def test_refused_settings_raise_a_setting_error(config, steps, message, tmp_path):
+    with pytest.raises(SettingError, match=message.replace(".", r"\.")):
+        profile(config, TIMING, steps=steps, logdir=tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before anything is made
+
+
+def test_a_config_over_the_limits_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setenv("HIERLSTM_MAX_BATCH", "1")
+    with pytest.raises(LimitError, match="over this server's limit of 1"):
+        profile(tiny("folded"), TIMING, steps=1, logdir=tmp_path)
+
+
+def test_a_second_profile_while_one_records_is_refused(tmp_path):
+    with profiler._PROFILER:  # another profile of this process is recording
+        with pytest.raises(SettingError, match="already recording another run"):
+            profile(tiny("folded"), TIMING, steps=1, logdir=tmp_path / "second")
+    tf.profiler.experimental.start(str(tmp_path / "outside"))  # started outside hierlstm
+    try:
+        with pytest.raises(SettingError, match="started outside hierlstm"):
+            profile(tiny("folded"), TIMING, steps=1, logdir=tmp_path / "third")
+    finally:
+        tf.profiler.experimental.stop()
+    assert profile(tiny("folded"), TIMING, steps=1, logdir=tmp_path / "fourth").steps == 1
