@@ -1,7 +1,7 @@
 """An independent check of the reader's op types: XProf (the TensorFlow Profiler's own tools,
 the `xprof` package of requirements-dev.txt) reduces the same capture to its framework op
-stats, and its host self time and count per op type must equal ours. Skipped where xprof is not
-installed; not under XLA, whose thunks XProf groups by HLO category instead."""
+stats, and its host self time and count per op type must equal ours (`make test` installs it).
+Not under XLA, whose thunks XProf groups by HLO category instead."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import json
 from collections import Counter
 
 import pytest
+from xprof.convert import raw_to_tool_data
 
 from hierlstm.config import RunConfig, Timing
 from hierlstm.timing.profiler import profile
-
-raw_to_tool_data = pytest.importorskip("xprof.convert.raw_to_tool_data")
 
 
 def xprof_op_types(xplane: str) -> tuple[Counter, Counter]:
