@@ -9,7 +9,7 @@ library the innermost frame is in, with "(import)" while a module is being impor
 closes the current phase (`benchmarks/first_page.py --profile-server` sends it after each
 visit); the phases are written to OUT.json when the server exits. A Python sampler sees Python
 frames only: time in a C call (a TensorFlow kernel, loading a shared library) is charged to the
-Python line that made it. Its own cost is a stack walk per 10 ms, about 1 %.
+Python line that made it. Its own cost is one walk of every thread's stack per 10 ms.
 """
 
 from __future__ import annotations
