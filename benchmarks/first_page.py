@@ -440,6 +440,13 @@ def _round_timeout(_number, _frame):
 def measure_round(number: int, pages: list[Page], args) -> dict:
     """A fresh Chromium and server: the health-check time and every row's visit."""
     folder = Path(tempfile.mkdtemp(prefix="first-page-"))
+    try:
+        return _measure(folder, number, pages, args)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _measure(folder: Path, number: int, pages: list[Page], args) -> dict:
     port = free_port(args.port or 0)
     url = f"http://127.0.0.1:{port}"
     shots = Path(args.screenshots) if args.screenshots else None
@@ -480,7 +487,6 @@ def measure_round(number: int, pages: list[Page], args) -> dict:
     }
     if args.profile_server:
         result["profile"] = _phases(folder, rows.labels)
-    shutil.rmtree(folder, ignore_errors=True)
     return result
 
 
