@@ -1,0 +1,114 @@
+"""Where a Streamlit server's script runs spend their time: `streamlit` run under a sampler.
+
+    python benchmarks/server_profile.py OUT.json run app.py [streamlit options]
+
+Every 10 ms a thread looks at the stack of every thread running one of the app's scripts
+(app.py or app_pages/) and charges the time since its last look to two things: the innermost
+line of the app's scripts on that stack (`app.py:15`, the page line that called it), and the
+library the innermost frame is in, with "(import)" while a module is being imported. SIGUSR1
+closes the current phase (`benchmarks/first_page.py --profile-server` sends it after each
+visit); the phases are written to OUT.json when the server exits. A Python sampler sees Python
+frames only: time in a C call (a TensorFlow kernel, loading a shared library) is charged to the
+Python line that made it. Its own cost is one walk of every thread's stack per 10 ms.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import json
+import os
+import runpy
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+INTERVAL_S = 0.01
+SCRIPTS = (str(ROOT / "app.py"), str(ROOT / "app_pages") + os.sep)
+
+
+def _library(path: str) -> str:
+    if "site-packages" + os.sep in path:
+        return path.split("site-packages" + os.sep, 1)[1].split(os.sep, 1)[0].removesuffix(".py")
+    if path.startswith(str(ROOT)):
+        return Path(path).relative_to(ROOT).parts[0].removesuffix(".py")
+    return "python"
+
+
+def where(frame) -> tuple[str, str] | None:
+    """(the innermost app-script line, the innermost library) of a stack; None if the stack
+    runs no app script."""
+    library, importing, line = None, False, None
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path.startswith("<frozen importlib"):
+            importing = True
+        elif library is None:
+            library = _library(path)
+        if path.startswith(SCRIPTS):
+            line = f"{Path(path).relative_to(ROOT)}:{frame.f_lineno}"
+            break
+        frame = frame.f_back
+    if line is None:
+        return None
+    return line, f"{library or 'python'}{' (import)' if importing else ''}"
+
+
+class Sampler:
+    def __init__(self):
+        self.phases, self.requests = [], []  # a SIGUSR1 appends; the sampler closes a phase
+        self._reset()
+
+    def _reset(self):
+        self.lines, self.libraries = collections.Counter(), collections.Counter()
+
+    def close_phase(self):
+        self.phases.append(
+            {
+                "busy_s": sum(self.lines.values()),
+                "lines": dict(self.lines.most_common()),
+                "libraries": dict(self.libraries.most_common()),
+            }
+        )
+        self._reset()
+
+    def run(self):
+        me, last = threading.get_ident(), time.perf_counter()
+        while True:
+            time.sleep(INTERVAL_S)
+            now = time.perf_counter()
+            while self.requests:
+                self.requests.pop()
+                self.close_phase()
+            for ident, frame in sys._current_frames().items():
+                found = where(frame) if ident != me else None
+                if found:
+                    self.lines[found[0]] += now - last
+                    self.libraries[found[1]] += now - last
+            last = now
+
+
+def main():
+    out, streamlit_args = Path(sys.argv[1]), sys.argv[2:]
+    sampler = Sampler()
+
+    def write():
+        sampler.close_phase()
+        out.write_text(json.dumps(sampler.phases, indent=1) + "\n")
+
+    def on_signal(_number, _frame):
+        sampler.requests.append(True)
+
+    signal.signal(signal.SIGUSR1, on_signal)
+    atexit.register(write)
+    threading.Thread(target=sampler.run, name="server-profile", daemon=True).start()
+    sys.path.pop(0)  # this folder: its scripts must not shadow modules the app imports
+    sys.argv = ["streamlit", *streamlit_args]
+    runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
