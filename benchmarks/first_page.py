@@ -180,25 +180,37 @@ def _title_key(script: Path) -> str:
 
 
 def app_pages() -> list[Page]:
-    """The pages in app.py's PAGES, read without running the app. Streamlit serves a page at
-    its script's file name, and the default (first) page at the root."""
-    for node in ast.parse((ROOT / "app.py").read_text()).body:
+    """The pages in the frame's PAGES, read without running the app. Streamlit serves a page at
+    its script's file name, and the default (first) page at the root. The frame is
+    streamlit_app.py (entries: script stem, link title, icon, (run label, heavy), title key
+    prefix); before it, app.py held PAGES as (script path, link title, icon, Action(label)),
+    each page drawing its own title: both are read, so one script measures before and after."""
+    frame = ROOT / "streamlit_app.py"
+    script_path = frame if frame.exists() else ROOT / "app.py"
+    for node in ast.parse(script_path.read_text()).body:
         if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
             "PAGES"
         ]:
             pages = []
             for index, entry in enumerate(node.value.elts):
-                script, link, _icon, action = entry.elts
+                if frame.exists():
+                    script, link, _icon, action, heading = entry.elts
+                    stem, title = script.value, t(f"{heading.value}.title")
+                    run_label = action.elts[0].value
+                else:
+                    script, link, _icon, action = entry.elts
+                    stem, title = Path(script.value).stem, t(_title_key(ROOT / script.value))
+                    run_label = action.args[0].value
                 pages.append(
                     Page(
-                        url_path="" if index == 0 else Path(script.value).stem,
-                        title=t(_title_key(ROOT / script.value)),
+                        url_path="" if index == 0 else stem,
+                        title=title,
                         link=t(link.value),
-                        run_label=t(action.args[0].value),
+                        run_label=t(run_label),
                     )
                 )
             return pages
-    raise ValueError("app.py: no PAGES tuple of (script, title, icon, action) entries")
+    raise ValueError(f"{script_path.name}: no PAGES tuple to read the pages from")
 
 
 # --- the server --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ kept for TensorBoard or XProf.
                   harness_median_s, harness_repeats, step_s (each marker), op_s, outside_s,
                   layers [{layer, type, host_s, device_s, time_s, ops, share}],
                   op_types [{type, time_s, ops, share}], lines [{line, op_s, busy_s}],
+                  kernels [{kernel, op_type, layer, time_s, launches}] (a device's; [] on a CPU),
                   logdir, xplane, device, kernel, versions; times in seconds per step
     stored_id     the summary row's id in the results file, or null with --no-store
     open_with     the commands that open the log directory
@@ -128,6 +129,13 @@ def format_profile(result, top: int = 12) -> str:
         lines.append(f"... and {more} more op types (--json lists them all)")
     line_rows = [(row.line, _ms(row.op_s), _ms(row.busy_s)) for row in result.lines.itertuples()]
     lines += ["", text_table(("line", "op ms/step", "busy ms/step"), line_rows), ""]
+    if not result.kernels.empty:  # what ran on the GPU, cuDNN's kernels by their CUDA names
+        kernel_rows = [
+            (row.kernel, row.op_type, row.layer, _ms(row.time_s), f"{row.launches:g}")
+            for row in result.kernels.head(top).itertuples()
+        ]
+        header = ("device kernel", "op type", "layer", "ms/step", "launches/step")
+        lines += [text_table(header, kernel_rows), ""]
     lines.append(f"log: {result.logdir}")
     lines.append("open it: " + "  or  ".join(open_commands(result.logdir)))
     return "\n".join(lines)

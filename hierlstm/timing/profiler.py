@@ -80,6 +80,7 @@ class ProfileResult:
     layers: pd.DataFrame
     op_types: pd.DataFrame
     lines: pd.DataFrame
+    kernels: pd.DataFrame  # the device planes' kernels (a GPU's, cuDNN's among them); CPU: empty
     step_s: tuple[float, ...]
     profiled_step_s: float
     harness_median_s: float
@@ -124,6 +125,7 @@ class ProfileResult:
             "layers": self.layers.to_dict(orient="records"),
             "op_types": self.op_types.to_dict(orient="records"),
             "lines": self.lines.to_dict(orient="records"),
+            "kernels": self.kernels.to_dict(orient="records"),
             "logdir": self.logdir,
             "xplane": self.xplane,
             "device": self.device,
@@ -217,6 +219,7 @@ def profile(
         layers=frame,
         op_types=summary.op_types,
         lines=summary.lines,
+        kernels=summary.kernels,
         step_s=summary.step_s,
         profiled_step_s=float(np.median(summary.step_s)),
         harness_median_s=float(np.median(harness)),

@@ -60,13 +60,18 @@ _KERAS_SUFFIX = re.compile(r"^(.+)_\d+$")
 @dataclasses.dataclass(frozen=True)
 class OpEvent:
     """One op event inside the steps: its line ("<plane> <line>"), TF name (scope path; "" when
-    unknown), type, self time in picoseconds, and whether it ran on a device plane."""
+    unknown), type, self time in picoseconds, and, for an event of a device plane, the kernel
+    that ran (the event's own name: a CUDA kernel such as cuDNN's `RNN_blockPersist_fp_LSTM`)."""
 
     line: str
     name: str
     type: str
     self_ps: int
-    on_device: bool
+    kernel: str = ""  # "" for a host event
+
+    @property
+    def on_device(self) -> bool:
+        return bool(self.kernel)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +82,8 @@ class SpaceSummary:
         (of the summed time_s), one row per name of `layer_names` in order, then `OUTSIDE`.
     op_types: type, time_s, ops, share; most time first.
     lines: line, op_s, busy_s (the line's outermost non-marker events); by line name.
+    kernels: kernel, op_type, layer, time_s, launches (per step); the device planes' kernels,
+        most time first; empty when nothing ran on a device (a CPU-only capture).
     """
 
     steps: int
@@ -84,6 +91,7 @@ class SpaceSummary:
     layers: pd.DataFrame
     op_types: pd.DataFrame
     lines: pd.DataFrame
+    kernels: pd.DataFrame
 
     @property
     def op_s(self) -> float:
@@ -278,9 +286,10 @@ def op_events(space) -> tuple[list[OpEvent], dict[str, tuple[int, int]], list[tu
             found = [classify(plane, event, hlo) for event in kept]
             own = self_times(timed, [op is not None for op in found])
             line_ops = 0
-            for op, self_ps in zip(found, own, strict=True):
+            for event, op, self_ps in zip(kept, found, own, strict=True):
                 if op is not None:
-                    ops.append(OpEvent(label, op[0], op[1], self_ps, on_device))
+                    kernel = plane.event_metadata[event.metadata_id].name if on_device else ""
+                    ops.append(OpEvent(label, op[0], op[1], self_ps, kernel))
                     line_ops += self_ps
             lines[label] = (line_ops, outermost(timed))
     return ops, lines, steps
@@ -334,4 +343,21 @@ def summarise(space, layer_names: Sequence[str]) -> SpaceSummary:
         columns=["line", "op_s", "busy_s"],
     )
     step_s = tuple((end - start) * _PS for start, end in steps)
-    return SpaceSummary(count, step_s, _shares(layers), _shares(op_types), line_frame)
+    kernels = _kernels([op for op in ops if op.on_device], layer_names, count)
+    return SpaceSummary(count, step_s, _shares(layers), _shares(op_types), line_frame, kernels)
+
+
+def _kernels(ops: Sequence[OpEvent], layer_names: Sequence[str], count: int) -> pd.DataFrame:
+    per_kernel: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for op in ops:
+        row = per_kernel[(op.kernel, op.type, layer_of(op.name, layer_names))]
+        row[0] += op.self_ps
+        row[1] += 1
+    frame = pd.DataFrame(
+        [
+            (kernel, op_type, layer, value[0] * _PS / count, value[1] / count)
+            for (kernel, op_type, layer), value in per_kernel.items()
+        ],
+        columns=["kernel", "op_type", "layer", "time_s", "launches"],
+    )
+    return frame.sort_values(["time_s", "kernel"], ascending=[False, True], ignore_index=True)

@@ -37,6 +37,7 @@ def test_profile_json_schema_and_stored_row(capsys, tmp_path):
     assert set(profile) == {
         *("variant", "config", "steps", "warmup", "profiled_step_s", "harness_median_s"),
         *("harness_repeats", "step_s", "op_s", "outside_s", "layers", "op_types", "lines"),
+        "kernels",
         *("logdir", "xplane", "device", "kernel", "versions"),
     }
     assert profile["config"]["batch_size"] == 2 and profile["steps"] == 2
@@ -46,6 +47,7 @@ def test_profile_json_schema_and_stored_row(capsys, tmp_path):
     assert set(layers[0]) == {"layer", "type", "host_s", "device_s", "time_s", "ops", "share"}
     assert set(profile["op_types"][0]) == {"type", "time_s", "ops", "share"}
     assert set(profile["lines"][0]) == {"line", "op_s", "busy_s"}
+    assert profile["kernels"] == []  # nothing ran on a device: this machine has no GPU
     assert sum(layer["time_s"] for layer in layers) == pytest.approx(profile["op_s"])
     assert profile["logdir"] == str(logdir) and Path(profile["xplane"]).is_file()
     assert document["open_with"] == [

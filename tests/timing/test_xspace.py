@@ -170,6 +170,25 @@ def test_device_events_are_ops_named_by_their_annotation():
     types = dict(zip(summary.op_types["type"], summary.op_types["time_s"], strict=True))
     assert types == pytest.approx({"CudnnRNNV3": 60e-6, "volta_sgemm_128x64_nn": 5e-6})
     assert "/device:GPU:0 Stream #7(Compute)" in set(summary.lines["line"])
+    # The kernels that ran on the device, cuDNN's named as CUDA named it, with its TF op.
+    kernels = summary.kernels.to_dict(orient="records")
+    assert kernels == [
+        {
+            "kernel": "RNN_blockPersist_fp_LSTM",
+            "op_type": "CudnnRNNV3",
+            "layer": "outer_lstm",
+            "time_s": pytest.approx(50e-6),
+            "launches": 1.0,
+        },
+        {
+            "kernel": "volta_sgemm_128x64_nn",
+            "op_type": "volta_sgemm_128x64_nn",
+            "layer": OUTSIDE,
+            "time_s": pytest.approx(5e-6),
+            "launches": 1.0,
+        },
+    ]
+    assert summarise(space_with_steps(((0, 100),))[0], LAYERS).kernels.empty  # a CPU capture
 
 
 def test_xla_thunks_take_their_layer_and_opcode_from_the_hlo_module():
