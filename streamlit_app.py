@@ -21,6 +21,7 @@ st.set_page_config(page_title="hierlstm", page_icon=":material/account_tree:", l
 PAGES = (
     ("shape_trace", "page.shape_trace", ":material/schema:", ("run.trace", False), "trace"),
     ("benchmark", "page.benchmark", ":material/timer:", ("run.benchmark", True), "bench"),
+    ("profile", "page.profile", ":material/query_stats:", ("run.profile", True), "profile"),
     ("scaling", "page.scaling", ":material/trending_up:", ("run.sweep", True), "scaling"),
     ("weight_sharing", "page.weight_sharing", ":material/share:", ("run.sharing", True), "sharing"),
     ("results", "page.results", ":material/table_view:", ("run.apply", False), "results"),

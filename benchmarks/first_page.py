@@ -21,7 +21,8 @@ first saw:
   itself, often still skeletons, is in the JSON as `sidebar_form_s`);
 - first figure: a drawn plotly chart; a table where the page draws no chart (marked "table");
   "none" where it draws neither;
-- idle: the script run is over (`data-test-script-state` "notRunning", connected), no skeleton
+- idle: the script run is over (`data-test-script-state` "notRunning", connected), no warm-up
+  placeholder (`.st-key-warmup-placeholder`: the server is still warming up), no skeleton
   and no status widget left, and nothing of that changed for 500 ms (the time is when it
   started).
 
@@ -114,7 +115,12 @@ PROBE = """(() => {
     const status = shown('[data-testid="stStatusWidget"]').length;
     const elements = document.querySelectorAll('[data-testid="stElementContainer"]').length;
     const signature = [state, connection, title, plots, tables, skeletons, status, elements];
-    const idle = state === 'notRunning' && connection === 'CONNECTED' && !skeletons && !status;
+    // A server still warming up draws the page's frame and a placeholder that it redraws
+    // every half second: not idle until the placeholder is gone (the page filled in).
+    const warming = document.querySelector('.st-key-warmup-placeholder') !== null;
+    signature.push(warming);
+    const idle = state === 'notRunning' && connection === 'CONNECTED' && !skeletons && !status
+      && !warming;
     if (!idle) probe.idleSince = null;
     else if (probe.idleSince === null || signature.join('|') !== probe.signature) {
       probe.idleSince = now;

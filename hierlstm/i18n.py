@@ -29,6 +29,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     # --- frame -----------------------------------------------------------------------------
     "page.shape_trace": _m("Shape trace", "形状追踪"),
     "page.benchmark": _m("Benchmark", "基准测试"),
+    "page.profile": _m("Profile", "性能剖析"),
     "page.scaling": _m("Scaling", "规模扩展"),
     "page.weight_sharing": _m("Weight sharing", "权重共享"),
     "page.results": _m("Results", "结果"),
@@ -36,6 +37,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "sidebar.settings": _m("Settings", "设置"),
     "run.trace": _m("Update trace", "更新追踪"),
     "run.benchmark": _m("Run benchmark", "运行基准测试"),
+    "run.profile": _m("Profile", "开始剖析"),
     "run.sweep": _m("Run sweep", "运行扫描"),
     "run.sharing": _m("Apply and time both forms", "应用并计时两种形式"),
     "run.apply": _m("Apply settings", "应用设置"),
@@ -76,6 +78,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "run.confirm.yes.unknown": _m("Run it", "运行"),
     "run.confirm.no": _m("Cancel", "取消"),
     "lock.benchmark": _m("a benchmark", "一次基准测试"),
+    "lock.profile": _m("a profile", "一次性能剖析"),
+    "lock.warmup": _m("the server's warm-up", "服务器预热"),
     "lock.scaling": _m("a sweep", "一次扫描"),
     "lock.weight_sharing": _m("a weight-sharing timing", "一次权重共享计时"),
     "lock.lesson": _m("the lesson's measurements", "课程中的测量"),
@@ -818,6 +822,94 @@ MESSAGES: dict[str, dict[str, str]] = {
     "bench.table": _m("Every measured field", "所有测量字段"),
     "bench.download": _m("Download this run (CSV)", "下载本次运行（CSV）"),
     "bench.stored": _m("{count} result(s) stored in {path}.", "已保存 {count} 条结果到 {path}。"),
+    # --- profile ------------------------------------------------------------------------------
+    "profile.title": _m("Where the time goes inside the graph", "时间花在图中的哪里"),
+    "profile.intro": _m(
+        "Each selected variant runs under the **TensorFlow Profiler** for a number of steps "
+        "(after its warm-up calls, each step marked). Every op's **self time** (its duration "
+        "less the ops nested in it) is assigned to the layer whose name scope it ran in: this is "
+        "what ran, inside while-loop bodies and XLA clusters, on every thread and stream. Beside "
+        "it, the Benchmark page's **separate-call split** times each layer as its own function "
+        "and pays one call's overhead per layer. Each profile is stored (see Results), and its "
+        "capture is a download that TensorBoard's Profile tab opens.",
+        "所选的每个变体在 **TensorFlow Profiler** 下运行若干步（先预热，每步都有标记）。每个算子的"
+        "**自身时间**（其耗时减去嵌套在其中的算子）按其所在层的名称作用域归到该层：这就是实际运行的"
+        "内容，包括 while 循环体与 XLA 簇内部、每个线程与流上的算子。旁边是基准测试页的**逐层单独"
+        "调用拆分**：每层作为单独的函数计时，每层都要付出一次调用开销。每次剖析都会保存（见结果页），"
+        "其采集文件可下载，并可用 TensorBoard 的 Profile 标签页打开。",
+    ),
+    "profile.steps": _m("Profiled steps", "剖析步数"),
+    "profile.steps.help": _m(
+        "How many marked steps the profiler records per variant (after the warm-up calls); "
+        "every figure is per step.",
+        "每个变体由剖析器记录多少个带标记的步（在预热调用之后）；所有数字都是每步的值。",
+    ),
+    "profile.press_run": _m(
+        "Press **Profile** in the sidebar to record {steps} steps of {variants} at batch "
+        "{batch} x time {time} under the TensorFlow Profiler.",
+        "点击侧边栏的**开始剖析**，在 TensorFlow Profiler 下记录 {variants} 在批大小 {batch}、"
+        "时间步 {time} 下的 {steps} 步。",
+    ),
+    "profile.failed": _m("{variant} could not be profiled: {error}", "{variant} 无法剖析：{error}"),
+    "profile.metric.step": _m("{variant}: step under the profiler", "{variant}：剖析下的每步耗时"),
+    "profile.metric.harness": _m(
+        "{ms:.3g} ms by the harness, profiler off", "计时器（剖析关闭）测得 {ms:.3g} ms"
+    ),
+    "profile.metric.step.help": _m(
+        "The median of the {steps} marked steps as the profiler saw them; below it, the median "
+        "of {repeats} calls timed by the benchmark harness right after, on the same built "
+        "model with the profiler off. The difference is what profiling itself costs.",
+        "剖析器看到的 {steps} 个带标记步的中位数；下方是紧接着在同一个已构建模型上、关闭剖析器后"
+        "由基准计时器测得的 {repeats} 次调用的中位数。两者之差就是剖析本身的开销。",
+    ),
+    "profile.method.profiler": _m("profiler", "剖析器"),
+    "profile.method.separate": _m("separate calls", "逐层单独调用"),
+    "profile.outside": _m("outside any layer", "不属于任何层"),
+    "profile.chart.title": _m(
+        "Each layer's share of a step: the profiler's split beside the separate-call split",
+        "每层在一步中所占比例：剖析器拆分与逐层单独调用拆分对比",
+    ),
+    "profile.chart.x": _m("share of the variant's time (%)", "占该变体时间的比例（%）"),
+    "profile.chart.y": _m("variant · how it was measured", "变体 · 测量方式"),
+    "profile.layers.caption": _m(
+        "Shares, not milliseconds (hover for those): the profiler slows what it records, and a "
+        "separate call pays its own dispatch. *Outside any layer* is op time with no layer in "
+        "its scope: the loss, the optimizer's update, copies, a compiled function's own call.",
+        "比较的是比例而不是毫秒（悬停可看毫秒）：剖析器会拖慢它记录的运行，单独调用又要付出自己的调度"
+        "开销。*不属于任何层* 是作用域中没有层名的算子时间：损失、优化器更新、拷贝、编译函数自身的调用。",
+    ),
+    "profile.summary": _m(
+        "Op time **{op:.3g} ms** per step ({share:.0%} of the profiled step; the rest is "
+        "TensorFlow's own dispatch and scheduling between ops), of which {outside:.3g} ms "
+        "outside any layer; on {device}. Op time is summed over every thread and stream, so it "
+        "is not wall time.",
+        "每步算子时间 **{op:.3g} ms**（占剖析步的 {share:.0%}；其余是 TensorFlow 在算子之间的调度"
+        "开销），其中 {outside:.3g} ms 不属于任何层；设备 {device}。算子时间是所有线程与流之和，"
+        "并不是墙钟时间。",
+    ),
+    "profile.ops": _m("Top op types", "耗时最多的算子类型"),
+    "profile.lines": _m("Threads and streams", "线程与流"),
+    "profile.kernels": _m("Kernels that ran on a device", "在设备上运行的内核"),
+    "profile.kernels.none": _m(
+        "Nothing ran on a GPU: this capture has CPU threads only. On a GPU, every CUDA kernel "
+        "that ran (cuDNN's among them, by their CUDA names) is listed here with its op and "
+        "layer.",
+        "没有任何内容在 GPU 上运行：此采集只有 CPU 线程。在 GPU 上，这里会列出每个运行过的 CUDA 内核"
+        "（包括 cuDNN 的，按 CUDA 名称），以及其算子与层。",
+    ),
+    "profile.download": _m(
+        "Download {variant}'s capture (.zip, for TensorBoard)",
+        "下载 {variant} 的采集（.zip，供 TensorBoard 使用）",
+    ),
+    "profile.open": _m(
+        "Unzip it and open it with `tensorboard --logdir DIR` (the Profile tab) or `xprof "
+        "server --logdir DIR`; on this server it is in {logdir}.",
+        "解压后用 `tensorboard --logdir DIR`（Profile 标签页）或 `xprof server --logdir DIR` "
+        "打开；在本服务器上它位于 {logdir}。",
+    ),
+    "profile.stored": _m(
+        "{count} profile(s) stored in {path}.", "已保存 {count} 次剖析到 {path}。"
+    ),
     # --- scaling ------------------------------------------------------------------------------
     "scaling.title": _m("How the variants scale", "各变体如何随规模变化"),
     "scaling.intro": _m(

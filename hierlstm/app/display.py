@@ -148,3 +148,11 @@ def related_sources(function) -> list[tuple[str, str]]:
 
 def format_ms(seconds: float) -> str:
     return "—" if seconds is None or math.isnan(seconds) else f"{seconds * 1e3:.3g} ms"
+
+
+def in_ms(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy for a table: every `*_s` column (seconds) as `*_ms`, in milliseconds."""
+    seconds = [name for name in frame.columns if name.endswith("_s")]
+    shown = frame.copy()
+    shown[seconds] = shown[seconds] * 1e3
+    return shown.rename(columns={name: name.removesuffix("_s") + "_ms" for name in seconds})

@@ -1,7 +1,8 @@
 """What the timing pages run, through the same run-and-store functions as the command line
-(`hierlstm.measure`): the benchmark with its per-layer split and the sweeps over time, batch
-or replicas. Each returns an outcome that keeps the records it measured (with their
-`RunConfig`s); the page draws it."""
+(`hierlstm.measure`): the benchmark with its per-layer split, the sweeps over time, batch
+or replicas, and the TensorFlow Profiler's captures beside the separate-call split. Each
+returns an outcome that keeps the records it measured (with their `RunConfig`s); the page draws
+it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hierlstm.app.sidebar import Controls
 from hierlstm.config import RunConfig
 from hierlstm.timing.breakdown import layer_breakdown
 from hierlstm.timing.failures import RUN_FAILURES, error_line
+from hierlstm.timing.profiler import ProfileResult, zip_logdir
 from hierlstm.timing.records import CompareResult
 
 
@@ -117,3 +119,51 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
 
     frame = _each_variant(replica_configs(controls), progress, run)
     return {"frame": frame, "axis": "replicas", "settings": settings_of(controls)}
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantProfile:
+    """One variant on the Profile page: its profile (or why it failed), the separate-call
+    split of the same layers, the capture as a .zip, the stored row's id."""
+
+    variant: str
+    result: ProfileResult | None
+    separate: pd.DataFrame | None
+    archive: bytes
+    stored_id: str | None
+    error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileOutcome:
+    profiles: tuple[VariantProfile, ...]
+    steps: int
+    settings: dict  # `settings_of` the controls it ran with, and the steps
+
+
+def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileOutcome:
+    """Each selected variant profiled for `steps` steps (its summary row stored), then its
+    layers timed as separate calls on the same settings; a variant's failure is its one line,
+    the others still run."""
+    profiles = []
+    count = len(controls.configs)
+    for index, config in enumerate(controls.configs):
+
+        def part(start, end, offset=index, prefix=config.variant):
+            return lambda f, m: progress(
+                (offset + start + (end - start) * f) / count, f"{prefix}: {m}"
+            )
+
+        try:
+            result, stored = measure.profile_and_store(
+                config, controls.timing, result_store(), steps=steps, on_progress=part(0, 0.7)
+            )
+            separate = layer_breakdown(config, controls.timing, on_progress=part(0.7, 1))
+        except RUN_FAILURES as error:
+            failed = VariantProfile(config.variant, None, None, b"", None, error_line(error))
+            profiles.append(failed)
+            continue
+        archive = zip_logdir(result.logdir)
+        profiles.append(VariantProfile(config.variant, result, separate, archive, stored))
+    settings = {**settings_of(controls), "steps": steps}
+    return ProfileOutcome(tuple(profiles), steps, settings)

@@ -229,7 +229,8 @@ def placeholder() -> None:
     if status.ready:
         st.rerun()
     what = text(status.step) if status.step else ""
-    st.progress(
-        status.done / max(1, status.needed),
-        text=text("warmup.waiting", what=what, seconds=status.seconds),
-    )
+    with st.container(key="warmup-placeholder"):  # what a browser can wait for to be gone
+        st.progress(
+            status.done / max(1, status.needed),
+            text=text("warmup.waiting", what=what, seconds=status.seconds),
+        )

@@ -4,6 +4,9 @@ language switch changes the text. Tiny sizes (batch 2, time 4, repeats 2) keep i
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"  # the frame app.
 PAGES = {
     "app_pages/shape_trace.py": "What the model does to a tensor",
     "app_pages/benchmark.py": "Which variant is fastest here?",
+    "app_pages/profile.py": "Where the time goes inside the graph",
     "app_pages/scaling.py": "How the variants scale",
     "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
     "app_pages/results.py": "Stored results",
@@ -210,6 +214,44 @@ def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
     kernels = _table(app, "bench-kernels")
     assert set(kernels.iloc[:, 3]) == {"generic"}  # no GPU here: every LSTM ran generic
     assert app.button(key="run").disabled is False  # enabled again after the run
+
+
+def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, database):
+    _open(app, "app_pages/profile.py", TINY)
+    assert _plotly_charts(app) == 0
+    app.number_input(key="profile_steps").set_value(2)
+    _run(app)
+    _clean(app)
+    assert _plotly_charts(app) == 1  # the two splits of every variant in one figure
+    figure = json.loads(app.get("plotly_chart")[0].proto.spec)
+    bars = {bar["name"]: bar for bar in figure["data"]}
+    assert {"conv", "pool", "permute", "nested_rnn", "inner_lstm", "outer_lstm"} <= set(bars)
+    labels = figure["data"][0]["y"]
+    assert labels == [
+        "nested · profiler",
+        "nested · separate calls",
+        "folded · profiler",
+        "folded · separate calls",
+    ]
+    for index in range(len(labels)):  # each bar is its method's whole time: 100 %
+        total = sum(bar["x"][index] for bar in figure["data"])
+        assert total == pytest.approx(100, abs=1e-6)
+    store = ResultStore(database)
+    profiles = store.profiles()
+    assert sorted(profiles["variant"]) == ["folded", "nested"] and set(profiles["steps"]) == {2}
+    assert store.count() == 0  # a profile is not a benchmark row
+    for variant in ("nested", "folded"):
+        ops = _table(app, f"profile-ops-{variant}")
+        assert ops["type"].str.contains("MatMul").any()
+        assert (ops["time_ms"] >= 0).all()
+        assert not _table(app, f"profile-lines-{variant}").empty
+    assert any("Nothing ran on a GPU" in caption.value for caption in app.caption)
+    downloads = [button for button in app.get("download_button") if "capture" in button.label]
+    assert len(downloads) == 2
+    for profile in app.session_state["profile"].profiles:  # what each download button holds
+        names = zipfile.ZipFile(io.BytesIO(profile.archive)).namelist()
+        assert any(name.endswith(".xplane.pb") for name in names), names
+    assert app.button(key="run").disabled is False
 
 
 def test_a_training_run_draws_its_phases_and_memory_and_stores_the_rows(app, database):

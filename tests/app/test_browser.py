@@ -33,6 +33,7 @@ TINY = f"batch_size=2&time_steps=4&repeats=2&warmup=1&{VARIANTS}"
 PAGES = {  # url path -> the page's title (English)
     "": "What the model does to a tensor",
     "benchmark": "Which variant is fastest here?",
+    "profile": "Where the time goes inside the graph",
     "scaling": "How the variants scale",
     "weight_sharing": "Sharing LSTM weights, two ways",
     "results": "Stored results",

@@ -15,10 +15,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from hierlstm.app import axis_flow_chart, bar_charts, figure_style, scaling_charts
+from hierlstm.app import axis_flow_chart, bar_charts, figure_style, profile_charts, scaling_charts
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 from hierlstm.model.trace import trace_shapes
+from hierlstm.timing.xspace import OUTSIDE
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_SOURCES = [
@@ -215,7 +216,50 @@ def all_figures(lang: str) -> list[go.Figure]:
         scaling_charts.cost_per_step_figure(fit, "time_steps", lang),
         scaling_charts.chain_figure(scaling_charts.chain_frame(["nested"], 12, [1, 2]), lang),
         bar_charts.gradient_figure(["kernel"], [1], [1], [2], lang),
+        profile_charts.layer_split_figure(
+            {"folded": profile_charts.split_frame(profiled_layers(), breakdown)}, lang
+        ),
     ]
+
+
+def profiled_layers(conv=0.001, lstm=0.003, outside=0.0) -> pd.DataFrame:
+    """A profile's layers frame (`ProfileResult.layers`): conv, inner_lstm, then outside."""
+    times = [conv, lstm, outside]
+    return pd.DataFrame(
+        {
+            "layer": ["conv", "inner_lstm", OUTSIDE],
+            "time_s": times,
+            "share": [value / sum(times) for value in times],
+        }
+    )
+
+
+def test_the_profile_figure_stacks_each_split_to_100_percent_one_colour_per_layer():
+    separate = pd.DataFrame(
+        {"layer": ["conv", "inner_lstm"], "median_s": [0.002, 0.002], "share": [0.5, 0.5]}
+    )
+    splits = {
+        "folded": profile_charts.split_frame(profiled_layers(outside=0.001), separate),
+        "nested": profile_charts.split_frame(profiled_layers(lstm=0.009), None),  # split failed
+    }
+    figure = profile_charts.layer_split_figure(splits, "en")
+    assert [bar.name for bar in figure.data] == ["conv", "inner_lstm", "outside any layer"]
+    labels = ["folded · profiler", "folded · separate calls", "nested · profiler"]
+    for bar in figure.data:
+        assert list(bar.y) == labels
+    assert [bar.x[0] for bar in figure.data] == pytest.approx([20, 60, 20])  # shares in %
+    assert [bar.x[1] for bar in figure.data] == pytest.approx([50, 50, 0])
+    assert [bar.x[2] for bar in figure.data] == pytest.approx([10, 90, 0])
+    assert list(figure.data[1].customdata) == pytest.approx([3, 2, 9])  # ms per step, on hover
+    assert figure.layout.barmode == "stack"
+    assert figure.data[2].marker.color == "#BBBBBB"  # outside any layer: grey
+    assert len({bar.marker.color for bar in figure.data}) == 3
+    table = profile_charts.split_frames(splits)
+    assert list(table.columns) == ["variant", "method", "layer", "time_s", "share"]
+    assert len(table) == 3 + 2 + 3
+    chinese = profile_charts.layer_split_figure(splits, "zh")
+    assert chinese.data[0].y[1] == "folded · 逐层单独调用"
+    assert chinese.data[2].name == "不属于任何层"
 
 
 @pytest.mark.parametrize("lang", list(LANGUAGES))

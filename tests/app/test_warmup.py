@@ -25,6 +25,7 @@ APP = ROOT / "streamlit_app.py"
 PAGES = {
     "app_pages/shape_trace.py": "What the model does to a tensor",
     "app_pages/benchmark.py": "Which variant is fastest here?",
+    "app_pages/profile.py": "Where the time goes inside the graph",
     "app_pages/scaling.py": "How the variants scale",
     "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
     "app_pages/results.py": "Stored results",
