@@ -77,6 +77,7 @@ for column, profile in zip(columns, done, strict=True):
         display.format_ms(result.profiled_step_s),
         _("profile.metric.harness", ms=result.harness_median_s * 1e3),
         delta_color="off",
+        delta_arrow="off",
         help=_("profile.metric.step.help", steps=result.steps, repeats=result.harness_repeats),
     )
 
@@ -108,7 +109,9 @@ for tab, profile in zip(tabs, done, strict=True):
         with left:
             st.subheader(_("profile.ops"))
             display.table(
-                display.in_ms(result.op_types.head(12)), key=f"profile-ops-{profile.variant}"
+                display.in_ms(result.op_types.head(12)),
+                key=f"profile-ops-{profile.variant}",
+                column_config={"share": st.column_config.NumberColumn(format="percent")},
             )
         with right:
             st.subheader(_("profile.lines"))

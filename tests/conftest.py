@@ -1,7 +1,9 @@
 """One TensorFlow import per test session, with its native start-up lines kept quiet, and the
 session's own folder for the device lock files: the timing runs of one test session (and the
 servers and CLI processes it starts, which inherit the variable) queue on each other, never on
-another session's or a real app's beside it. The app's warm-up in this process (AppTest) traces
+another session's or a real app's beside it. hierlstm's data folder (XDG_DATA_HOME: the default
+results file, the profiles' captures) is the session's own too, so no test writes to the
+user's. The app's warm-up in this process (AppTest) traces
 the default models but measures no cost per step: that would hold the device lock, at a moment
 no test chose, while a test times; tests/app/test_warmup.py runs that step on its own."""
 
@@ -11,5 +13,6 @@ import tempfile
 from hierlstm._native import import_tensorflow_quietly
 
 os.environ["HIERLSTM_LOCK_DIR"] = tempfile.mkdtemp(prefix="hierlstm-test-locks-")
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="hierlstm-test-data-")
 os.environ["HIERLSTM_WARMUP"] = "trace"
 import_tensorflow_quietly()

@@ -27,7 +27,7 @@ _LAYER_PALETTE = (
     "#56B4E9",
     "#D55E00",
     "#F0E442",
-    "#000000",
+    "#882255",
 )
 _OUTSIDE_COLOR = "#BBBBBB"
 
@@ -98,7 +98,7 @@ def layer_split_figure(splits: Mapping[str, pd.DataFrame], lang: str = "en") -> 
             insidetextanchor="middle",
             hovertemplate=f"{name}: %{{x:.1f}}% · %{{customdata:.3g}} ms<extra>%{{y}}</extra>",
         )
-    figure.update_layout(barmode="stack")
+    figure.update_layout(barmode="stack", legend_traceorder="normal")  # legend in model order
     figure.update_xaxes(range=[0, 100])
     figure.update_yaxes(autorange="reversed")
     return apply_layout(

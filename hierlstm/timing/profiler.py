@@ -15,7 +15,9 @@ step.
 
 The log directory is kept, for TensorBoard or XProf (`tensorboard --logdir DIR`, the Profile
 tab); by default a new folder under `hierlstm.config.data_folder()`/profiles, beside the
-results file (`default_logdir`). `zip_logdir` packs it for a download.
+results file (`default_logdir`); only the newest HIERLSTM_KEEP_PROFILES (100) captures of that
+folder are kept (`prune_profiles`), so a long-running app server does not fill its disk; a
+stored summary row outlives its capture. `zip_logdir` packs it for a download.
 
 Rules of a timing run: the settings are checked first (`check_limits`, the step count's
 bounds, one device only), each refusal a `SettingError`. The caller holds the device lock
@@ -30,6 +32,9 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
+import re
+import shutil
 import threading
 import zipfile
 from datetime import UTC, datetime
@@ -59,6 +64,19 @@ from hierlstm.timing.limits import check_limits
 from hierlstm.timing.xspace import OUTSIDE, find_xplane, read_xspace, summarise
 
 DEFAULT_STEPS = 10
+_CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)$")  # default_logdir
+
+
+def kept_profiles() -> int:
+    """HIERLSTM_KEEP_PROFILES: how many captures the default folder keeps (100)."""
+    raw = os.environ.get("HIERLSTM_KEEP_PROFILES", "100").strip()
+    if not raw.isdigit() or int(raw) < 1:
+        raise SettingError(
+            f"HIERLSTM_KEEP_PROFILES must be a whole number of at least 1; got {raw!r}."
+        )
+    return int(raw)
+
+
 _PROFILER = threading.Lock()  # TensorFlow allows one profiler session per process
 
 
@@ -140,6 +158,19 @@ def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
     return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}"
 
 
+def prune_profiles(keep: int | None = None) -> list[Path]:
+    """Removes all but the newest `keep` (HIERLSTM_KEEP_PROFILES, 100) captures of the default
+    folder (`default_logdir`'s parent; a capture in a folder of the caller's is never touched);
+    the removed folders, oldest first."""
+    keep = kept_profiles() if keep is None else keep
+    parent = data_folder() / "profiles"
+    captures = sorted(path for path in parent.glob("*-*-*") if _CAPTURE.match(path.name))
+    removed = captures[: max(0, len(captures) - keep)]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
+
+
 def check_profile(config: RunConfig, steps: int) -> None:
     """Raises SettingError (LimitError for a server limit) if `config` cannot be profiled."""
     if isinstance(steps, bool) or not isinstance(steps, int):
@@ -194,7 +225,10 @@ def profile(
     """
     check_profile(config, steps)
     progress = on_progress or no_progress
-    logdir = Path(logdir) if logdir is not None else default_logdir(config)
+    if logdir is None:
+        logdir = default_logdir(config)
+        prune_profiles(kept_profiles() - 1)  # with this one, the newest HIERLSTM_KEEP_PROFILES
+    logdir = Path(logdir)
     logdir.mkdir(parents=True, exist_ok=True)
     device = resolve_device(config.device)
     with tf.device(device):  # the model whose layer names the capture is read with

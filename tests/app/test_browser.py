@@ -181,10 +181,26 @@ def _open(page, url: str, title: str) -> None:
     _wait_idle(page)
 
 
-def _wait_idle(page) -> None:
-    """Until the script run is over: Streamlit shows its status widget only while running."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+# The app's script state, as Streamlit's frontend sets it on stApp, "notRunning" for 300 ms on
+# end (a run's end is followed at once by the rerun that draws it), and, unless the page is
+# looked at cold, no warm-up placeholder left (the page has filled in).
+_IDLE = """filled => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const idle = app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+    && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+    && !(filled && document.querySelector('.st-key-warmup-placeholder'));
+  const now = Date.now();
+  if (!idle) { window.hierlstmIdleSince = null; return false; }
+  window.hierlstmIdleSince = window.hierlstmIdleSince || now;
+  return now - window.hierlstmIdleSince >= 300;
+}"""
+
+
+def _wait_idle(page, filled: bool = True) -> None:
+    """Until the script run is over (and, `filled`, the page has filled in)."""
+    page.wait_for_timeout(100)
+    page.evaluate("() => { window.hierlstmIdleSince = null; }")
+    page.wait_for_function(_IDLE, arg=filled, polling=50)
 
 
 def _no_exception(page) -> None:
@@ -192,7 +208,7 @@ def _no_exception(page) -> None:
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
 
 
-def _screenshot(page, name: str, docs_name: str | None = None) -> Path:
+def _screenshot(page, name: str, docs_name: str | None = None, filled: bool = True) -> Path:
     """The whole page: Streamlit scrolls inside its main block, so the viewport is made as tall
     as that block's content first (a full-page screenshot would stop at the viewport)."""
     measure = """() => Math.max(...Array.from(
@@ -200,7 +216,7 @@ def _screenshot(page, name: str, docs_name: str | None = None) -> Path:
     ).map(element => element.scrollHeight))"""
     height = 0
     for _attempt in range(4):  # until elements drawn on becoming visible stop growing the page
-        _wait_idle(page)
+        _wait_idle(page, filled)
         new_height = min(int(page.evaluate(measure)) + 40, 12000)
         if new_height == height:
             break
@@ -234,7 +250,7 @@ def test_first_page_while_the_server_warms_up(server, page):
     assert page.locator(".js-plotly-plot").count() == 0  # the heavy part is still pending
     assert page.get_by_role("combobox", name="Device").is_disabled()
     _no_exception(page)
-    _screenshot(page, "shape-trace-cold.png")
+    _screenshot(page, "shape-trace-cold.png", filled=False)
     assert page.locator(".js-plotly-plot").count() == 0
     gate.touch()
     released = time.perf_counter()
@@ -325,6 +341,27 @@ def test_default_benchmark_run(server, page):
         "folded", timeout=15_000
     )
     _screenshot(page, "benchmark.png", "screenshot-benchmark.png")
+
+
+def test_profile_page_draws_the_profiler_s_split(server, page):
+    url, database = server
+    from hierlstm.results.store import ResultStore
+
+    before = len(ResultStore(database).profiles())
+    _open(page, f"{url}/profile?{TINY}", PAGES["profile"])
+    page.get_by_role("spinbutton", name="Profiled steps").fill("3")
+    page.get_by_role("button", name="Profile", exact=True).click()
+    page.get_by_text("Each layer's share of a step").wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_idle(page)
+    _no_exception(page)
+    assert page.locator(".js-plotly-plot").count() == 1
+    figure = page.locator(".js-plotly-plot").first
+    for label in ("nested · profiler", "folded · separate calls", "inner_lstm"):
+        figure.get_by_text(label).first.wait_for()
+    page.get_by_text("Download nested's capture").wait_for()
+    profiles = ResultStore(database).profiles()
+    assert len(profiles) - before == 2 and set(profiles["steps"]) == {3}
+    _screenshot(page, "profile.png", "screenshot-profile.png")
 
 
 def test_a_training_run_draws_its_phases_and_stores_the_rows(server, page):

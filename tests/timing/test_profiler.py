@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,6 +114,25 @@ def test_the_default_log_folder_is_new_under_the_data_folder(monkeypatch, tmp_pa
     first, second = profiler.default_logdir(config), profiler.default_logdir(config)
     assert first.parent == tmp_path / "hierlstm" / "profiles"
     assert first.name.endswith("-nested-training") and first != second
+
+
+def test_the_default_folder_keeps_only_the_newest_captures(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    parent = tmp_path / "hierlstm" / "profiles"
+    old = [f"2026010{day}T000000_000000Z-folded-inference" for day in range(1, 6)]
+    for name in [*old, "mine"]:  # "mine": not a default capture's name, never removed
+        (parent / name).mkdir(parents=True)
+    removed = profiler.prune_profiles(keep=2)
+    assert [path.name for path in removed] == old[:3]
+    assert sorted(path.name for path in parent.iterdir()) == [*old[3:], "mine"]
+    monkeypatch.setenv("HIERLSTM_KEEP_PROFILES", "2")
+    result = profile(tiny("folded"), TIMING, steps=1)  # the default folder: one more capture
+    kept = sorted(path.name for path in parent.iterdir())
+    assert kept == [old[4], Path(result.logdir).name, "mine"]
+    assert Path(result.xplane).exists()
+    monkeypatch.setenv("HIERLSTM_KEEP_PROFILES", "none")
+    with pytest.raises(SettingError, match="HIERLSTM_KEEP_PROFILES must be a whole number"):
+        profile(tiny("folded"), TIMING, steps=1)
 
 
 @pytest.mark.parametrize(
