@@ -101,6 +101,16 @@ def test_default_page_renders_with_banner_and_controls(app):
     assert _plotly_charts(app) == 2  # an axis-flow figure per selected variant
 
 
+def test_the_builder_s_source_is_one_toggle_away(app):
+    _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
+    assert app.code == []  # not drawn (nor its highlighter loaded) until asked for
+    app.toggle(key="source-folded").set_value(True).run()
+    _clean(app)
+    sources = [block.value for block in app.code]
+    assert any("def build_folded" in source for source in sources), sources[:1]
+    assert _plotly_charts(app) == 1
+
+
 @pytest.mark.parametrize("page", list(PAGES))
 def test_every_page_renders(app, page):
     _open(app, page, TINY)
