@@ -1,5 +1,5 @@
-"""Test data shared by the results, store and bad-input tests: plausible measurements, and
-an equality that counts NaN as equal to NaN."""
+"""Test data shared by the results, store, bad-input and app tests: plausible measurements, an
+equality that counts NaN as equal to NaN, and the app's pages with their English titles."""
 
 import dataclasses
 import math
@@ -7,6 +7,16 @@ import math
 from hierlstm.config import RunConfig
 from hierlstm.timing.records import BenchResult
 
+# Every page script of the app, with the title it must show (AppTest opens them by script).
+PAGES = {
+    "app_pages/shape_trace.py": "What the model does to a tensor",
+    "app_pages/benchmark.py": "Which variant is fastest here?",
+    "app_pages/profile.py": "Where the time goes inside the graph",
+    "app_pages/scaling.py": "How the variants scale",
+    "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
+    "app_pages/results.py": "Stored results",
+    "app_pages/lesson.py": "The question, the answer, and this machine",
+}
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 
@@ -120,6 +130,15 @@ def make_profile_result(**changes):
     )
     op_types["share"] = op_types["time_s"] / op_types["time_s"].sum()
     lines = pd.DataFrame({"line": ["/host:CPU python"], "op_s": [0.0], "busy_s": [1e-3]})
+    kernels = pd.DataFrame(
+        {
+            "kernel": ["RNN_blockPersist_fp_LSTM"],
+            "op_type": ["CudnnRNNV3"],
+            "layer": ["outer_lstm"],
+            "time_s": [4e-5],
+            "launches": [1.0],
+        }
+    )
     result = ProfileResult(
         config=config,
         steps=2,
@@ -127,6 +146,7 @@ def make_profile_result(**changes):
         layers=layers,
         op_types=op_types,
         lines=lines,
+        kernels=kernels,
         step_s=(1.1e-3, 1.0e-3),
         profiled_step_s=1.05e-3,
         harness_median_s=0.9e-3,

@@ -120,6 +120,21 @@ def _add_strategy(parser):
     )
 
 
+def _add_run_settings(parser):
+    """The RunConfig flags of a command that runs one config: sizes, precision, XLA, kernel,
+    device, task and optimizer."""
+    for name in SIZE_FIELDS:
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
+    parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
+    parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
+    parser.add_argument("--device", help="auto | cpu | gpu:N")
+    parser.add_argument(
+        "--task", help="inference (a forward pass, the default) | training (one training step)"
+    )
+    parser.add_argument("--optimizer", help="sgd (the default) | adam: a training step's update")
+
+
 def _add_run_options(parser, *, strategy: bool = True):
     parser.add_argument(
         "--variant", action="append", required=True, help="repeat to time several variants"
@@ -132,16 +147,7 @@ def _add_run_options(parser, *, strategy: bool = True):
         metavar="N",
         help="split the CPU into N logical devices (cpu:0..cpu:N-1) before TensorFlow starts",
     )
-    for name in SIZE_FIELDS:
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
-    parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
-    parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
-    parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
-    parser.add_argument("--device", help="auto | cpu | gpu:N")
-    parser.add_argument(
-        "--task", help="inference (a forward pass, the default) | training (one training step)"
-    )
-    parser.add_argument("--optimizer", help="sgd (the default) | adam: a training step's update")
+    _add_run_settings(parser)
     for name in ("repeats", "warmup", "seed"):
         parser.add_argument(f"--{name}", default=str(getattr(DEFAULT_TIMING, name)), metavar="N")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -151,16 +157,7 @@ def _add_run_options(parser, *, strategy: bool = True):
 
 def _add_profile_options(parser):
     parser.add_argument("--variant", required=True, help="a name from `variants`")
-    for name in SIZE_FIELDS:
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
-    parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
-    parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
-    parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")
-    parser.add_argument("--device", help="auto | cpu | gpu:N")
-    parser.add_argument(
-        "--task", help="inference (a forward pass, the default) | training (one training step)"
-    )
-    parser.add_argument("--optimizer", help="sgd (the default) | adam: a training step's update")
+    _add_run_settings(parser)
     low, high = BOUNDS["profile_steps"]
     parser.add_argument(
         "--steps", default="10", metavar="N", help=f"profiled steps, {low} to {high} (default 10)"

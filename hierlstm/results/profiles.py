@@ -8,6 +8,7 @@ profile found, per step: `profiled_step_s` (median of the step markers, profiler
 every line) and `outside_s` (of it, outside any layer), the layer and the op type with the
 most time and their shares, every layer's and the ten largest op types' rows as JSON
 (`layers_json`, `op_types_json`: lists of objects with the columns of the result's frames),
+the ten device kernels with the most time (`kernels_json`; `[]` for a CPU-only capture),
 where the capture is (`logdir`) and the library versions. The capture itself stays in its log
 directory; the row is what a table or a chart of past profiles needs.
 """
@@ -37,6 +38,7 @@ _MEASURED = {
     "top_op_share": "float",
     "layers_json": "text",
     "op_types_json": "text",
+    "kernels_json": "text",
     "device": "text",
     "kernel": "text",
     "logdir": "text",
@@ -78,6 +80,7 @@ def profile_row(result: ProfileResult) -> dict[str, Any]:
     top_op_type, top_op_share = result.top("op_types", "type")
     layer_columns = ("layer", "type", "time_s", "share", "ops")
     op_columns = ("type", "time_s", "share", "ops")
+    kernel_columns = ("kernel", "op_type", "layer", "time_s", "launches")
     row = {column: settings[name] for name, column in CONFIG_COLUMNS.items()}
     row.update(
         steps=result.steps,
@@ -93,6 +96,7 @@ def profile_row(result: ProfileResult) -> dict[str, Any]:
         top_op_share=top_op_share,
         layers_json=json.dumps(_records(result.layers, layer_columns)),
         op_types_json=json.dumps(_records(result.op_types.head(TOP_OP_TYPES), op_columns)),
+        kernels_json=json.dumps(_records(result.kernels.head(TOP_OP_TYPES), kernel_columns)),
         device=result.device,
         kernel=result.kernel,
         logdir=result.logdir,

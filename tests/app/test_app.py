@@ -10,20 +10,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.results.store import ResultStore
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"  # the frame app.py serves
-PAGES = {
-    "app_pages/shape_trace.py": "What the model does to a tensor",
-    "app_pages/benchmark.py": "Which variant is fastest here?",
-    "app_pages/profile.py": "Where the time goes inside the graph",
-    "app_pages/scaling.py": "How the variants scale",
-    "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
-    "app_pages/results.py": "Stored results",
-    "app_pages/lesson.py": "The question, the answer, and this machine",
-}
 # Variants are named in every test, so a variant another engineer is adding cannot break these.
 TINY = {
     "batch_size": "2",

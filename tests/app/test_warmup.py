@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import runs, warmup
@@ -22,15 +23,6 @@ from hierlstm.timing.estimate import StepCost, calibration_key
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "streamlit_app.py"
-PAGES = {
-    "app_pages/shape_trace.py": "What the model does to a tensor",
-    "app_pages/benchmark.py": "Which variant is fastest here?",
-    "app_pages/profile.py": "Where the time goes inside the graph",
-    "app_pages/scaling.py": "How the variants scale",
-    "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
-    "app_pages/results.py": "Stored results",
-    "app_pages/lesson.py": "The question, the answer, and this machine",
-}
 TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 
 

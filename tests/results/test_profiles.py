@@ -48,6 +48,8 @@ def test_a_profile_is_stored_as_one_summary_row(tmp_path):
         "ops": 2.0,
     }
     assert [op["type"] for op in json.loads(row["op_types_json"])] == ["_MklMatMul", "BiasAdd"]
+    (kernel,) = json.loads(row["kernels_json"])
+    assert kernel["kernel"] == "RNN_blockPersist_fp_LSTM" and kernel["layer"] == "outer_lstm"
     assert (row["logdir"], row["device"], row["tensorflow_version"]) == (
         "/tmp/profiles/run",
         "/CPU:0",
