@@ -45,7 +45,7 @@ else:
 st.title(state.text(f"{heading}.title"))
 st.markdown(state.text(f"{heading}.intro"))
 if not status.ready:
-    warmup.placeholder()  # the whole page runs again when the warm-up is ready
+    warmup.wait_in_page()  # the whole page runs again when the warm-up is ready
     st.stop()
 try:
     page.run()

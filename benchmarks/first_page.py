@@ -22,7 +22,7 @@ first saw:
 - first figure: a drawn plotly chart; a table where the page draws no chart (marked "table");
   "none" where it draws neither;
 - idle: the script run is over (`data-test-script-state` "notRunning", connected), no warm-up
-  placeholder (`.st-key-warmup-placeholder`: the server is still warming up), no skeleton
+  placeholder (`st-key-warmup-placeholder*`: the server is still warming up), no skeleton
   and no status widget left, and nothing of that changed for 500 ms (the time is when it
   started).
 
@@ -115,9 +115,9 @@ PROBE = """(() => {
     const status = shown('[data-testid="stStatusWidget"]').length;
     const elements = document.querySelectorAll('[data-testid="stElementContainer"]').length;
     const signature = [state, connection, title, plots, tables, skeletons, status, elements];
-    // A server still warming up draws the page's frame and a placeholder that it redraws
-    // every half second: not idle until the placeholder is gone (the page filled in).
-    const warming = document.querySelector('.st-key-warmup-placeholder') !== null;
+    // A server still warming up draws the page's frame and a placeholder while its script run
+    // waits: not idle until the placeholder is gone (the page filled in).
+    const warming = document.querySelector('[class*="st-key-warmup-placeholder"]') !== null;
     signature.push(warming);
     const idle = state === 'notRunning' && connection === 'CONNECTED' && !skeletons && !status
       && !warming;

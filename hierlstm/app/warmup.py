@@ -7,7 +7,8 @@ app.py starts it from the server's lifespan, so the health check answers at once
 visitor finds the server warm or warming; the frame (streamlit_app.py) starts it too (it is
 idempotent), for `streamlit run streamlit_app.py` and AppTest. Until it is `ready`, the frame
 draws every page's title, explanation and settings and, where the page goes, a placeholder that
-says what the warm-up is doing; nothing in a session imports TensorFlow before then. The warm-up
+says what the warm-up is doing (`wait_in_page`); nothing in a session imports TensorFlow before
+then. The warm-up
 fills the same caches the pages read (`st.cache_resource`), with the same functions, so what a
 page shows does not depend on whether the warm-up or a visitor computed it.
 
@@ -35,7 +36,8 @@ from hierlstm.config import RunConfig, SettingError
 
 LOG = logging.getLogger("hierlstm.app.warmup")
 MODES = ("full", "trace", "off")
-POLL_S = 0.5  # how often a waiting page looks again
+WAIT_S = 120.0  # a cold page waits this long in its own script run, then polls
+POLL_S = 0.5  # how often a polling page looks again
 HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
 
 
@@ -221,16 +223,39 @@ def ready() -> bool:
 # --- in a page ------------------------------------------------------------------------------
 
 
-@st.fragment(run_every=POLL_S)
-def placeholder() -> None:
-    """Where the page's content will be: what the warm-up is doing, looked at again every
-    half second; the whole page runs again once it is ready."""
-    status = server_warmup().status()
-    if status.ready:
-        st.rerun()
+def _progress(bar, status: Status) -> None:
     what = text(status.step) if status.step else ""
-    with st.container(key="warmup-placeholder"):  # what a browser can wait for to be gone
-        st.progress(
-            status.done / max(1, status.needed),
-            text=text("warmup.waiting", what=what, seconds=status.seconds),
-        )
+    bar.progress(
+        status.done / max(1, status.needed),
+        text=text("warmup.waiting", what=what, seconds=status.seconds),
+    )
+
+
+def wait_in_page() -> None:
+    """Where the page's content will be, until the warm-up is ready: what it is doing, updated
+    four times a second while this script run waits (an Event's wait, which leaves the
+    interpreter to the warm-up; each update is a Streamlit call, so a rerun or a closed tab
+    ends the wait at once), then the page runs again, warm. Past WAIT_S the page polls instead.
+
+    Waiting in the run, not rerunning to look again: a fragment rerun every half second cost
+    the warm-up's tracing 1.6 s of its 3.2 s with one visitor waiting (`first_page.py`)."""
+    warm = server_warmup()
+    deadline = time.monotonic() + WAIT_S
+    box = st.container(key="warmup-placeholder")  # what a browser can wait for to be gone
+    bar = box.progress(0.0)
+    _progress(bar, warm.status())
+    while not warm.wait(0.25):
+        if time.monotonic() > deadline:
+            bar.empty()
+            _poll()
+            return
+        _progress(bar, warm.status())
+    st.rerun()
+
+
+@st.fragment(run_every=POLL_S)
+def _poll() -> None:
+    if server_warmup().status().ready:
+        st.rerun()
+    with st.container(key="warmup-placeholder-polling"):
+        _progress(st.progress(0.0), server_warmup().status())

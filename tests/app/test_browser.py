@@ -188,7 +188,7 @@ _IDLE = """filled => {
   const app = document.querySelector('[data-testid="stApp"]');
   const idle = app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
     && app.getAttribute('data-test-connection-state') === 'CONNECTED'
-    && !(filled && document.querySelector('.st-key-warmup-placeholder'));
+    && !(filled && document.querySelector('[class*="st-key-warmup-placeholder"]'));
   const now = Date.now();
   if (!idle) { window.hierlstmIdleSince = null; return false; }
   window.hierlstmIdleSince = window.hierlstmIdleSince || now;
@@ -216,7 +216,10 @@ def _screenshot(page, name: str, docs_name: str | None = None, filled: bool = Tr
     ).map(element => element.scrollHeight))"""
     height = 0
     for _attempt in range(4):  # until elements drawn on becoming visible stop growing the page
-        _wait_idle(page, filled)
+        if filled:
+            _wait_idle(page)
+        else:  # the run is waiting for the warm-up: only the placeholder can be waited for
+            page.locator('[class*="st-key-warmup-placeholder"]').wait_for()
         new_height = min(int(page.evaluate(measure)) + 40, 12000)
         if new_height == height:
             break

@@ -28,8 +28,10 @@ TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 
 @pytest.fixture
 def cold(monkeypatch, tmp_path):
-    """This process's warm-up replaced by one held at its first step until `release()`."""
+    """This process's warm-up replaced by one held at its first step until `release()`; a
+    cold page waits for it in its run only 0.3 s, then polls (AppTest shows a run's end)."""
     monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
+    monkeypatch.setattr(warmup, "WAIT_S", 0.3)
     gate = threading.Event()
     held = warmup.Warmup([warmup.Step("warmup.tensorflow", gate.wait)])
     monkeypatch.setattr(warmup, "_server", held)
@@ -77,6 +79,18 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
     assert "TensorFlow" in at.get_by_key("banner").markdown[0].value
     assert not at.selectbox(key="device").disabled
     assert len(at.get("plotly_chart")) == len(DEFAULT_VARIANTS)
+    assert not [p for p in at.get("progress") if "warming up" in p.proto.text]
+
+
+def test_a_cold_page_waits_in_its_run_and_fills_in_when_the_warm_up_is_ready(cold, monkeypatch):
+    monkeypatch.setattr(warmup, "WAIT_S", 60.0)
+    threading.Timer(1.0, cold).start()  # the warm-up finishes while the page's run waits
+    started = time.monotonic()
+    at = _frame({"variants": "folded"})
+    assert 0.9 < time.monotonic() - started < 30
+    assert [title.value for title in at.title] == [PAGES["app_pages/shape_trace.py"]]
+    assert "TensorFlow" in at.get_by_key("banner").markdown[0].value  # the warm rerun's
+    assert len(at.get("plotly_chart")) == 1
     assert not [p for p in at.get("progress") if "warming up" in p.proto.text]
 
 
