@@ -15,6 +15,7 @@ import streamlit as st
 from hierlstm.app import banner, sidebar, state, warmup  # none of them imports TensorFlow
 
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
+warmup.page_started()
 st.set_page_config(page_title="hierlstm", page_icon=":material/account_tree:", layout="wide")
 
 # (script, navigation title, icon, what the sidebar's Run button does there, the page's title)

@@ -37,6 +37,9 @@ from hierlstm.config import RunConfig, SettingError
 LOG = logging.getLogger("hierlstm.app.warmup")
 MODES = ("full", "trace", "off")
 WAIT_S = 120.0  # a cold page waits this long in its own script run, then polls
+QUIET_S = 3.0  # the cost measurement waits until no page has started for this long
+QUIET_LIMIT_S = 120.0  # ... but no longer than this
+_last_page = 0.0  # time.monotonic() when a script run of the frame last started
 POLL_S = 0.5  # how often a polling page looks again
 HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
 
@@ -82,9 +85,24 @@ def _trace_defaults() -> None:
         caches.trace(config)
 
 
+def page_started() -> None:
+    """Called by the frame at the start of every script run: the cost measurement waits for
+    the pages to be quiet, so the first visitors' pages are drawn before it takes the CPU."""
+    global _last_page
+    _last_page = time.monotonic()
+
+
+def _wait_for_quiet() -> None:
+    deadline = time.monotonic() + QUIET_LIMIT_S
+    while time.monotonic() - _last_page < QUIET_S and time.monotonic() < deadline:
+        time.sleep(0.25)
+
+
 def _calibrate_defaults() -> None:
     """The estimate's cost per step for the default variants, under the device lock like any
-    timing; skipped (a page measures it when it needs it) if the device is busy now."""
+    timing, once no page has started for QUIET_S (at most QUIET_LIMIT_S later); skipped (a
+    page measures it when it needs it) if the device is busy then."""
+    _wait_for_quiet()
     from hierlstm.app import runs
     from hierlstm.timing.estimate import CalibrationFailed, calibration_key
     from hierlstm.timing.runlock import device_keys, file_holder, is_free

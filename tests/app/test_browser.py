@@ -326,6 +326,8 @@ def test_default_benchmark_run(server, page):
     _open(page, f"{url}/benchmark", PAGES["benchmark"])
     started = time.perf_counter()
     page.get_by_role("button", name="Run benchmark").click()
+    # The progress bar says how long is left (the estimate, then the run's own pace).
+    page.get_by_text(re.compile(r"· about \d+ s left")).first.wait_for(timeout=RUN_TIMEOUT_MS)
     page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
     _wait_idle(page)
     TIMINGS["default_benchmark_run_s"] = time.perf_counter() - started

@@ -178,6 +178,7 @@ def counted_calibration(monkeypatch):
         return StepCost(config.variant, 1e-4, 1e-3, first_call_s=0.1)
 
     monkeypatch.setattr(runs, "calibrate", fake)
+    monkeypatch.setattr(warmup, "QUIET_S", 0.0)  # no page to wait for here
     runs.step_cost.clear()
     yield calls
     runs.step_cost.clear()
@@ -201,6 +202,21 @@ def test_the_cost_per_step_waits_for_no_one(counted_calibration):
     with runlock.hold(["CPU"], name="benchmark", program="app"):
         warmup._calibrate_defaults()  # a timing run holds the device: skipped, not queued
     assert counted_calibration == []
+
+
+def test_the_cost_per_step_waits_for_the_pages_to_be_quiet(counted_calibration, monkeypatch):
+    monkeypatch.setattr(warmup, "QUIET_S", 0.6)
+    warmup.page_started()  # a visitor's page has just started
+    started = time.monotonic()
+    warmup._calibrate_defaults()
+    assert time.monotonic() - started >= 0.5
+    assert len(counted_calibration) == len(DEFAULT_VARIANTS)
+    monkeypatch.setattr(warmup, "QUIET_LIMIT_S", 0.2)  # ... but not for ever
+    monkeypatch.setattr(warmup, "QUIET_S", 60.0)
+    runs.step_cost.clear()
+    started = time.monotonic()
+    warmup._calibrate_defaults()
+    assert time.monotonic() - started < 5 and len(counted_calibration) == 2 * len(DEFAULT_VARIANTS)
 
 
 def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
