@@ -104,7 +104,9 @@ PROBE = """(() => {
         mark('sidebar');
       }
     }
-    const plots = shown('[data-testid="stMain"] .js-plotly-plot').length;
+    // The warm-up placeholder's empty chart is not the page's figure.
+    const plots = shown('[data-testid="stMain"] .js-plotly-plot').filter(element =>
+      !element.closest('[class*="st-key-warmup-placeholder"]')).length;
     const tables = shown('[data-testid="stMain"] [data-testid="stDataFrame"], '
       + '[data-testid="stMain"] [data-testid="stTable"]').length;
     const arrived = 'running' in marks && (probe.expected === null
