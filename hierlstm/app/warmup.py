@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from hierlstm.app.state import DEFAULT_VARIANTS, text
@@ -262,6 +263,9 @@ def wait_in_page() -> None:
     box = st.container(key="warmup-placeholder")  # what a browser can wait for to be gone
     bar = box.progress(0.0)
     _progress(bar, warm.status())
+    # An empty chart where the page's charts will be: the browser fetches and starts plotly
+    # (4.7 MB of its code) while the server warms up, instead of after it.
+    box.plotly_chart(_empty_chart(), key="warmup-chart", config={"staticPlot": True})
     while not warm.wait(0.25):
         if time.monotonic() > deadline:
             bar.empty()
@@ -269,6 +273,14 @@ def wait_in_page() -> None:
             return
         _progress(bar, warm.status())
     st.rerun()
+
+
+def _empty_chart() -> go.Figure:
+    figure = go.Figure()
+    figure.update_layout(height=160, margin={"l": 0, "r": 0, "t": 0, "b": 0})
+    figure.update_xaxes(visible=False)
+    figure.update_yaxes(visible=False)
+    return figure
 
 
 @st.fragment(run_every=POLL_S)
