@@ -70,7 +70,10 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
     assert at.number_input(key="batch_size").value == 8
     assert at.selectbox(key="device").disabled and at.multiselect(key="devices").disabled
     assert at.button(key="run").disabled is False
-    assert at.get("plotly_chart") == [] and at.get("metric") == []  # nothing traced yet
+    assert at.get("metric") == []  # nothing traced yet; the one chart is the placeholder's
+    assert [chart.proto.id for chart in at.get("plotly_chart")] == [
+        at.get_by_key("warmup-chart").proto.id
+    ]
 
     cold()
     at.run()
