@@ -137,7 +137,6 @@ class VariantProfile:
 @dataclasses.dataclass(frozen=True)
 class ProfileOutcome:
     profiles: tuple[VariantProfile, ...]
-    steps: int
     settings: dict  # `settings_of` the controls it ran with, and the steps
 
 
@@ -166,4 +165,4 @@ def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileO
         archive = zip_logdir(result.logdir)
         profiles.append(VariantProfile(config.variant, result, separate, archive, stored))
     settings = {**settings_of(controls), "steps": steps}
-    return ProfileOutcome(tuple(profiles), steps, settings)
+    return ProfileOutcome(tuple(profiles), settings)

@@ -106,15 +106,13 @@ def _calibrate_defaults() -> None:
     _wait_for_quiet()
     from hierlstm.app import runs
     from hierlstm.timing.estimate import CalibrationFailed, calibration_key
-    from hierlstm.timing.runlock import device_keys, file_holder, is_free
+    from hierlstm.timing.runlock import device_keys, file_holder, hold, is_free
 
     configs = _default_configs()
     keys = {key for config in configs for key in device_keys(config)}
     if not all(is_free(key) and file_holder(key) is None for key in keys):
         LOG.info("warm-up: a device is busy; the estimate is measured when a page needs it")
         return
-    from hierlstm.timing.runlock import hold
-
     with hold(keys, name="warmup", program="app"):
         for config in configs:
             try:

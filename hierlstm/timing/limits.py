@@ -105,7 +105,9 @@ def _gpu_budget() -> tuple[int, str] | None:
     return gpu.gpu_budget(free, limit)
 
 
-def _env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int) -> int:
+    """A whole-number setting of at least 1 from the environment (`default` when unset); a
+    `LimitError` naming it otherwise."""
     text = os.environ.get(name, "").strip()
     if not text:
         return default
@@ -118,7 +120,7 @@ def current_limits() -> Limits:
     """The limits in force now (environment read on every call, so a test can change them)."""
     budget_mb = os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip()
     if budget_mb:
-        budget = _env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
+        budget = env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
         source = "HIERLSTM_MEMORY_BUDGET_MB"
     else:
         on_gpu = _gpu_budget()
@@ -127,12 +129,12 @@ def current_limits() -> Limits:
         else:
             budget, source = _available_ram_bytes() // 4, "25% of available RAM"
     return Limits(
-        max_batch=_env_int("HIERLSTM_MAX_BATCH", 1024),
-        max_time_steps=_env_int("HIERLSTM_MAX_TIME_STEPS", 2000),
+        max_batch=env_int("HIERLSTM_MAX_BATCH", 1024),
+        max_time_steps=env_int("HIERLSTM_MAX_TIME_STEPS", 2000),
         memory_budget_bytes=budget,
         memory_budget_source=source,
-        trace_budget_steps=_env_int("HIERLSTM_TRACE_BUDGET_STEPS", 200),
-        confirm_seconds=float(_env_int("HIERLSTM_CONFIRM_SECONDS", 30)),
+        trace_budget_steps=env_int("HIERLSTM_TRACE_BUDGET_STEPS", 200),
+        confirm_seconds=float(env_int("HIERLSTM_CONFIRM_SECONDS", 30)),
     )
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import os
 import re
 import shutil
 import threading
@@ -60,7 +59,7 @@ from hierlstm.timing.breakdown import top_level_layers
 from hierlstm.timing.calls import Progress, no_progress, scaled_progress
 from hierlstm.timing.devices import device_string, resolve_device, versions
 from hierlstm.timing.harness import prepare
-from hierlstm.timing.limits import check_limits
+from hierlstm.timing.limits import check_limits, env_int
 from hierlstm.timing.xspace import OUTSIDE, find_xplane, read_xspace, summarise
 
 DEFAULT_STEPS = 10
@@ -69,12 +68,7 @@ _CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)$")  
 
 def kept_profiles() -> int:
     """HIERLSTM_KEEP_PROFILES: how many captures the default folder keeps (100)."""
-    raw = os.environ.get("HIERLSTM_KEEP_PROFILES", "100").strip()
-    if not raw.isdigit() or int(raw) < 1:
-        raise SettingError(
-            f"HIERLSTM_KEEP_PROFILES must be a whole number of at least 1; got {raw!r}."
-        )
-    return int(raw)
+    return env_int("HIERLSTM_KEEP_PROFILES", 100)
 
 
 _PROFILER = threading.Lock()  # TensorFlow allows one profiler session per process
