@@ -5,14 +5,14 @@ streams, a GPU's kernels, and the capture as a .zip for TensorBoard; every profi
 import streamlit as st
 
 from hierlstm.app import caches, display, outcomes, profile_charts, runs, sidebar, state
-from hierlstm.config import BOUNDS, Timing
+from hierlstm.config import Timing
 from hierlstm.timing.profiler import DEFAULT_STEPS
 
 controls = sidebar.current_controls()
 _ = state.text
 KEY = "profile"
 
-low, high = BOUNDS["profile_steps"]
+low, high = state.limits_of("profile_steps")
 steps = int(
     st.number_input(
         _("profile.steps"),

@@ -233,10 +233,6 @@ def start() -> None:
     server_warmup().start()
 
 
-def ready() -> bool:
-    return server_warmup().status().ready
-
-
 # --- in a page ------------------------------------------------------------------------------
 
 
