@@ -14,7 +14,7 @@ from hierlstm.app.devices import visible_devices
 from hierlstm.config import BOUNDS, QUICK_TIMING, RunConfig, SettingError, Timing, out_of_bounds
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.limits import current_limits
+from hierlstm.timing.limits import max_sizes
 
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
 # The RunConfig fields the sidebar controls (and the URL may set). `devices`, the mirrored
@@ -87,8 +87,7 @@ def limits_of(name: str) -> tuple[int, int]:
     if name == "replicas":
         return 1, MAX_REPLICAS
     low, high = BOUNDS[name]
-    server = {"batch_size": "max_batch", "time_steps": "max_time_steps"}.get(name)
-    return (low, min(high, getattr(current_limits(), server))) if server else (low, high)
+    return low, min(high, max_sizes().get(name, high))
 
 
 def _in_limits(name: str, value) -> str:

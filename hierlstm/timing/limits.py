@@ -116,8 +116,19 @@ def env_int(name: str, default: int) -> int:
     return int(text)
 
 
+def max_sizes() -> dict[str, int]:
+    """The largest batch and number of time steps a run may ask for, by RunConfig field. Read
+    from the environment alone: the app's frame bounds its number inputs with them while the
+    server's warm-up is still importing TensorFlow (the memory budget needs TensorFlow)."""
+    return {
+        "batch_size": env_int("HIERLSTM_MAX_BATCH", 1024),
+        "time_steps": env_int("HIERLSTM_MAX_TIME_STEPS", 2000),
+    }
+
+
 def current_limits() -> Limits:
     """The limits in force now (environment read on every call, so a test can change them)."""
+    sizes = max_sizes()
     budget_mb = os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip()
     if budget_mb:
         budget = env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
@@ -129,8 +140,8 @@ def current_limits() -> Limits:
         else:
             budget, source = _available_ram_bytes() // 4, "25% of available RAM"
     return Limits(
-        max_batch=env_int("HIERLSTM_MAX_BATCH", 1024),
-        max_time_steps=env_int("HIERLSTM_MAX_TIME_STEPS", 2000),
+        max_batch=sizes["batch_size"],
+        max_time_steps=sizes["time_steps"],
         memory_budget_bytes=budget,
         memory_budget_source=source,
         trace_budget_steps=env_int("HIERLSTM_TRACE_BUDGET_STEPS", 200),

@@ -6,6 +6,9 @@ measurement under the device lock, and HIERLSTM_WARMUP_AFTER."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -103,6 +106,45 @@ def test_every_page_draws_its_frame_while_cold(cold, page):
     assert [title.value for title in at.title] == [PAGES[page]]
     assert "importing TensorFlow" in _placeholder(at)
     assert at.number_input(key="time_steps").value == 4
+
+
+# Run in a fresh interpreter: this one imported TensorFlow long ago. The warm-up is held before
+# its first step, so nothing but the frame itself could import TensorFlow.
+_COLD_FRAME = """
+import sys
+from streamlit.testing.v1 import AppTest
+from hierlstm.app import warmup
+warmup.WAIT_S = 0.2
+for query in ({}, {"batch_size": "2", "time_steps": "4", "device": "cpu", "devices": "cpu:0"}):
+    at = AppTest.from_file(sys.argv[1], default_timeout=60)
+    at.query_params = query
+    at.run()
+    for page in sys.argv[2:]:
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("warming up" in p.proto.text for p in at.get("progress")), page
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def test_a_cold_frame_imports_no_tensorflow_on_any_page(tmp_path):
+    """Drawn while the warm-up imports TensorFlow, the frame must not import it itself: two
+    threads importing TensorFlow at once fail (a module-lock deadlock, a gradient registered
+    twice), and the frame would wait for the import anyway."""
+    env = {**os.environ, "HIERLSTM_WARMUP": "full", "HIERLSTM_WARMUP_AFTER": str(tmp_path / "x")}
+    env.pop("HIERLSTM_MEMORY_BUDGET_MB", None)  # the budget is one of the things it reads
+    completed = subprocess.run(
+        [sys.executable, "-c", _COLD_FRAME, str(APP), *PAGES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    loaded = set(completed.stdout.split())
+    assert "streamlit" in loaded and "hierlstm.app.warmup" in loaded  # the frame did run
+    assert not {"tensorflow", "keras"} & loaded, sorted(m for m in loaded if "tensorflow" in m)[:5]
 
 
 def test_a_run_pressed_while_cold_runs_once_the_server_is_warm(cold, tmp_path):
