@@ -16,8 +16,16 @@ _ = state.text
 
 
 configs = controls.configs
-tabs = st.tabs([name for name in controls.variants]) if len(configs) > 1 else [st.container()]
+# Lazy tabs: only the open one is drawn (switching reruns the page, the traces are cached). A
+# new browser draws one figure and one table, not one per variant, before the page is idle.
+tabs = (
+    st.tabs(list(controls.variants), key="trace-tab", on_change="rerun")
+    if len(configs) > 1
+    else [st.container()]
+)
 for tab, config in zip(tabs, configs, strict=True):
+    if getattr(tab, "open", True) is False:  # a plain container (one variant) has no .open
+        continue
     with tab:
         title = state.variant_title(config.variant)
         st.markdown(f"**{title}** · {state.variant_explanation(config.variant)}")

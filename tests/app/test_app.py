@@ -90,7 +90,34 @@ def test_default_page_renders_with_banner_and_controls(app):
     assert app.selectbox(key="lstm_kernel").value == "auto"
     assert app.selectbox(key="device").value == "auto"
     assert app.checkbox(key="xla").value is False
-    assert _plotly_charts(app) == 2  # an axis-flow figure per selected variant
+    assert [tab.label for tab in app.tabs] == ["nested", "folded"]
+    assert _plotly_charts(app) == 1  # the open tab's axis-flow figure: the tabs are lazy
+
+
+def _drawn(at: AppTest, key: str) -> bool:
+    try:
+        at.get_by_key(key)
+    except KeyError:
+        return False
+    return True
+
+
+def test_only_the_open_tab_is_drawn_and_opening_another_draws_it(app):
+    _open(app, "app_pages/shape_trace.py", {"variants": "nested,folded"})
+    assert app.session_state["trace-tab"] == "nested"  # the first tab is open at first
+    assert _drawn(app, "trace-table-nested") and _drawn(app, "flow-nested")
+    assert not _drawn(app, "trace-table-folded") and not _drawn(app, "flow-folded")
+    app.session_state["trace-tab"] = "folded"  # what a click on the tab sets, then a rerun
+    app.run()
+    _clean(app)
+    assert _drawn(app, "trace-table-folded") and _drawn(app, "flow-folded")
+    assert not _drawn(app, "trace-table-nested") and _plotly_charts(app) == 1
+    assert "(8, 50, 12, 16)" in _trace_table(app, "folded").iloc[:, 3].to_list()  # permute
+    app.multiselect(key="variants").set_value(["shared_cell", "nested"])
+    _run(app)  # the open tab's variant is no longer selected: the first tab opens
+    _clean(app)
+    assert [tab.label for tab in app.tabs] == ["shared_cell", "nested"]
+    assert _drawn(app, "trace-table-shared_cell") and _plotly_charts(app) == 1
 
 
 def test_the_builder_s_source_is_one_toggle_away(app):

@@ -290,6 +290,22 @@ def test_a_second_visitor_finds_the_server_warm(server, page):
     _no_exception(page)
 
 
+def test_a_trace_tab_is_drawn_when_it_is_opened(server, page):
+    """The Shape trace's tabs are lazy: one figure at first, the other tab's on its click."""
+    url, _ = server
+    _open(page, f"{url}/?{VARIANTS}", PAGES[""])
+    main = page.locator('[data-testid="stMain"]')
+    assert _page_charts(page) == 1
+    assert main.get_by_text("Folded batch x time").count() == 0
+    page.get_by_role("tab", name="folded").click()
+    main.get_by_text("Folded batch x time").wait_for()
+    _wait_idle(page)
+    assert _page_charts(page) == 1  # the nested tab's figure is gone, not hidden
+    assert main.get_by_text("Nested cell (the question)").count() == 0
+    assert page.get_by_role("tab", name="folded").get_attribute("aria-selected") == "true"
+    _no_exception(page)
+
+
 @pytest.mark.parametrize("path", [p for p in PAGES if p])
 def test_every_page_opens(server, page, path):
     url, _ = server
