@@ -81,10 +81,17 @@ for tab, config in zip(tabs, configs, strict=True):
                 name: st.column_config.TextColumn(width=w) for name, w in widths.items()
             },
         )
-        # A toggle, not an expander: an expander's code would be drawn (and its highlighter,
-        # 1.6 MB of the browser's first download) even while it is closed.
-        if st.toggle(_("trace.source", variant=config.variant), key=f"source-{config.variant}"):
-            st.caption(_("trace.source.caption"))
-            for name, source in display.related_sources(builder_of(config.variant)):
-                st.markdown(f"`{name}`")
-                st.code(source, language="python")
+        # Lazy: a plain expander's code would be drawn (and its highlighter, 1.6 MB of the
+        # browser's first download, loaded) while it is closed.
+        source = st.expander(
+            _("trace.source", variant=config.variant),
+            icon=":material/code:",
+            key=f"source-{config.variant}",
+            on_change="rerun",
+        )
+        if source.open:
+            with source:
+                st.caption(_("trace.source.caption"))
+                for name, code in display.related_sources(builder_of(config.variant)):
+                    st.markdown(f"`{name}`")
+                    st.code(code, language="python")

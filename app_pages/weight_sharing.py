@@ -16,8 +16,13 @@ config = controls.config
 units, rows, features = config.inner_units, config.rows, config.filters
 sequences = config.batch_size * config.time_steps  # as many sub-sequences as the folded model
 
-with st.expander(_("sharing.source"), icon=":material/code:"):
-    st.code(display.related_sources(sharing.build_pair)[0][1], language="python")
+# Lazy, as the Shape trace's source: closed, it costs the browser no highlighter.
+source = st.expander(
+    _("sharing.source"), icon=":material/code:", key="sharing-source", on_change="rerun"
+)
+if source.open:
+    with source:
+        st.code(display.related_sources(sharing.build_pair)[0][1], language="python")
 
 with st.spinner(_("sharing.computing")):
     reports = caches.sharing_reports(units, rows, features, config.batch_size)

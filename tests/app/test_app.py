@@ -120,14 +120,25 @@ def test_only_the_open_tab_is_drawn_and_opening_another_draws_it(app):
     assert _drawn(app, "trace-table-shared_cell") and _plotly_charts(app) == 1
 
 
-def test_the_builder_s_source_is_one_toggle_away(app):
+def test_the_builder_s_source_is_drawn_when_its_expander_opens(app):
     _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
+    assert [e.label for e in app.main.expander] == ["Source of folded, as it runs"]
     assert app.code == []  # not drawn (nor its highlighter loaded) until asked for
-    app.toggle(key="source-folded").set_value(True).run()
+    app.session_state["source-folded"] = True  # what opening the expander sets, then a rerun
+    app.run()
     _clean(app)
     sources = [block.value for block in app.code]
     assert any("def build_folded" in source for source in sources), sources[:1]
     assert _plotly_charts(app) == 1
+
+
+def test_the_sharing_source_is_drawn_when_its_expander_opens(app):
+    _open(app, "app_pages/weight_sharing.py", TINY)
+    assert app.code == []
+    app.session_state["sharing-source"] = True
+    app.run()
+    _clean(app)
+    assert any("def build_pair" in block.value for block in app.code)
 
 
 @pytest.mark.parametrize("page", list(PAGES))

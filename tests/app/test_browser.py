@@ -306,6 +306,18 @@ def test_a_trace_tab_is_drawn_when_it_is_opened(server, page):
     _no_exception(page)
 
 
+def test_the_sharing_source_is_drawn_when_its_expander_opens(server, page):
+    url, _ = server
+    _open(page, f"{url}/weight_sharing?{TINY}", PAGES["weight_sharing"])
+    code = page.locator('[data-testid="stMain"] [data-testid="stCode"]')
+    assert code.count() == 0  # closed: not drawn, the highlighter not loaded
+    page.locator('[data-testid="stExpander"] summary', has_text="Both forms, as built here").click()
+    code.first.wait_for()
+    _wait_idle(page)
+    assert "def build_pair" in code.first.inner_text()
+    _no_exception(page)
+
+
 @pytest.mark.parametrize("path", [p for p in PAGES if p])
 def test_every_page_opens(server, page, path):
     url, _ = server
