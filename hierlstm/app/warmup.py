@@ -1,5 +1,6 @@
 """The server's warm-up: once per server process, in a background thread, everything a first
-visitor would otherwise wait for. TensorFlow is imported, the devices are started and reported,
+visitor would otherwise wait for. numpy, pandas and plotly are loaded first (no chart is drawn
+before: `_load_libraries`), then TensorFlow is imported, the devices are started and reported,
 the pages' modules are loaded, the default settings' models are built and traced, and then the
 default variants' cost per step is measured for the run-time estimate.
 
@@ -43,6 +44,18 @@ QUIET_LIMIT_S = 120.0  # ... but no longer than this
 _last_page = 0.0  # time.monotonic() when a script run of the frame last started
 POLL_S = 0.5  # how often a polling page looks again
 HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
+
+
+def _load_libraries() -> None:
+    """numpy, pandas and plotly's figure code, loaded before the frame may draw a chart: plotly
+    takes numpy and pandas from sys.modules when they are there, so a chart drawn while another
+    thread is importing either finds it half-initialised ("partially initialized module
+    'pandas' has no attribute 'Series'", seen once in about ten cold starts)."""
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import plotly.io
+
+    plotly.io.to_json(_empty_chart())
 
 
 def _import_tensorflow() -> None:
@@ -156,10 +169,12 @@ class Status:
 class Warmup:
     """The steps, run once in a daemon thread; `status()` is safe from any thread."""
 
-    def __init__(self, steps: Sequence[Step]):
+    def __init__(self, steps: Sequence[Step], libraries: Callable[[], None] = _load_libraries):
         self.steps = tuple(steps)
+        self._load = libraries  # first, before any step (and before HIERLSTM_WARMUP_AFTER)
         self._lock = threading.Lock()
         self._ready = threading.Event()
+        self.charts_drawable = threading.Event()  # the libraries a chart needs are loaded
         self._thread: threading.Thread | None = None
         self._current = self.steps[0].key if self.steps else ""
         self._done, self._failed = 0, ""
@@ -173,6 +188,17 @@ class Warmup:
                 self._thread.start()
 
     def _run(self) -> None:
+        first = self._current
+        with self._lock:
+            self._current = "warmup.libraries"
+        try:
+            self._load()
+        except Exception:  # a bug of ours, logged; the frame then draws no placeholder chart
+            LOG.exception("warm-up: loading the libraries failed")
+        else:
+            self.charts_drawable.set()
+        with self._lock:
+            self._current = first
         if gate := os.environ.get("HIERLSTM_WARMUP_AFTER"):
             with self._lock:
                 first, self._current = self._current, "warmup.held"
@@ -257,10 +283,15 @@ def wait_in_page() -> None:
     box = st.container(key="warmup-placeholder")  # what a browser can wait for to be gone
     bar = box.progress(0.0)
     _progress(bar, warm.status())
-    # An empty chart where the page's charts will be: the browser fetches and starts plotly
-    # (4.7 MB of its code) while the server warms up, instead of after it.
-    box.plotly_chart(_empty_chart(), key="warmup-chart", config={"staticPlot": True})
-    while not warm.wait(0.25):
+    charted = False
+    while True:
+        if not charted and warm.charts_drawable.is_set():
+            # An empty chart where the page's charts will be: the browser fetches and starts
+            # plotly (4.7 MB of its code) while the server warms up, instead of after it.
+            box.plotly_chart(_empty_chart(), key="warmup-chart", config={"staticPlot": True})
+            charted = True
+        if warm.wait(0.25):
+            break
         if time.monotonic() > deadline:
             bar.empty()
             _poll()

@@ -38,6 +38,8 @@ def cold(monkeypatch, tmp_path):
     gate = threading.Event()
     held = warmup.Warmup([warmup.Step("warmup.tensorflow", gate.wait)])
     monkeypatch.setattr(warmup, "_server", held)
+    held.start()
+    assert held.charts_drawable.wait(timeout=30)  # loaded long ago in this process
 
     def release():
         gate.set()
@@ -87,6 +89,45 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
     assert [tab.label for tab in at.tabs] == list(DEFAULT_VARIANTS)
     assert len(at.get("plotly_chart")) == 1  # the open tab's (the tabs are lazy)
     assert not [p for p in at.get("progress") if "warming up" in p.proto.text]
+
+
+def test_no_chart_is_drawn_before_the_libraries_are_loaded(monkeypatch, tmp_path):
+    """plotly reads numpy and pandas from sys.modules: a chart drawn while the warm-up imports
+    them would find them half-initialised, so the placeholder's chart waits for them."""
+    monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
+    monkeypatch.setattr(warmup, "WAIT_S", 0.3)
+    libraries, tensorflow = threading.Event(), threading.Event()
+    held = warmup.Warmup(
+        [warmup.Step("warmup.tensorflow", tensorflow.wait)], libraries=libraries.wait
+    )
+    monkeypatch.setattr(warmup, "_server", held)
+    try:
+        at = _frame()
+        assert "loading numpy, pandas and plotly" in _placeholder(at)
+        assert at.get("plotly_chart") == []
+        libraries.set()
+        assert held.charts_drawable.wait(timeout=30)
+        at.run()
+        assert not at.exception
+        assert "importing TensorFlow" in _placeholder(at)
+        assert [chart.proto.id for chart in at.get("plotly_chart")] == [
+            at.get_by_key("warmup-chart").proto.id
+        ]
+    finally:
+        libraries.set()
+        tensorflow.set()
+    assert held.wait(timeout=30)
+
+
+def test_a_failure_to_load_the_libraries_is_logged_and_only_costs_the_chart(caplog):
+    def broken():
+        raise ImportError("no pandas here")
+
+    held = warmup.Warmup([warmup.Step("warmup.tensorflow", lambda: None)], libraries=broken)
+    held.start()
+    assert held.wait(timeout=30)
+    assert not held.charts_drawable.is_set() and held.status().failed == ""
+    assert "loading the libraries failed" in caplog.text and "no pandas here" in caplog.text
 
 
 def test_a_cold_page_waits_in_its_run_and_fills_in_when_the_warm_up_is_ready(cold, monkeypatch):
