@@ -1,8 +1,9 @@
 """The server's warm-up: once per server process, in a background thread, everything a first
 visitor would otherwise wait for. numpy, pandas and plotly are loaded first (no chart is drawn
 before: `_load_libraries`), then TensorFlow is imported, the devices are started and reported,
-the pages' modules are loaded, the default settings' models are built and traced, and then the
-default variants' cost per step is measured for the run-time estimate.
+the pages' modules are loaded, the default settings' models are built and traced, and then,
+once the pages are quiet, the Weight sharing page's checks are made and the default variants'
+cost per step is measured for the run-time estimate.
 
 app.py starts it from the server's lifespan, so the health check answers at once and the first
 visitor finds the server warm or warming; the frame (streamlit_app.py) starts it too (it is
@@ -112,6 +113,16 @@ def _wait_for_quiet() -> None:
         time.sleep(0.25)
 
 
+def _share_defaults() -> None:
+    """The Weight sharing page's live checks at the default sizes (0.4-0.8 s the first time),
+    once the pages are quiet, into the cache the page reads."""
+    _wait_for_quiet()
+    from hierlstm.app import caches
+
+    config = RunConfig()
+    caches.sharing_reports(config.inner_units, config.rows, config.filters, config.batch_size)
+
+
 def _calibrate_defaults() -> None:
     """The estimate's cost per step for the default variants, under the device lock like any
     timing, once no page has started for QUIET_S (at most QUIET_LIMIT_S later); skipped (a
@@ -152,6 +163,7 @@ def steps_for(mode: str) -> tuple[Step, ...]:
     if mode in ("full", "trace"):
         steps.append(Step("warmup.trace", _trace_defaults))
     if mode == "full":
+        steps.append(Step("warmup.sharing", _share_defaults, needed=False))
         steps.append(Step("warmup.calibrate", _calibrate_defaults, needed=False))
     return tuple(steps)
 

@@ -241,8 +241,9 @@ def test_modes_choose_the_steps():
     keys = {mode: [step.key for step in warmup.steps_for(mode)] for mode in warmup.MODES}
     assert keys["off"] == ["warmup.tensorflow", "warmup.devices", "warmup.modules"]
     assert keys["trace"] == [*keys["off"], "warmup.trace"]
-    assert keys["full"] == [*keys["trace"], "warmup.calibrate"]
-    assert [step.needed for step in warmup.steps_for("full")][-1] is False  # pages don't wait
+    assert keys["full"] == [*keys["trace"], "warmup.sharing", "warmup.calibrate"]
+    needed = [step.needed for step in warmup.steps_for("full")]
+    assert needed[-2:] == [False, False]  # pages don't wait for them
     with pytest.raises(SettingError, match="HIERLSTM_WARMUP must be one of full, trace, off"):
         warmup.steps_for("fast")
 
@@ -304,6 +305,26 @@ def test_the_cost_per_step_waits_for_the_pages_to_be_quiet(counted_calibration, 
     started = time.monotonic()
     warmup._calibrate_defaults()
     assert time.monotonic() - started < 5 and len(counted_calibration) == 2 * len(DEFAULT_VARIANTS)
+
+
+def test_the_sharing_checks_are_made_into_the_page_cache(monkeypatch, tmp_path):
+    from hierlstm.app import caches
+    from hierlstm.model import sharing
+
+    monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
+    monkeypatch.setattr(warmup, "QUIET_S", 0.0)
+    made = []
+    real = sharing.sharing_report
+    monkeypatch.setattr(sharing, "sharing_report", lambda *a: made.append(a) or real(*a))
+    caches.sharing_reports.clear()
+    warmup._share_defaults()
+    assert len(made) == 2  # the two forms, at the default sizes
+    at = _frame(page="app_pages/weight_sharing.py")
+    block = at.get_by_key("sharing-checks")
+    checks = (block.dataframe or block.table)[0].value
+    assert checks.shape[0] == 6 and checks.iloc[:, 1].str.startswith("✓").all()
+    assert len(made) == 2  # the page read them from the cache
+    caches.sharing_reports.clear()
 
 
 def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
