@@ -9,6 +9,7 @@ scripts over the modules of `hierlstm.app`.
 """
 
 import logging
+from pathlib import Path
 
 import streamlit as st
 
@@ -16,7 +17,10 @@ from hierlstm.app import banner, sidebar, state, warmup  # none of them imports 
 
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
 warmup.page_started()
-st.set_page_config(page_title="hierlstm", page_icon=":material/account_tree:", layout="wide")
+# The icon is a file of ours: a Material icon as page_icon makes the browser fetch it from
+# Google's font servers, which an offline demo cannot reach (and should not need to).
+ICON = Path(__file__).with_name("hierlstm") / "app" / "icon.png"
+st.set_page_config(page_title="hierlstm", page_icon=str(ICON), layout="wide")
 
 # (script, navigation title, icon, what the sidebar's Run button does there, the page's title)
 PAGES = (

@@ -19,6 +19,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -282,12 +283,17 @@ def test_first_page_while_the_server_warms_up(server, page):
 
 def test_a_second_visitor_finds_the_server_warm(server, page):
     url, _ = server
+    elsewhere = []  # an offline demo must not need any other host (the icon included)
+    page.on("request", lambda r: r.url.startswith(url) or elsewhere.append(r.url))
     started = time.perf_counter()
     _open(page, f"{url}/?{VARIANTS}", PAGES[""])
     page.locator(".js-plotly-plot").first.wait_for()
     TIMINGS["warm_goto_to_first_figure_s"] = time.perf_counter() - started
     assert page.get_by_text("This server started moments ago").count() == 0
     _no_exception(page)
+    icon = page.locator('link[rel="shortcut icon"], link[rel="icon"]').first.get_attribute("href")
+    assert icon and "gstatic" not in icon and page.request.get(urljoin(url + "/", icon)).ok
+    assert elsewhere == []
 
 
 def test_a_trace_tab_is_drawn_when_it_is_opened(server, page):
