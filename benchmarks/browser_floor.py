@@ -1,0 +1,172 @@
+"""What a new browser costs before any of hierlstm's work: the floor under a second visitor.
+
+A second visitor (a new browser context: nothing cached) fetches, compiles and starts
+Streamlit's frontend, then the code of every kind of element the page draws (plotly alone is
+4.7 MB), then draws it. This script measures, side by side in one run, how long a new context
+takes to reach idle on pages that each add one thing:
+
+    .venv/bin/python benchmarks/browser_floor.py [--visits 5] [--json PATH]
+
+- `title`: a Streamlit script that draws only a title (the frontend's own cost);
+- `title + plotly`, `title + table`, `title + plotly + table`: one tiny figure and/or one
+  3-row st.dataframe;
+- `hierlstm frame`: hierlstm's own sidebar (language switch, settings form) and banner around
+  the title, as drawn before the warm-up is done; no page, navigation or placeholder;
+- `hierlstm Shape trace`: the real app on a warm server, the default page and settings.
+
+Each row is its own fresh `streamlit run` (its own results file and lock folder); each visit a
+new browser context, timed from `goto` to idle with first_page.py's probe (the script run over,
+no skeleton or status widget left, nothing changed for 500 ms). Prints the median and min-max
+over the visits, and each row's median as a multiple of the title-only page's. The Shape trace
+row is what issue 13's "second visitor" row of first_page.py measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import first_page
+from common import header, markdown_table
+from playwright import sync_api
+
+HIERLSTM = "hierlstm Shape trace"
+_FRAME = """
+    from hierlstm.app import banner, sidebar, state
+
+    sidebar.language_ui(devices_known=False)
+    sidebar.controls_ui(sidebar.Action("run.trace", False), devices_known=False)
+    banner.starting_banner()
+"""
+# Each page draws the Shape trace's English title, so one probe title fits every row.
+SCRIPTS = {
+    "title": "",
+    "title + plotly": """
+        import plotly.graph_objects as go
+
+        st.plotly_chart(go.Figure(go.Bar(x=[1, 2, 3], y=[3, 1, 2])))
+    """,
+    "title + table": """
+        import pandas as pd
+
+        st.dataframe(pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}))
+    """,
+    "title + plotly + table": """
+        import pandas as pd
+        import plotly.graph_objects as go
+
+        st.plotly_chart(go.Figure(go.Bar(x=[1, 2, 3], y=[3, 1, 2])))
+        st.dataframe(pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}))
+    """,
+    "hierlstm frame": _FRAME,
+}
+
+
+def script_text(title: str, body: str) -> str:
+    head = f"import streamlit as st\n\nst.set_page_config(layout='wide')\nst.title({title!r})\n"
+    return head + textwrap.dedent(body)
+
+
+def _serve(command: list[str], folder: Path) -> subprocess.Popen:
+    """`command` (a streamlit run) with its own results file and lock folder."""
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(first_page.ROOT),
+        "HIERLSTM_DB": str(folder / "results.sqlite3"),
+        "HIERLSTM_LOCK_DIR": str(folder / "locks"),
+    }
+    with open(folder / "server.log", "w") as log:
+        return subprocess.Popen(
+            command, cwd=first_page.ROOT, env=environment, stdout=log, stderr=log
+        )
+
+
+def measure_row(browser, label: str, visits: int, title: str) -> list[float | None]:
+    folder = Path(tempfile.mkdtemp(prefix="browser-floor-"))
+    port = first_page.free_port()
+    url = f"http://127.0.0.1:{port}"
+    if label == HIERLSTM:
+        process = first_page.start_server(port, folder, profile=False)
+    else:
+        script = folder / "page.py"
+        script.write_text(script_text(title, SCRIPTS[label]))
+        process = _serve(
+            [
+                *(sys.executable, "-m", "streamlit", "run", str(script)),
+                *("--server.headless", "true", "--server.port", str(port)),
+                *("--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"),
+                *("--server.fileWatcherType", "none"),
+            ],
+            folder,
+        )
+    try:
+        first_page.wait_healthy(url, process, time.perf_counter())
+        warm = first_page.new_page(browser)  # the server's first session (and warm-up) done
+        first_page.open_url(warm, url + "/", title)
+        warm.context.close()
+        time.sleep(5 if label == HIERLSTM else 1)  # the warm-up's quiet-time steps, then quiet
+        idles = []
+        for _ in range(visits):
+            page = first_page.new_page(browser)
+            try:
+                idles.append(first_page.open_url(page, url + "/", title).idle_s)
+            finally:
+                page.context.close()
+        return idles
+    finally:
+        first_page.stop(process)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--visits", type=int, default=5, help="new browser contexts per row")
+    parser.add_argument("--json", help="also write every visit's idle time to this file")
+    args = parser.parse_args()
+    if args.visits < 1:
+        parser.error(f"--visits must be at least 1, not {args.visits}")
+    title = first_page.app_pages()[0].title
+    labels = [*SCRIPTS, HIERLSTM]
+    load_before = first_page.load_average()
+    rows = {}
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=first_page.CHROMIUM, args=first_page.CHROMIUM_ARGS
+        )
+        try:
+            for label in labels:
+                rows[label] = measure_row(browser, label, args.visits, title)
+                print(f"{label} done", file=sys.stderr, flush=True)
+        finally:
+            browser.close()
+    seen = {label: [v for v in idles if v is not None] for label, idles in rows.items()}
+    base = statistics.median(seen["title"]) if seen["title"] else None
+    table = []
+    for label in labels:
+        values = seen[label]
+        if not values:
+            table.append((label, "timeout", "-"))
+            continue
+        median = statistics.median(values)
+        cell = f"{median:.2f} [{min(values):.2f}-{max(values):.2f}]"
+        missing = len(rows[label]) - len(values)
+        cell += f" ({missing} timeout)" if missing else ""
+        table.append((label, cell, f"{median / base:.2f}x" if base else "-"))
+    print(header("What a new browser costs before any of hierlstm's work"))
+    print(f"- git commit: {first_page.git_commit()}; visits per row: {args.visits}")
+    print(f"- load average (1, 5, 15 min): {load_before} before, {first_page.load_average()} after")
+    print()
+    print(markdown_table(("new browser context, page", "idle s", "vs title only"), table))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
