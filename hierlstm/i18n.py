@@ -234,7 +234,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "held until the file HIERLSTM_WARMUP_AFTER names exists",
         "等待 HIERLSTM_WARMUP_AFTER 指定的文件出现",
     ),
-    "warmup.libraries": _m("loading numpy, pandas and plotly", "正在加载 numpy、pandas 和 plotly"),
+    "warmup.libraries": _m("importing numpy and pandas", "正在导入 numpy 和 pandas"),
     "warmup.tensorflow": _m("importing TensorFlow", "正在导入 TensorFlow"),
     "warmup.devices": _m("starting and listing the devices", "正在启动并列出设备"),
     "warmup.modules": _m("loading the pages' code", "正在加载页面代码"),

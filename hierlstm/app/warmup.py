@@ -1,5 +1,5 @@
 """The server's warm-up: once per server process, in a background thread, everything a first
-visitor would otherwise wait for. numpy, pandas and plotly are loaded first (no chart is drawn
+visitor would otherwise wait for. numpy and pandas are imported first (no chart is drawn
 before: `_load_libraries`), then TensorFlow is imported, the devices are started and reported,
 the pages' modules are loaded, the default settings' models are built and traced, and then,
 once the pages are quiet, the Weight sharing page's checks are made and the default variants'
@@ -48,15 +48,14 @@ HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
 
 
 def _load_libraries() -> None:
-    """numpy, pandas and plotly's figure code, loaded before the frame may draw a chart: plotly
-    takes numpy and pandas from sys.modules when they are there, so a chart drawn while another
-    thread is importing either finds it half-initialised ("partially initialized module
-    'pandas' has no attribute 'Series'", seen once in about ten cold starts)."""
+    """numpy and pandas, imported before the frame may draw a chart: plotly takes them from
+    sys.modules when they are there (and only them: `get_module(..., should_load=False)`), so
+    a chart drawn while another thread imports either finds it half-initialised ("partially
+    initialized module 'pandas' has no attribute 'Series'", seen in 3 of about 14 cold starts).
+    plotly's own modules are imported as usual, under the import lock: the frame loads them
+    while TensorFlow is imported (0.2 s here, which loading them first would add to it)."""
     import numpy  # noqa: F401
     import pandas  # noqa: F401
-    import plotly.io
-
-    plotly.io.to_json(_empty_chart())
 
 
 def _import_tensorflow() -> None:

@@ -103,7 +103,7 @@ def test_no_chart_is_drawn_before_the_libraries_are_loaded(monkeypatch, tmp_path
     monkeypatch.setattr(warmup, "_server", held)
     try:
         at = _frame()
-        assert "loading numpy, pandas and plotly" in _placeholder(at)
+        assert "importing numpy and pandas" in _placeholder(at)
         assert at.get("plotly_chart") == []
         libraries.set()
         assert held.charts_drawable.wait(timeout=30)
