@@ -17,10 +17,6 @@ from hierlstm.app import banner, sidebar, state, warmup  # none of them imports 
 
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
 warmup.page_started()
-# The icon is a file of ours: a Material icon as page_icon makes the browser fetch it from
-# Google's font servers, which an offline demo cannot reach (and should not need to).
-ICON = Path(__file__).with_name("hierlstm") / "app" / "icon.png"
-st.set_page_config(page_title="hierlstm", page_icon=str(ICON), layout="wide")
 
 # (script, navigation title, icon, what the sidebar's Run button does there, the page's title)
 PAGES = (
@@ -34,6 +30,14 @@ PAGES = (
 )
 
 status = warmup.server_warmup().status()  # one look per script run: the page and frame agree
+# The icon is a file of ours: a Material icon as page_icon makes the browser fetch it from
+# Google's font servers, which an offline demo cannot reach (and should not need to). A file
+# is read with numpy and PIL (Streamlit's image_to_url imports both), which a cold frame must
+# not wait for while the warm-up imports TensorFlow: until then, Streamlit's own icon.
+ICON = Path(__file__).with_name("hierlstm") / "app" / "icon.png"
+st.set_page_config(
+    page_title="hierlstm", page_icon=str(ICON) if status.ready else None, layout="wide"
+)
 sidebar.language_ui(devices_known=status.ready)
 pages = [
     st.Page(f"app_pages/{script}.py", title=state.text(title), icon=icon, default=index == 0)

@@ -293,6 +293,7 @@ def test_a_second_visitor_finds_the_server_warm(server, page):
     _no_exception(page)
     icon = page.locator('link[rel="shortcut icon"], link[rel="icon"]').first.get_attribute("href")
     assert icon and "gstatic" not in icon and page.request.get(urljoin(url + "/", icon)).ok
+    assert "/media/" in icon  # ours (set once warm), not Streamlit's favicon.png
     assert elsewhere == []
 
 
@@ -301,11 +302,14 @@ def test_a_trace_tab_is_drawn_when_it_is_opened(server, page):
     url, _ = server
     _open(page, f"{url}/?{VARIANTS}", PAGES[""])
     main = page.locator('[data-testid="stMain"]')
+    plot = main.locator(".js-plotly-plot").first  # drawn once plotly has started, after idle
+    plot.wait_for()
     assert _page_charts(page) == 1
     assert main.get_by_text("Folded batch x time").count() == 0
     page.get_by_role("tab", name="folded").click()
     main.get_by_text("Folded batch x time").wait_for()
     _wait_idle(page)
+    plot.wait_for()
     assert _page_charts(page) == 1  # the nested tab's figure is gone, not hidden
     assert main.get_by_text("Nested cell (the question)").count() == 0
     assert page.get_by_role("tab", name="folded").get_attribute("aria-selected") == "true"
