@@ -14,10 +14,11 @@ then. The warm-up
 fills the same caches the pages read (`st.cache_resource`), with the same functions, so what a
 page shows does not depend on whether the warm-up or a visitor computed it.
 
-HIERLSTM_WARMUP: "full" (the default), "trace" (no cost measurement: it takes the device lock
-and a few seconds of both cores) or "off" (TensorFlow and the devices only, which every page
-needs). HIERLSTM_WARMUP_AFTER=FILE holds the warm-up until FILE exists (at most 10 minutes), so
-a test or a demo can look at a server that is still cold for as long as it needs.
+HIERLSTM_WARMUP: "full" (the default), "trace" (no Weight sharing checks and no cost
+measurement, which takes the device lock and a few seconds of both cores) or "off"
+(TensorFlow and the devices only, which every page needs). HIERLSTM_WARMUP_AFTER=FILE holds
+the warm-up until FILE exists (at most 10 minutes), so a test or a demo can look at a server
+that is still cold for as long as it needs.
 
 This module imports neither TensorFlow nor anything that does; the steps import what they use.
 """
