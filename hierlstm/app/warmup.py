@@ -48,6 +48,18 @@ POLL_S = 0.5  # how often a polling page looks again
 HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
 
 
+def _check_for_a_repl_once() -> None:
+    """Streamlit's first element in a process checks whether it runs in a REPL, with
+    `inspect.stack()`, which resolves the file of every loaded module: 0.02 s here before
+    TensorFlow is imported, 0.1 s after, and about 0.4 s (py-spy) in the first visitor's frame
+    while TensorFlow was being imported beside it. Done first in the warm-up, it is done."""
+    from streamlit import delta_generator
+
+    check = getattr(delta_generator, "_maybe_print_use_warning", None)  # Streamlit 1.67
+    if check is not None:
+        check()
+
+
 def _load_libraries() -> None:
     """numpy and pandas, imported before the frame may draw a chart: plotly takes them from
     sys.modules when they are there (and only them: `get_module(..., should_load=False)`), so
@@ -55,6 +67,7 @@ def _load_libraries() -> None:
     initialized module 'pandas' has no attribute 'Series'", seen in 3 of about 14 cold starts).
     plotly's own modules are imported as usual, under the import lock: the frame loads them
     while TensorFlow is imported (0.2 s here, which loading them first would add to it)."""
+    _check_for_a_repl_once()
     import numpy  # noqa: F401
     import pandas  # noqa: F401
 
