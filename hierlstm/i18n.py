@@ -239,6 +239,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     "warmup.devices": _m("starting and listing the devices", "正在启动并列出设备"),
     "warmup.modules": _m("loading the pages' code", "正在加载页面代码"),
     "warmup.trace": _m("building and tracing the default models", "正在构建并追踪默认设置下的模型"),
+    "warmup.trace_tabs": _m(
+        "tracing the default page's other tabs", "正在追踪默认页面的其他标签页"
+    ),
     "warmup.sharing": _m("checking the shared weights", "正在检查共享权重"),
     "warmup.calibrate": _m(
         "measuring this machine's cost per step for the estimate", "正在测量本机每步耗时以供估算"

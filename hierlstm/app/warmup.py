@@ -1,9 +1,9 @@
 """The server's warm-up: once per server process, in a background thread, everything a first
 visitor would otherwise wait for. numpy and pandas are imported first (no chart is drawn
 before: `_load_libraries`), then TensorFlow is imported, the devices are started and reported,
-the pages' modules are loaded, the default settings' models are built and traced, and then,
-once the pages are quiet, the Weight sharing page's checks are made and the default variants'
-cost per step is measured for the run-time estimate.
+the pages' modules are loaded, the default page's open tab is built and traced, and then,
+once the pages are quiet, its other tabs are traced, the Weight sharing page's checks are made
+and the default variants' cost per step is measured for the run-time estimate.
 
 app.py starts it from the server's lifespan, so the health check answers at once and the first
 visitor finds the server warm or warming; the frame (streamlit_app.py) starts it too (it is
@@ -14,8 +14,9 @@ then. The warm-up
 fills the same caches the pages read (`st.cache_resource`), with the same functions, so what a
 page shows does not depend on whether the warm-up or a visitor computed it.
 
-HIERLSTM_WARMUP: "full" (the default), "trace" (no Weight sharing checks and no cost
-measurement, which takes the device lock and a few seconds of both cores) or "off"
+HIERLSTM_WARMUP: "full" (the default), "trace" (every default traced before the pages run; no
+Weight sharing checks and no cost measurement, which takes the device lock and a few seconds
+of both cores) or "off"
 (TensorFlow and the devices only, which every page needs). HIERLSTM_WARMUP_AFTER=FILE holds
 the warm-up until FILE exists (at most 10 minutes), so a test or a demo can look at a server
 that is still cold for as long as it needs.
@@ -106,11 +107,28 @@ def _default_configs() -> list[RunConfig]:
     return [RunConfig(variant=name) for name in DEFAULT_VARIANTS]
 
 
-def _trace_defaults() -> None:
+def _trace(configs: Sequence[RunConfig]) -> None:
     from hierlstm.app import caches
 
-    for config in _default_configs():
+    for config in configs:
         caches.trace(config)
+
+
+def _trace_defaults() -> None:
+    _trace(_default_configs())
+
+
+def _trace_open_tab() -> None:
+    """The default page's open tab (its first variant): all a first visitor's page waits for;
+    the Shape trace draws only the open tab."""
+    _trace(_default_configs()[:1])
+
+
+def _trace_other_tabs() -> None:
+    """The default page's other tabs, once the pages are quiet (a click on one before then
+    traces it, or waits for this trace through the cache's lock)."""
+    _wait_for_quiet()
+    _trace(_default_configs()[1:])
 
 
 def page_started() -> None:
@@ -173,9 +191,11 @@ def steps_for(mode: str) -> tuple[Step, ...]:
         Step("warmup.devices", _start_devices),
         Step("warmup.modules", _load_modules),
     ]
-    if mode in ("full", "trace"):
+    if mode == "trace":  # every default traced before the pages run: no work left behind
         steps.append(Step("warmup.trace", _trace_defaults))
     if mode == "full":
+        steps.append(Step("warmup.trace", _trace_open_tab))
+        steps.append(Step("warmup.trace_tabs", _trace_other_tabs, needed=False))
         steps.append(Step("warmup.sharing", _share_defaults, needed=False))
         steps.append(Step("warmup.calibrate", _calibrate_defaults, needed=False))
     return tuple(steps)

@@ -257,9 +257,22 @@ def test_modes_choose_the_steps():
     keys = {mode: [step.key for step in warmup.steps_for(mode)] for mode in warmup.MODES}
     assert keys["off"] == ["warmup.tensorflow", "warmup.devices", "warmup.modules"]
     assert keys["trace"] == [*keys["off"], "warmup.trace"]
-    assert keys["full"] == [*keys["trace"], "warmup.sharing", "warmup.calibrate"]
+    later = ["warmup.trace_tabs", "warmup.sharing", "warmup.calibrate"]
+    assert keys["full"] == [*keys["trace"], *later]
     needed = [step.needed for step in warmup.steps_for("full")]
-    assert needed[-2:] == [False, False]  # pages don't wait for them
+    assert needed == [True] * 4 + [False] * 3  # pages don't wait for the last three
+
+
+def test_full_traces_the_open_tab_first_and_the_other_tabs_when_quiet(monkeypatch):
+    traced = []
+    monkeypatch.setattr(warmup, "_trace", lambda configs: traced.append(list(configs)))
+    monkeypatch.setattr(warmup, "QUIET_S", 0.0)
+    steps = {step.key: step for step in warmup.steps_for("full")}
+    steps["warmup.trace"].run()
+    steps["warmup.trace_tabs"].run()
+    first, *rest = [RunConfig(variant=name) for name in DEFAULT_VARIANTS]
+    assert traced == [[first], rest]  # together, what "trace" mode traces before the pages
+    assert warmup.steps_for("trace")[-1].run is warmup._trace_defaults
     with pytest.raises(SettingError, match="HIERLSTM_WARMUP must be one of full, trace, off"):
         warmup.steps_for("fast")
 
