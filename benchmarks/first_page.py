@@ -137,7 +137,7 @@ PROBE = """(() => {
   probe.report = since => {
     probe.tick();
     return {now: Date.now(), marks: probe.marks, titles: probe.titles, idleSince: probe.idleSince,
-      lastAsset: lastAsset(since)};
+      lastAsset: lastAsset(since), signature: probe.signature};
   };
   performance.setResourceTimingBufferSize(2000);
   probe.reset();
@@ -340,7 +340,12 @@ def watch(page, started_ms: float, title: str, timeout_s: float, on_title=None) 
                 visit.idle_s = (since - started_ms) / 1000
                 break
     else:
-        visit.note = (visit.note + "; " if visit.note else "") + f"not idle in {timeout_s} s"
+        # What was still pending: script state|connection|title|plots|tables|skeletons|status
+        # widgets|elements|warming, as the probe last saw it.
+        pending = report["signature"] if report else "no report"
+        visit.note = (visit.note + "; " if visit.note else "") + (
+            f"not idle in {timeout_s} s (last seen: {pending})"
+        )
     return _fill(visit, report, title, started_ms)
 
 
