@@ -203,7 +203,7 @@ if frame is not None:
 # 5. Weight sharing ---------------------------------------------------------------------------
 st.header(_("lesson.sharing.title"))
 quote("sharing")
-reports = caches.sharing_reports(config.inner_units, rows, config.filters, config.batch_size)
+reports = caches.sharing_reports_of(config)
 cell = reports["shared_cell"]
 st.markdown(
     _(

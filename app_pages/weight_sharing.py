@@ -25,7 +25,7 @@ if source.open:
         st.code(display.related_sources(sharing.build_pair)[0][1], language="python")
 
 with st.spinner(_("sharing.computing")):
-    reports = caches.sharing_reports(units, rows, features, config.batch_size)
+    reports = caches.sharing_reports_of(config)
 st.subheader(
     _("sharing.checks", sequences=config.batch_size, rows=rows, features=features, units=units)
 )

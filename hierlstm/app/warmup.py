@@ -16,10 +16,9 @@ page shows does not depend on whether the warm-up or a visitor computed it.
 
 HIERLSTM_WARMUP: "full" (the default), "trace" (every default traced before the pages run; no
 Weight sharing checks and no cost measurement, which takes the device lock and a few seconds
-of both cores) or "off"
-(TensorFlow and the devices only, which every page needs). HIERLSTM_WARMUP_AFTER=FILE holds
-the warm-up until FILE exists (at most 10 minutes), so a test or a demo can look at a server
-that is still cold for as long as it needs.
+of both cores) or "off" (TensorFlow and the devices only, which every page needs).
+HIERLSTM_WARMUP_AFTER=FILE holds the warm-up until FILE exists (at most 10 minutes), so a test
+or a demo can look at a server that is still cold for as long as it needs.
 
 This module imports neither TensorFlow nor anything that does; the steps import what they use.
 """
@@ -150,8 +149,7 @@ def _share_defaults() -> None:
     _wait_for_quiet()
     from hierlstm.app import caches
 
-    config = RunConfig()
-    caches.sharing_reports(config.inner_units, config.rows, config.filters, config.batch_size)
+    caches.sharing_reports_of(RunConfig())
 
 
 def _calibrate_defaults() -> None:
