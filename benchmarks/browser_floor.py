@@ -14,20 +14,18 @@ takes to reach idle on pages that each add one thing:
   the title, as drawn before the warm-up is done; no page, navigation or placeholder;
 - `hierlstm Shape trace`: the real app on a warm server, the default page and settings.
 
-Each row is its own fresh `streamlit run` (its own results file and lock folder); each visit a
-new browser context, timed from `goto` to idle with first_page.py's probe (the script run over,
-no skeleton or status widget left, nothing changed for 500 ms). Prints the median and min-max
-over the visits, and each row's median as a multiple of the title-only page's. The Shape trace
-row is what issue 13's "second visitor" row of first_page.py measures.
+Each row is its own fresh `streamlit run` (first_page.py's: its own results file and lock
+folder); each visit a new browser context, timed from `goto` to idle with first_page.py's probe
+(the script run over, no skeleton or status widget left, nothing changed for 500 ms). Prints
+the median and min-max over the visits, and each row's median as a multiple of the title-only
+page's. The Shape trace row is what issue 13's "second visitor" row of first_page.py measures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -75,38 +73,15 @@ def script_text(title: str, body: str) -> str:
     return head + textwrap.dedent(body)
 
 
-def _serve(command: list[str], folder: Path) -> subprocess.Popen:
-    """`command` (a streamlit run) with its own results file and lock folder."""
-    environment = {
-        **os.environ,
-        "PYTHONPATH": str(first_page.ROOT),
-        "HIERLSTM_DB": str(folder / "results.sqlite3"),
-        "HIERLSTM_LOCK_DIR": str(folder / "locks"),
-    }
-    with open(folder / "server.log", "w") as log:
-        return subprocess.Popen(
-            command, cwd=first_page.ROOT, env=environment, stdout=log, stderr=log
-        )
-
-
 def measure_row(browser, label: str, visits: int, title: str) -> list[float | None]:
     folder = Path(tempfile.mkdtemp(prefix="browser-floor-"))
     port = first_page.free_port()
     url = f"http://127.0.0.1:{port}"
-    if label == HIERLSTM:
-        process = first_page.start_server(port, folder, profile=False)
-    else:
-        script = folder / "page.py"
-        script.write_text(script_text(title, SCRIPTS[label]))
-        process = _serve(
-            [
-                *(sys.executable, "-m", "streamlit", "run", str(script)),
-                *("--server.headless", "true", "--server.port", str(port)),
-                *("--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"),
-                *("--server.fileWatcherType", "none"),
-            ],
-            folder,
-        )
+    script = "app.py"
+    if label != HIERLSTM:
+        script = str(folder / "page.py")
+        Path(script).write_text(script_text(title, SCRIPTS[label]))
+    process = first_page.start_server(port, folder, profile=False, script=script)
     try:
         first_page.wait_healthy(url, process, time.perf_counter())
         warm = first_page.new_page(browser)  # the server's first session (and warm-up) done

@@ -235,18 +235,21 @@ def free_port(port: int = 0) -> int:
         return probe.getsockname()[1]
 
 
-def start_server(port: int, folder: Path, profile: bool) -> subprocess.Popen:
-    """`streamlit run app.py` from the repository root, on its own results file and lock
-    folder; its output goes to folder/server.log. `profile`: under `server_profile.py`, which
-    writes folder/profile.json when the server exits."""
+def start_server(
+    port: int, folder: Path, profile: bool, script: str = "app.py"
+) -> subprocess.Popen:
+    """`streamlit run app.py` (or `script`) from the repository root, on its own results file
+    and lock folder, with the repository importable; its output goes to folder/server.log.
+    `profile`: under `server_profile.py`, which writes folder/profile.json when it exits."""
     environment = {
         **os.environ,
+        "PYTHONPATH": str(ROOT),  # a script outside the repository imports hierlstm too
         "HIERLSTM_DB": str(folder / "results.sqlite3"),
         "HIERLSTM_LOCK_DIR": str(folder / "locks"),
     }
     runner = (PROFILER, str(folder / "profile.json")) if profile else ("-m", "streamlit")
     command = [
-        *(sys.executable, *runner, "run", "app.py"),
+        *(sys.executable, *runner, "run", script),
         *("--server.headless", "true"),
         *("--server.port", str(port)),
         *("--server.address", "127.0.0.1"),
