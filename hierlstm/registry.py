@@ -27,7 +27,10 @@ def _rows_plus_time(rows: int, time: int) -> int:
 class Variant:
     name: str
     builder: str  # a function of hierlstm.model.builders: (RunConfig) -> keras.Model
-    can_use_cudnn: bool  # whether its LSTMs can take Keras's cuDNN path on a GPU
+    can_use_cudnn: bool  # whether its summariser can take Keras's cuDNN path on a GPU
+    # whether it holds any keras.layers.LSTM (the outer LSTM of all but nested and fused), which
+    # takes cuDNN on a GPU when the rule allows (hierlstm.model.cudnn)
+    has_lstm_layer: bool = True
     static_time: bool = False  # built for one concrete time length (cannot take any T)
     chain: Callable[[int, int], int] = _rows_plus_time  # dependent LSTM steps (rows, time)
 
@@ -53,12 +56,13 @@ VARIANTS: dict[str, Variant] = {
             "nested",
             "build_nested",
             can_use_cudnn=False,
+            has_lstm_layer=False,
             chain=lambda rows, time: time * rows + time,
         ),
         Variant("time_distributed", "build_time_distributed", can_use_cudnn=True, static_time=True),
         Variant("folded", "build_folded", can_use_cudnn=True),
         Variant("vectorized_map", "build_vectorized_map", can_use_cudnn=True),
         Variant("shared_cell", "build_shared_cell", can_use_cudnn=False),
-        Variant("fused", "build_fused", can_use_cudnn=False),
+        Variant("fused", "build_fused", can_use_cudnn=False, has_lstm_layer=False),
     )
 }

@@ -66,15 +66,23 @@ def _memory_state() -> dict:
     return {"mode": "growth" if growth else "all", "limit_mb": None}
 
 
-def probe(device: str) -> dict:
-    """`folded` forward on `device`: float32, float32 + XLA and each 16-bit precision, compared
-    in interleaved rounds; the kernel that ran; each run's time against float32's."""
-    from hierlstm.timing.devices import device_label, precision_supported
-    from hierlstm.timing.harness import compare
-
+def probe_configs(device: str) -> list[RunConfig]:
+    """What the probe runs on `device`: `folded` forward in float32, float32 + XLA (the generic
+    kernel: XLA cannot compile cuDNN's), each 16-bit precision, and one training step."""
     base = RunConfig(variant="folded", device=device, **PROBE_SIZE)
     configs = [base, base.replace(xla=True), *(base.replace(precision=p) for p in PRECISIONS[1:])]
     configs.append(base.replace(task="training"))  # forward, backward, SGD update: one step
+    return configs
+
+
+def probe(device: str) -> dict:
+    """`probe_configs(device)` compared in interleaved rounds; the kernel that ran; each run's
+    time against float32's."""
+    from hierlstm.timing.devices import device_label, precision_supported
+    from hierlstm.timing.harness import compare
+
+    configs = probe_configs(device)
+    base = configs[0]
     with device_lock([base], "doctor"):
         outcome = compare(configs, PROBE_TIMING)
 
@@ -109,7 +117,11 @@ def probe(device: str) -> dict:
         "kernel_reason": forward.kernel_reason,
         "peak_memory_mb": forward.peak_memory_bytes / _MB if forward.status == "ok" else None,
         "peak_memory_kind": forward.peak_memory_kind,
-        "xla": run(1),
+        "xla": {
+            **run(1),
+            "kernel": outcome.results[1].kernel,
+            "kernel_reason": outcome.results[1].kernel_reason,
+        },
         "precisions": precisions,
         "training": {
             **run(len(configs) - 1),
@@ -254,7 +266,8 @@ def format_report(document: dict) -> str:
                 if item["kernel_reason"]
                 else " (CudnnRNN in the graph)"
             ),
-            f"  XLA (jit_compile): {_ms(item['xla'])}",
+            f"  XLA (jit_compile): {_ms(item['xla'])}; LSTM kernel {item['xla']['kernel'] or '—'}"
+            + (f", {item['xla']['kernel_reason']}" if item["xla"]["kernel_reason"] else ""),
         ]
         for run in item["precisions"]:
             note = f" [{run['note']}]" if run["note"] else ""

@@ -2,36 +2,53 @@
 
 The rule (keras/src/layers/rnn/lstm.py, keras/src/backend/tensorflow/rnn.py): a
 `keras.layers.LSTM` with `use_cudnn` "auto" (and the default activations, no recurrent dropout,
-`unroll=False`) takes the fused cuDNN kernel whenever TensorFlow sees a GPU and was built with
-CUDA; an `RNN` around a bare `LSTMCell`, or a custom cell's LSTM, never does. Keras takes the
-cuDNN path whenever any GPU is visible, whatever `tf.device` says, so a run pinned to the CPU
-asks for the generic kernel itself.
+`unroll=False`) takes the fused cuDNN kernel whenever Keras's GPU check (`keras_sees_a_gpu`)
+says yes; an `RNN` around a bare `LSTMCell`, or a custom cell's LSTM, never does. hierlstm asks
+for the generic kernel itself in two cases: a run pinned to the CPU (Keras takes cuDNN whenever
+any GPU is visible, whatever `tf.device` says), and a run under XLA, because XLA compiles the
+whole step and has no kernel for `CudnnRNNV3` ("No registered 'CudnnRNNV3' OpKernel for
+XLA_GPU_JIT devices"; Keras marks such an LSTM `supports_jit = False` for the same reason).
 
 A training step's graph holds the forward kernels and their backward (`CudnnRNNBackprop*`)
 when cuDNN ran (`ran_cudnn_training`). `refusal` answers with a catalogue key (`kernel.why.*`
 in `hierlstm.i18n`), so the harness's stored reason and the app's per-LSTM table say the same
-thing. Only `graph_op_types` needs a
-traced TensorFlow function; nothing here imports TensorFlow.
+thing. Only the graph readers need a traced TensorFlow function; importing this module imports
+no TensorFlow.
 """
 
 from __future__ import annotations
+
+import importlib
 
 from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS
 
 
 def use_cudnn_argument(config: RunConfig):
-    """The `use_cudnn` argument a builder gives every `keras.layers.LSTM` of `config`."""
-    return "auto" if config.lstm_kernel == "auto" and config.device != "cpu" else False
+    """The `use_cudnn` argument a builder gives every `keras.layers.LSTM` of `config`: "auto"
+    (cuDNN where Keras can) unless the generic kernel was asked for, the run is pinned to the
+    CPU, or XLA compiles the run (XLA cannot compile cuDNN's kernel)."""
+    if config.lstm_kernel == "generic" or config.device == "cpu" or config.xla:
+        return False
+    return "auto"
+
+
+def keras_sees_a_gpu() -> bool:
+    """Keras's own GPU check, the one that decides whether an LSTM emits cuDNN's ops
+    (`_is_gpu_available` in keras/src/backend/tensorflow/rnn.py). Imports TensorFlow."""
+    # The module itself: keras.src.backend.tensorflow exports a function named `rnn` that
+    # shadows the module of that name.
+    return bool(importlib.import_module("keras.src.backend.tensorflow.rnn")._is_gpu_available())
 
 
 def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False) -> str:
     """Why an LSTM of `config` cannot take the cuDNN kernel, as a catalogue key; "" if it can.
 
     `cell` is an LSTM built as `RNN(LSTMCell)` or inside a custom cell; a variant registered
-    without `can_use_cudnn` has only those.
+    without `has_lstm_layer` has only those. Without a GPU, the GPU is the reason (XLA would not
+    change the kernel); with one, XLA is.
     """
-    if cell or not VARIANTS[config.variant].can_use_cudnn:
+    if cell or not VARIANTS[config.variant].has_lstm_layer:
         return "kernel.why.cell"
     if config.lstm_kernel == "generic":
         return "kernel.why.requested"
@@ -39,6 +56,8 @@ def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: boo
         return "kernel.why.no_cuda"
     if not gpu_visible:
         return "kernel.why.no_gpu"
+    if config.xla:
+        return "kernel.why.xla"
     if use_cudnn_argument(config) is False:  # pinned to the CPU on a machine with a GPU
         return "kernel.why.requested"
     return ""
@@ -52,6 +71,47 @@ def graph_op_types(concrete_function) -> set[str]:
     for function in graph_def.library.function:
         op_types.update(node.op for node in function.node_def)
     return op_types
+
+
+def _called_functions(node) -> list[str]:
+    """The library functions a graph node calls: a call op's `f`, a while loop's `cond` and
+    `body`, a conditional's branches, or the node's op itself when it names a function."""
+    names = [node.op]
+    for value in node.attr.values():
+        if value.HasField("func"):
+            names.append(value.func.name)
+        names.extend(function.name for function in value.list.func)
+    return names
+
+
+def _must_compile(attrs) -> bool:
+    return "_XlaMustCompile" in attrs and attrs["_XlaMustCompile"].b
+
+
+def cudnn_ops_under_xla(concrete_function) -> list[str]:
+    """The cuDNN RNN ops that XLA would have to compile in a traced function: those in a
+    function compiled with `jit_compile=True`, or called (at any depth) from one. [] when none.
+    """
+    graph_def = concrete_function.graph.as_graph_def()
+    library = {function.signature.name: function for function in graph_def.library.function}
+    found: list[str] = []
+    seen: set[tuple[str, bool]] = set()
+
+    def visit(nodes, compiled: bool) -> None:
+        for node in nodes:
+            if compiled and node.op.startswith("CudnnRNN"):
+                found.append(node.op)
+            for name in _called_functions(node):
+                function = library.get(name)
+                if function is None:
+                    continue
+                inner = compiled or _must_compile(node.attr) or _must_compile(function.attr)
+                if (name, inner) not in seen:
+                    seen.add((name, inner))
+                    visit(function.node_def, inner)
+
+    visit(graph_def.node, _must_compile(concrete_function.function_def.attr))
+    return sorted(found)
 
 
 def ran_cudnn(op_types: set[str]) -> bool:

@@ -46,7 +46,9 @@ def error_line(error: BaseException | str) -> str:
         # "No registered kernel" / "Could not find device for node" at a 16-bit type.
         prefix = "this device cannot run an op at this precision (use float32)"
     elif isinstance(error, tf.errors.OpError) and "CudnnRNN" in message:
-        prefix = "XLA cannot compile the cuDNN LSTM kernel (use lstm_kernel generic with xla)"
+        # Never XLA's refusal any more (under XLA every LSTM is generic: hierlstm.model.cudnn),
+        # so a failure of cuDNN's own kernel on this GPU.
+        prefix = "cuDNN's LSTM kernel failed on this GPU (use lstm_kernel generic)"
     elif isinstance(error, tf.errors.UnimplementedError):
         # The raw message is a graph node dump; name the op and where it sits instead.
         node = re.search(r"\{\{node ([^}]+)\}\} = (\w+)", message)

@@ -1,5 +1,5 @@
 """The LSTM kernel a traced run used, cuDNN or generic, and why cuDNN did not run
-(the rule is `hierlstm.model.cudnn`'s; this asks TensorFlow what the machine has)."""
+(the rule is `hierlstm.model.cudnn`'s; this asks TensorFlow and Keras what the machine has)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ import tensorflow as tf
 
 from hierlstm.config import RunConfig
 from hierlstm.i18n import t
-from hierlstm.model.cudnn import graph_op_types, ran_cudnn, ran_cudnn_training, refusal
+from hierlstm.model.cudnn import (
+    graph_op_types,
+    keras_sees_a_gpu,
+    ran_cudnn,
+    ran_cudnn_training,
+    refusal,
+)
 
 
 def lstm_kernel(config: RunConfig, concrete_function) -> tuple[str, str]:
@@ -20,6 +26,6 @@ def lstm_kernel(config: RunConfig, concrete_function) -> tuple[str, str]:
     key = refusal(
         config,
         cuda_build=tf.test.is_built_with_cuda(),
-        gpu_visible=bool(tf.config.list_logical_devices("GPU")),
+        gpu_visible=keras_sees_a_gpu(),  # the check that chose the kernel
     )
     return "generic", t(key or "kernel.why.other", "en")

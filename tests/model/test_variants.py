@@ -136,3 +136,5 @@ def test_registry_records_are_complete():
         assert isinstance(variant.can_use_cudnn, bool)
     assert not VARIANTS["nested"].can_use_cudnn and not VARIANTS["shared_cell"].can_use_cudnn
     assert VARIANTS["folded"].can_use_cudnn and VARIANTS["time_distributed"].static_time
+    # nested's cell and fused's layer hold every LSTM; the others end in a keras.layers.LSTM
+    assert [name for name, v in VARIANTS.items() if not v.has_lstm_layer] == ["nested", "fused"]
