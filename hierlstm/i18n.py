@@ -172,10 +172,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     ),
     "control.xla": _m("XLA", "XLA"),
     "control.xla.help": _m(
-        "Compile the forward pass with XLA (jit_compile=True). XLA cannot compile the cuDNN "
-        "LSTM: use the generic kernel with XLA on a GPU.",
-        "用 XLA 编译前向传播（jit_compile=True）。XLA 无法编译 cuDNN LSTM：在 GPU 上用 XLA 时请选 "
-        "generic 内核。",
+        "Compile the run with XLA (jit_compile=True). XLA compiles the whole step, and XLA "
+        "cannot compile cuDNN's kernel, so under XLA every LSTM takes the generic kernel: on a "
+        "GPU, XLA on and off compares XLA with the generic kernel against cuDNN without XLA.",
+        "用 XLA 编译运行（jit_compile=True）。XLA 编译整个步骤，而 XLA 无法编译 cuDNN 的内核，所以开启 "
+        "XLA 时每个 LSTM 都用通用内核：在 GPU 上，开关 XLA 比较的是“XLA + 通用内核”与“cuDNN、不用 "
+        "XLA”。",
     ),
     "control.timing": _m("Timing", "计时"),
     "control.warmup": _m("Warm-up calls", "预热次数"),
@@ -298,8 +300,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "不可用：TensorFlow 看不到 GPU，所以所有 LSTM 都运行通用内核",
     ),
     "banner.cudnn.yes": _m(
-        "available (cuDNN {version}, {gpus} GPU(s)): Keras LSTM layers take it when eligible",
-        "可用（cuDNN {version}，{gpus} 块 GPU）：Keras LSTM 层在满足条件时使用它",
+        "available (cuDNN {version}, {gpus} GPU(s)): Keras LSTM layers take it when eligible, "
+        "except under XLA (XLA compiles the whole step, and XLA cannot compile cuDNN's kernel)",
+        "可用（cuDNN {version}，{gpus} 块 GPU）：Keras LSTM 层在满足条件时使用它，开启 XLA 时除外"
+        "（XLA 编译整个步骤，而 XLA 无法编译 cuDNN 的内核）",
     ),
     "banner.cudnn.unusable": _m(
         "not available: TensorFlow cannot use {subject} (see below)",
@@ -469,6 +473,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "kernel.why.no_gpu": _m(
         "no GPU visible to TensorFlow: cuDNN needs a GPU",
         "TensorFlow 看不到 GPU，而 cuDNN 需要 GPU",
+    ),
+    "kernel.why.xla": _m(
+        "XLA compiles the whole step, and XLA cannot compile cuDNN's kernel: under XLA every "
+        "LSTM is built with the generic kernel (use_cudnn=False)",
+        "XLA 编译整个步骤，而 XLA 无法编译 cuDNN 的内核：开启 XLA 时每个 LSTM 都用通用内核构建"
+        "（use_cudnn=False）",
     ),
     "kernel.why.other": _m(
         "Keras emitted no cuDNN op for this LSTM", "Keras 没有为这个 LSTM 生成 cuDNN 算子"
@@ -1218,11 +1228,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "does not run any more. `keras.layers.LSTM` takes the cuDNN kernel by itself when "
         "`use_cudnn` is auto, the activations are tanh/sigmoid, there is no recurrent dropout, "
         "it is not unrolled, it uses a bias, and a GPU is visible. `RNN(LSTMCell)` and custom "
-        "cells never do.",
+        "cells never do. Under XLA hierlstm builds every LSTM with `use_cudnn=False`: XLA "
+        "compiles the whole step, and XLA cannot compile cuDNN's kernel (`CudnnRNNV3`), so on a "
+        "GPU the choice is cuDNN without XLA, or XLA with the generic kernel.",
         "在 Keras {keras} 中 `hasattr(keras.layers, 'CuDNNLSTM')` 为 **{has}**：回答中的代码已经无法运行。"
         "`keras.layers.LSTM` 在以下条件下会自行使用 cuDNN 内核：`use_cudnn` 为 auto、激活函数为 "
         "tanh/sigmoid、没有循环 dropout、不展开、使用偏置，并且能看到 GPU。`RNN(LSTMCell)` 和自定义单元"
-        "永远不会。",
+        "永远不会。开启 XLA 时 hierlstm 用 `use_cudnn=False` 构建每个 LSTM：XLA 编译整个步骤，而 XLA "
+        "无法编译 cuDNN 的内核（`CudnnRNNV3`），所以在 GPU 上只能二选一：cuDNN 不用 XLA，或 XLA 用通用内核。",
     ),
     "lesson.cudnn.here": _m("On this machine cuDNN is {status}.", "本机 cuDNN：{status}。"),
     "lesson.sharing.title": _m("5 · Weight sharing", "5 · 权重共享"),
