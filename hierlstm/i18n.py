@@ -1058,6 +1058,90 @@ MESSAGES: dict[str, dict[str, str]] = {
         "opens on a GPU, where only the layer form can use cuDNN.",
         "在 CPU 上两种形式运行同一个通用内核，代价相近；差距出现在 GPU 上，那里只有层形式能用 cuDNN。",
     ),
+    # --- the machine's refusals (hierlstm.refusals): "cannot {doing}: {why}; {fix}." ----------
+    "refusal.line": _m("cannot {doing}: {why}; {fix}.", "无法{doing}：{why}；{fix}。"),
+    "refusal.results": _m("open the results file {path}", "打开结果文件 {path}"),
+    "refusal.store": _m("store a result in {path}", "把结果保存到 {path}"),
+    "refusal.export": _m("write the export {path}", "写入导出文件 {path}"),
+    "refusal.import": _m("read the import {path}", "读取导入文件 {path}"),
+    "refusal.profile": _m("write the profile capture in {path}", "在 {path} 写入剖析记录"),
+    "refusal.prune": _m("remove old profile captures in {path}", "删除 {path} 中的旧剖析记录"),
+    "refusal.lock": _m("use the device lock folder {path}", "使用设备锁目录 {path}"),
+    "refusal.recover": _m("set the damaged file {path} aside", "把损坏的文件 {path} 移到一旁"),
+    "refusal.why.missing": _m(
+        "a folder on its path does not exist and cannot be made ({detail})",
+        "路径上的某个目录不存在且无法创建（{detail}）",
+    ),
+    "refusal.why.denied": _m("permission denied ({detail})", "没有权限（{detail}）"),
+    "refusal.why.is_folder": _m("it is a folder, not a file", "它是目录，不是文件"),
+    "refusal.why.not_folder": _m(
+        "a part of its path is a file, not a folder", "路径中有一段是文件，不是目录"
+    ),
+    "refusal.why.full": _m(
+        "no space left: the disk is full or a file size limit is reached ({detail})",
+        "空间不足：磁盘已满或达到文件大小上限（{detail}）",
+    ),
+    "refusal.why.read_only": _m(
+        "the file or its file system is read-only ({detail})", "文件或其所在的文件系统是只读的（{detail}）"
+    ),
+    "refusal.why.busy": _m(
+        "another process has kept it locked too long ({detail})", "另一个进程锁住它的时间太长（{detail}）"
+    ),
+    "refusal.why.damaged": _m(
+        "it is damaged or not a SQLite database ({detail})", "它已损坏或不是 SQLite 数据库（{detail}）"
+    ),
+    "refusal.why.newer": _m(
+        "its results schema is version {detail}, newer than this hierlstm reads",
+        "它的结果结构版本是 {detail}，比本 hierlstm 能读的更新",
+    ),
+    "refusal.why.failed": _m("the system refused ({detail})", "系统拒绝了（{detail}）"),
+    "refusal.fix.full": _m("free some space, then run again", "腾出一些空间后再运行"),
+    "refusal.fix.busy": _m(
+        "wait for the other process to finish, then try again", "等另一个进程结束后再试"
+    ),
+    "refusal.fix.damaged": _m(
+        "it is left as it is: `python -m hierlstm results check` says what can still be read, "
+        "and `results recover` (or Recover on the Results page) keeps it renamed and starts a new "
+        "file beside it",
+        "文件保持原样：`python -m hierlstm results check` 会说明还能读出什么，`results recover`（或结果页上的"
+        "“恢复”）会把它改名保留并在旁边新建一个文件",
+    ),
+    "refusal.fix.newer": _m(
+        "upgrade hierlstm, or `python -m hierlstm results recover` (Recover on the Results page) "
+        "keeps it renamed and starts a new file beside it",
+        "升级 hierlstm，或用 `python -m hierlstm results recover`（结果页上的“恢复”）把它改名保留并在旁边"
+        "新建一个文件",
+    ),
+    "refusal.fix.results": _m(
+        "set HIERLSTM_DB to a file in a writable folder (the CLI also takes --db)",
+        "把 HIERLSTM_DB 设为一个可写目录中的文件（命令行也可用 --db）",
+    ),
+    "refusal.fix.export": _m(
+        "choose another --output file, in a writable folder", "换一个 --output 文件，放在可写目录中"
+    ),
+    "refusal.fix.import": _m("check the file's name and path", "检查文件名和路径"),
+    "refusal.fix.profile": _m(
+        "pass --logdir a writable folder, or set XDG_DATA_HOME to one",
+        "用 --logdir 指定一个可写目录，或把 XDG_DATA_HOME 设为可写目录",
+    ),
+    "refusal.fix.prune": _m(
+        "the new capture is kept; remove old ones by hand", "新的剖析记录已保留；请手动删除旧记录"
+    ),
+    "refusal.fix.lock": _m(
+        "set HIERLSTM_LOCK_DIR to a writable folder; until then runs of other processes may overlap",
+        "把 HIERLSTM_LOCK_DIR 设为可写目录；在此之前其他进程的运行可能重叠",
+    ),
+    "refusal.not_kept": _m(
+        "Results are not being kept: {why} Runs still run and show their charts.",
+        "结果没有被保存：{why} 运行仍可进行并显示图表。",
+    ),
+    "results.recover.button": _m(
+        "Keep the damaged file aside and start a new one", "把损坏的文件改名保留并新建一个"
+    ),
+    "results.recover.done": _m(
+        "The damaged file was kept as {kept}; a new results file is at {path}.",
+        "损坏的文件已保留为 {kept}；新的结果文件位于 {path}。",
+    ),
     # --- results -------------------------------------------------------------------------------
     "results.title": _m("Stored results", "已保存的结果"),
     "results.intro": _m(

@@ -15,6 +15,7 @@ PACKAGE = ROOT / "hierlstm"
 # Each layer may import only the layers before it in this list (and itself).
 LAYERS = (
     ("hierlstm._native", "hierlstm.i18n", "hierlstm.config", "hierlstm.registry"),
+    ("hierlstm.refusals",),
     ("hierlstm.model",),
     ("hierlstm.timing",),
     ("hierlstm.results",),
@@ -26,6 +27,7 @@ PURE = [
     "config",
     "registry",
     "i18n",
+    "refusals",
     "model.cost",
     "model.cudnn",
     "timing.limits",

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hierlstm.config import RunConfig
+from hierlstm.refusals import Refusal, Refused
 from hierlstm.results.profiles import CREATE_PROFILES, CREATE_PROFILES_INDEX
 from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 
@@ -98,12 +99,11 @@ def user_version(connection: sqlite3.Connection) -> int:
     return connection.execute("PRAGMA user_version").fetchone()[0]
 
 
-def _refuse_newer(path: Path, version: int):
+def refuse_newer(path: Path, version: int):
+    """Raises `Refused` (kind "newer") for a file of a newer schema than SCHEMA_VERSION: it is
+    never written to, so the hierlstm that wrote it can still read it."""
     if version > SCHEMA_VERSION:
-        raise ResultsError(
-            f"{path} has results schema version {version}, newer than this hierlstm reads "
-            f"({SCHEMA_VERSION}); upgrade hierlstm or choose another file."
-        )
+        raise Refused(Refusal("results", str(path), "newer", str(version)))
 
 
 def upgrade(connection: sqlite3.Connection, path: Path):
@@ -113,7 +113,7 @@ def upgrade(connection: sqlite3.Connection, path: Path):
     version = user_version(connection)  # another process may have just created or migrated it
     if version == SCHEMA_VERSION:
         return
-    _refuse_newer(path, version)
+    refuse_newer(path, version)
     if version == 0:
         _create(connection)
     elif version in (1, 2):

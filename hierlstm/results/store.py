@@ -9,6 +9,13 @@ busy timeout, and every measurement is its own transaction, so a sweep killed ha
 each finished point and the file stays consistent. Imports are all or nothing: one bad row
 rejects the whole file.
 
+Opening a new file from several processes at once is safe: switching to WAL mode cannot wait on
+SQLite's busy timeout (it may need a lock another opener holds while both wait), so it is
+retried until `BUSY_TIMEOUT_S` has passed; the table is created inside `BEGIN IMMEDIATE`. What the
+machine refuses (a folder that cannot be written, a full disk, a file locked too long, a damaged
+or newer file) raises `hierlstm.refusals.Refused` in one sentence with the fix; a damaged file is
+never written to (`hierlstm.results.repair` checks it and sets it aside).
+
 This module imports neither Streamlit nor TensorFlow; library versions arrive in
 `BenchResult.versions`.
 """
@@ -18,8 +25,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import random
 import socket
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -29,8 +38,9 @@ from typing import IO, TYPE_CHECKING
 import pandas as pd
 
 from hierlstm.config import data_folder
+from hierlstm.refusals import is_busy, refusing, writable_file
 from hierlstm.results import exchange, profiles, schema
-from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION, ResultsError
+from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION
 from hierlstm.results.validation import checked_row, checked_rows, utc_timestamp
 from hierlstm.timing.records import BenchResult
 
@@ -80,7 +90,7 @@ class ResultStore:
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path).expanduser() if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        writable_file("results", self.path)
         self._create_schema()
 
     def add(self, result: BenchResult, *, created_at: datetime | str | None = None) -> str:
@@ -93,7 +103,7 @@ class ResultStore:
                 **result.to_row(),
             }
         )
-        with self._connect() as connection, _transaction(connection):
+        with self._connect("store") as connection, _transaction(connection):
             connection.execute(schema.INSERT, [row[column] for column in COLUMNS])
         return row["id"]
 
@@ -110,7 +120,7 @@ class ResultStore:
         values = [
             profiles.sql_value(kind, row[column]) for column, kind in profiles.PROFILE_KINDS.items()
         ]
-        with self._connect() as connection, _transaction(connection):
+        with self._connect("store") as connection, _transaction(connection):
             connection.execute(profiles.INSERT_PROFILE, values)
         return row["id"]
 
@@ -174,31 +184,29 @@ class ResultStore:
         raw_rows, export_version = exchange.read_rows(path_or_bytes, format)
         rows = checked_rows(raw_rows, export_version)
         added = 0
-        with self._connect() as connection, _transaction(connection):
+        with self._connect("store") as connection, _transaction(connection):
             for row in rows:
                 cursor = connection.execute(schema.INSERT_NEW, [row[column] for column in COLUMNS])
                 added += cursor.rowcount
         return ImportReport(added=added, skipped=len(rows) - added)
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        # isolation_level=None: no implicit transactions; `_transaction` begins and commits.
-        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        try:
-            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            yield connection
-        finally:
-            connection.close()
+    def _connect(self, place: str = "results") -> Iterator[sqlite3.Connection]:
+        """A connection; the machine's refusals inside raise `Refused` as `place` ("results"
+        to open or read, "store" to write)."""
+        with refusing(place, self.path):
+            # isolation_level=None: no implicit transactions; `_transaction` begins and commits.
+            connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            try:
+                connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                yield connection
+            finally:
+                connection.close()
 
     def _create_schema(self):
         with self._connect() as connection:
-            try:
-                connection.execute("PRAGMA journal_mode=WAL")  # persistent: set once per file
-                version = schema.user_version(connection)
-            except sqlite3.DatabaseError as error:
-                raise ResultsError(
-                    f"{self.path} is not a hierlstm results database ({error})."
-                ) from error
+            version = _when_free(lambda: _wal_and_version(connection))
+            schema.refuse_newer(self.path, version)
             if version == SCHEMA_VERSION:
                 return
             with _transaction(connection):  # a migration is all or nothing too
@@ -216,6 +224,26 @@ class ResultStore:
         with self._connect() as connection:
             found = connection.execute(query, parameters).fetchall()
         return [dict(zip(COLUMNS, values, strict=True)) for values in found]
+
+
+def _wal_and_version(connection: sqlite3.Connection) -> int:
+    if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        connection.execute("PRAGMA journal_mode=WAL")  # persistent: set once per file
+    return schema.user_version(connection)
+
+
+def _when_free(step):
+    """`step()`, tried again while SQLite answers busy without waiting itself (the journal-mode
+    switch of a new file that other processes are opening); the last busy error after
+    `BUSY_TIMEOUT_S`."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as error:
+            if not is_busy(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(random.uniform(0.005, 0.03))  # spread out, so openers do not collide again
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ import pytest
 from factories import TIME_FIELDS, make_failed_result, make_result, make_training_result
 
 from hierlstm.config import RunConfig
+from hierlstm.refusals import Refused
 from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS, SCHEMA_VERSION
 from hierlstm.results.store import ImportReport, ResultStore, default_path
@@ -96,15 +97,19 @@ def test_a_newer_schema_is_refused(tmp_path):
     ResultStore(path)
     with sqlite3.connect(path) as connection:
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    with pytest.raises(ValueError, match="newer than this hierlstm reads"):
+    with pytest.raises(Refused, match=f"its results schema is version {SCHEMA_VERSION + 1}, newer"):
         ResultStore(path)
+    with sqlite3.connect(path) as connection:  # left as it was, for the newer hierlstm
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
 
 
 def test_a_file_that_is_not_a_database_is_refused(tmp_path):
     path = tmp_path / "notes.sqlite3"
     path.write_text("these are not results\n" * 100)
-    with pytest.raises(ValueError, match="is not a hierlstm results database"):
+    with pytest.raises(Refused, match="it is damaged or not a SQLite database") as refused:
         ResultStore(path)
+    assert refused.value.refusal.damaged
+    assert path.read_text() == "these are not results\n" * 100  # never overwritten
 
 
 def test_add_then_rows_gives_back_every_field(tmp_path):
