@@ -15,7 +15,6 @@ import pytest
 import tensorflow as tf
 
 from hierlstm.config import PRECISIONS, TASKS, RunConfig
-from hierlstm.model import cudnn
 from hierlstm.model.builders import build_model
 from hierlstm.model.training import TrainingStep
 from hierlstm.timing import distribute, harness
