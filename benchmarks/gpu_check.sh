@@ -17,7 +17,14 @@
 # On a machine where TensorFlow sees no GPU the same steps run on the CPU and the report says
 # so. A few minutes on a GPU; the longest single step is time_distributed's first call at 200
 # time steps (it traces 200 inner LSTM calls, on the CPU, whatever the device: about 30 s, 50 s
-# with XLA). REPEATS and WARMUP (default 10 and 2) set the timing; PYTHON the interpreter.
+# with XLA). REPEATS and WARMUP (default 10 and 2) set the timing; PYTHON the interpreter;
+# SHAPES the sizes (default "8x50 32x100 128x200"). QUICK=1 times 8x50 only: doctor (with the
+# and-cuda wheels it finds), the checks, and every variant with and without XLA, forward and
+# training, with the kernel that ran and first-call and steady times, which answers the open
+# questions of a new GPU in a few minutes.
+# Under XLA every LSTM takes the generic kernel (XLA cannot compile cuDNN's), so each table's
+# "XLA / no XLA" column is the real choice on a GPU: XLA with the generic kernel against cuDNN
+# without XLA; its kernel column shows both.
 # Exit status: doctor's (0 every device works, 1 a GPU is present but unusable, 2 bad setup).
 set -u
 cd "$(dirname "$0")/.."
@@ -27,6 +34,11 @@ if [ ! -x "$PY" ]; then
     exit 2
 fi
 REPEATS="${REPEATS:-10}"
+if [ "${QUICK:-0}" = 1 ]; then
+    SHAPES="${SHAPES:-8x50}"
+else
+    SHAPES="${SHAPES:-8x50 32x100 128x200}"
+fi
 WARMUP="${WARMUP:-2}"
 OUT="${OUT:-test-artifacts/gpu-check-$(uname -n)-$(date -u +%Y%m%dT%H%M%SZ)}"
 DB="$OUT/results.sqlite3"
@@ -65,7 +77,7 @@ FLAGS=""
 for variant in $VARIANTS; do
     FLAGS="$FLAGS --variant $variant"
 done
-for shape in 8x50 32x100 128x200; do
+for shape in $SHAPES; do
     batch=${shape%x*}
     steps=${shape#*x}
     for xla in "" --xla; do
@@ -78,7 +90,7 @@ done
 # The training step: every variant but time_distributed, whose gradient graph unrolls one inner
 # LSTM call per time step (over the trace budget past 66 steps), so it trains at 8x50 only.
 step check-training "$PY" -m hierlstm check --task training --json
-for shape in 8x50 32x100 128x200; do
+for shape in $SHAPES; do
     batch=${shape%x*}
     steps=${shape#*x}
     TRAIN_FLAGS=""

@@ -173,7 +173,10 @@ def bench_section(folder: Path, batch: int, steps_: int, prefix: str = "bench") 
                 _speedup(compiled),
                 ratio,
                 " / ".join(f"{run['first_call_s']:.2f}" for run in ok) or "—",
-                ok[0]["kernel"] if ok else "—",
+                " / ".join(
+                    run["kernel"] if run and run["status"] == "ok" else "—"
+                    for run in (base, compiled)
+                ),
                 f"{ok[0]['peak_memory_bytes'] / 2**20:.1f} ({ok[0]['peak_memory_kind']})"
                 if ok
                 else "—",
@@ -188,7 +191,7 @@ def bench_section(folder: Path, batch: int, steps_: int, prefix: str = "bench") 
         "+ XLA vs nested",
         "XLA / no XLA",
         "first call s (no XLA / XLA)",
-        "LSTM kernel",
+        "LSTM kernel (no XLA / XLA)",
         "peak memory MiB",
         *(["phases ms: forward / backward / update (sum / step)"] if prefix == "train" else []),
     )
