@@ -203,3 +203,39 @@ def test_a_replicated_forward_keeps_cudnn_out_of_xla_as_on_a_gpu(as_on_a_gpu, xl
     concrete = replicated.step.get_concrete_function(inputs)
     assert cudnn.cudnn_ops_under_xla(concrete) == []
     assert cudnn.ran_cudnn(cudnn.graph_op_types(concrete)) is not xla
+
+
+@pytest.mark.parametrize("variant", ["nested", "folded", "shared_cell"])
+@pytest.mark.parametrize("xla", [False, True])
+def test_the_apps_kernel_table_agrees_with_the_traced_graph(as_on_a_gpu, monkeypatch, variant, xla):
+    """The Benchmark page's per-LSTM table on a GPU machine: cuDNN where the traced graph has it;
+    under XLA every keras.layers.LSTM says why not, and cells say they never take it."""
+    import dataclasses
+
+    from factories import make_result
+
+    from hierlstm.app import display
+
+    report = dataclasses.replace(
+        display.cached_device_report(), cuda_build=True, gpus=("a GPU",)
+    )  # only their truth is read
+    monkeypatch.setattr(display, "cached_device_report", lambda: report)
+    config = TINY.replace(variant=variant, xla=xla)
+    kernel, reason = lstm_kernel(config, traced(config)["forward"])
+    rows = display.lstm_kernel_rows(
+        [make_result(config=config, kernel=kernel, kernel_reason=reason)]
+    )
+    ran = dict(zip(rows[t("kernel.col.lstm", "en")], rows[t("kernel.col.ran", "en")], strict=True))
+    why = dict(zip(rows[t("kernel.col.lstm", "en")], rows[t("kernel.col.why", "en")], strict=True))
+    kinds = dict(
+        zip(rows[t("kernel.col.lstm", "en")], rows[t("kernel.col.kind", "en")], strict=True)
+    )
+    assert ran, rows
+    for path, kind in kinds.items():
+        if kind == t("kernel.kind.cell", "en"):
+            assert (ran[path], why[path]) == ("generic", t("kernel.why.cell", "en"))
+        elif xla:
+            assert (ran[path], why[path]) == ("generic", t("kernel.why.xla", "en"))
+        else:
+            assert (ran[path], why[path]) == ("cudnn", t("kernel.why.cudnn", "en"))
+    assert ("outer_lstm" in ran) is VARIANTS[variant].has_lstm_layer
