@@ -1069,9 +1069,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "refusal.lock": _m("use the device lock folder {path}", "使用设备锁目录 {path}"),
     "refusal.recover": _m("set the damaged file {path} aside", "把损坏的文件 {path} 移到一旁"),
     "refusal.why.missing": _m(
-        "a folder on its path does not exist and cannot be made ({detail})",
-        "路径上的某个目录不存在且无法创建（{detail}）",
+        "no such file or folder, and none can be made there ({detail})",
+        "文件或目录不存在，也无法在那里创建（{detail}）",
     ),
+    "refusal.why.import.missing": _m("no such file ({detail})", "文件不存在（{detail}）"),
     "refusal.why.denied": _m("permission denied ({detail})", "没有权限（{detail}）"),
     "refusal.why.is_folder": _m("it is a folder, not a file", "它是目录，不是文件"),
     "refusal.why.not_folder": _m(
@@ -1082,13 +1083,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "空间不足：磁盘已满或达到文件大小上限（{detail}）",
     ),
     "refusal.why.read_only": _m(
-        "the file or its file system is read-only ({detail})", "文件或其所在的文件系统是只读的（{detail}）"
+        "the file or its file system is read-only ({detail})",
+        "文件或其所在的文件系统是只读的（{detail}）",
     ),
     "refusal.why.busy": _m(
-        "another process has kept it locked too long ({detail})", "另一个进程锁住它的时间太长（{detail}）"
+        "another process has kept it locked too long ({detail})",
+        "另一个进程锁住它的时间太长（{detail}）",
     ),
     "refusal.why.damaged": _m(
-        "it is damaged or not a SQLite database ({detail})", "它已损坏或不是 SQLite 数据库（{detail}）"
+        "it is damaged or not a SQLite database ({detail})",
+        "它已损坏或不是 SQLite 数据库（{detail}）",
     ),
     "refusal.why.newer": _m(
         "its results schema is version {detail}, newer than this hierlstm reads",

@@ -68,15 +68,24 @@ class Refusal:
             "refusal.line",
             lang,
             doing=t(f"refusal.{self.place}", lang, path=self.path),
-            why=t(f"refusal.why.{self.kind}", lang, detail=self.detail),
+            why=t(
+                self._first(f"refusal.why.{self.place}.{self.kind}", lang)
+                or f"refusal.why.{self.kind}",
+                lang,
+                detail=self.detail,
+            ),
             fix=self.fix(lang),
         )
 
     def fix(self, lang: str = "en") -> str:
-        for key in (f"refusal.fix.{self.place}.{self.kind}", f"refusal.fix.{self.kind}"):
-            if has_text(key, lang):
-                return t(key, lang, path=self.path)
-        return t(f"refusal.fix.{_FIX_OF.get(self.place, self.place)}", lang, path=self.path)
+        key = self._first(f"refusal.fix.{self.place}.{self.kind}", lang) or self._first(
+            f"refusal.fix.{self.kind}", lang
+        )
+        return t(key or f"refusal.fix.{_FIX_OF.get(self.place, self.place)}", lang, path=self.path)
+
+    @staticmethod
+    def _first(key: str, lang: str) -> str:
+        return key if has_text(key, lang) else ""
 
     @property
     def damaged(self) -> bool:
@@ -154,8 +163,10 @@ def writable_folder(place: str, folder: str | os.PathLike, path: str | os.PathLi
         if folder.exists() and not folder.is_dir():
             raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder))
         folder.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.close(descriptor)
+        try:
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError as error:  # named as the folder: the probe is ours, not the user's
+            raise OSError(error.errno, error.strerror, str(folder)) from None
         os.unlink(probe)
 
 

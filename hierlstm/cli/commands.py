@@ -121,7 +121,11 @@ def _check_training(args, config, seed: int) -> int:
 
 def cmd_results(args) -> int:
     if args.action is None:
-        raise UsageError("choose an action: list, export, import (see results --help).")
+        raise UsageError(
+            "choose an action: list, export, import, check, recover (see results --help)."
+        )
+    if args.action in ("check", "recover"):
+        return _repair(args)
     store = open_store(args)
     if args.action == "list":
         rows = store.rows(variant=args.variant, device=args.device)
@@ -160,4 +164,22 @@ def cmd_results(args) -> int:
     except (ResultsError, OSError) as error:
         raise UsageError(str(error).splitlines()[0]) from None
     print(f"imported {report.added} results, skipped {report.skipped} already stored")
+    return 0
+
+
+def _repair(args) -> int:
+    """`results check` (exit 1 when damaged) and `results recover`: neither writes the old file."""
+    from hierlstm.results import repair
+    from hierlstm.results.store import ResultStore, default_path
+
+    path = args.db or default_path()
+    if args.action == "check":
+        report = repair.check(path)
+        print(report.line())
+        return 0 if report.ok else 1
+    try:
+        kept, store = repair.recover(path, ResultStore)
+    except ResultsError as error:  # a file that is not damaged: nothing done
+        raise UsageError(str(error)) from None
+    print(f"kept the damaged file as {kept}; a new results file is at {store.path}")
     return 0

@@ -1,6 +1,8 @@
 """`python -m hierlstm ...`: parse and check the settings, import TensorFlow and start its
 devices when a command needs them (before its runtime starts), and dispatch to a command. A bad
-argument is one `error:` line and exit 2, before TensorFlow is imported."""
+argument is one `error:` line and exit 2, before TensorFlow is imported; so is a file or folder the
+machine refuses (`hierlstm.refusals.Refused`: what was tried, why, the fix), checked before a run
+starts. A result measured but then refused by the store is printed, then its one line, exit 1."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from hierlstm.cli.parser import (
 from hierlstm.cli.profile import cmd_profile, profile_settings
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values
 from hierlstm.config import SettingError
+from hierlstm.refusals import Refused
 
 COMMANDS = {
     "variants": cmd_variants,
@@ -104,6 +107,6 @@ def main(argv=None) -> int:
         tensorflow.get_logger().setLevel("ERROR")  # one trace per variant is intended, not a leak
         _start_devices(args, logical_cpus)
         return COMMANDS[args.command](args)
-    except UsageError as error:
+    except (UsageError, Refused) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -102,6 +102,15 @@ def build_parser() -> Parser:
     imported = actions.add_parser("import", help="add runs from a CSV or JSON export")
     _add_db(imported)
     imported.add_argument("file")
+    checked = actions.add_parser(
+        "check", help="SQLite's integrity check of the results file, and the rows still readable"
+    )
+    _add_db(checked)
+    recovered = actions.add_parser(
+        "recover",
+        help="keep a damaged results file renamed with a timestamp and start a new one beside it",
+    )
+    _add_db(recovered)
     return parser
 
 

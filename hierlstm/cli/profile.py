@@ -31,9 +31,11 @@ from hierlstm.cli.timing import (
     environment,
     open_store,
     progress_printer,
+    said_not_stored,
     within_limits,
 )
 from hierlstm.config import BOUNDS, SettingError
+from hierlstm.refusals import writable_folder
 
 
 def profile_settings(args):
@@ -57,13 +59,16 @@ def open_commands(logdir: str) -> list[str]:
 
 
 def cmd_profile(args) -> int:
-    from hierlstm.measure import profile_and_store
+    from hierlstm.measure import NotStored, profile_and_store
     from hierlstm.timing.failures import RUN_FAILURES, error_line
 
     config, timing, steps, logdir = profile_settings(args)
     check_device(config)
     within_limits([config])
     store = open_store(args)
+    if logdir is not None:  # before the run: a folder that refuses the capture is said first
+        writable_folder("profile", logdir)
+    refused = ""
     try:
         with device_lock([config], "profile"):
             result, stored_id = profile_and_store(
@@ -74,6 +79,8 @@ def cmd_profile(args) -> int:
                 logdir=logdir,
                 on_progress=progress_printer(sys.stderr.isatty()),
             )
+    except NotStored as error:  # printed below all the same
+        (result, stored_id), refused = error.measured, str(error.refused)
     except RUN_FAILURES as error:  # a refused setting at run time, an op error, out of memory
         kind = "refused" if isinstance(error, SettingError) else "failed"
         print(f"profile {kind}: {error_line(error)}", file=sys.stderr)
@@ -86,8 +93,10 @@ def cmd_profile(args) -> int:
             "open_with": open_commands(result.logdir),
         }
         print(json.dumps(document, indent=2, default=json_default))
-        return 0
+        return said_not_stored(refused) if refused else 0
     print(format_profile(result))
+    if refused:
+        return said_not_stored(refused)
     if store:
         print(f"stored the profile's summary in {store.path}", file=sys.stderr)
     return 0

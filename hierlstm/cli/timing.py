@@ -17,7 +17,7 @@ from hierlstm.cli.parser import (
     value_list,
 )
 from hierlstm.config import SWEEP_AXES, SettingError, Timing
-from hierlstm.results.schema import ResultsError
+from hierlstm.refusals import refusing, writable_file
 
 
 def run_settings(args) -> tuple[list, Timing]:
@@ -83,16 +83,21 @@ def within_limits(configs) -> None:
 
 
 def open_store(args):
+    """The results file of --db (else $HIERLSTM_DB or the default), opened before a run starts so
+    that a file the machine refuses is said (`Refused`) before anything is measured."""
     if getattr(args, "no_store", False):
         if args.db:
             raise UsageError("--db and --no-store cannot be used together.")
         return None
     from hierlstm.results.store import ResultStore
 
-    try:
-        return ResultStore(args.db)
-    except (ResultsError, OSError) as error:
-        raise UsageError(f"--db: {error}") from None
+    return ResultStore(args.db)
+
+
+def said_not_stored(refused: str) -> int:
+    """The line after a printed result that the store refused; exit status 1."""
+    print(f"error: {refused} The results above were measured but not stored.", file=sys.stderr)
+    return 1
 
 
 def environment() -> dict:
@@ -154,7 +159,7 @@ def progress_printer(enabled: bool):
 
 
 def cmd_bench(args) -> int:
-    from hierlstm.measure import compare_and_store
+    from hierlstm.measure import NotStored, compare_and_store
 
     configs, timing = _run_configs(args)
     within_limits(configs)
@@ -163,14 +168,18 @@ def cmd_bench(args) -> int:
         return _bench_scaling(args, configs, store, timing)
     names = [config.variant for config in configs]
     baseline = names.index("nested") if "nested" in names else 0
+    refused = ""
     with device_lock(configs, "bench"):
-        outcome, ids = compare_and_store(
-            configs,
-            timing,
-            store,
-            baseline=baseline,
-            on_progress=progress_printer(sys.stderr.isatty()),
-        )
+        try:
+            outcome, ids = compare_and_store(
+                configs,
+                timing,
+                store,
+                baseline=baseline,
+                on_progress=progress_printer(sys.stderr.isatty()),
+            )
+        except NotStored as error:  # printed below all the same
+            outcome, ids, refused = error.measured, error.ids, str(error.refused)
     rows = []
     for index, result in enumerate(outcome.results):
         row = result.to_dict()
@@ -186,8 +195,10 @@ def cmd_bench(args) -> int:
         print(json.dumps({"environment": env, "results": rows}, indent=2, default=json_default))
     else:
         print(format_bench(rows))
-        if store:
+        if store and not refused:
             print(f"stored {len(ids)} results in {store.path}", file=sys.stderr)
+    if refused:
+        return said_not_stored(refused)
     return 0 if all(result.status == "ok" for result in outcome.results) else 1
 
 
@@ -203,14 +214,17 @@ def cmd_worker(args) -> int:
 
 def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
     """bench/worker under a strategy: each variant with one replica in the same rounds."""
-    from hierlstm.measure import scaling_and_store
+    from hierlstm.measure import NotStored, scaling_and_store
 
-    outcomes, rows, stored = [], [], 0
+    outcomes, rows, stored, refused = [], [], 0, ""
     with device_lock(configs, args.command):
         for config in configs:
-            outcome, ids = scaling_and_store(
-                config, timing, store, on_progress=progress_printer(sys.stderr.isatty())
-            )
+            try:
+                outcome, ids = scaling_and_store(
+                    config, timing, store, on_progress=progress_printer(sys.stderr.isatty())
+                )
+            except NotStored as error:  # printed below all the same
+                outcome, ids, refused = error.measured, error.ids, str(error.refused)
             row = outcome.to_dict()
             if ids:
                 row["id"] = ids[0]
@@ -229,8 +243,10 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
         print(json.dumps(document, indent=2, default=json_default))
     else:
         print(format_scaling(rows))
-        if store:
+        if store and not refused:
             print(f"stored {stored} results in {store.path}", file=sys.stderr)
+    if refused:
+        return said_not_stored(refused)
     ok = all(
         outcome.status == "ok" and outcome.one_replica and outcome.one_replica.status == "ok"
         for outcome in outcomes
@@ -241,7 +257,7 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
 def cmd_sweep(args) -> int:
     import pandas as pd
 
-    from hierlstm.measure import sweep_and_store
+    from hierlstm.measure import NotStored, sweep_and_store
 
     values = sweep_values(args)
     if args.shard:
@@ -254,21 +270,34 @@ def cmd_sweep(args) -> int:
     configs, timing = _run_configs(args)
     within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
     store = open_store(args)
+    if args.csv:  # before the sweep, not after it
+        writable_file("export", args.csv)
+    frames, refused = [], ""
     with device_lock(configs, "sweep"):
-        frames = [
-            sweep_and_store(
-                config,
-                args.axis,
-                values,
-                timing,
-                store,
-                on_progress=progress_printer(sys.stderr.isatty()),
-            )
-            for config in configs
-        ]
+        for config in configs:
+            try:
+                frames.append(
+                    sweep_and_store(
+                        config,
+                        args.axis,
+                        values,
+                        timing,
+                        store,
+                        on_progress=progress_printer(sys.stderr.isatty()),
+                    )
+                )
+            except NotStored as error:  # the points are printed all the same
+                frames.append(error.measured)
+                refused = str(error.refused)
     table = pd.concat(frames, ignore_index=True)
     if args.csv:
-        table.to_csv(args.csv, index=False)
+        try:
+            with refusing("export", args.csv):
+                table.to_csv(args.csv, index=False)
+        except OSError as error:  # the table goes to standard output instead, not lost
+            print(table.to_csv(index=False), end="")
+            print(f"error: {error} The sweep table is above instead.", file=sys.stderr)
+            return 1
         print(f"wrote {len(table)} points to {args.csv}", file=sys.stderr)
     elif args.json:
         points = json.loads(table.to_json(orient="records"))
@@ -295,4 +324,6 @@ def cmd_sweep(args) -> int:
             for row in table.itertuples()
         ]
         print(text_table(("variant", args.axis, "status", "median ms", "first call s"), lines))
+    if refused:
+        return said_not_stored(refused)
     return 0 if (table["status"] == "ok").all() else 1

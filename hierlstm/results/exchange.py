@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from hierlstm.refusals import refusing
 from hierlstm.results.schema import (
     ADDED_IN_V3,
     COLUMNS,
@@ -58,13 +59,25 @@ def json_text(stored_rows: Iterable[Mapping[str, Any]]) -> str:
 
 
 def write_text(text: str, path_or_buffer: str | os.PathLike | IO[str] | None) -> str | None:
-    """Writes `text` to a path or an open text file; returns it if no target is given."""
+    """Writes `text` to a path or an open text file; returns it if no target is given. A path
+    gets the whole text or, when the machine refuses (`hierlstm.refusals.Refused`), no file."""
     if path_or_buffer is None:
         return text
     if hasattr(path_or_buffer, "write"):
         path_or_buffer.write(text)
         return None
-    Path(path_or_buffer).expanduser().write_text(text, encoding="utf-8", newline="")
+    path = Path(path_or_buffer).expanduser()
+    partial = path.with_name(f".{path.name}.partial")
+    with refusing("export", path):
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        try:
+            partial.write_text(text, encoding="utf-8", newline="")
+            os.replace(partial, path)
+        except OSError as error:  # named as the export: the partial file is ours
+            raise OSError(error.errno, error.strerror, str(path)) from None
+        finally:
+            partial.unlink(missing_ok=True)
     return None
 
 
@@ -115,9 +128,10 @@ def _read_limited(path_or_bytes: str | os.PathLike | bytes) -> bytes:
         _refuse_oversize(len(path_or_bytes))
         return bytes(path_or_bytes)
     path = Path(path_or_bytes).expanduser()
-    _refuse_oversize(path.stat().st_size)
-    with path.open("rb") as file:
-        data = file.read(MAX_IMPORT_BYTES + 1)  # a file that grew since stat() is caught too
+    with refusing("import", path):
+        _refuse_oversize(path.stat().st_size)
+        with path.open("rb") as file:
+            data = file.read(MAX_IMPORT_BYTES + 1)  # a file that grew since stat() is caught too
     _refuse_oversize(len(data))
     return data
 

@@ -17,7 +17,10 @@ The log directory is kept, for TensorBoard or XProf (`tensorboard --logdir DIR`,
 tab); by default a new folder under `hierlstm.config.data_folder()`/profiles, beside the
 results file (`default_logdir`); only the newest HIERLSTM_KEEP_PROFILES (100) captures of that
 folder are kept (`prune_profiles`), so a long-running app server does not fill its disk; a
-stored summary row outlives its capture. `zip_logdir` packs it for a download.
+stored summary row outlives its capture. `zip_logdir` packs it for a download. The folder is
+checked before the run (`hierlstm.refusals.writable_folder`), and a capture the disk refuses at
+the end (full, read-only) raises `Refused` in one sentence, never a TensorFlow error read as the
+run's; a pruning the disk refuses is one warning in the log, and the profile goes on.
 
 Rules of a timing run: the settings are checked first (`check_limits`, the step count's
 bounds, one device only), each refusal a `SettingError`. The caller holds the device lock
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import logging
 import re
 import shutil
 import threading
@@ -55,6 +59,7 @@ from hierlstm.config import (
 )
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
+from hierlstm.refusals import Refusal, Refused, refusal_of, writable_folder
 from hierlstm.timing.breakdown import top_level_layers
 from hierlstm.timing.calls import Progress, no_progress, scaled_progress
 from hierlstm.timing.devices import device_string, resolve_device, versions
@@ -63,6 +68,15 @@ from hierlstm.timing.limits import check_limits, env_int
 from hierlstm.timing.xspace import OUTSIDE, find_xplane, read_xspace, summarise
 
 DEFAULT_STEPS = 10
+_log = logging.getLogger(__name__)
+# TensorFlow's words for a write the disk refused, as in its OpError's message.
+_WRITE_REFUSALS = {
+    "No space left": "full",
+    "File too large": "full",
+    "Disk quota": "full",
+    "Read-only file system": "read_only",
+    "Permission denied": "denied",
+}
 _CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)$")  # default_logdir
 
 
@@ -160,8 +174,12 @@ def prune_profiles(keep: int | None = None) -> list[Path]:
     parent = data_folder() / "profiles"
     captures = sorted(path for path in parent.glob("*-*-*") if _CAPTURE.match(path.name))
     removed = captures[: max(0, len(captures) - keep)]
+    refused = []
     for path in removed:
-        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(path, onerror=lambda _function, _path, info: refused.append(info[1]))
+    if refused:  # the new capture is still written: one warning, as for the device lock
+        refusal = refusal_of("prune", parent, refused[0]) or Refusal("prune", str(parent), "failed")
+        _log.warning("%s", refusal.sentence())
     return removed
 
 
@@ -198,9 +216,20 @@ def _profiled_steps(run, logdir: Path, steps: int, progress: Progress) -> None:
                     run.call()
                 progress((index + 1) / steps, f"profiled step {index + 1}/{steps}")
         finally:
-            tf.profiler.experimental.stop()
+            _stop_and_write(logdir)
     finally:
         _PROFILER.release()
+
+
+def _stop_and_write(logdir: Path) -> None:
+    """Stops the profiler, which writes the capture; a write the disk refuses is `Refused`."""
+    try:
+        tf.profiler.experimental.stop()
+    except tf.errors.OpError as error:
+        kind = next((k for words, k in _WRITE_REFUSALS.items() if words in error.message), None)
+        if kind is None:
+            raise
+        raise Refused(Refusal("profile", str(logdir), kind, error.message)) from None
 
 
 def profile(
@@ -223,7 +252,7 @@ def profile(
         logdir = default_logdir(config)
         prune_profiles(kept_profiles() - 1)  # with this one, the newest HIERLSTM_KEEP_PROFILES
     logdir = Path(logdir)
-    logdir.mkdir(parents=True, exist_ok=True)
+    writable_folder("profile", logdir)
     device = resolve_device(config.device)
     with tf.device(device):  # the model whose layer names the capture is read with
         model = build_model(config, init_params(config, timing.seed))
