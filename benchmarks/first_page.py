@@ -188,11 +188,26 @@ def _title_key(script: Path) -> str:
 
 
 def app_pages() -> list[Page]:
-    """The pages in the frame's PAGES, read without running the app. Streamlit serves a page at
+    """The app's pages: `hierlstm.app.pages.PAGES` where it exists; before, the frame's PAGES,
+    read without running the app. Streamlit serves a page at
     its script's file name, and the default (first) page at the root. The frame is
     streamlit_app.py (entries: script stem, link title, icon, (run label, heavy), title key
     prefix); before it, app.py held PAGES as (script path, link title, icon, Action(label)),
     each page drawing its own title: both are read, so one script measures before and after."""
+    try:  # since the pages became records of their own
+        from hierlstm.app.pages import PAGES
+    except ImportError:
+        PAGES = None
+    if PAGES is not None:
+        return [
+            Page(
+                url_path="" if index == 0 else entry.name,
+                title=t(f"{entry.heading}.title"),
+                link=t(entry.title),
+                run_label=t(entry.action.label),
+            )
+            for index, entry in enumerate(PAGES)
+        ]
     frame = ROOT / "streamlit_app.py"
     script_path = frame if frame.exists() else ROOT / "app.py"
     for node in ast.parse(script_path.read_text()).body:
@@ -236,10 +251,11 @@ def free_port(port: int = 0) -> int:
 
 
 def start_server(
-    port: int, folder: Path, profile: bool, script: str = "app.py"
+    port: int, folder: Path, profile: bool, script: str = "app.py", log: str = "server.log"
 ) -> subprocess.Popen:
     """`streamlit run app.py` (or `script`) from the repository root, on its own results file
-    and lock folder, with the repository importable; its output goes to folder/server.log.
+    and lock folder, with the repository importable; its output goes to folder/`log` (a second
+    server on the same folder shares its results and locks, not its log).
     `profile`: under `server_profile.py`, which writes folder/profile.json when it exits."""
     environment = {
         **os.environ,
@@ -256,8 +272,8 @@ def start_server(
         *("--browser.gatherUsageStats", "false"),
         *("--server.fileWatcherType", "none"),
     ]
-    with open(folder / "server.log", "w") as log:
-        return subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=log)
+    with open(folder / log, "w") as output:
+        return subprocess.Popen(command, cwd=ROOT, env=environment, stdout=output, stderr=output)
 
 
 def _healthy(url: str) -> bool:
@@ -369,20 +385,20 @@ def _fill(visit: Visit, report: dict | None, title: str, started_ms: float) -> V
     return visit
 
 
-def open_url(page, url: str, title: str, on_title=None) -> Visit:
+def open_url(page, url: str, title: str, on_title=None, timeout_s=PAGE_TIMEOUT_S) -> Visit:
     started_ms = time.time() * 1000
     page.goto(url, wait_until="commit", timeout=PAGE_TIMEOUT_S * 1000)
-    return watch(page, started_ms, title, PAGE_TIMEOUT_S, on_title)
+    return watch(page, started_ms, title, timeout_s, on_title)
 
 
-def click_link(page, target: Page) -> Visit:
+def click_link(page, target: Page, timeout_s=PAGE_TIMEOUT_S) -> Visit:
     """The in-app switch: the target's link in the top navigation."""
     label = re.compile(f"{re.escape(target.link)}$")  # after the icon's ligature text
     link = page.locator('[data-testid="stTopNavLink"]', has_text=label)
     started_ms = time.time() * 1000  # before the reset: no mark can precede the start
     page.evaluate("title => window.__firstPage.reset(title)", target.title)
     link.click()
-    return watch(page, started_ms, target.title, PAGE_TIMEOUT_S)
+    return watch(page, started_ms, target.title, timeout_s)
 
 
 def press_run(page, benchmark: Page) -> Visit:
