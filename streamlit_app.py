@@ -13,21 +13,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from hierlstm.app import banner, sidebar, state, warmup  # none of them imports TensorFlow
+from hierlstm.app import banner, pages, sidebar, state, warmup  # none of them imports TensorFlow
 
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
 warmup.page_started()
-
-# (script, navigation title, icon, what the sidebar's Run button does there, the page's title)
-PAGES = (
-    ("shape_trace", "page.shape_trace", ":material/schema:", ("run.trace", False), "trace"),
-    ("benchmark", "page.benchmark", ":material/timer:", ("run.benchmark", True), "bench"),
-    ("profile", "page.profile", ":material/query_stats:", ("run.profile", True), "profile"),
-    ("scaling", "page.scaling", ":material/trending_up:", ("run.sweep", True), "scaling"),
-    ("weight_sharing", "page.weight_sharing", ":material/share:", ("run.sharing", True), "sharing"),
-    ("results", "page.results", ":material/table_view:", ("run.apply", False), "results"),
-    ("lesson", "page.lesson", ":material/school:", ("run.lesson", True), "lesson"),
-)
 
 status = warmup.server_warmup().status()  # one look per script run: the page and frame agree
 # The icon is a file of ours: a Material icon as page_icon makes the browser fetch it from
@@ -39,20 +28,20 @@ st.set_page_config(
     page_title="hierlstm", page_icon=str(ICON) if status.ready else None, layout="wide"
 )
 sidebar.language_ui(devices_known=status.ready)
-pages = [
-    st.Page(f"app_pages/{script}.py", title=state.text(title), icon=icon, default=index == 0)
-    for index, (script, title, icon, _, _) in enumerate(PAGES)
+navigation = [
+    st.Page(entry.script, title=state.text(entry.title), icon=entry.icon, default=index == 0)
+    for index, entry in enumerate(pages.PAGES)
 ]
-frames = {page.url_path: frame for page, frame in zip(pages, PAGES, strict=True)}
-page = st.navigation(pages, position="top")
-*_, action, heading = frames[page.url_path]
-controls = sidebar.controls_ui(sidebar.Action(*action), devices_known=status.ready)
+frames = {page.url_path: frame for page, frame in zip(navigation, pages.PAGES, strict=True)}
+page = st.navigation(navigation, position="top")
+frame = frames[page.url_path]
+controls = sidebar.controls_ui(frame.action, devices_known=status.ready)
 if status.ready:
     banner.banner(controls, status.failed)
 else:
     banner.starting_banner()
-st.title(state.text(f"{heading}.title"))
-st.markdown(state.text(f"{heading}.intro"))
+st.title(state.text(f"{frame.heading}.title"))
+st.markdown(state.text(f"{frame.heading}.intro"))
 if not status.ready:
     warmup.wait_in_page()  # the whole page runs again when the warm-up is ready
     st.stop()

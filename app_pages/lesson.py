@@ -230,17 +230,9 @@ st.header(_("lesson.precision.title"))
 quote("precision")
 st.markdown(_("lesson.precision.body"))
 for precision in PRECISIONS:
-    ok, message = precision_supported(precision, config.device)
+    _ok, message = precision_supported(precision, config.device)
     if message:
-        st.caption(
-            f"{precision}: {message}"
-            if lang == "en"
-            else _(
-                "precision.slow."
-                + ("cpu" if "CPU" in state.resolve_device(config.device) else "gpu"),
-                precision=precision,
-            )
-        )
+        st.caption(sidebar.precision_message(precision, config.device, message))
 if frame is not None:
     precision_rows = frame[(frame["variant"] == "folded") & (frame["task"] == "inference")]
     display.chart(

@@ -21,7 +21,7 @@ axis = left.radio(
     AXES,
     key="sweep_axis",
     horizontal=True,
-    format_func=lambda name: _("axis_name." + name),
+    format_func=state.labeller("axis_name."),
     persist_state="session",
 )
 raw_values = right.text_input(

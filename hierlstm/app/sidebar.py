@@ -23,6 +23,7 @@ from hierlstm.app.state import (
     TIMING_FIELDS,
     URL_WARNINGS,
     init_state,
+    labeller,
     language,
     limits_of,
     text,
@@ -124,7 +125,7 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
             text("control.lstm_kernel"),
             LSTM_KERNELS,
             key="lstm_kernel",
-            format_func=lambda name: text(f"kernel.{name}"),
+            format_func=labeller("kernel."),
             help=text("control.lstm_kernel.help"),
         )
         left, right = st.columns([3, 2])  # "training step" needs the room
@@ -132,7 +133,7 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
             text("control.task"),
             TASKS,
             key="task",
-            format_func=lambda name: text(f"task.{name}"),
+            format_func=labeller("task."),
             help=text("control.task.help"),
         )
         right.selectbox(
@@ -160,7 +161,7 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
             text("control.strategy"),
             APP_STRATEGIES,
             key="strategy",
-            format_func=lambda name: text(f"strategy.{name}"),
+            format_func=labeller("strategy."),
             help=text("control.strategy.help"),
         )
         replicas = visible_devices() if devices_known else list(state["devices"])
@@ -225,7 +226,8 @@ def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
 
         ok, message = precision_supported(config.precision, config.device)
     if message:
-        (st.sidebar.caption if ok else st.sidebar.error)(_precision_message(config, message))
+        warning = "⚠️ " + precision_message(config.precision, config.device, message)
+        (st.sidebar.caption if ok else st.sidebar.error)(warning)
     return Controls(
         config=config,
         variants=variants,
@@ -236,13 +238,15 @@ def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
     )
 
 
-def _precision_message(config: RunConfig, message: str) -> str:
+def precision_message(precision: str, device: str, message: str) -> str:
+    """`precision_supported`'s warning for `precision` on `device` (a spec: "auto", "gpu:0") in
+    the session's language: as it is in English, else the catalogue's line for a CPU or a GPU."""
     if language() == "en":
-        return "⚠️ " + message
+        return message
     from hierlstm.timing.devices import resolve_device  # TensorFlow's devices
 
-    kind = "cpu" if resolve_device(config.device).startswith("/CPU") else "gpu"
-    return "⚠️ " + text(f"precision.slow.{kind}", precision=config.precision)
+    kind = "cpu" if resolve_device(device).startswith("/CPU") else "gpu"
+    return text(f"precision.slow.{kind}", precision=precision)
 
 
 def current_controls() -> Controls:

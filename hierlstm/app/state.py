@@ -5,7 +5,8 @@ language, and the bounds the app accepts for each number."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -68,6 +69,17 @@ def language() -> str:
 def text(key: str, **values) -> str:
     """The catalogue message `key` in the session's language."""
     return t(key, language(), **values)
+
+
+def labeller(prefix: str) -> Callable[[str], str]:
+    """A widget's `format_func`: the catalogue's `prefix + option` in the language of the run
+    that draws the widget (AppTest calls it outside any script run, where the session's
+    language cannot be read)."""
+    return functools.partial(_label, prefix, language())
+
+
+def _label(prefix: str, lang: str, option: str) -> str:
+    return t(prefix + option, lang)
 
 
 def variant_title(name: str) -> str:

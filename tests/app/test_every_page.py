@@ -1,0 +1,244 @@
+"""Every page of the app's page list in both languages, through the branches its settings reach:
+before a run and after a tiny one (then drawn again in the other language), with a reduced
+precision (its warning), on this CPU and with a GPU TensorFlow sees (the GPU list is the one seam
+replaced, as in tests/timing/test_devices.py), a failed run and a training step. Each page's
+title, Run button and key elements are looked for, and no exception or error element may be
+drawn where none is expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from factories import PAGES as TITLES
+from factories import make_failed_result, make_result, make_training_result
+from streamlit.testing.v1 import AppTest
+
+from hierlstm.app import devices as app_devices
+from hierlstm.app.pages import PAGES
+from hierlstm.i18n import LANGUAGES, t
+from hierlstm.results.store import ResultStore
+from hierlstm.timing import devices
+from hierlstm.timing.devices import GpuInfo
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
+# What each page draws before a run, and after a tiny one (element keys).
+BEFORE = {
+    "shape_trace": ("trace-tab", "trace-table-nested", "flow-nested", "source-nested"),
+    "benchmark": ("breakdown_variant",),
+    "profile": ("profile_steps",),
+    "scaling": ("sweep_axis", "sweep_values_time_steps", "scaling-chain"),
+    "weight_sharing": ("sharing-checks", "sharing-gradients-shared_cell", "sharing-source"),
+    "results": ("results-table", "results-export-csv", "results-export-json", "results_import"),
+    "lesson": ("lesson-shapes", "lesson-chain", "lesson_pitfall"),
+}
+AFTER = {
+    "shape_trace": BEFORE["shape_trace"],
+    "benchmark": (
+        *("bench-latency", "bench-speedup", "bench-first-call", "bench-throughput"),
+        *("bench-gflops", "bench-layers", "bench-kernels", "bench-table", "bench-download"),
+    ),
+    "profile": (
+        "profile-layers",
+        "profile-ops-nested",
+        "profile-lines-folded",
+        "profile-zip-nested",
+    ),
+    "scaling": ("scaling-latency", "scaling-cost", "scaling-table", "scaling-chain"),
+    "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
+    "results": ("results-compare", "results-table", "results_compare"),
+    "lesson": ("lesson-kernels", "lesson-precision", "lesson-variants", "lesson-training"),
+}
+PAGE_NAMES = [page.name for page in PAGES]
+OTHER = {"en": "zh", "zh": "en"}
+T4 = GpuInfo(index=0, name="Tesla T4", compute_capability=(7, 5))  # no fast bfloat16
+
+
+@pytest.fixture
+def database(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "results.sqlite3"
+    monkeypatch.setenv("HIERLSTM_DB", str(path))
+    return path
+
+
+def _page(name: str):
+    return next(page for page in PAGES if page.name == name)
+
+
+def _open(name: str, query: dict) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params = {"variants": "nested,folded", **TINY, **query}
+    at.run()
+    if name != PAGES[0].name:
+        at.switch_page(_page(name).script).run()
+    return at
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _missing(at: AppTest, keys) -> list[str]:
+    missing = []
+    for key in keys:
+        try:
+            at.get_by_key(key)
+        except KeyError:
+            missing.append(key)
+    return missing
+
+
+def _is_the_page(at: AppTest, name: str, lang: str) -> None:
+    page = _page(name)
+    assert [title.value for title in at.title] == [t(f"{page.heading}.title", lang)]
+    assert at.button(key="run").label == t(page.action.label, lang)
+    assert at.get_by_key("banner") is not None
+    assert at.selectbox(key="lang").value == lang
+
+
+def _switch_language(at: AppTest, lang: str) -> None:
+    at.selectbox(key="lang").set_value(lang).run()
+
+
+def _run(at: AppTest) -> None:
+    at.button(key="run").click().run()
+
+
+def test_the_page_list_is_the_frame_s_and_the_tests():
+    assert [page.script for page in PAGES] == list(TITLES)
+    assert set(BEFORE) == set(AFTER) == set(PAGE_NAMES)
+    assert all(t(f"{page.heading}.title", "en") == TITLES[page.script] for page in PAGES)
+
+
+def _seed(database: Path) -> None:
+    """What the Results page shows: a stored run, a failed one and a training step."""
+    store = ResultStore(database)
+    for result in (make_result(), make_failed_result(), make_training_result()):
+        store.add(result)
+
+
+# Run settings that keep each run short (the pages' own inputs, outside the sidebar).
+SHORT_RUNS = {"profile": ("profile_steps", 2), "scaling": ("sweep_values_time_steps", "2, 4")}
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+@pytest.mark.parametrize("name", PAGE_NAMES)
+def test_every_page_before_and_after_a_run(name, lang, database):
+    if name == "results":
+        _seed(database)
+    at = _open(name, {"lang": lang})
+    _clean(at)
+    _is_the_page(at, name, lang)
+    assert _missing(at, BEFORE[name]) == []
+    if name in SHORT_RUNS:
+        key, value = SHORT_RUNS[name]
+        at.get_by_key(key).set_value(value)
+    _run(at)
+    _clean(at)
+    _is_the_page(at, name, lang)
+    assert _missing(at, AFTER[name]) == []
+    _switch_language(at, OTHER[lang])  # the outcome, drawn again in the other language
+    _clean(at)
+    _is_the_page(at, name, OTHER[lang])
+    assert _missing(at, AFTER[name]) == []
+
+
+@pytest.fixture
+def machine(request, monkeypatch):
+    """This CPU, or a T4 that TensorFlow sees (the device report is cached per server, so it
+    is cleared around the test); and the precision that is slow there."""
+
+    def clear():
+        app_devices.cached_device_report.clear()
+        app_devices.gpu_problems.clear()
+
+    if request.param == "gpu":
+        monkeypatch.setattr(devices, "list_gpus", lambda: (T4,))
+    clear()
+    yield request.param
+    clear()
+
+
+@pytest.mark.parametrize("machine", ["cpu", "gpu"], indirect=True)
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+@pytest.mark.parametrize("name", PAGE_NAMES)
+def test_every_page_with_a_slow_precision_on_a_cpu_and_a_gpu(name, lang, machine, database):
+    precision = {"cpu": "mixed_float16", "gpu": "mixed_bfloat16"}[machine]
+    at = _open(name, {"lang": lang, "precision": precision})
+    _clean(at)
+    _is_the_page(at, name, lang)
+    assert _missing(at, BEFORE[name]) == []
+    banner = at.get_by_key("banner").markdown[0].value
+    if machine == "gpu":
+        assert "GPU:0 Tesla T4" in banner and "gpu:0" in at.selectbox(key="device").options
+        english = "mixed_bfloat16 runs on GPU:0 (Tesla T4, compute capability 7.5)"
+    else:
+        assert "CPU (" in banner and "gpu:0" not in at.selectbox(key="device").options
+        english = "float16 on a CPU is emulated"
+    slow = english if lang == "en" else t(f"precision.slow.{machine}", lang, precision=precision)
+    warnings = [c.value for c in at.sidebar.caption if c.value.startswith("⚠️ ")]
+    assert len(warnings) == 1 and slow in warnings[0], warnings
+    if name == "lesson":  # section 6: what is slow here, in the session's language
+        notes = [c.value for c in at.main.caption if slow in c.value]
+        assert len(notes) == 1, [c.value for c in at.main.caption]
+    if name == "results":  # nothing stored yet
+        assert [info.value for info in at.info] == [t("results.empty", lang)]
+
+
+FAILED = {"benchmark": "bench.failed", "profile": "profile.failed", "scaling": "scaling.failed"}
+
+
+@pytest.mark.parametrize("name", list(FAILED))
+def test_a_failed_run_is_one_line_per_failure_in_both_languages(name, database):
+    # vectorized_map cannot be compiled with XLA: its cost cannot be estimated, so the page
+    # asks first, and once confirmed its every run fails, each failure one line.
+    at = _open(name, {"lang": "zh", "variants": "vectorized_map", "xla": "true"})
+    _clean(at)
+    if name in SHORT_RUNS:
+        key, value = SHORT_RUNS[name]
+        at.get_by_key(key).set_value(value)
+    _run(at)
+    _clean(at)
+    question = at.get_by_key(f"{name}-confirm").warning[0].value
+    assert question.startswith(t("run.confirm.unknown", "zh", reasons="", runs=1)[:6])
+    at.button(key=f"{name}-confirm-yes").click().run()
+    for lang in ("zh", "en"):
+        if lang == "en":
+            _switch_language(at, lang)
+        assert not at.exception, [e.value for e in at.exception]
+        _is_the_page(at, name, lang)
+        head = t(FAILED[name], lang, variant="vectorized_map", value=2, error="{}").split("{}")[0]
+        errors = [error.value for error in at.error]
+        assert errors and errors[0].startswith(head), errors
+        assert all("no kernel for the If op" in error for error in errors), errors
+
+
+def test_a_training_step_is_drawn_in_both_languages(database):
+    at = _open("benchmark", {"lang": "zh", "task": "training", "variants": "folded"})
+    _clean(at)
+    assert at.selectbox(key="task").value == "training"
+    _run(at)
+    for lang in ("zh", "en"):
+        if lang == "en":
+            _switch_language(at, lang)
+        _clean(at)
+        summary = t(
+            "bench.summary.fastest.training",
+            lang,
+            variant="folded",
+            ms=0,
+            device="",
+            batch=0,
+            time=0,
+        )
+        assert summary.split("**folded**")[1].split("0")[0] in at.success[0].value
+        training = ("bench-phases", "bench-train-memory", "bench-layers", "bench-table")
+        assert _missing(at, training) == []
+    at.switch_page(_page("results").script).run()
+    _clean(at)
+    _switch_language(at, "zh")
+    _clean(at)
+    labels = at.multiselect(key="results_compare").options
+    assert len(labels) == 1 and t("task.training", "zh") in labels[0]
