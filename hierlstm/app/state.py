@@ -106,86 +106,110 @@ def _in_limits(name: str, value) -> str:
     return out_of_bounds(name, value, *limits_of(name), scope=" in the app")
 
 
+# A URL parameter's parser: its raw text (and whether TensorFlow's devices are known) to
+# (the control's value, or None when there is none to take; a one-sentence reason, or "").
+Parsed = tuple[Any, str]
+
+
+def _parse_language(raw: str, devices_known: bool) -> Parsed:
+    if raw in LANGUAGES:
+        return raw, ""
+    return None, f"lang must be one of {', '.join(LANGUAGES)}."
+
+
+def _names(raw: str) -> list[str]:
+    return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def _parse_variants(raw: str, devices_known: bool) -> Parsed:
+    """The known names are taken even when others are not: one typo keeps the rest."""
+    names = _names(raw)
+    problem = ""
+    if not names or any(name not in VARIANTS for name in names):
+        problem = f"variants must be names from {', '.join(VARIANTS)}."
+    known = [name for name in dict.fromkeys(names) if name in VARIANTS]
+    return known or None, problem
+
+
+def _parse_devices(raw: str, devices_known: bool) -> Parsed:
+    names = _names(raw)
+    try:
+        RunConfig(strategy="mirrored", devices=",".join(names))
+    except SettingError as error:
+        return None, str(error)
+    if devices_known and any(name not in visible_devices() for name in names):
+        return None, f"devices must be among this server's {', '.join(visible_devices())}."
+    return names, ""
+
+
+def _parse_timing(name: str, raw: str, devices_known: bool) -> Parsed:
+    low, high = limits_of(name)
+    if raw.strip().isdigit() and low <= int(raw) <= high:
+        return int(raw), ""
+    return None, f"{name} must be a whole number between {low} and {high}."
+
+
+def _parse_config_field(name: str, raw: str, devices_known: bool) -> Parsed:
+    try:
+        value = getattr(RunConfig.from_strings({name: raw}), name)
+        if name == "device" and devices_known:
+            from hierlstm.timing.devices import resolve_device  # TensorFlow's devices
+
+            resolve_device(value)  # gpu:3 on a machine with one GPU
+    except SettingError as error:
+        return None, str(error)
+    if name in NUMERIC and (problem := _in_limits(name, value)):
+        return None, problem
+    if name == "strategy" and value not in APP_STRATEGIES:
+        return None, (
+            f"the app runs strategy {' or '.join(APP_STRATEGIES)}; {value} runs from the "
+            "command line (python -m hierlstm worker)."
+        )
+    return value, ""
+
+
+# Every URL parameter the app reads, and its parser; any other parameter is ignored.
+PARSERS: dict[str, Callable[[str, bool], Parsed]] = {
+    "lang": _parse_language,
+    "variants": _parse_variants,
+    "devices": _parse_devices,
+    **{name: functools.partial(_parse_timing, name) for name in TIMING_FIELDS},
+    **{name: functools.partial(_parse_config_field, name) for name in CONFIG_FIELDS},
+}
+
+
 def read_query(
     params: Mapping[str, Any], *, devices_known: bool = True
 ) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
     """Control values from URL parameters, and (name, value, reason) per rejected parameter.
 
-    Known keys: every RunConfig field but `variant`, `variants` (comma-separated), `warmup`,
-    `repeats`, `lang`. Unknown keys are ignored; a bad value keeps the default. Without
-    `devices_known` (TensorFlow not imported yet), `device` and `devices` are checked for their
-    form only; `init_state` checks them against this server's devices once it can.
+    Each known key (`PARSERS`: every RunConfig field but `variant`, `variants`
+    (comma-separated), `devices`, `warmup`, `repeats`, `lang`) has its parser; unknown keys are
+    ignored, a bad value keeps the default. Without `devices_known` (TensorFlow not imported
+    yet), `device` and `devices` are checked for their form only; `init_state` checks them
+    against this server's devices once it can.
     """
     values: dict[str, Any] = {}
     problems: list[tuple[str, str, str]] = []
-
-    def reject(name, raw, reason):
-        problems.append((name, raw, reason))
-
-    params = {name: (raw[-1] if isinstance(raw, list) else raw) for name, raw in params.items()}
     for name, raw in params.items():
-        raw = str(raw)
-        if name == "lang":
-            if raw in LANGUAGES:
-                values[name] = raw
-            else:
-                reject(name, raw, f"lang must be one of {', '.join(LANGUAGES)}.")
-        elif name == "variants":
-            names = [part.strip() for part in raw.split(",") if part.strip()]
-            unknown = [part for part in names if part not in VARIANTS]
-            if unknown or not names:
-                reject(name, raw, f"variants must be names from {', '.join(VARIANTS)}.")
-            if known := [part for part in dict.fromkeys(names) if part in VARIANTS]:
-                values[name] = known
-        elif name == "devices":
-            names = [part.strip() for part in raw.split(",") if part.strip()]
-            unseen = [part for part in names if devices_known and part not in visible_devices()]
-            try:
-                RunConfig(strategy="mirrored", devices=",".join(names))
-                problem = (
-                    f"devices must be among this server's {', '.join(visible_devices())}."
-                    if unseen
-                    else ""
-                )
-            except SettingError as error:
-                problem = str(error)
-            if problem:
-                reject(name, raw, problem)
-            else:
-                values[name] = names
-        elif name in TIMING_FIELDS:
-            low, high = limits_of(name)
-            if raw.strip().isdigit() and low <= int(raw) <= high:
-                values[name] = int(raw)
-            else:
-                reject(name, raw, f"{name} must be a whole number between {low} and {high}.")
-        elif name in CONFIG_FIELDS:
-            try:
-                value = getattr(RunConfig.from_strings({name: raw}), name)
-                if name == "device" and devices_known:
-                    from hierlstm.timing.devices import resolve_device  # TensorFlow's devices
-
-                    resolve_device(value)  # gpu:3 on a machine with one GPU
-                problem = _in_limits(name, value) if name in NUMERIC else ""
-                if name == "strategy" and value not in APP_STRATEGIES:
-                    problem = (
-                        f"the app runs strategy {' or '.join(APP_STRATEGIES)}; {value} runs from "
-                        "the command line (python -m hierlstm worker)."
-                    )
-            except SettingError as error:
-                problem = str(error)
-            if problem:
-                reject(name, raw, problem)
-            else:
-                values[name] = value
+        if (parse := PARSERS.get(name)) is None:
+            continue
+        raw = str(raw[-1] if isinstance(raw, list) else raw)
+        value, problem = parse(raw, devices_known)
+        if problem:
+            problems.append((name, raw, problem))
+        if value is not None:
+            values[name] = value
     geometry = {name: values[name] for name in GEOMETRY if name in values}
     try:
         RunConfig(**geometry)
     except SettingError as error:  # each value fine alone, not together (height < pool_height)
-        reject(
-            "height, pool_height",
-            f"{geometry.get('height')}, {geometry.get('pool_height')}",
-            str(error),
+        problems.append(
+            (
+                "height, pool_height",
+                f"{geometry.get('height')}, {geometry.get('pool_height')}",
+                str(error),
+            )
         )
         for name in ("height", "pool_height"):
             values.pop(name, None)
