@@ -65,7 +65,7 @@ if controls.run:
     else:
         runs.start_run(KEY, measure_lesson, lesson_configs())
 runs.show_run_outcome(KEY)
-outcome = st.session_state.get(KEY)
+outcome = runs.slot(KEY).result
 frame = outcome["frame"] if outcome else None
 if outcome is None:
     st.info(

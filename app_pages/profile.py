@@ -42,7 +42,7 @@ if controls.run:
         )
 runs.show_run_outcome(KEY)
 
-outcome = st.session_state.get(KEY)
+outcome = runs.slot(KEY).result
 if outcome is None:
     st.info(
         _(

@@ -54,7 +54,7 @@ if controls.run and not problem:
 runs.show_run_outcome(KEY)
 
 lang = controls.language
-outcome = st.session_state.get(KEY)
+outcome = runs.slot(KEY).result
 if outcome is None:
     st.info(
         _(

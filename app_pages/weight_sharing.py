@@ -122,7 +122,7 @@ if controls.run:
     else:
         runs.start_run(KEY, time_forms, [config])
 runs.show_run_outcome(KEY)
-outcome = st.session_state.get(KEY)
+outcome = runs.slot(KEY).result
 if outcome is None:
     st.info(_("sharing.press_run", sequences=sequences), icon=":material/play_arrow:")
 else:

@@ -1,6 +1,7 @@
 """A page's timing run inside one Streamlit script run: the server's limits, the device lock
 (one timing run per device), the long-run estimate and its confirmation, the progress bar, and
-the outcome (or its one-line error) kept in the session until the page shows it."""
+the page's `RunSlot` in the session: the last result, its one-line error, the question a long
+run waits on. Whether a run starts or asks first is one pure function, `decide`."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ except ImportError:  # moved in another Streamlit version: never matches, runs a
 
 from hierlstm.app.sidebar import request_run
 from hierlstm.app.state import (
-    CONFIRMED,
     CURRENT_ACTION,
     RESEND_SETTINGS,
     RUN_REQUEST,
@@ -89,6 +89,47 @@ def estimate(workload: Workload, progress: Progress) -> Estimate:
     return Estimate(total, tuple(unknown.values()))
 
 
+@dataclasses.dataclass(frozen=True)
+class Pending:
+    """A run waiting for the user's yes: what it would time, its estimate, the server's limit."""
+
+    workload: Workload
+    estimate: Estimate
+    limit: float
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSlot:
+    """A page's run in the session (under the page's key): the last result, the last run's
+    one-line error, the question a long run is waiting on, and the workload the user said yes
+    to (the next run of exactly that workload starts without asking)."""
+
+    result: Any = None
+    error: str = ""
+    pending: Pending | None = None
+    confirmed: Workload | None = None
+
+
+def slot(key: str) -> RunSlot:
+    return st.session_state.get(key) or RunSlot()
+
+
+def _update(key: str, **changes) -> None:
+    st.session_state[key] = dataclasses.replace(slot(key), **changes)
+
+
+RUN, ASK = "run", "ask"
+
+
+def decide(guess: Estimate | None, limit: float) -> str:
+    """RUN now, or ASK first: a run is asked about when its estimate is over `limit` seconds
+    or a setting's cost could not be measured (no estimate is never 0 s). `guess` is None when
+    there is nothing to estimate: no workload, or the user has said yes to this one."""
+    if guess is None:
+        return RUN
+    return ASK if guess.unknown or guess.seconds > limit else RUN
+
+
 def _lock_keys(configs: Sequence[RunConfig]) -> set[str]:
     return {key for config in configs for key in device_keys(config)}
 
@@ -99,17 +140,16 @@ def start_run(
     configs: Sequence[RunConfig],
     workload: Workload | None = None,
 ) -> None:
-    """Runs `work(progress)` now, keeps its result in the session under `key` (or its one-line
-    error under `key + ":error"`), then reruns so the page shows it and the Run button is
-    enabled again.
+    """Runs `work(progress)` now, keeps its result in the page's `RunSlot` (or its one-line
+    error), then reruns so the page shows it and the Run button is enabled again.
 
     Only one run per device at a time on the whole machine (`hierlstm.timing.runlock`: other
     sessions, other servers and the CLI): a run on a busy device shows whom it is waiting for,
-    and the wait is over before anything is timed. With
-    a `workload` whose estimate is over HIERLSTM_CONFIRM_SECONDS, nothing runs: the page asks
-    for confirmation (`show_run_outcome`), as it does when a setting's cost cannot be
-    measured (no estimate); the confirmed rerun runs it. A failure of the run is one line in
-    the page; any other exception is a bug of ours and goes up to app.py, which logs it.
+    and the wait is over before anything is timed. With a `workload` whose estimate is over
+    HIERLSTM_CONFIRM_SECONDS, or whose cost cannot be measured (`decide`), nothing runs: the
+    slot holds the question (`show_run_outcome`); the confirmed rerun runs it. A failure of
+    the run is one line in the page; any other exception is a bug of ours and goes up to
+    app.py, which logs it.
     """
     state = st.session_state
     bar = st.progress(0.0, text=text("run.starting"))
@@ -127,50 +167,48 @@ def start_run(
     def waiting(holder: Holder, seconds: float) -> None:  # a Streamlit call: a rerun stops us here
         progress(0.0, text("run.waiting", holder=holder.describe(language()), seconds=seconds))
 
-    confirmed = state.pop(CONFIRMED, None) == (key, workload)
+    confirmed = workload is not None and slot(key).confirmed == workload
     try:
         state.pop(RUN_REQUEST, None)
-        for suffix in (":error", ":confirm"):
-            state.pop(key + suffix, None)
+        _update(key, error="", pending=None, confirmed=None)
         try:
             keys = _lock_keys(configs)
         except SettingError as error:  # a device this machine does not have
-            state[key + ":error"] = text("run.failed", error=error_line(error))
+            _update(key, error=text("run.failed", error=error_line(error)))
             keys = None
         if keys is not None:
             with hold(keys, name=key, program="app", on_wait=waiting):
                 try:
                     limit = current_limits().confirm_seconds
-                    guess = Estimate(0.0)
-                    if workload is not None and not confirmed:
-                        guess = estimate(workload, progress)
-                    if guess.seconds > limit or guess.unknown:
-                        state[key + ":confirm"] = (workload, guess, limit)
+                    guess = None if workload is None or confirmed else estimate(workload, progress)
+                    if decide(guess, limit) == ASK:
+                        _update(key, pending=Pending(workload, guess, limit))
                     else:
-                        clock.update(start=time.monotonic(), estimate=guess.seconds)
-                        state[key] = work(progress)
+                        clock.update(
+                            start=time.monotonic(), estimate=guess.seconds if guess else 0.0
+                        )
+                        _update(key, result=work(progress))
                 except RUN_FAILURES as error:  # the run's failure: one line, never a traceback
-                    state[key + ":error"] = text("run.failed", error=error_line(error))
+                    _update(key, error=text("run.failed", error=error_line(error)))
     except RerunException:
         # Streamlit stops a running script when the browser asks for a rerun: the second click
         # of a double click, a language switch. Ask again, so the rerun does this work (once)
         # if it is on the same page, instead of dropping the run the user asked for.
         state[RUN_REQUEST] = state.get(CURRENT_ACTION)
         if confirmed:
-            state[CONFIRMED] = (key, workload)
+            _update(key, confirmed=workload)
         raise
     state[RESEND_SETTINGS] = True
     st.rerun()
 
 
 def _confirm(key: str, workload: Workload) -> None:
-    st.session_state.pop(key + ":confirm", None)
-    st.session_state[CONFIRMED] = (key, workload)
+    _update(key, pending=None, confirmed=workload)
     request_run(st.session_state.get(CURRENT_ACTION))
 
 
 def _cancel(key: str) -> None:
-    st.session_state.pop(key + ":confirm", None)
+    _update(key, pending=None, confirmed=None)
 
 
 def end_of_run() -> None:
@@ -181,11 +219,11 @@ def end_of_run() -> None:
 
 def show_run_outcome(key: str) -> None:
     """The last run's one-line error, or the question a long run is waiting on."""
-    state = st.session_state
-    if message := state.get(key + ":error"):
-        st.error(message, icon=":material/error:")
-    if pending := state.get(key + ":confirm"):
-        workload, guess, limit = pending
+    current = slot(key)
+    if current.error:
+        st.error(current.error, icon=":material/error:")
+    if pending := current.pending:
+        workload, guess, limit = pending.workload, pending.estimate, pending.limit
         runs = len(workload.runs)
         if guess.unknown:
             question = text("run.confirm.unknown", reasons="; ".join(guess.unknown), runs=runs)

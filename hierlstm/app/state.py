@@ -54,7 +54,6 @@ URL_WARNINGS = "_url_warnings"
 DEVICES_UNCHECKED = "_devices_unchecked"  # the link's device settings, checked once TF is there
 CONTROLS = "_controls"
 SAVED_VALUES = "_saved_values"  # the last run's settings, to put back what Streamlit dropped
-CONFIRMED = "_confirmed_run"  # (page key, Workload) the user said yes to
 RESEND_SETTINGS = "_resend_settings"  # a timing run just ended: send the form's values again
 FORM_FIELDS = tuple(name for name in DEFAULTS if name != "lang")  # lang is outside the form
 

@@ -288,7 +288,7 @@ def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, datab
     assert any("Nothing ran on a GPU" in caption.value for caption in app.caption)
     downloads = [button for button in app.get("download_button") if "capture" in button.label]
     assert len(downloads) == 2
-    for profile in app.session_state["profile"].profiles:  # what each download button holds
+    for profile in app.session_state["profile"].result.profiles:  # what each download button holds
         names = zipfile.ZipFile(io.BytesIO(profile.archive)).namelist()
         assert any(name.endswith(".xplane.pb") for name in names), names
     assert app.button(key="run").disabled is False
