@@ -183,4 +183,4 @@ st.download_button(
     icon=":material/download:",
     on_click="ignore",
 )
-st.caption(_("bench.stored", count=outcome.stored, path=str(caches.result_store().path)))
+st.caption(_("bench.stored", count=outcome.stored, path=str(caches.store_path())))

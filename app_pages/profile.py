@@ -132,4 +132,4 @@ for tab, profile in zip(tabs, done, strict=True):
         )
         st.caption(_("profile.open", logdir=result.logdir))
 stored = sum(profile.stored_id is not None for profile in done)
-st.caption(_("profile.stored", count=stored, path=str(caches.result_store().path)))
+st.caption(_("profile.stored", count=stored, path=str(caches.store_path())))

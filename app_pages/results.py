@@ -4,7 +4,10 @@ compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU ser
 import streamlit as st
 
 from hierlstm.app import bar_charts, caches, display, sidebar, state
+from hierlstm.refusals import Refused
+from hierlstm.results import repair
 from hierlstm.results.schema import ResultsError
+from hierlstm.results.store import ResultStore
 from hierlstm.timing import failures
 from hierlstm.timing.records import CONFIG_COLUMNS
 
@@ -12,11 +15,27 @@ controls = sidebar.current_controls()
 _ = state.text
 lang = controls.language
 
+if kept := st.session_state.pop("results_recovered", None):
+    st.success(_("results.recover.done", kept=kept, path=caches.store_path()))
+store = caches.result_store()
 try:
-    store = caches.result_store()
-    rows = store.rows()
-except ResultsError as error:
-    st.error(_("results.unreadable", error=failures.first_line(error)), icon=":material/error:")
+    rows = store.rows() if store else None
+except Refused as error:  # readable when opened, refused since
+    rows, refusal = None, error.refusal
+else:
+    refusal = caches.store_refusal() if store is None else None
+if rows is None:
+    st.error(_("refusal.not_kept", why=refusal.sentence(lang)), icon=":material/database:")
+    if refusal.damaged and st.button(
+        _("results.recover.button"), key="results_recover", icon=":material/restore:"
+    ):
+        try:
+            kept_as, _store = repair.recover(refusal.path, ResultStore)
+        except Refused as error:
+            st.error(error.refusal.sentence(lang), icon=":material/error:")
+        else:
+            st.session_state["results_recovered"] = str(kept_as)
+            st.rerun()
     st.stop()
 
 FILTERS = (  # (column, message key, widget key)
@@ -126,6 +145,8 @@ if submitted and upload is not None:
         report = store.import_file(upload.getvalue(), format=upload.name.rsplit(".", 1)[-1].lower())
     except ResultsError as error:
         st.error(failures.first_line(error), icon=":material/error:")
+    except Refused as error:  # the file refused the write: a full disk, say
+        st.error(error.refusal.sentence(lang), icon=":material/error:")
     else:  # rerun so the table and the chart above include the new rows
         st.session_state["results_imported"] = (report.added, report.skipped)
         st.rerun()

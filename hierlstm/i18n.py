@@ -1098,6 +1098,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "its results schema is version {detail}, newer than this hierlstm reads",
         "它的结果结构版本是 {detail}，比本 hierlstm 能读的更新",
     ),
+    "refusal.why.io": _m(
+        "the disk could not write it: full, over a file size limit, or failing ({detail})",
+        "磁盘无法写入：已满、超过文件大小上限或出现故障（{detail}）",
+    ),
+    "refusal.fix.io": _m(
+        "free some space or check the disk, then run again", "腾出空间或检查磁盘后再运行"
+    ),
     "refusal.why.failed": _m("the system refused ({detail})", "系统拒绝了（{detail}）"),
     "refusal.fix.full": _m("free some space, then run again", "腾出一些空间后再运行"),
     "refusal.fix.busy": _m(
@@ -1154,9 +1161,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "`python -m hierlstm bench` on a GPU server.",
         "这里（以及命令行）做的每次测量都连同其设置、设备和库版本一起保存。可以筛选、比较、导出；也可以"
         "导入在其他地方完成的运行，例如在 GPU 服务器上用 `python -m hierlstm bench` 得到的结果。",
-    ),
-    "results.unreadable": _m(
-        "The results file cannot be read: {error}", "无法读取结果文件：{error}"
     ),
     "results.filter.variant": _m("Variant", "变体"),
     "results.filter.device": _m("Device", "设备"),

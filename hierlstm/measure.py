@@ -32,7 +32,7 @@ from hierlstm.timing.sweeps import replica_sweep, scaling, sweep
 
 class NotStored(Exception):
     """A run that was measured but not (all) stored: `measured` is what the function would have
-    returned first (an outcome, a frame, a profile), `ids` what was stored before `refused`."""
+    returned, `ids` what was stored before `refused`."""
 
     def __init__(self, measured: Any, ids: list[str], refused: Refused):
         super().__init__(str(refused))
@@ -62,12 +62,12 @@ class _Keeper:
         return measured
 
 
-def _add_all(store: ResultStore | None, results, measured) -> list[str]:
+def _add_all(store: ResultStore | None, results, outcome):
+    """(outcome, the stored ids), or NotStored carrying them."""
     keeper = _Keeper(store)
     for result in results:
         keeper(result)
-    keeper.done(measured)
-    return keeper.ids
+    return keeper.done((outcome, keeper.ids))
 
 
 def compare_and_store(
@@ -80,7 +80,7 @@ def compare_and_store(
 ) -> tuple[CompareResult, list[str]]:
     """`compare` in interleaved rounds, then every result stored; (outcome, stored ids)."""
     outcome = compare(configs, timing, baseline=baseline, on_progress=on_progress)
-    return outcome, _add_all(store, outcome.results, outcome)
+    return _add_all(store, outcome.results, outcome)
 
 
 def scaling_and_store(
@@ -92,7 +92,7 @@ def scaling_and_store(
 ):
     """`scaling` (the strategy's run beside one replica), both stored; (outcome, stored ids)."""
     outcome = scaling(config, timing, on_progress=on_progress)
-    return outcome, _add_all(store, (outcome.result, outcome.one_replica), outcome)
+    return _add_all(store, (outcome.result, outcome.one_replica), outcome)
 
 
 def sweep_and_store(

@@ -41,7 +41,7 @@ _SQLITE_KINDS = {
     5: "busy",  # SQLITE_BUSY
     6: "busy",  # SQLITE_LOCKED
     8: "read_only",  # SQLITE_READONLY
-    10: "failed",  # SQLITE_IOERR: the disk, not the file's content
+    10: "io",  # SQLITE_IOERR: the disk (full past a size limit, or failing), not the content
     11: "damaged",  # SQLITE_CORRUPT
     13: "full",  # SQLITE_FULL
     14: "failed",  # SQLITE_CANTOPEN (a folder's own checks name the reason first)
@@ -54,7 +54,8 @@ _FIX_OF = {"store": "results", "recover": "results"}  # places that share anothe
 @dataclasses.dataclass(frozen=True)
 class Refusal:
     """`place` (one of PLACES) could not use `path`: `kind` says why ("missing", "denied",
-    "is_folder", "not_folder", "full", "read_only", "busy", "damaged", "newer", "failed"), `detail`
+    "is_folder", "not_folder", "full", "io", "read_only", "busy", "damaged", "newer", "failed"),
+    `detail`
     in the machine's own words (or, for "newer", the file's schema version)."""
 
     place: str

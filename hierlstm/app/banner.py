@@ -97,6 +97,12 @@ def banner(controls: Controls, warmup_failed: str = "") -> None:
         place = st if index == 0 else more
         show = place.warning if problem.severity == "unusable" else place.info
         show(message, icon=":material/memory:")
+    from hierlstm.app import caches  # it imports the model builders: TensorFlow is there now
+
+    if refusal := caches.store_refusal():  # one line; runs still run, unstored
+        st.warning(
+            text("refusal.not_kept", why=refusal.sentence(language())), icon=":material/database:"
+        )
     for name, value, reason in controls.url_warnings:
         st.warning(
             text("url.rejected", name=name, value=value, reason=reason), icon=":material/link_off:"

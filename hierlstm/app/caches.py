@@ -1,6 +1,10 @@
 """Cached compute for the pages: built models and their shape traces, the weight-sharing
 reports, the live TimeDistributed pitfall, the results store.
 
+The results store is None when the machine refuses its file (an unwritable data folder, a
+damaged file) or refused the last write (a full disk): runs still run and chart, unstored, and
+`store_refusal` says why for the banner and the Results page.
+
 Caching: models and traces live in `st.cache_resource`, keyed by the frozen `RunConfig` (with
 the fields that cannot change the cached object normalised away) and bounded by `max_entries`.
 Cached objects are only read: tracing and gradient checks never change a model's weights, and
@@ -11,12 +15,14 @@ model comes with a lock, because Keras layers are not safe to trace from two ses
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import streamlit as st
 
 from hierlstm.app.state import text
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
+from hierlstm.refusals import Refusal, Refused
 from hierlstm.registry import VARIANTS
 from hierlstm.results.store import ResultStore, default_path
 from hierlstm.timing.limits import (
@@ -156,6 +162,40 @@ def _store(path: str) -> ResultStore:
     return ResultStore(path)
 
 
-def result_store() -> ResultStore:
-    """The results file ($HIERLSTM_DB, else the XDG default), one instance per path."""
-    return _store(str(default_path()))
+def result_store() -> ResultStore | None:
+    """The results file ($HIERLSTM_DB, else the XDG default), one instance per path; None when
+    the machine refuses it (`store_refusal` says why)."""
+    try:
+        return _store(str(default_path()))
+    except Refused:  # not cached: the next call tries again (a folder made writable, say)
+        return None
+
+
+def store_path() -> Path:
+    return default_path()
+
+
+_refused_writes: dict[str, Refusal] = {}  # path -> the last write refused there, until one lands
+_writes_lock = threading.Lock()
+
+
+def store_refusal() -> Refusal | None:
+    """Why results are not being kept: their file cannot be opened, or its last write was
+    refused (`note_write`); None while they are."""
+    path = str(default_path())
+    try:
+        _store(path)
+    except Refused as error:
+        return error.refusal
+    with _writes_lock:
+        return _refused_writes.get(path)
+
+
+def note_write(refused: Refused | None) -> None:
+    """A run's writes to the results file: refused (`hierlstm.measure.NotStored`), or landed."""
+    path = str(default_path())
+    with _writes_lock:
+        if refused is None:
+            _refused_writes.pop(path, None)
+        else:
+            _refused_writes[path] = refused.refusal

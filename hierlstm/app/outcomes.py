@@ -8,19 +8,33 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import tempfile
 from collections.abc import Sequence
 
 import pandas as pd
 
 from hierlstm import measure
-from hierlstm.app.caches import result_store
+from hierlstm.app.caches import note_write, result_store
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, data_folder
+from hierlstm.refusals import Refused, writable_folder
 from hierlstm.timing.breakdown import layer_breakdown
 from hierlstm.timing.failures import RUN_FAILURES, error_line
 from hierlstm.timing.profiler import ProfileResult, zip_logdir
 from hierlstm.timing.records import CompareResult
+
+
+def kept(run):
+    """`run()`'s return value, also when the store refused its writes (the run's records are
+    shown all the same; the banner says why they were not kept)."""
+    try:
+        measured = run()
+    except measure.NotStored as error:
+        note_write(error.refused)
+        return error.measured
+    note_write(None)
+    return measured
 
 
 def settings_of(controls: Controls) -> dict:
@@ -46,12 +60,14 @@ class BenchmarkOutcome:
 def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress):
     configs = controls.configs
     baseline = controls.variants.index("nested") if "nested" in controls.variants else 0
-    compared, ids = measure.compare_and_store(
-        configs,
-        controls.timing,
-        result_store(),
-        baseline=baseline,
-        on_progress=lambda f, m: progress(0.8 * f, m),
+    compared, ids = kept(
+        lambda: measure.compare_and_store(
+            configs,
+            controls.timing,
+            result_store(),
+            baseline=baseline,
+            on_progress=lambda f, m: progress(0.8 * f, m),
+        )
     )
     breakdown, breakdown_error = None, ""
     try:
@@ -95,8 +111,10 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
     frame = _each_variant(
         controls.configs,
         progress,
-        lambda config, on_progress: measure.sweep_and_store(
-            config, axis, values, controls.timing, result_store(), on_progress=on_progress
+        lambda config, on_progress: kept(
+            lambda: measure.sweep_and_store(
+                config, axis, values, controls.timing, result_store(), on_progress=on_progress
+            )
         ),
     )
     return {"frame": frame, "axis": axis, "settings": settings_of(controls)}
@@ -112,8 +130,10 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
     count is stored as it finishes."""
 
     def run(config, on_progress):
-        frame = measure.replica_sweep_and_store(
-            config, counts, controls.timing, result_store(), on_progress=on_progress
+        frame = kept(
+            lambda: measure.replica_sweep_and_store(
+                config, counts, controls.timing, result_store(), on_progress=on_progress
+            )
         )
         return frame.assign(variant=config.variant)[["variant", *frame.columns]]
 
@@ -132,6 +152,17 @@ class VariantProfile:
     archive: bytes
     stored_id: str | None
     error: str = ""
+
+
+def capture_folder() -> str | None:
+    """Where a profile's capture goes: the default folder (None) when the data folder takes
+    files, else a new temporary folder, so a profile still runs and shows (the banner says
+    that results are not kept, and why)."""
+    try:
+        writable_folder("profile", data_folder() / "profiles")
+    except Refused:
+        return tempfile.mkdtemp(prefix="hierlstm-profile-")
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,8 +185,15 @@ def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileO
             )
 
         try:
-            result, stored = measure.profile_and_store(
-                config, controls.timing, result_store(), steps=steps, on_progress=part(0, 0.7)
+            result, stored = kept(
+                lambda config=config: measure.profile_and_store(
+                    config,
+                    controls.timing,
+                    result_store(),
+                    steps=steps,
+                    logdir=capture_folder(),
+                    on_progress=part(0, 0.7),
+                )
             )
             separate = layer_breakdown(config, controls.timing, on_progress=part(0.7, 1))
         except RUN_FAILURES as error:

@@ -179,7 +179,7 @@ def cmd_bench(args) -> int:
                 on_progress=progress_printer(sys.stderr.isatty()),
             )
         except NotStored as error:  # printed below all the same
-            outcome, ids, refused = error.measured, error.ids, str(error.refused)
+            (outcome, ids), refused = error.measured, str(error.refused)
     rows = []
     for index, result in enumerate(outcome.results):
         row = result.to_dict()
@@ -224,7 +224,7 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
                     config, timing, store, on_progress=progress_printer(sys.stderr.isatty())
                 )
             except NotStored as error:  # printed below all the same
-                outcome, ids, refused = error.measured, error.ids, str(error.refused)
+                (outcome, ids), refused = error.measured, str(error.refused)
             row = outcome.to_dict()
             if ids:
                 row["id"] = ids[0]

@@ -1,0 +1,76 @@
+"""The app when the machine refuses its results file: every page still serves, a run still
+runs and charts, the banner says once (in the session's language) that results are not kept,
+why and the fix; the Results page says the same, and offers to set a damaged file aside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from factories import PAGES
+from streamlit.testing.v1 import AppTest
+
+from hierlstm.results.store import ResultStore
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1", "variants": "folded"}
+NOT_KEPT = {
+    "en": "Results are not being kept: cannot open the results file "
+    "/proc/nope/hierlstm/results.sqlite3: no such file or folder",
+    "zh": "结果没有被保存：无法打开结果文件 /proc/nope/hierlstm/results.sqlite3：文件或目录不存在",
+}
+
+
+@pytest.fixture
+def unwritable_data_folder(monkeypatch):
+    monkeypatch.delenv("HIERLSTM_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", "/proc/nope")
+
+
+def opened(page: str, query: dict) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params = dict(query)
+    at.run()
+    if page != "app_pages/shape_trace.py":
+        at.switch_page(page).run()
+    return at
+
+
+def warnings_saying(at: AppTest, text: str) -> list[str]:
+    return [w.value for w in [*at.warning, *at.error] if text in w.value]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_serves_and_says_once_that_results_are_not_kept(
+    page, lang, unwritable_data_folder
+):
+    at = opened(page, {**TINY, "lang": lang})
+    assert not at.exception, [e.value for e in at.exception]
+    said = warnings_saying(at, NOT_KEPT[lang])
+    on_results = page == "app_pages/results.py"
+    assert len(said) == (2 if on_results else 1), said  # the banner, and the Results page
+    assert "HIERLSTM_DB" in said[0]
+    assert not [e.value for e in at.error if NOT_KEPT[lang] not in e.value]  # no other error
+
+
+def test_a_benchmark_still_runs_and_charts_unstored(unwritable_data_folder):
+    at = opened("app_pages/benchmark.py", {**TINY, "variants": "nested,folded"})
+    at.button(key="run").click().run()
+    assert not at.exception and len(at.get("plotly_chart")) >= 1
+    assert len(warnings_saying(at, NOT_KEPT["en"])) == 1
+
+
+def test_results_offers_to_set_a_damaged_file_aside(tmp_path, monkeypatch):
+    path = tmp_path / "results.sqlite3"
+    path.write_text("these are not results\n" * 100)
+    monkeypatch.setenv("HIERLSTM_DB", str(path))
+    at = opened("app_pages/results.py", {})
+    assert warnings_saying(at, "it is damaged or not a SQLite database")
+    assert path.read_text() == "these are not results\n" * 100  # never written to
+    at.button(key="results_recover").click().run()
+    assert not at.exception
+    kept = next(p for p in tmp_path.iterdir() if ".damaged-" in p.name)
+    assert kept.read_text() == "these are not results\n" * 100
+    assert [s.value for s in at.success if str(kept) in s.value]
+    assert ResultStore(path).count() == 0 and not warnings_saying(at, "damaged")
