@@ -4,7 +4,8 @@ The language switch, the navigation, the page's title and explanation, the share
 in the sidebar (its one button applies the settings and runs the page's work) and the device
 banner. None of it needs TensorFlow: while the server's warm-up (`hierlstm.app.warmup`) is still
 importing it and tracing the default models, the frame is drawn at once with a placeholder where
-the page goes, and the page runs when the warm-up is ready. The pages in app_pages/ are thin
+the page goes, and the page runs when the warm-up is ready, inside the warm-up's gate (never
+while one of its later steps runs: `hierlstm.app.gate`). The pages in app_pages/ are thin
 scripts over the modules of `hierlstm.app`.
 """
 
@@ -46,7 +47,8 @@ if not status.ready:
     warmup.wait_in_page()  # the whole page runs again when the warm-up is ready
     st.stop()
 try:
-    page.run()
+    with warmup.server_warmup().gate.page():  # not while a warm-up step runs (hierlstm.app.gate)
+        page.run()
     from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
 
     runs.end_of_run()

@@ -10,9 +10,11 @@ visitor finds the server warm or warming; the frame (streamlit_app.py) starts it
 idempotent), for `streamlit run streamlit_app.py` and AppTest. Until it is `ready`, the frame
 draws every page's title, explanation and settings and, where the page goes, a placeholder that
 says what the warm-up is doing (`wait_in_page`); nothing in a session imports TensorFlow before
-then. The warm-up
-fills the same caches the pages read (`st.cache_resource`), with the same functions, so what a
-page shows does not depend on whether the warm-up or a visitor computed it.
+then. Every step runs inside the warm-up's `Gate` (`hierlstm.app.gate`, which states the
+rule: the warm-up or a page, never both at once), and the steps' order is checked when they are
+made (`check_order`). The warm-up fills the same caches the pages read (`st.cache_resource`),
+with the same functions, so what a page shows does not depend on whether the warm-up or a
+visitor computed it.
 
 HIERLSTM_WARMUP: "full" (the default), "trace" (every default traced before the pages run; no
 Weight sharing checks and no cost measurement, which takes the device lock and a few seconds
@@ -35,6 +37,7 @@ from collections.abc import Callable, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
+from hierlstm.app.gate import Gate
 from hierlstm.app.state import DEFAULT_VARIANTS, text
 from hierlstm.config import RunConfig, SettingError
 
@@ -125,8 +128,7 @@ def _trace_open_tab() -> None:
 
 def _trace_other_tabs() -> None:
     """The default page's other tabs, once the pages are quiet (a click on one before then
-    traces it, or waits for this trace through the cache's lock)."""
-    _wait_for_quiet()
+    traces it)."""
     _trace(_default_configs()[1:])
 
 
@@ -146,7 +148,6 @@ def _wait_for_quiet() -> None:
 def _share_defaults() -> None:
     """The Weight sharing page's live checks at the default sizes (0.4-0.8 s the first time),
     once the pages are quiet, into the cache the page reads."""
-    _wait_for_quiet()
     from hierlstm.app import caches
 
     caches.sharing_reports_of(RunConfig())
@@ -156,7 +157,6 @@ def _calibrate_defaults() -> None:
     """The estimate's cost per step for the default variants, under the device lock like any
     timing, once no page has started for QUIET_S (at most QUIET_LIMIT_S later); skipped (a
     page measures it when it needs it) if the device is busy then."""
-    _wait_for_quiet()
     from hierlstm.app import runs
     from hierlstm.timing.estimate import CalibrationFailed, calibration_key
     from hierlstm.timing.runlock import device_keys, file_holder, hold, is_free
@@ -178,7 +178,29 @@ def _calibrate_defaults() -> None:
 class Step:
     key: str  # the catalogue message that says what it does
     run: Callable[[], None]
-    needed: bool = True  # pages wait for it
+    needed: bool = True  # pages wait for it; one that is not runs once the pages are quiet
+    after: tuple[str, ...] = ()  # the steps it needs done before it
+
+
+def check_order(steps: Sequence[Step]) -> tuple[Step, ...]:
+    """The steps, if they can run in this order: each after the steps it needs, every needed
+    step before the first that is not (the pages start there), no step twice; else ValueError
+    naming the step."""
+    done: set[str] = set()
+    optional = ""
+    for step in steps:
+        if step.key in done:
+            raise ValueError(f"warm-up step {step.key} comes twice.")
+        if missing := [key for key in step.after if key not in done]:
+            raise ValueError(f"warm-up step {step.key} must come after {', '.join(missing)}.")
+        if step.needed and optional:
+            raise ValueError(
+                f"warm-up step {step.key} is needed by the pages, so it must come before "
+                f"{optional}, which they do not wait for."
+            )
+        optional = optional or ("" if step.needed else step.key)
+        done.add(step.key)
+    return tuple(steps)
 
 
 def steps_for(mode: str) -> tuple[Step, ...]:
@@ -186,17 +208,33 @@ def steps_for(mode: str) -> tuple[Step, ...]:
         raise SettingError(f"HIERLSTM_WARMUP must be one of {', '.join(MODES)}; got {mode!r}.")
     steps = [
         Step("warmup.tensorflow", _import_tensorflow),
-        Step("warmup.devices", _start_devices),
-        Step("warmup.modules", _load_modules),
+        Step("warmup.devices", _start_devices, after=("warmup.tensorflow",)),
+        Step("warmup.modules", _load_modules, after=("warmup.devices",)),
     ]
     if mode == "trace":  # every default traced before the pages run: no work left behind
-        steps.append(Step("warmup.trace", _trace_defaults))
+        steps.append(Step("warmup.trace", _trace_defaults, after=("warmup.modules",)))
     if mode == "full":
-        steps.append(Step("warmup.trace", _trace_open_tab))
-        steps.append(Step("warmup.trace_tabs", _trace_other_tabs, needed=False))
-        steps.append(Step("warmup.sharing", _share_defaults, needed=False))
-        steps.append(Step("warmup.calibrate", _calibrate_defaults, needed=False))
-    return tuple(steps)
+        steps += [
+            Step("warmup.trace", _trace_open_tab, after=("warmup.modules",)),
+            Step("warmup.trace_tabs", _trace_other_tabs, False, after=("warmup.trace",)),
+            Step("warmup.sharing", _share_defaults, False, after=("warmup.modules",)),
+            Step("warmup.calibrate", _calibrate_defaults, False, after=("warmup.modules",)),
+        ]
+    return check_order(steps)
+
+
+def run_step(step: Step, gate: Gate) -> bool:
+    """One step inside the gate; one the pages do not wait for first waits until no page has
+    started for QUIET_S, and is left out (False; a page computes what it needs) if a page is
+    still running QUIET_LIMIT_S later."""
+    if not step.needed:
+        _wait_for_quiet()
+    with gate.warm_up(None if step.needed else QUIET_LIMIT_S) as entered:
+        if entered:
+            step.run()
+        else:
+            LOG.info("warm-up: %s left out, the pages were never quiet", step.key)
+    return entered
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +251,8 @@ class Warmup:
     """The steps, run once in a daemon thread; `status()` is safe from any thread."""
 
     def __init__(self, steps: Sequence[Step], libraries: Callable[[], None] = _load_libraries):
-        self.steps = tuple(steps)
+        self.steps = check_order(steps)
+        self.gate = Gate()  # the frame runs every page inside it
         self._load = libraries  # first, before any step (and before HIERLSTM_WARMUP_AFTER)
         self._lock = threading.Lock()
         self._ready = threading.Event()
@@ -235,18 +274,18 @@ class Warmup:
         with self._lock:
             self._current = "warmup.libraries"
         try:
-            self._load()
+            run_step(Step("warmup.libraries", self._load), self.gate)
         except Exception:  # a bug of ours, logged; the frame then draws no placeholder chart
             LOG.exception("warm-up: loading the libraries failed")
         else:
             self.charts_drawable.set()
         with self._lock:
             self._current = first
-        if gate := os.environ.get("HIERLSTM_WARMUP_AFTER"):
+        if hold_file := os.environ.get("HIERLSTM_WARMUP_AFTER"):
             with self._lock:
                 first, self._current = self._current, "warmup.held"
             deadline = time.monotonic() + HOLD_LIMIT_S
-            while not os.path.exists(gate) and time.monotonic() < deadline:
+            while not os.path.exists(hold_file) and time.monotonic() < deadline:
                 time.sleep(0.05)
             with self._lock:
                 self._current = first
@@ -257,7 +296,7 @@ class Warmup:
                 self._current = step.key
             started = time.monotonic()
             try:
-                step.run()
+                run_step(step, self.gate)
             except Exception as error:  # a bug of ours: logged; the pages then meet it too
                 LOG.exception("warm-up step %s failed", step.key)
                 with self._lock:

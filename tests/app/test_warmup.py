@@ -323,16 +323,18 @@ def test_the_cost_per_step_waits_for_no_one(counted_calibration):
 
 def test_the_cost_per_step_waits_for_the_pages_to_be_quiet(counted_calibration, monkeypatch):
     monkeypatch.setattr(warmup, "QUIET_S", 0.6)
+    calibrate = {step.key: step for step in warmup.steps_for("full")}["warmup.calibrate"]
+    gate = warmup.Gate()  # the runner waits for quiet, then takes the gate
     warmup.page_started()  # a visitor's page has just started
     started = time.monotonic()
-    warmup._calibrate_defaults()
+    warmup.run_step(calibrate, gate)
     assert time.monotonic() - started >= 0.5
     assert len(counted_calibration) == len(DEFAULT_VARIANTS)
     monkeypatch.setattr(warmup, "QUIET_LIMIT_S", 0.2)  # ... but not for ever
     monkeypatch.setattr(warmup, "QUIET_S", 60.0)
     runs.step_cost.clear()
     started = time.monotonic()
-    warmup._calibrate_defaults()
+    warmup.run_step(calibrate, gate)
     assert time.monotonic() - started < 5 and len(counted_calibration) == 2 * len(DEFAULT_VARIANTS)
 
 
