@@ -10,11 +10,9 @@ visitor finds the server warm or warming; the frame (streamlit_app.py) starts it
 idempotent), for `streamlit run streamlit_app.py` and AppTest. Until it is `ready`, the frame
 draws every page's title, explanation and settings and, where the page goes, a placeholder that
 says what the warm-up is doing (`wait_in_page`); nothing in a session imports TensorFlow before
-then. Every step runs inside the warm-up's `Gate` (`hierlstm.app.gate`, which states the
-rule: the warm-up or a page, never both at once), and the steps' order is checked when they are
-made (`check_order`). The warm-up fills the same caches the pages read (`st.cache_resource`),
-with the same functions, so what a page shows does not depend on whether the warm-up or a
-visitor computed it.
+then. Each step runs inside the warm-up's `Gate` (`hierlstm.app.gate`: the warm-up or a page,
+never both at once), in an order checked when the steps are made (`check_order`). The steps
+fill the caches the pages read, with the same functions.
 
 HIERLSTM_WARMUP: "full" (the default), "trace" (every default traced before the pages run; no
 Weight sharing checks and no cost measurement, which takes the device lock and a few seconds
@@ -44,8 +42,8 @@ from hierlstm.config import RunConfig, SettingError
 LOG = logging.getLogger("hierlstm.app.warmup")
 MODES = ("full", "trace", "off")
 WAIT_S = 120.0  # a cold page waits this long in its own script run, then polls
-QUIET_S = 3.0  # the cost measurement waits until no page has started for this long
-QUIET_LIMIT_S = 120.0  # ... but no longer than this
+QUIET_S = 3.0  # a step the pages do not wait for waits until no page has started for this long
+QUIET_LIMIT_S = 120.0  # ... and for the gate, but no longer than this
 _last_page = 0.0  # time.monotonic() when a script run of the frame last started
 POLL_S = 0.5  # how often a polling page looks again
 HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
@@ -127,8 +125,7 @@ def _trace_open_tab() -> None:
 
 
 def _trace_other_tabs() -> None:
-    """The default page's other tabs, once the pages are quiet (a click on one before then
-    traces it)."""
+    """The default page's other tabs, once the pages are quiet (a click traces one sooner)."""
     _trace(_default_configs()[1:])
 
 
@@ -153,25 +150,32 @@ def _share_defaults() -> None:
     caches.sharing_reports_of(RunConfig())
 
 
+class _Busy(Exception): ...  # a device the calibration would have to wait for
+
+
+def _busy(holder, seconds) -> None:
+    raise _Busy(holder)
+
+
 def _calibrate_defaults() -> None:
     """The estimate's cost per step for the default variants, under the device lock like any
-    timing, once no page has started for QUIET_S (at most QUIET_LIMIT_S later); skipped (a
-    page measures it when it needs it) if the device is busy then."""
+    timing; left out (a page measures it when it needs it) if a device is busy: it runs inside
+    the gate, where waiting for another run would keep every page waiting too."""
     from hierlstm.app import runs
     from hierlstm.timing.estimate import CalibrationFailed, calibration_key
-    from hierlstm.timing.runlock import device_keys, file_holder, hold, is_free
+    from hierlstm.timing.runlock import device_keys, hold
 
     configs = _default_configs()
     keys = {key for config in configs for key in device_keys(config)}
-    if not all(is_free(key) and file_holder(key) is None for key in keys):
+    try:
+        with hold(keys, name="warmup", program="app", on_wait=_busy, poll=0.05):
+            for config in configs:
+                try:
+                    runs.step_cost(calibration_key(config))
+                except CalibrationFailed as failure:  # the page says so when it estimates
+                    LOG.warning("warm-up: %s", failure)
+    except _Busy:
         LOG.info("warm-up: a device is busy; the estimate is measured when a page needs it")
-        return
-    with hold(keys, name="warmup", program="app"):
-        for config in configs:
-            try:
-                runs.step_cost(calibration_key(config))
-            except CalibrationFailed as failure:  # the page says so when it estimates
-                LOG.warning("warm-up: %s", failure)
 
 
 @dataclasses.dataclass(frozen=True)
