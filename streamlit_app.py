@@ -4,11 +4,12 @@ The language switch, the navigation, the page's title and explanation, the share
 in the sidebar (its one button applies the settings and runs the page's work) and the device
 banner. None of it needs TensorFlow: while the server's warm-up (`hierlstm.app.warmup`) is still
 importing it and tracing the default models, the frame is drawn at once with a placeholder where
-the page goes, and the page runs when the warm-up is ready, inside the warm-up's gate (never
-while one of its later steps runs: `hierlstm.app.gate`). The pages in app_pages/ are thin
-scripts over the modules of `hierlstm.app`.
+the page goes, and the page runs when the warm-up is ready; warm, the frame and its page are
+drawn inside the warm-up's gate (never while one of its later steps runs: `hierlstm.app.gate`).
+The pages in app_pages/ are thin scripts over the modules of `hierlstm.app`.
 """
 
+import contextlib
 import logging
 from pathlib import Path
 
@@ -19,41 +20,53 @@ from hierlstm.app import banner, pages, sidebar, state, warmup  # none of them i
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
 warmup.page_started()
 
-status = warmup.server_warmup().status()  # one look per script run: the page and frame agree
 # The icon is a file of ours: a Material icon as page_icon makes the browser fetch it from
 # Google's font servers, which an offline demo cannot reach (and should not need to). A file
 # is read with numpy and PIL (Streamlit's image_to_url imports both), which a cold frame must
 # not wait for while the warm-up imports TensorFlow: until then, Streamlit's own icon.
 ICON = Path(__file__).with_name("hierlstm") / "app" / "icon.png"
-st.set_page_config(
-    page_title="hierlstm", page_icon=str(ICON) if status.ready else None, layout="wide"
-)
-sidebar.language_ui(devices_known=status.ready)
-navigation = [
-    st.Page(entry.script, title=state.text(entry.title), icon=entry.icon, default=index == 0)
-    for index, entry in enumerate(pages.PAGES)
-]
-frames = {page.url_path: frame for page, frame in zip(navigation, pages.PAGES, strict=True)}
-page = st.navigation(navigation, position="top")
-frame = frames[page.url_path]
-controls = sidebar.controls_ui(frame.action, devices_known=status.ready)
-if status.ready:
-    banner.banner(controls, status.failed)
-else:
-    banner.starting_banner()
-st.title(state.text(f"{frame.heading}.title"))
-st.markdown(state.text(f"{frame.heading}.intro"))
-if not status.ready:
-    warmup.wait_in_page()  # the whole page runs again when the warm-up is ready
-    st.stop()
-try:
-    with warmup.server_warmup().gate.page():  # not while a warm-up step runs (hierlstm.app.gate)
+
+
+def draw(status: warmup.Status) -> None:
+    """The frame and, once the warm-up is ready, its page."""
+    st.set_page_config(
+        page_title="hierlstm", page_icon=str(ICON) if status.ready else None, layout="wide"
+    )
+    sidebar.language_ui(devices_known=status.ready)
+    navigation = [
+        st.Page(entry.script, title=state.text(entry.title), icon=entry.icon, default=index == 0)
+        for index, entry in enumerate(pages.PAGES)
+    ]
+    frames = {page.url_path: frame for page, frame in zip(navigation, pages.PAGES, strict=True)}
+    page = st.navigation(navigation, position="top")
+    frame = frames[page.url_path]
+    controls = sidebar.controls_ui(frame.action, devices_known=status.ready)
+    if status.ready:
+        banner.banner(controls, status.failed)
+    else:
+        banner.starting_banner()
+    st.title(state.text(f"{frame.heading}.title"))
+    st.markdown(state.text(f"{frame.heading}.intro"))
+    if not status.ready:
+        warmup.wait_in_page()  # the whole page runs again when the warm-up is ready
+        st.stop()
+    try:
         page.run()
-    from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
+        from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
 
-    runs.end_of_run()
-except Exception as error:  # the last line of defence: one line for the user, the log for us
-    logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
-    from hierlstm.timing import failures
+        runs.end_of_run()
+    except Exception as error:  # the last line of defence: one line for the user, the log for us
+        logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
+        from hierlstm.timing import failures
 
-    st.error(state.text("page.failed", error=failures.first_line(error)), icon=":material/error:")
+        st.error(
+            state.text("page.failed", error=failures.first_line(error)), icon=":material/error:"
+        )
+
+
+warm = warmup.server_warmup()
+status = warm.status()  # one look per script run: the page and frame agree
+# Warm, the frame and its page run inside the warm-up's gate: never while one of its steps runs
+# (hierlstm.app.gate). Cold, only the frame and its placeholder are drawn, outside it.
+with warm.gate.page() if status.ready else contextlib.nullcontext():
+    draw(status)
