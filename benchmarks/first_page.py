@@ -97,7 +97,7 @@ PROBE = """(() => {
     const heading = shown('[data-testid="stMain"] h1')[0];
     const title = heading ? heading.innerText.trim() : '';
     if (title && !(title in probe.titles)) probe.titles[title] = now;
-    if (state === 'running') mark('running');
+    if (state === 'running') { mark('running'); mark('running_sampled'); }
     if (shown('[data-testid="stSidebar"] [data-testid="stForm"]').length) {
       mark('sidebar_form');  // its widgets may still be grey skeletons: drawn is when none is
       if (!document.querySelector('[data-testid="stSidebar"] [data-testid="stSkeleton"]')) {
@@ -143,6 +143,19 @@ PROBE = """(() => {
   probe.reset();
   window.__firstPage = probe;
   setInterval(probe.tick, 20);
+  // A script run between two ticks (a light page's rerun while the main thread is busy) is
+  // seen too: the attribute's changes are observed, not only sampled. Without it, such a run's
+  // page was idle in every respect but never counted as idle (no "running" mark).
+  new MutationObserver(records => {
+    const ran = records.some(record => record.oldValue === 'running'
+      || record.target.getAttribute('data-test-script-state') === 'running');
+    if (ran && !('running_observed' in probe.marks)) probe.marks.running_observed = Date.now();
+    if (ran && !('running' in probe.marks)) {
+      probe.marks.running = Date.now();
+      probe.idleSince = null;  // idle counts from after this run
+    }
+  }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+    attributeFilter: ['data-test-script-state']});
 })()"""
 
 

@@ -10,13 +10,16 @@ p50/p95/p99). In one temporary data folder (XDG_DATA_HOME, HIERLSTM_DB, HIERLSTM
 
 - server A on `--port` and server B on the next port (first_page.py's `start_server`), both on
   the same results file and device locks;
-- `--sessions` visitors, each its own process and Chromium, walking at random (seeded; the seed
-  is printed) until `--minutes` are over: first its share of every page in both languages by
-  URL, then pages by URL (with and without settings, in either language, one in ten on server
-  B) and by the top navigation, the sidebar's language switch, setting changes, tiny benchmark
-  runs with Run pressed once or twice (a double click), a run abandoned by closing its tab, and
-  the Results page's CSV and JSON exports;
-- a CLI loop: `python -m hierlstm bench` at a tiny size every `--cli-every` seconds.
+- `--sessions` visitors, each its own process and Chromium, each waiting for a server to be
+  warm and then walking at random (seeded; the seed is printed) for `--minutes`: every other
+  move a page of its share of the tour (every page in both languages by URL, Chinese first)
+  until it is done; each kind of move once; then, by weight, pages by URL (with and without
+  settings, in either language, one in ten on server B) and by the top navigation, the
+  sidebar's language switch, setting changes, tiny benchmark runs with Run pressed once or
+  twice (a double click), a run abandoned by closing its tab, and the Results page's CSV and
+  JSON exports (read back);
+- a CLI loop: `python -m hierlstm bench` at a tiny size every `--cli-every` seconds, from when
+  the first visitor has found server A warm.
 
 Every visit is timed with first_page.py's probe, from the navigation's start to idle. A visit
 not idle within 20 s is a stall (what the probe last saw is kept; the visit is then given 100 s
@@ -155,6 +158,7 @@ class Step:
     expected: int | None = None  # a run: the rows it should store
     stored: int | None = None  # a run: the rows its page said it stored
     lock_wait: bool = False
+    tick_missed_run: bool = False  # only the probe's observer saw the script run (see below)
     note: str = ""
 
 
@@ -198,11 +202,18 @@ class Visitor:
         step.seconds = visit.idle_s
         if visit.note:
             step.note = visit.note
+        step.tick_missed_run = self._tick_missed_run()
         if visit.idle_s is None:
             step.stalled, step.waiting_for = True, _waiting_for(visit.note)
             later = first_page.watch(self.page, started_ms, title, RECOVER_S)
             step.recovered_s = later.idle_s
         step.errors += self._errors(self.page)
+
+    def _tick_missed_run(self) -> bool:
+        """Whether first_page's 20 ms tick missed the visit's script run, which its attribute
+        observer saw: before the observer, such a visit never counted as idle (a stall)."""
+        marks = self.page.evaluate("() => window.__firstPage ? window.__firstPage.marks : {}")
+        return "running_observed" in marks and "running_sampled" not in marks
 
     @staticmethod
     def _errors(tab) -> list[str]:
@@ -287,7 +298,10 @@ class Visitor:
         started_ms = time.time() * 1000
         self.page.evaluate("title => { window.__firstPage.reset(title); }", shown.title)
         self.page.evaluate("() => { window.__soak.waited = false; }")
-        button.dblclick() if step.pressed == "twice" else button.click()
+        if step.pressed == "twice":
+            button.dblclick()
+        else:
+            button.click()
         step.seconds, step.stored, step.note = self._outcome(started_ms, shown.title, lang)
         if step.seconds is None:
             step.stalled, step.waiting_for = True, _waiting_for(step.note)
@@ -324,8 +338,11 @@ class Visitor:
         try:
             query = "&".join(f"{name}={value}" for name, value in ABANDONED.items())
             started_ms = time.time() * 1000
-            visit = first_page.open_url(tab, f"{self.urls['A']}/benchmark?{query}", benchmark.title)
+            url = f"{self.urls['A']}/benchmark?{query}"
+            visit = first_page.open_url(tab, url, benchmark.title, timeout_s=STALL_S)
             step.seconds, step.note = visit.idle_s, visit.note
+            if visit.idle_s is None:
+                step.stalled, step.waiting_for = True, _waiting_for(visit.note)
             step.errors += self._errors(tab)
             tab.locator('[data-testid="stSidebar"]').get_by_role(
                 "button", name=benchmark.run_label
@@ -521,12 +538,16 @@ def cli_loop(every_s, start, deadline, stop: threading.Event, runs: list, warm: 
 # --- the report --------------------------------------------------------------------------------
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+BOX = " │╭╰─"  # Streamlit draws an uncaught exception's traceback in a box (rich)
+
+
 def tracebacks(text: str) -> list[str]:
-    """Every traceback in a log: from its first line to the exception's line (chained ones
-    included)."""
-    found, lines, index = [], text.splitlines(), 0
+    """Every traceback in a log, plain or in Streamlit's box: from its first line to the
+    exception's line (chained ones included)."""
+    found, lines, index = [], ANSI.sub("", text).splitlines(), 0
     while index < len(lines):
-        if not lines[index].startswith("Traceback (most recent call last)"):
+        if "Traceback (most recent call last)" not in lines[index]:
             index += 1
             continue
         block = [lines[index]]
@@ -535,7 +556,7 @@ def tracebacks(text: str) -> list[str]:
             line = lines[index]
             block.append(line)
             index += 1
-            if line and not line[0].isspace() and not line.startswith("Traceback"):
+            if line and line[0] not in BOX and "Traceback (most recent call last)" not in line:
                 chained = lines[index : index + 3]
                 if not any(part.startswith(("During handling", "The above")) for part in chained):
                     break
@@ -655,6 +676,7 @@ def report(steps: list[dict], cli: list[dict], rows: dict, samples: list, logs: 
         ],
         "abandoned_runs": sum(step["kind"] == "abandon" for step in visits),
         "lock_waits_app": sum(step["lock_wait"] for step in runs),
+        "tick_missed_runs": sum(step.get("tick_missed_run", False) for step in visits),
         "lock_waits_cli": sum(run["lock_waits"] > 0 for run in cli),
         "times": {
             "load (URL, new session)": percentiles(seconds(("url", "export"))),
@@ -701,9 +723,9 @@ def markdown(result: dict) -> str:
     p95 = result["switch_p95_s"]
     lines = [
         f"- seed {result['seed']}; {result['sessions']} sessions for {result['minutes']} min "
-        f"(walked {result['walked_s']:.0f} s), CLI every {result['cli_every']} s, warm-up "
-        f"{result['warmup']}; commit {result['commit']}; load average {result['load_before']} "
-        f"before, {result['load_after']} after",
+        f"(they took {result['walked_s']:.0f} s, warm-up included), CLI every "
+        f"{result['cli_every']} s, warm-up {result['warmup']}; commit {result['commit']}; load "
+        f"average {result['load_before']} before, {result['load_after']} after",
         f"- visits: {result['visits']} ({_pairs(result['visits_by_kind'])}); "
         f"server B {result['server_B_visits']}",
         f"- by page and language: {_pairs(result['visits_by_page_and_language'])}",
@@ -719,6 +741,8 @@ def markdown(result: dict) -> str:
         f"abandoned runs {result['abandoned_runs']}: rows stored {rows['abandoned']}; "
         f"other rows {rows['other']}",
         f"- lock waits: {result['lock_waits_app']} app runs, {result['lock_waits_cli']} CLI runs",
+        f"- visits whose script run the probe's 20 ms tick missed (its observer saw it): "
+        f"{result['tick_missed_runs']}",
         f"- runs whose page was idle before their outcome: "
         f"{len(result['runs_idle_before_their_outcome'])} "
         f"({sum(r['pressed'] == 'twice' for r in result['runs_idle_before_their_outcome'])} "
@@ -780,6 +804,7 @@ def free_ports(first: int, count: int, span: int = 100) -> list[int]:
 
 
 def soak(args) -> dict:
+    ports = dict(zip("AB", free_ports(args.port, 2), strict=True))
     folder = Path(tempfile.mkdtemp(prefix="hierlstm-soak-"))
     os.environ.update(
         XDG_DATA_HOME=str(folder / "data"),
@@ -787,7 +812,6 @@ def soak(args) -> dict:
         HIERLSTM_LOCK_DIR=str(folder / "locks"),
         HIERLSTM_WARMUP=args.warmup,
     )
-    ports = dict(zip("AB", free_ports(args.port, 2), strict=True))
     urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     servers, children, samples, cli = {}, [], [], []
     stop = threading.Event()
