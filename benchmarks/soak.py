@@ -205,6 +205,9 @@ class Visitor:
         step.tick_missed_run = self._tick_missed_run()
         if visit.idle_s is None:
             step.stalled, step.waiting_for = True, _waiting_for(visit.note)
+            with contextlib.suppress(sync_api.Error):  # what the visitor saw at 20 s
+                shot = self.log.with_name(f"stall-{self.number}-{step.number}.png")
+                self.page.screenshot(path=str(shot), timeout=10_000)
             later = first_page.watch(self.page, started_ms, title, RECOVER_S)
             step.recovered_s = later.idle_s
         step.errors += self._errors(self.page)
@@ -892,7 +895,7 @@ def soak(args) -> dict:
         result["plot"] = str(plot(samples, artifacts, stem))
     for name in servers:
         shutil.copyfile(folder / f"server-{name}.log", artifacts / f"{stem}-server-{name}.log")
-    for shot in folder.glob("failed-*.png"):
+    for shot in [*folder.glob("failed-*.png"), *folder.glob("stall-*.png")]:
         shutil.copyfile(shot, artifacts / f"{stem}-{shot.name}")
     shutil.rmtree(folder, ignore_errors=True)
     (artifacts / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
