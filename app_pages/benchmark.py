@@ -14,8 +14,8 @@ from hierlstm.app import (
     state,
     training_charts,
 )
+from hierlstm.records import phase_frame
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.records import phase_frame
 
 controls = sidebar.current_controls()
 _ = state.text

@@ -18,9 +18,9 @@ from hierlstm.app import (
     state,
     training_charts,
 )
+from hierlstm.hardware import precision_supported
+from hierlstm.records import phase_frame
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.devices import precision_supported
-from hierlstm.timing.records import phase_frame
 
 controls = sidebar.current_controls()
 _ = state.text

@@ -6,7 +6,7 @@ import streamlit as st
 
 from hierlstm.app import caches, display, outcomes, profile_charts, runs, sidebar, state
 from hierlstm.config import Timing
-from hierlstm.timing.profiler import DEFAULT_STEPS
+from hierlstm.profiling import DEFAULT_STEPS
 
 controls = sidebar.current_controls()
 _ = state.text

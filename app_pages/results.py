@@ -4,12 +4,12 @@ compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU ser
 import streamlit as st
 
 from hierlstm.app import bar_charts, caches, display, sidebar, state
+from hierlstm.records import CONFIG_COLUMNS
 from hierlstm.refusals import Refused
 from hierlstm.results import repair
 from hierlstm.results.schema import ResultsError
 from hierlstm.results.store import ResultStore
 from hierlstm.timing import failures
-from hierlstm.timing.records import CONFIG_COLUMNS
 
 controls = sidebar.current_controls()
 _ = state.text

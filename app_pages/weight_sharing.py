@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from hierlstm.app import banner, bar_charts, caches, display, outcomes, runs, sidebar, state
+from hierlstm.hardware import resolve_device
 from hierlstm.model import cudnn, sharing
-from hierlstm.timing.devices import resolve_device
 
 controls = sidebar.current_controls()
 _ = state.text

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from hierlstm._native import import_tensorflow_quietly  # noqa: E402
 
 tf = import_tensorflow_quietly()
-from hierlstm.timing.devices import _cpu_flags as cpu_flags  # noqa: E402
+from hierlstm.hardware import cpu_flags  # noqa: E402
 
 tf.get_logger().setLevel("ERROR")
 
@@ -40,7 +40,7 @@ def fp32_peak_gflops() -> tuple[float, str]:
     An estimate for scale, not a measured roofline.
     """
     cores = len(os.sched_getaffinity(0))
-    flags = cpu_flags()  # from hierlstm.timing.devices
+    flags = cpu_flags()  # from hierlstm.hardware.devices
     per_cycle = 64 if "avx512f" in flags else 32 if "avx2" in flags else 16
     model, mhz = cpu_model_and_mhz()
     peak = cores * mhz / 1000 * per_cycle

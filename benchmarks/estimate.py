@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/estimate.py [--variants nested,folded,fused,time_distributed]
                                             [--shapes 8x30,32x60,64x100] [--warmup 2] [--repeats 10]
 
-For each variant: `hierlstm.timing.estimate.calibrate` (two small timed runs), then for each
+For each variant: `hierlstm.admission.estimate.calibrate` (two small timed runs), then for each
 shape the estimate of a `benchmark` with the given warm-up and repeats beside the wall time of
 that very `benchmark` call (build, first call, warm-up, repeats). Prints estimate / measured per
 run: the app asks for confirmation when the estimate is over HIERLSTM_CONFIRM_SECONDS, so what
@@ -18,9 +18,9 @@ import time
 
 from common import header, markdown_table
 
+from hierlstm.admission.estimate import calibrate, run_seconds
 from hierlstm.config import RunConfig, Timing
-from hierlstm.timing.estimate import calibrate, run_seconds
-from hierlstm.timing.harness import benchmark
+from hierlstm.timing import benchmark
 
 
 def main():

@@ -29,9 +29,9 @@ from common import header, markdown_table, tf
 from vs_pytorch import candidates, interleaved, torch_model
 
 from hierlstm.config import RunConfig
+from hierlstm.hardware import device_label, resolve_device
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_forward
-from hierlstm.timing.devices import device_label, resolve_device
 from hierlstm.timing.harness import make_inputs, no_progress, prepare
 
 TOLERANCE = {"CPU": 1e-5, "GPU": 5e-3}

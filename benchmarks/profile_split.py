@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/profile_split.py [--variants nested,folded,fused]
         [--batch-size 8 --time-steps 50] [--steps 10] [--warmup 3] [--repeats 20] [--xla]
 
-For each variant, at RunConfig's default sizes unless given: `hierlstm.timing.profiler.profile`
+For each variant, at RunConfig's default sizes unless given: `hierlstm.profiling.profiler.profile`
 (the real forward pass, `--steps` marked steps under the TensorFlow Profiler, each op's self
 time mapped to its layer, then `--repeats` harness samples with the profiler off) and then
 `hierlstm.timing.breakdown.layer_breakdown` (each layer its own function on its real input,
@@ -23,9 +23,8 @@ import tempfile
 from common import header, markdown_table
 
 from hierlstm.config import RunConfig, Timing
-from hierlstm.timing.breakdown import layer_breakdown
-from hierlstm.timing.profiler import profile
-from hierlstm.timing.xspace import OUTSIDE
+from hierlstm.profiling import OUTSIDE, profile
+from hierlstm.timing import layer_breakdown
 
 
 def _ms(seconds: float) -> str:

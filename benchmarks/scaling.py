@@ -17,7 +17,7 @@ from common import header, markdown_table
 
 from hierlstm.config import RunConfig, Timing
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.harness import compare
+from hierlstm.timing import compare
 
 
 def main():

@@ -74,7 +74,7 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
     forward = make_forward(model, config)
     inputs = make_inputs(config)
     forward(inputs).numpy()
-    from hierlstm.timing.harness import benchmark
+    from hierlstm.timing import benchmark
 
     harness, independent = [], []
     for _ in range(3):

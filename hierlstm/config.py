@@ -26,7 +26,7 @@ OPTIMIZERS = ("sgd", "adam")  # Keras optimizers of a training step (hierlstm.mo
 
 # Sanity bounds of every whole-number setting, in one table with one wording (`out_of_bounds`).
 # They stop a typo (batch 1e9) long before anything is allocated; the tighter limits that depend
-# on the machine (memory, trace time) live in hierlstm.timing.limits.
+# on the machine (memory, trace time) live in hierlstm.admission.limits.
 BOUNDS = {
     "batch_size": (1, 65536),
     "time_steps": (1, 100000),
@@ -39,7 +39,7 @@ BOUNDS = {
     "warmup": (0, 1000),
     "repeats": (1, 100000),
     "seed": (0, 2**31 - 1),
-    "profile_steps": (1, 100),  # steps under the TensorFlow Profiler (hierlstm.timing.profiler)
+    "profile_steps": (1, 100),  # steps under the TensorFlow Profiler (hierlstm.profiling.profiler)
 }
 SIZE_FIELDS = ("batch_size", "time_steps", "height", "filters", "kernel_size", "pool_height")
 SIZE_FIELDS += ("inner_units", "outer_units")

@@ -5,7 +5,7 @@ Each function times through `hierlstm.timing` with one `Timing`, stores every re
 (a failed one too) in `store` when one is given, and returns the records. A sweep stores each
 point as it finishes, so a sweep stopped half-way keeps what it measured. A profile that fails
 raises (there is no failed profile record) and stores nothing. None of them takes the device
-lock: the caller holds it around the call (`hierlstm.timing.runlock.hold`).
+lock: the caller holds it around the call (`hierlstm.admission.runlock.hold`).
 
 When the store refuses a write (a full disk, a folder gone read-only), nothing measured is lost:
 the run goes on unstored and then raises `NotStored`, which carries what it measured, the ids
@@ -22,12 +22,12 @@ from typing import Any
 import pandas as pd
 
 from hierlstm.config import RunConfig, Timing
+from hierlstm.profiling import DEFAULT_STEPS, ProfileResult, profile
+from hierlstm.records import CompareResult
 from hierlstm.refusals import Refused
 from hierlstm.results.store import ResultStore
+from hierlstm.timing import replica_sweep, scaling, sweep
 from hierlstm.timing.harness import Progress, compare
-from hierlstm.timing.profiler import DEFAULT_STEPS, ProfileResult, profile
-from hierlstm.timing.records import CompareResult
-from hierlstm.timing.sweeps import replica_sweep, scaling, sweep
 
 
 class NotStored(Exception):

@@ -5,7 +5,7 @@ import dataclasses
 import math
 
 from hierlstm.config import RunConfig
-from hierlstm.timing.records import BenchResult
+from hierlstm.records import BenchResult
 
 # Every page script of the app, with the title it must show (AppTest opens them by script).
 PAGES = {
@@ -104,11 +104,10 @@ def same(first, second) -> bool:
 
 def make_profile_result(**changes):
     """A plausible profile of the same small folded model (2 steps, CPU): its layers' and op
-    types' frames as `hierlstm.timing.profiler.profile` makes them; `changes` override fields."""
+    types' frames as `hierlstm.profiling.profiler.profile` makes them; `changes` override fields."""
     import pandas as pd
 
-    from hierlstm.timing.profiler import ProfileResult
-    from hierlstm.timing.xspace import OUTSIDE
+    from hierlstm.profiling import OUTSIDE, ProfileResult
 
     config = RunConfig(variant="folded", batch_size=2, time_steps=4)
     names = ["conv", "pool", "permute", "fold", "inner_lstm", "unfold", "outer_lstm", OUTSIDE]

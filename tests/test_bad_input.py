@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from factories import make_result
 
+from hierlstm.admission import check_limits
 from hierlstm.app import runs, state
 from hierlstm.cli.main import main
 from hierlstm.config import PRECISIONS, RunConfig
+from hierlstm.hardware import precision_supported
 from hierlstm.i18n import t
+from hierlstm.records import CONFIG_COLUMNS, BenchResult
 from hierlstm.registry import VARIANTS
 from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS
 from hierlstm.results.store import ResultStore
-from hierlstm.timing.devices import precision_supported
-from hierlstm.timing.limits import check_limits
-from hierlstm.timing.records import CONFIG_COLUMNS, BenchResult
 
 LIMIT_VARIABLES = (
     "HIERLSTM_MAX_BATCH",

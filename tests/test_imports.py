@@ -14,10 +14,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hierlstm"
 # Each layer may import only the layers before it in this list (and itself).
 LAYERS = (
-    ("hierlstm._native", "hierlstm.i18n", "hierlstm.config", "hierlstm.registry"),
+    (
+        "hierlstm._lazy",
+        "hierlstm._native",
+        "hierlstm.i18n",
+        "hierlstm.config",
+        "hierlstm.registry",
+        "hierlstm.records",
+    ),
     ("hierlstm.refusals",),
     ("hierlstm.model",),
+    ("hierlstm.hardware",),
+    ("hierlstm.distributed",),
     ("hierlstm.timing",),
+    ("hierlstm.admission",),
+    ("hierlstm.profiling",),
     ("hierlstm.results",),
     ("hierlstm.measure",),
     ("hierlstm.app", "hierlstm.cli"),
@@ -27,11 +38,14 @@ PURE = [
     "config",
     "registry",
     "i18n",
+    "records",
     "refusals",
     "model.cost",
     "model.cudnn",
-    "timing.limits",
-    "timing.estimate",
+    "hardware.gpu",
+    "hardware.nvidia",
+    "admission.limits",
+    "admission.estimate",
 ]
 
 
@@ -40,8 +54,17 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def lazy_exports(package_path: Path) -> dict[str, str]:
+    """A package's `EXPORTS` (name -> module, `hierlstm._lazy`), read from its source."""
+    for node in ast.parse(package_path.read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "EXPORTS":
+            return ast.literal_eval(node.value)
+    return {}
+
+
 def imports_of(path: Path) -> set[str]:
-    """Every module `path` imports, at any depth of its code (inside functions too)."""
+    """Every module `path` imports, at any depth of its code (inside functions too); a name
+    imported through a package's lazy exports counts as an import of the module defining it."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -50,6 +73,14 @@ def imports_of(path: Path) -> set[str]:
             found.add(node.module)
             # `from hierlstm.app import state` imports the module hierlstm.app.state.
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            init = ROOT.joinpath(*node.module.split("."), "__init__.py")
+            if init.exists():
+                exports = lazy_exports(init)
+                found.update(
+                    f"{node.module}.{exports[alias.name]}"
+                    for alias in node.names
+                    if alias.name in exports
+                )
     return found
 
 
@@ -134,7 +165,7 @@ def test_settings_and_arithmetic_import_neither_tensorflow_nor_keras(name):
 def test_a_run_config_costs_no_tensorflow():
     code = (
         "from hierlstm.config import RunConfig; from hierlstm.model import cost; "
-        "from hierlstm.timing import estimate, limits; "
+        "from hierlstm.admission import estimate, limits; "
         "config = RunConfig(variant='folded', batch_size=2, time_steps=3); "
         "cost.model_flops(config); limits.memory_estimate_bytes(config)"
     )
@@ -182,3 +213,33 @@ def test_every_module_says_what_it_is_for(name):
 def test_no_module_is_over_about_400_lines_but_the_catalogue():
     lengths = {name: len(path.read_text().splitlines()) for name, path in MODULES.items()}
     assert {name for name, lines in lengths.items() if lines > 420} <= {"hierlstm.i18n"}, lengths
+
+
+PACKAGES_WITH_EXPORTS = sorted(
+    module_name(path.parent) for path in PACKAGE.rglob("__init__.py") if lazy_exports(path)
+)
+
+
+@pytest.mark.parametrize("package", PACKAGES_WITH_EXPORTS)
+def test_every_lazy_export_is_the_object_its_module_defines(package):
+    import importlib
+
+    exported = importlib.import_module(package)
+    exports = lazy_exports(MODULES[package])
+    assert sorted(dir(exported)) == sorted(exports)
+    for name, module in exports.items():
+        assert getattr(exported, name) is getattr(
+            importlib.import_module(f"{package}.{module}"), name
+        ), name
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        exported.nope  # noqa: B018
+
+
+def test_the_concern_packages_are_there():
+    assert PACKAGES_WITH_EXPORTS == [
+        "hierlstm.admission",
+        "hierlstm.distributed",
+        "hierlstm.hardware",
+        "hierlstm.profiling",
+        "hierlstm.timing",
+    ]

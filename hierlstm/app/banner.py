@@ -36,7 +36,7 @@ def strategy_status(config: RunConfig) -> str:
     """The strategy in use, in words: "none (one device)" or "mirrored, 2 replicas × 2"."""
     if config.strategy == "none":
         return text("banner.strategy.none")
-    from hierlstm.timing import distribute
+    from hierlstm.distributed import distribute
     from hierlstm.timing.failures import first_line
 
     try:
@@ -60,7 +60,7 @@ def starting_banner() -> None:
 def banner(controls: Controls, warmup_failed: str = "") -> None:
     """Versions, the device and strategy in use and whether cuDNN is available (and why not),
     on every page; and the server's warm-up if it failed (a bug of ours, in the server's log)."""
-    from hierlstm.timing.devices import resolve_device
+    from hierlstm.hardware import resolve_device
 
     report = cached_device_report()
     config = controls.config

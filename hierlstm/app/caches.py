@@ -19,18 +19,18 @@ from pathlib import Path
 
 import streamlit as st
 
+from hierlstm.admission.limits import (
+    TRACE_SECONDS_PER_CALL,
+    LimitError,
+    check_trace_budget,
+    current_limits,
+)
 from hierlstm.app.state import text
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.refusals import Refusal, Refused
 from hierlstm.registry import VARIANTS
 from hierlstm.results.store import ResultStore, default_path
-from hierlstm.timing.limits import (
-    TRACE_SECONDS_PER_CALL,
-    LimitError,
-    check_trace_budget,
-    current_limits,
-)
 
 # --- cached compute -------------------------------------------------------------------------
 
@@ -54,8 +54,8 @@ def _cached_model(config: RunConfig):
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _cached_trace(config: RunConfig) -> tuple:
+    from hierlstm.distributed import planned_replicas
     from hierlstm.model.trace import trace_shapes
-    from hierlstm.timing.distribute import planned_replicas
 
     model, lock = _cached_model(_model_key(config))
     with lock:
@@ -69,7 +69,7 @@ def trace(config: RunConfig) -> tuple:
 
 def trace_problem(config: RunConfig) -> str:
     """Why tracing `config` would take too long ("" if it will not): the trace budget of
-    `hierlstm.timing.limits`, in the session's language."""
+    `hierlstm.admission.limits`, in the session's language."""
     try:
         check_trace_budget(config)
     except LimitError:

@@ -21,7 +21,7 @@ def device_options() -> list[str]:
 def visible_devices() -> list[str]:
     """Every device this server's TensorFlow sees, as replica names: "cpu:0", "cpu:1" (logical
     CPU devices, HIERLSTM_LOGICAL_CPUS), "gpu:0", ..."""
-    from hierlstm.timing.cluster import local_devices
+    from hierlstm.distributed import local_devices
 
     return [
         f"{kind.lower()}:{index}"
@@ -36,8 +36,8 @@ def start_devices() -> tuple[tuple[str, str], ...]:
     or HIERLSTM_GPU_MEMORY_MB per GPU, so several sessions, servers and the CLI share a GPU;
     then the CPU split into HIERLSTM_LOGICAL_CPUS logical devices. What went wrong, as
     (catalogue key, error) pairs for the banner; () when all is set."""
-    from hierlstm.timing.cluster import ensure_logical_cpus_from_environment
-    from hierlstm.timing.gpu import configure_memory
+    from hierlstm.distributed import ensure_logical_cpus_from_environment
+    from hierlstm.hardware import configure_memory
 
     problems = []
     for start, key in (
@@ -56,7 +56,7 @@ def start_devices() -> tuple[tuple[str, str], ...]:
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def cached_device_report():
-    from hierlstm.timing.devices import device_report
+    from hierlstm.hardware import device_report
 
     return device_report()
 
@@ -65,7 +65,7 @@ def cached_device_report():
 def gpu_problems() -> tuple:
     """What stops TensorFlow from using this machine's NVIDIA GPUs (`gpu_diagnosis.Problem`s;
     nvidia-smi is asked when the server first renders a page), for the banner and the sidebar."""
-    from hierlstm.timing.gpu_diagnosis import diagnose, gather_facts
+    from hierlstm.hardware import diagnose, gather_facts
 
     return diagnose(gather_facts(cached_device_report()))
 

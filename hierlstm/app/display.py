@@ -14,7 +14,7 @@ from hierlstm.app.caches import model_lstms
 from hierlstm.app.devices import cached_device_report
 from hierlstm.app.state import language, text
 from hierlstm.model import cudnn, trace_notes
-from hierlstm.timing.records import BenchResult
+from hierlstm.records import BenchResult
 
 
 def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:

@@ -18,11 +18,10 @@ from hierlstm.app.caches import note_write, result_store
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
 from hierlstm.config import RunConfig, data_folder
+from hierlstm.profiling import ProfileResult, zip_logdir
+from hierlstm.records import CompareResult
 from hierlstm.refusals import Refused, writable_folder
-from hierlstm.timing.breakdown import layer_breakdown
-from hierlstm.timing.failures import RUN_FAILURES, error_line
-from hierlstm.timing.profiler import ProfileResult, zip_logdir
-from hierlstm.timing.records import CompareResult
+from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 
 
 def kept(run):

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from hierlstm.app.figure_style import apply_layout
 from hierlstm.i18n import t
-from hierlstm.timing.xspace import OUTSIDE
+from hierlstm.profiling import OUTSIDE
 
 # Layers are not variants: a palette of their own, assigned in order of first appearance, so a
 # layer name (conv, inner_lstm, ...) has one colour across every variant's bars.

@@ -18,6 +18,14 @@ try:  # raised inside a running script when the browser asks for a rerun
 except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
     RerunException = type("RerunException", (BaseException,), {})
 
+from hierlstm.admission import Holder, LimitError, check_limits, current_limits, device_keys, hold
+from hierlstm.admission.estimate import (
+    CalibrationFailed,
+    calibrate,
+    calibration_key,
+    run_seconds,
+    seconds_left,
+)
 from hierlstm.app.sidebar import request_run
 from hierlstm.app.state import (
     CURRENT_ACTION,
@@ -27,23 +35,14 @@ from hierlstm.app.state import (
     text,
 )
 from hierlstm.config import RunConfig, SettingError, Timing
-from hierlstm.timing.estimate import (
-    CalibrationFailed,
-    calibrate,
-    calibration_key,
-    run_seconds,
-    seconds_left,
-)
-from hierlstm.timing.failures import RUN_FAILURES, error_line
-from hierlstm.timing.limits import LimitError, check_limits, current_limits
-from hierlstm.timing.runlock import Holder, device_keys, hold
+from hierlstm.timing import RUN_FAILURES, error_line
 
 Progress = Callable[[float, str], None]
 
 
 def run_problem(configs: Sequence[RunConfig]) -> str:
     """Why these configs should not be timed on this server ("" if they may), from
-    `hierlstm.timing.limits` (batch, time, trace and activation-memory budgets)."""
+    `hierlstm.admission.limits` (batch, time, trace and activation-memory budgets)."""
     for config in configs:
         try:
             check_limits(config)
@@ -63,7 +62,7 @@ class Workload:
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def step_cost(key: RunConfig):
-    """This machine's measured cost of one variant and setting (`hierlstm.timing.estimate`)."""
+    """This machine's measured cost of one variant and setting (`hierlstm.admission.estimate`)."""
     return calibrate(key)
 
 
@@ -143,7 +142,7 @@ def start_run(
     """Runs `work(progress)` now, keeps its result in the page's `RunSlot` (or its one-line
     error), then reruns so the page shows it and the Run button is enabled again.
 
-    Only one run per device at a time on the whole machine (`hierlstm.timing.runlock`: other
+    Only one run per device at a time on the whole machine (`hierlstm.admission.runlock`: other
     sessions, other servers and the CLI): a run on a busy device shows whom it is waiting for,
     and the wait is over before anything is timed. With a `workload` whose estimate is over
     HIERLSTM_CONFIRM_SECONDS, or whose cost cannot be measured (`decide`), nothing runs: the

@@ -222,7 +222,7 @@ def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
         requested = False
     ok, message = True, ""
     if devices_known:
-        from hierlstm.timing.devices import precision_supported  # TensorFlow's devices
+        from hierlstm.hardware import precision_supported  # TensorFlow's devices
 
         ok, message = precision_supported(config.precision, config.device)
     if message:
@@ -243,7 +243,7 @@ def precision_message(precision: str, device: str, message: str) -> str:
     the session's language: as it is in English, else the catalogue's line for a CPU or a GPU."""
     if language() == "en":
         return message
-    from hierlstm.timing.devices import resolve_device  # TensorFlow's devices
+    from hierlstm.hardware import resolve_device  # TensorFlow's devices
 
     kind = "cpu" if resolve_device(device).startswith("/CPU") else "gpu"
     return text(f"precision.slow.{kind}", precision=precision)

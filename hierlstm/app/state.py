@@ -11,11 +11,11 @@ from typing import Any
 
 import streamlit as st
 
+from hierlstm.admission import max_sizes
 from hierlstm.app.devices import visible_devices
 from hierlstm.config import BOUNDS, QUICK_TIMING, RunConfig, SettingError, Timing, out_of_bounds
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
 from hierlstm.registry import VARIANTS
-from hierlstm.timing.limits import max_sizes
 
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
 # The RunConfig fields the sidebar controls (and the URL may set). `devices`, the mirrored
@@ -152,7 +152,7 @@ def _parse_config_field(name: str, raw: str, devices_known: bool) -> Parsed:
     try:
         value = getattr(RunConfig.from_strings({name: raw}), name)
         if name == "device" and devices_known:
-            from hierlstm.timing.devices import resolve_device  # TensorFlow's devices
+            from hierlstm.hardware import resolve_device  # TensorFlow's devices
 
             resolve_device(value)  # gpu:3 on a machine with one GPU
     except SettingError as error:

@@ -1,7 +1,7 @@
 """Figures of a training-step benchmark: where the step's time goes (forward, backward, update,
 stacked, beside the whole step timed as one function) and its memory (the measured peak beside
 the estimated activations kept for the backward pass). The phases long-form
-(`hierlstm.timing.records.phase_frame`) or `CompareResult.to_frame()` rows of a training run
+(`hierlstm.records.phase_frame`) or `CompareResult.to_frame()` rows of a training run
 in, plotly figures out; no Streamlit.
 
 The backward bar is derived: the forward-and-backward function's median minus the forward
@@ -27,7 +27,7 @@ _PHASE_PATTERNS = {"forward": "", "backward": "/", "update": "."}
 
 def phases_figure(phases: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Stacked forward, backward and update medians per variant, the whole step as a diamond.
-    `phases` is `hierlstm.timing.records.phase_frame` of a run's results (seconds)."""
+    `phases` is `hierlstm.records.phase_frame` of a run's results (seconds)."""
     title = t("chart.phases.title", lang)
     if phases.empty:
         return empty_figure(title, "—")

@@ -161,9 +161,9 @@ def _calibrate_defaults() -> None:
     """The estimate's cost per step for the default variants, under the device lock like any
     timing; left out (a page measures it when it needs it) if a device is busy: it runs inside
     the gate, where waiting for another run would keep every page waiting too."""
+    from hierlstm.admission import device_keys, hold
+    from hierlstm.admission.estimate import CalibrationFailed, calibration_key
     from hierlstm.app import runs
-    from hierlstm.timing.estimate import CalibrationFailed, calibration_key
-    from hierlstm.timing.runlock import device_keys, hold
 
     configs = _default_configs()
     keys = {key for config in configs for key in device_keys(config)}

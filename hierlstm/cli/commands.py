@@ -37,9 +37,9 @@ def cmd_variants(args) -> int:
 
 
 def cmd_trace(args) -> int:
+    from hierlstm.admission import check_trace_budget
+    from hierlstm.distributed import planned_replicas
     from hierlstm.model.trace import trace_report
-    from hierlstm.timing.distribute import planned_replicas
-    from hierlstm.timing.limits import check_trace_budget
 
     config = config_from_args(args)
     try:

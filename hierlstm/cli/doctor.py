@@ -4,7 +4,7 @@ TensorFlow, and what to do when they do not.
 One report of TensorFlow's build (the CUDA and cuDNN it was built with, the compute
 capabilities it has kernels for), the NVIDIA driver and GPUs that nvidia-smi reports, the GPUs
 TensorFlow sees and how their memory is set up; every mismatch as one sentence with its fix
-(`hierlstm.timing.gpu_diagnosis`, the same sentences as the app's banner); then a short live
+(`hierlstm.hardware.gpu_diagnosis`, the same sentences as the app's banner); then a short live
 probe on every device TensorFlow sees: `folded` forward at batch 8 x time 50, with the LSTM
 kernel that ran (a CudnnRNN op in the traced graph, or not), whether it compiles with XLA, and
 each 16-bit precision's time against float32, all timed in interleaved rounds under the
@@ -78,8 +78,8 @@ def probe_configs(device: str) -> list[RunConfig]:
 def probe(device: str) -> dict:
     """`probe_configs(device)` compared in interleaved rounds; the kernel that ran; each run's
     time against float32's."""
-    from hierlstm.timing.devices import device_label, precision_supported
-    from hierlstm.timing.harness import compare
+    from hierlstm.hardware import device_label, precision_supported
+    from hierlstm.timing import compare
 
     configs = probe_configs(device)
     base = configs[0]
@@ -134,8 +134,8 @@ def probe(device: str) -> dict:
 def doctor_report(*, run_probe: bool = True, on_probe=None) -> dict:
     """Everything `doctor` reports, as the JSON document it prints; `on_probe(device)` is
     called before each device's probe."""
-    from hierlstm.timing.devices import device_report
-    from hierlstm.timing.gpu_diagnosis import (
+    from hierlstm.hardware import device_report
+    from hierlstm.hardware.gpu_diagnosis import (
         and_cuda_packages,
         any_unusable,
         diagnose,

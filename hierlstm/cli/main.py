@@ -53,7 +53,7 @@ def _logical_cpus(args) -> int | None:
 def _join_cluster(args) -> None:
     """TF_CONFIG for this worker, from --cluster and --task-index (read when the strategy is
     made, right after TensorFlow's import)."""
-    from hierlstm.timing.cluster import parse_cluster, set_cluster
+    from hierlstm.distributed import parse_cluster, set_cluster
 
     try:
         addresses = parse_cluster(args.cluster)
@@ -64,7 +64,7 @@ def _join_cluster(args) -> None:
 
 def _gpu_memory_limit() -> None:
     """HIERLSTM_GPU_MEMORY_MB, checked before TensorFlow is imported."""
-    from hierlstm.timing.gpu import memory_limit_mb
+    from hierlstm.hardware import memory_limit_mb
 
     try:
         memory_limit_mb()
@@ -77,7 +77,8 @@ def _start_devices(args, logical_cpus: int | None) -> None:
     HIERLSTM_GPU_MEMORY_MB limit), so the app and other commands can share the GPU; the
     logical CPUs; then the multi-worker strategy (it configures collective ops, which only a
     fresh runtime allows)."""
-    from hierlstm.timing import cluster, distribute, gpu
+    from hierlstm.distributed import cluster, distribute
+    from hierlstm.hardware import gpu
 
     try:
         gpu.configure_memory()

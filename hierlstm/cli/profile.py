@@ -1,4 +1,4 @@
-"""The `profile` command: one variant under the TensorFlow Profiler (`hierlstm.timing.profiler`),
+"""The `profile` command: one variant under the TensorFlow Profiler (`hierlstm.profiling.profiler`),
 printed as tables (time per layer with its share, the top op types, each line, the step time as
 the profiler saw it beside the harness's) or as JSON, its summary row stored, its log directory
 kept for TensorBoard or XProf.
@@ -60,7 +60,7 @@ def open_commands(logdir: str) -> list[str]:
 
 def cmd_profile(args) -> int:
     from hierlstm.measure import NotStored, profile_and_store
-    from hierlstm.timing.failures import RUN_FAILURES, error_line
+    from hierlstm.timing import RUN_FAILURES, error_line
 
     config, timing, steps, logdir = profile_settings(args)
     check_device(config)

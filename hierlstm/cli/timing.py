@@ -49,7 +49,7 @@ def sweep_values(args) -> list[int]:
 def check_device(config) -> None:
     """What needs TensorFlow: the device exists, the precision runs there (a warning on stderr
     when it runs but the user should know: float16 emulated on a CPU)."""
-    from hierlstm.timing.devices import precision_supported, resolve_device
+    from hierlstm.hardware import precision_supported, resolve_device
 
     try:
         resolve_device(config.device)  # gpu:9 on a machine without it
@@ -71,9 +71,10 @@ def _run_configs(args) -> tuple[list, Timing]:
 
 
 def within_limits(configs) -> None:
-    """The server limits of `hierlstm.timing.limits` (HIERLSTM_MAX_BATCH, ...) apply to the command
-    line too, so a script cannot ask for what the app would refuse; raise them to go further."""
-    from hierlstm.timing.limits import LimitError, check_limits
+    """The server limits of `hierlstm.admission.limits` (HIERLSTM_MAX_BATCH, ...) apply to the
+    command line too, so a script cannot ask for what the app would refuse; raise them to go
+    further."""
+    from hierlstm.admission import LimitError, check_limits
 
     for config in configs:
         try:
@@ -104,7 +105,7 @@ def environment() -> dict:
     import datetime
     import socket
 
-    from hierlstm.timing.devices import device_report
+    from hierlstm.hardware import device_report
 
     report = device_report()
     return {
@@ -123,12 +124,12 @@ def environment() -> dict:
 
 
 def device_lock(configs, command: str):
-    """The machine-wide lock of every device `configs` run on (`hierlstm.timing.runlock`, the
+    """The machine-wide lock of every device `configs` run on (`hierlstm.admission.runlock`, the
     app's runs take the same): one timing run per device at a time, the wait untimed and said
     on stderr each time the holder changes. A multi-worker run takes none: its workers wait
     for each other at every step, and two on one machine (the README's way to try it) would
     otherwise wait for each other's lock for ever."""
-    from hierlstm.timing.runlock import device_keys, hold
+    from hierlstm.admission import device_keys, hold
 
     if any(config.strategy == "multi_worker" for config in configs):
         return contextlib.nullcontext(0.0)

@@ -36,7 +36,7 @@ import tensorflow as tf
 def in_forward_scope(backward):
     """`backward` run in the name scope of the forward pass that made it (the fused layer's,
     e.g. fused_1/fused_lstm_1), as TensorFlow's own gradients run under gradient_tape/<that
-    scope>: a profile (`hierlstm.timing.xspace`) maps ops to layers by scope, so without it
+    scope>: a profile (`hierlstm.profiling.xspace`) maps ops to layers by scope, so without it
     the hand-written backward's ops would belong to no layer."""
     scope = tf.get_current_name_scope()
     if not scope:

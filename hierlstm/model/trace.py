@@ -132,7 +132,7 @@ def trace_shapes(
 
     Under a strategy the concrete shapes are one replica's, (batch_size / replicas, ...), and
     every step carries `replicas`: the devices `config.devices` names, or, when it names none,
-    the count the caller found (`hierlstm.timing.distribute.planned_replicas` knows this
+    the count the caller found (`hierlstm.distributed.distribute.planned_replicas` knows this
     machine's devices and clusters; the model layer does not). SettingError if the batch does
     not split evenly.
     """
@@ -156,7 +156,7 @@ def _named_replicas(config: RunConfig) -> int:
     if not config.device_list:
         raise SettingError(
             f"tracing strategy {config.strategy} without named devices needs the number of "
-            "replicas (hierlstm.timing.distribute.planned_replicas)."
+            "replicas (hierlstm.distributed.distribute.planned_replicas)."
         )
     return len(config.device_list)
 

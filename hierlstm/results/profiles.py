@@ -1,5 +1,5 @@
 """The `profiles` table (results schema 4): one summary row per TensorFlow Profiler run
-(`hierlstm.timing.profiler.ProfileResult`), beside the `results` table in the same file.
+(`hierlstm.profiling.profiler.ProfileResult`), beside the `results` table in the same file.
 
 A row is the context (`id`, `created_at`, `host`), the config in the same columns the results
 table uses (`variant` ... `optimizer`, the config's device as `device_spec`), then what the
@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, VERSION_COLUMNS
+from hierlstm.records import COLUMN_KINDS, CONFIG_COLUMNS, VERSION_COLUMNS
 
 if TYPE_CHECKING:
-    from hierlstm.timing.profiler import ProfileResult
+    from hierlstm.profiling import ProfileResult
 
 TOP_OP_TYPES = 10  # op types kept in a row's op_types_json, most time first
 _MEASURED = {

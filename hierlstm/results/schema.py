@@ -2,7 +2,7 @@
 written by an older hierlstm.
 
 The columns are the context of a measurement (`id`, `created_at`, `host`) and then the result
-row (`hierlstm.timing.records.ROW_COLUMNS`); each column's SQL type comes from its kind, so a
+row (`hierlstm.records.ROW_COLUMNS`); each column's SQL type comes from its kind, so a
 new BenchResult field reaches the table without an edit here. Only a float may be NULL: the
 times a failed run does not have. A change of columns bumps `SCHEMA_VERSION` and adds a
 migration; PRAGMA user_version holds the version of each file.
@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from hierlstm.config import RunConfig
+from hierlstm.records import COLUMN_KINDS, CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 from hierlstm.refusals import Refusal, Refused
 from hierlstm.results.profiles import CREATE_PROFILES, CREATE_PROFILES_INDEX
-from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 
 
 class ResultsError(ValueError):

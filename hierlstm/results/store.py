@@ -38,14 +38,14 @@ from typing import IO, TYPE_CHECKING
 import pandas as pd
 
 from hierlstm.config import data_folder
+from hierlstm.records import BenchResult
 from hierlstm.refusals import is_busy, refusing, writable_file
 from hierlstm.results import exchange, profiles, schema
 from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION
 from hierlstm.results.validation import checked_row, checked_rows, utc_timestamp
-from hierlstm.timing.records import BenchResult
 
 if TYPE_CHECKING:
-    from hierlstm.timing.profiler import ProfileResult
+    from hierlstm.profiling import ProfileResult
 
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's transaction
 # Fixed dtypes, so an empty store or an all-failed filter still gives float time columns.

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hierlstm.config import RunConfig
+from hierlstm.records import CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 from hierlstm.results.schema import (
     COLUMNS,
     KINDS,
@@ -30,7 +31,6 @@ from hierlstm.results.schema import (
     row_from_v1,
     row_from_v2,
 )
-from hierlstm.timing.records import CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 
 STATUSES = ("ok", "failed")
 KERNELS = ("cudnn", "generic")

@@ -1,4 +1,32 @@
-"""The timing layer: the harness (first call apart, warm-up, synchronised samples, interleaved
-rounds), memory probes, failures, sweeps, tf.distribute, devices, the server's limits, the
-long-run estimate and the device lock. Returns records (`timing.records`); never stores,
-never prints, never imports Streamlit."""
+"""How long a run takes: the harness (first call apart, warm-up, device-synchronised samples,
+interleaved rounds), a training step and its phases, memory probes, the per-layer split,
+sweeps, and which errors are a run's failure rather than a bug. It returns records
+(`hierlstm.records`); it never stores, never prints and never imports Streamlit."""
+
+from hierlstm._lazy import lazy_exports
+
+EXPORTS = {
+    "PreparedRun": "calls",
+    "Progress": "calls",
+    "lstm_kernel": "calls",
+    "make_inputs": "calls",
+    "no_progress": "calls",
+    "scaled_progress": "calls",
+    "timed_call": "calls",
+    "benchmark": "harness",
+    "compare": "harness",
+    "make_forward": "harness",
+    "prepare": "harness",
+    "PHASES": "training",
+    "TrainingRun": "training",
+    "prepare_training": "training",
+    "replica_sweep": "sweeps",
+    "scaling": "sweeps",
+    "sweep": "sweeps",
+    "layer_breakdown": "breakdown",
+    "RUN_FAILURES": "failures",
+    "error_line": "failures",
+    "failed_result": "failures",
+    "memory_probe": "memory",
+}
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

@@ -9,9 +9,9 @@ import pandas as pd
 import tensorflow as tf
 
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
+from hierlstm.hardware import resolve_device
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
-from hierlstm.timing.devices import resolve_device
 from hierlstm.timing.harness import (
     Progress,
     make_forward,
@@ -23,7 +23,7 @@ from hierlstm.timing.harness import (
 
 def top_level_layers(model) -> list:
     """The model's layers but its input, in order: the rows of the per-layer split (here and
-    in the profiler's, `hierlstm.timing.profiler`)."""
+    in the profiler's, `hierlstm.profiling.profiler`)."""
     return [layer for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)]
 
 

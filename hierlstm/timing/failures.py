@@ -9,9 +9,9 @@ import re
 import tensorflow as tf
 
 from hierlstm.config import RunConfig, SettingError
+from hierlstm.hardware import device_string, versions
 from hierlstm.model import cost
-from hierlstm.timing.devices import device_string, versions
-from hierlstm.timing.records import BenchResult
+from hierlstm.records import BenchResult
 
 # What a run can raise that is the run's failure, not a bug of ours: TensorFlow's op errors
 # (out of memory included), the host out of memory, and a setting that a check refused (a

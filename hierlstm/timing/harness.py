@@ -10,12 +10,12 @@ Every measurement here is taken the same way:
 A training run (`RunConfig.task` "training", see `hierlstm.timing.training`) times the whole
 step the same way, and its phases (forward, forward + backward, update) each as its own compiled
 function in the same rounds; its first call traces the gradient graph too.
-Under a tf.distribute strategy (`RunConfig.strategy`, see `hierlstm.timing.distribute`) the
+Under a tf.distribute strategy (`RunConfig.strategy`, see `hierlstm.distributed.distribute`) the
 same holds: the model is built in the strategy's scope, the global input is made once and
 split over the replicas, and each sample is one `strategy.run` of the forward pass inside a
 `tf.function`, ending in a cross-replica reduce, then the device sync.
 Progress flows through an `on_progress(fraction, message)` callback; nothing here prints or
-imports Streamlit. Results are `BenchResult` records (`hierlstm.timing.records`).
+imports Streamlit. Results are `BenchResult` records (`hierlstm.records`).
 """
 
 from __future__ import annotations
@@ -31,24 +31,24 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
+from hierlstm.distributed import cluster, distribute
+from hierlstm.hardware import device_string, resolve_device, versions
 from hierlstm.model import cost
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
+from hierlstm.records import BenchResult, CompareResult
 from hierlstm.registry import VARIANTS
-from hierlstm.timing import cluster, distribute
 from hierlstm.timing.calls import (  # re-exported: the harness's vocabulary
     PreparedRun,
     Progress,
+    lstm_kernel,
     make_inputs,
     no_progress,
     scaled_progress,
     timed_call,
 )
-from hierlstm.timing.devices import device_string, resolve_device, versions
 from hierlstm.timing.failures import RUN_FAILURES, failed_result
-from hierlstm.timing.kernels import lstm_kernel
 from hierlstm.timing.memory import memory_probe
-from hierlstm.timing.records import BenchResult, CompareResult
 from hierlstm.timing.training import phase_fields, prepare_training
 
 NOISY_IQR_RATIO = 0.10  # iqr / median above this flags a run as noisy

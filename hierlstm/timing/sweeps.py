@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable
 import pandas as pd
 
 from hierlstm.config import DEFAULT_TIMING, SWEEP_AXES, RunConfig, SettingError, Timing
-from hierlstm.timing import cluster, distribute
+from hierlstm.distributed import cluster, distribute
+from hierlstm.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult
 from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
 from hierlstm.timing.harness import (
     Progress,
@@ -19,7 +20,6 @@ from hierlstm.timing.harness import (
     no_progress,
     scaled_progress,
 )
-from hierlstm.timing.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult
 
 # A sweep row is the point (variant, axis, value) and then the result's row, status first.
 _SWEEP_COLUMNS = (

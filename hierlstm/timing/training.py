@@ -26,12 +26,11 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import RunConfig
+from hierlstm.hardware import resolve_device
 from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target
 from hierlstm.model.params import init_params, read_params
-from hierlstm.timing.calls import PreparedRun, Progress, make_inputs, timed_call
-from hierlstm.timing.devices import resolve_device
-from hierlstm.timing.kernels import lstm_kernel
+from hierlstm.timing.calls import PreparedRun, Progress, lstm_kernel, make_inputs, timed_call
 
 PHASES = ("forward", "forward_backward", "update")  # BenchResult's <phase>_median_s, ...
 

@@ -333,7 +333,7 @@ def test_the_replica_sweep_refuses_a_training_step_in_one_line(app, database):
 
 def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(app, database, monkeypatch, caplog):
     import hierlstm.measure
-    from hierlstm.timing import runlock
+    from hierlstm.admission import runlock
 
     def broken(*args, **kwargs):
         raise RuntimeError("the device went away\nwith a second line")
@@ -356,7 +356,7 @@ def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch)
     import tensorflow as tf
 
     import hierlstm.measure
-    from hierlstm.timing import runlock
+    from hierlstm.admission import runlock
 
     real_compare = hierlstm.measure.compare
 

@@ -19,7 +19,7 @@ from hierlstm.app import axis_flow_chart, bar_charts, figure_style, profile_char
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 from hierlstm.model.trace import trace_shapes
-from hierlstm.timing.xspace import OUTSIDE
+from hierlstm.profiling import OUTSIDE
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_SOURCES = [
@@ -365,7 +365,7 @@ def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
     from factories import make_training_result
 
     from hierlstm.app import training_charts
-    from hierlstm.timing.records import CompareResult, phase_frame
+    from hierlstm.records import CompareResult, phase_frame
 
     results = [
         make_training_result(config_changes={"variant": "nested"}),

@@ -1,7 +1,7 @@
 """Every page of the app's page list in both languages, through the branches its settings reach:
 before a run and after a tiny one (then drawn again in the other language), with a reduced
 precision (its warning), on this CPU and with a GPU TensorFlow sees (the GPU list is the one seam
-replaced, as in tests/timing/test_devices.py), a failed run and a training step. Each page's
+replaced, as in tests/hardware/test_devices.py), a failed run and a training step. Each page's
 title, Run button and key elements are looked for, and no exception or error element may be
 drawn where none is expected."""
 
@@ -16,10 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import devices as app_devices
 from hierlstm.app.pages import PAGES
+from hierlstm.hardware import GpuInfo, devices
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.results.store import ResultStore
-from hierlstm.timing import devices
-from hierlstm.timing.devices import GpuInfo
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}

@@ -13,8 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import devices as app_devices
-from hierlstm.timing import devices
-from hierlstm.timing.gpu_diagnosis import and_cuda_packages, missing_packages
+from hierlstm.hardware import and_cuda_packages, devices, missing_packages
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "streamlit_app.py"  # the frame app.py serves

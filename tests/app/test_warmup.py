@@ -17,12 +17,12 @@ import pytest
 from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
+from hierlstm.admission import runlock
+from hierlstm.admission.estimate import StepCost, calibration_key
 from hierlstm.app import runs, warmup
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import QUICK_TIMING, RunConfig, SettingError
 from hierlstm.results.store import ResultStore
-from hierlstm.timing import runlock
-from hierlstm.timing.estimate import StepCost, calibration_key
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "streamlit_app.py"

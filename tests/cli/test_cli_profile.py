@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from hierlstm.cli.main import main
+from hierlstm.profiling import OUTSIDE
 from hierlstm.results.profiles import PROFILE_COLUMNS
 from hierlstm.results.store import ResultStore
-from hierlstm.timing.xspace import OUTSIDE
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ("--batch-size", "2", "--time-steps", "4", "--steps", "2", "--warmup", "1")

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from hierlstm.timing import runlock
+from hierlstm.admission import runlock
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--variant", "folded", "--batch-size", "2", "--time-steps", "4", "--no-store"]

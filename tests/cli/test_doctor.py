@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from hierlstm.cli.main import main
-from hierlstm.timing import devices
-from hierlstm.timing.gpu_diagnosis import and_cuda_packages, missing_packages
+from hierlstm.hardware import and_cuda_packages, devices, missing_packages
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"

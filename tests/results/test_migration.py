@@ -16,9 +16,9 @@ import pytest
 from factories import is_missing, same
 
 from hierlstm.config import RunConfig
+from hierlstm.records import COLUMN_KINDS, CONFIG_COLUMNS, VERSION_COLUMNS, BenchResult
 from hierlstm.results import schema
 from hierlstm.results.store import ResultStore
-from hierlstm.timing.records import COLUMN_KINDS, CONFIG_COLUMNS, VERSION_COLUMNS, BenchResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 V1_FILE = FIXTURES / "results-v1.sqlite3"

@@ -10,10 +10,10 @@ import sqlite3
 import pytest
 from factories import make_profile_result, make_result
 
+from hierlstm.profiling import OUTSIDE
 from hierlstm.results import schema
 from hierlstm.results.profiles import PROFILE_COLUMNS, TOP_OP_TYPES
 from hierlstm.results.store import ResultStore
-from hierlstm.timing.xspace import OUTSIDE
 
 
 def tables_of(path) -> list[str]:

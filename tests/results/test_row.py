@@ -13,10 +13,7 @@ import pytest
 from factories import make_failed_result, make_result, same
 
 from hierlstm.config import RunConfig, Timing
-from hierlstm.results import schema
-from hierlstm.results.store import ResultStore
-from hierlstm.timing import sweeps
-from hierlstm.timing.records import (
+from hierlstm.records import (
     COLUMN_KINDS,
     CONFIG_COLUMNS,
     ROW_COLUMNS,
@@ -25,6 +22,9 @@ from hierlstm.timing.records import (
     CompareResult,
     field_kinds,
 )
+from hierlstm.results import schema
+from hierlstm.results.store import ResultStore
+from hierlstm.timing import sweeps
 
 RESULTS = {"ok": make_result(), "failed": make_failed_result()}
 MEASURED = [
@@ -186,7 +186,7 @@ def test_the_store_columns_are_the_context_then_the_row(tmp_path):
 def test_the_phase_frame_stacks_a_training_step_s_phases():
     from factories import make_training_result
 
-    from hierlstm.timing.records import PHASE_FRAME_COLUMNS, phase_frame
+    from hierlstm.records import PHASE_FRAME_COLUMNS, phase_frame
 
     trained = make_training_result()
     frame = phase_frame([trained, make_result(), make_failed_result()])  # inference: no rows

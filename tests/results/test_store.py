@@ -19,11 +19,11 @@ import pytest
 from factories import TIME_FIELDS, make_failed_result, make_result, make_training_result
 
 from hierlstm.config import RunConfig
+from hierlstm.records import CONFIG_COLUMNS, VERSION_COLUMNS, BenchResult
 from hierlstm.refusals import Refused
 from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS, SCHEMA_VERSION
 from hierlstm.results.store import ImportReport, ResultStore, default_path
-from hierlstm.timing.records import CONFIG_COLUMNS, VERSION_COLUMNS, BenchResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -329,7 +329,7 @@ def test_a_writer_killed_mid_sweep_keeps_every_committed_row(tmp_path):
 def test_the_harness_failed_record_is_stored_and_exported(tmp_path):
     import tensorflow as tf
 
-    from hierlstm.timing.failures import failed_result
+    from hierlstm.timing import failed_result
 
     store = ResultStore(tmp_path / "results.sqlite3")
     error = tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")

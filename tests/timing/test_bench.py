@@ -12,7 +12,7 @@ from hierlstm.config import RunConfig, Timing
 from hierlstm.model import cost, cudnn
 from hierlstm.model.builders import build_model
 from hierlstm.registry import VARIANTS
-from hierlstm.timing import breakdown, failures, harness, kernels, sweeps
+from hierlstm.timing import breakdown, calls, failures, harness, sweeps
 
 TINY = RunConfig(variant="folded", batch_size=2, time_steps=4)
 GPU_COUNT = len(tf.config.list_physical_devices("GPU"))
@@ -104,12 +104,12 @@ def test_every_variant_benchmarks_with_one_trace(variant):
 def test_kernel_is_generic_on_cpu():
     config = TINY.replace(device="cpu")
     forward = harness.make_forward(build_model(config), config)
-    kernel, reason = kernels.lstm_kernel(config, forward.get_concrete_function())
+    kernel, reason = calls.lstm_kernel(config, forward.get_concrete_function())
     if not tf.config.list_logical_devices("GPU"):  # Keras picks cuDNN whenever a GPU is visible
         assert (kernel, reason) == ("generic", "no GPU visible to TensorFlow: cuDNN needs a GPU")
     generic = config.replace(lstm_kernel="generic")
     forward = harness.make_forward(build_model(generic), generic)
-    kernel, reason = kernels.lstm_kernel(generic, forward.get_concrete_function())
+    kernel, reason = calls.lstm_kernel(generic, forward.get_concrete_function())
     assert kernel == "generic" and "use_cudnn=False" in reason
 
 

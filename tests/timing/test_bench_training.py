@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from hierlstm.admission import LimitError, check_limits, limits, memory_estimate_bytes
+from hierlstm.admission.estimate import StepCost, calibrate, run_seconds
 from hierlstm.config import RunConfig, Timing
 from hierlstm.i18n import t
 from hierlstm.model import cost, cudnn
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params, read_params
+from hierlstm.records import PHASE_COLUMNS
 from hierlstm.registry import VARIANTS
-from hierlstm.timing import harness, kernels, limits, training
-from hierlstm.timing.estimate import StepCost, calibrate, run_seconds
-from hierlstm.timing.limits import LimitError, check_limits, memory_estimate_bytes
-from hierlstm.timing.records import PHASE_COLUMNS
+from hierlstm.timing import calls, harness, training
 
 TINY = RunConfig(variant="folded", batch_size=2, time_steps=4, task="training")
 TIMING = Timing(warmup=1, repeats=3)
@@ -151,7 +151,7 @@ def test_the_cudnn_rule_for_a_training_step_needs_its_backward_kernel():
 def test_a_training_step_pinned_to_the_cpu_names_why_cudnn_did_not_run():
     config = TINY.replace(device="cpu")
     run = training.prepare_training(config, seed=0, progress=harness.no_progress)
-    kernel, reason = kernels.lstm_kernel(config, run.forward.get_concrete_function())
+    kernel, reason = calls.lstm_kernel(config, run.forward.get_concrete_function())
     why = "no_gpu" if not tf.config.list_logical_devices("GPU") else "requested"
     if not tf.test.is_built_with_cuda():
         why = "no_cuda"

@@ -12,15 +12,14 @@ import tensorflow as tf
 from hierlstm.cli import doctor
 from hierlstm.cli.main import main
 from hierlstm.config import PRECISIONS, TASKS, RunConfig
+from hierlstm.distributed import distribute
 from hierlstm.i18n import t
 from hierlstm.model import cudnn
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.model.training import TrainingStep
 from hierlstm.registry import VARIANTS
-from hierlstm.timing import distribute, harness
-from hierlstm.timing.calls import make_inputs
-from hierlstm.timing.kernels import lstm_kernel
+from hierlstm.timing import harness, lstm_kernel, make_inputs
 
 # The module itself: `keras.src.backend.tensorflow` exports a function named `rnn` that shadows
 # the module of that name, so `import ... .rnn as m` would give the function.

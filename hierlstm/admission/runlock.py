@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from hierlstm.config import RunConfig, data_folder
+from hierlstm.hardware import physical_gpu
 from hierlstm.i18n import has_text, t
-from hierlstm.timing.gpu import physical_gpu
 
 LOCK_DIR_ENV = "HIERLSTM_LOCK_DIR"
 _log = logging.getLogger(__name__)
@@ -89,12 +89,12 @@ def _device_lock(key: str) -> _DeviceLock:
 def device_keys(config: RunConfig) -> tuple[str, ...]:
     """The physical devices `config` runs on: "CPU" (every logical CPU device shares the
     processor) or "GPU:N" per GPU."""
-    from hierlstm.timing.devices import resolve_device
+    from hierlstm.hardware import resolve_device
 
     if config.strategy == "none":
         names = [resolve_device(config.device)]
     else:
-        from hierlstm.timing.cluster import replica_device_specs
+        from hierlstm.distributed import replica_device_specs
 
         names = list(replica_device_specs(config))
     keys = set()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from hierlstm.admission import runlock
 from hierlstm.config import RunConfig
-from hierlstm.timing import runlock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,7 +151,7 @@ def test_a_holder_says_who_it_is_in_both_languages():
 
 HOLDER = """
 import sys, time
-from hierlstm.timing import runlock
+from hierlstm.admission import runlock
 with runlock.hold([sys.argv[1]], name="bench", program="cli"):
     print("held", flush=True)
     time.sleep(120)

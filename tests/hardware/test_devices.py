@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from hierlstm.timing import devices
-from hierlstm.timing.devices import GpuInfo
+from hierlstm.hardware import GpuInfo, devices
 
 GPU_COUNT = len(tf.config.list_physical_devices("GPU"))
 
@@ -75,7 +74,7 @@ def test_the_report_lists_the_builds_cuda_targets():
     build = tf.sysconfig.get_build_info()
     report = devices.device_report()
     assert report.cuda_targets == tuple(build.get("cuda_compute_capabilities") or ())
-    if report.cuda_build:  # the Linux wheel: what hierlstm.timing.gpu records as a fallback
+    if report.cuda_build:  # the Linux wheel: what hierlstm.hardware.gpu records as a fallback
         assert all(target.startswith(("sm_", "compute_")) for target in report.cuda_targets)
 
 

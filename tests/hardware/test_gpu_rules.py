@@ -1,7 +1,7 @@
 """The GPU-only behaviours besides the kernel rule, each checked the way a CPU can: the precision
 cuDNN runs in, traced as on a GPU; GPU memory set before TensorFlow's runtime starts, in a fresh
 process whose TensorFlow lists a GPU; the device strings a mirrored strategy over two GPUs gets.
-(The precision rules per compute capability are tests/timing/test_gpu.py's and
+(The precision rules per compute capability are tests/hardware/test_gpu.py's and
 test_devices.py's; the profile's GPU planes are test_xspace.py's, on a capture shaped like a
 GPU's.)"""
 
@@ -15,9 +15,10 @@ import pytest
 import tensorflow as tf
 
 from hierlstm.config import PRECISIONS, TASKS, RunConfig
+from hierlstm.distributed import distribute
 from hierlstm.model.builders import build_model
 from hierlstm.model.training import TrainingStep
-from hierlstm.timing import distribute, harness
+from hierlstm.timing import harness
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KERAS_RNN = importlib.import_module("keras.src.backend.tensorflow.rnn")

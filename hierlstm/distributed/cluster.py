@@ -5,7 +5,7 @@ devices TensorFlow lists belong to this process.
 A machine without GPUs runs the mirrored strategy over logical CPU devices, which TensorFlow
 fixes when its runtime starts: `ensure_logical_cpus` must come first in the process (the CLI's
 `--logical-cpus`, the app's HIERLSTM_LOGICAL_CPUS). The strategies themselves, and running on
-their replicas, are in `hierlstm.timing.distribute`.
+their replicas, are in `hierlstm.distributed.distribute`.
 
 TensorFlow is imported inside the functions: the cluster parsing and TF_CONFIG load without it.
 """

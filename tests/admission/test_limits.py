@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from hierlstm.admission import LimitError, check_limits, current_limits, memory_estimate_bytes
 from hierlstm.config import RunConfig
-from hierlstm.timing.limits import LimitError, check_limits, current_limits, memory_estimate_bytes
 
 
 def test_defaults_and_environment_overrides(monkeypatch):
@@ -71,7 +71,7 @@ def one_gpu(monkeypatch):
     """TensorFlow lists one GPU (the seam), nvidia-smi is the H100 fixture; no budget override."""
     import tensorflow as tf
 
-    from hierlstm.timing import limits
+    from hierlstm.admission import limits
 
     monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: ["GPU:0"])
     monkeypatch.setenv("PATH", f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}")

@@ -72,10 +72,10 @@ def calibrate(config: RunConfig) -> StepCost:
     """Times `config`'s variant at (1, 8) and (64, 8) on one model; one to a few seconds."""
     import tensorflow as tf
 
+    from hierlstm.hardware import resolve_device
     from hierlstm.model.builders import build_model
     from hierlstm.model.params import init_params
-    from hierlstm.timing.devices import resolve_device
-    from hierlstm.timing.harness import benchmark
+    from hierlstm.timing import benchmark
 
     small_config = calibration_key(config)
     large_config = small_config.replace(batch_size=CALIBRATION_BATCHES[1])

@@ -10,8 +10,8 @@
   HIERLSTM_GPU_MEMORY_MB, set before TensorFlow's runtime starts, so several app sessions and
   the CLI can share one GPU (TensorFlow otherwise maps nearly all of it at first use).
 
-The diagnosis built on these rules is `hierlstm.timing.gpu_diagnosis`. TensorFlow is imported
-only inside `configure_memory`, so the server limits (`hierlstm.timing.limits`) use these rules
+The diagnosis built on these rules is `hierlstm.hardware.gpu_diagnosis`. TensorFlow is imported
+only inside `configure_memory`, so the server limits (`hierlstm.admission.limits`) use these rules
 without importing it.
 """
 
@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from hierlstm.config import SettingError
-from hierlstm.timing.nvidia import NvidiaGpu
+from hierlstm.hardware.nvidia import NvidiaGpu
 
 # --- documented facts --------------------------------------------------------------------------
 

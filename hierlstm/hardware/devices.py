@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import PRECISIONS, SettingError
-from hierlstm.timing.gpu import FAST_PRECISION_CAPABILITY, precision_is_fast
+from hierlstm.hardware.gpu import FAST_PRECISION_CAPABILITY, precision_is_fast
 
 _SPEC_PATTERN = re.compile(r"^(auto|cpu|gpu:(\d+))$")
 _RESOLVED_PATTERN = re.compile(r"^/(CPU|GPU):(\d+)$")
@@ -198,7 +198,7 @@ def device_string(spec: str) -> str:
     return device_report().device_string(spec)
 
 
-def _cpu_flags() -> set[str]:
+def cpu_flags() -> set[str]:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
             for line in cpuinfo:
@@ -230,7 +230,7 @@ def precision_supported(precision: str, device: str) -> tuple[bool, str]:
                 "float16 on a CPU is emulated and usually slower than float32; it is useful "
                 "here only to check results, not speed."
             )
-        if _cpu_flags().isdisjoint(_CPU_BFLOAT16_FLAGS):
+        if cpu_flags().isdisjoint(_CPU_BFLOAT16_FLAGS):
             return True, (
                 "this CPU has no native bfloat16 instructions (AVX512_BF16 or AMX), so "
                 "bfloat16 is emulated and may be slower than float32."

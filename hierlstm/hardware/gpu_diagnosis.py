@@ -1,11 +1,11 @@
 """What stops TensorFlow from using the NVIDIA GPUs this machine has, each as one sentence with
-its fix: `gather_facts` collects what the driver (`hierlstm.timing.nvidia`), the TensorFlow
+its fix: `gather_facts` collects what the driver (`hierlstm.hardware.nvidia`), the TensorFlow
 build, the installed wheels and the dynamic loader say; `diagnose` turns those facts into
-`Problem` records by the rules of `hierlstm.timing.gpu`. A problem's sentence and fix are
+`Problem` records by the rules of `hierlstm.hardware.gpu`. A problem's sentence and fix are
 catalogue messages (`doctor.*` in `hierlstm.i18n`), so `python -m hierlstm doctor`, the app's
 banner and its sidebar say the same thing, in English or Chinese.
 
-Nothing here imports TensorFlow: the caller passes `hierlstm.timing.devices.device_report()`.
+Nothing here imports TensorFlow: the caller passes `hierlstm.hardware.devices.device_report()`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from hierlstm.i18n import t
-from hierlstm.timing.gpu import (
+from hierlstm.hardware.gpu import (
     TF_2_21_CUDA_TARGETS,
     TOOLKIT_DRIVER,
     capability_support,
@@ -31,7 +30,8 @@ from hierlstm.timing.gpu import (
     version_tuple,
     visible_driver_gpus,
 )
-from hierlstm.timing.nvidia import DriverReport, query_driver
+from hierlstm.hardware.nvidia import DriverReport, query_driver
+from hierlstm.i18n import t
 
 # The libraries TensorFlow's CUDA 12 build opens, in dependency order, with the folder of the
 # nvidia-*-cu12 wheel (site-packages/nvidia/<folder>/lib) that ships each; libcuda.so.1 comes
@@ -174,7 +174,7 @@ def unloadable_libraries(cuda_version: str, cudnn_version: str) -> tuple[str, ..
 
 
 def gather_facts(report, environ: Mapping[str, str] | None = None) -> GpuFacts:
-    """The facts about this process: `report` is `hierlstm.timing.devices.device_report()`;
+    """The facts about this process: `report` is `hierlstm.hardware.devices.device_report()`;
     nvidia-smi runs now. The libraries are tried only when a GPU is there and TensorFlow lists
     none (opening CUDA libraries in a working process would only cost memory)."""
     environ = os.environ if environ is None else environ

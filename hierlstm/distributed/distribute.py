@@ -14,7 +14,7 @@ row for row with a single-device run of the same input. A batch that does not sp
 refused (`config.per_replica_batch`).
 
 Where the replicas are (logical CPUs, the cluster from TF_CONFIG, this process's devices) is
-`hierlstm.timing.cluster`. TensorFlow is imported inside the functions: the records and the
+`hierlstm.distributed.cluster`. TensorFlow is imported inside the functions: the records and the
 replica planning load without it.
 """
 
@@ -29,14 +29,14 @@ from collections.abc import Callable
 import numpy as np
 
 from hierlstm.config import RunConfig, SettingError, per_replica_batch
-from hierlstm.timing.cluster import (
+from hierlstm.distributed.cluster import (
     is_local_device,
     local_devices,
     replica_device_specs,
     require_cluster,
     short_name,
 )
-from hierlstm.timing.records import BenchResult
+from hierlstm.records import BenchResult
 
 # Variants that cannot run under a strategy, with the reason a failed result gives. Every
 # variant registered today runs under both strategies (tests/test_distribute.py checks each, XLA
@@ -131,7 +131,7 @@ def plan(config: RunConfig) -> Plan:
     """Makes the strategy and checks the run can happen; ValueError in one sentence if not."""
     import tensorflow as tf
 
-    from hierlstm.timing.devices import device_string
+    from hierlstm.hardware import device_string
 
     if config.variant in UNSUPPORTED:
         raise SettingError(UNSUPPORTED[config.variant])

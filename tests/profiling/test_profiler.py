@@ -23,14 +23,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from hierlstm.admission import LimitError
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.model.builders import build_model
+from hierlstm.profiling import OUTSIDE, profile, profiler, zip_logdir
 from hierlstm.registry import VARIANTS
-from hierlstm.timing import profiler
 from hierlstm.timing.breakdown import top_level_layers
-from hierlstm.timing.limits import LimitError
-from hierlstm.timing.profiler import profile, zip_logdir
-from hierlstm.timing.xspace import OUTSIDE
 
 TIMING = Timing(warmup=1, repeats=3)
 STEPS = 2

@@ -22,10 +22,9 @@ import threading
 import time
 
 from hierlstm.config import RunConfig, SettingError
+from hierlstm.hardware import gpu, query_driver
 from hierlstm.model import cost
 from hierlstm.registry import VARIANTS
-from hierlstm.timing import gpu
-from hierlstm.timing.nvidia import query_driver
 
 WORKSPACE_FACTOR = 3
 # Tracing time_distributed: its first call took 76.9 s at 400 time steps on the development

@@ -15,11 +15,11 @@ import tensorflow as tf
 
 from hierlstm.cli.main import main
 from hierlstm.config import RunConfig, Timing
+from hierlstm.distributed import distribute, ensure_logical_cpus
 from hierlstm.model.trace import trace_report, trace_shapes
 from hierlstm.registry import VARIANTS
 from hierlstm.results.store import ResultStore
-from hierlstm.timing import distribute, harness, sweeps
-from hierlstm.timing.cluster import ensure_logical_cpus
+from hierlstm.timing import harness, sweeps
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY = RunConfig(variant="folded", batch_size=4, time_steps=3)
@@ -80,7 +80,7 @@ def test_trace_shows_one_replicas_shapes():
 
 def test_distribute_and_cluster_load_without_tensorflow():
     code = (
-        "import hierlstm.timing.distribute, hierlstm.timing.cluster, sys; "
+        "import hierlstm.distributed.distribute, hierlstm.distributed.cluster, sys; "
         "print('tensorflow' in sys.modules)"
     )
     completed = subprocess.run(
@@ -256,7 +256,8 @@ import numpy as np
 from hierlstm._native import import_tensorflow_quietly
 
 tf = import_tensorflow_quietly()
-from hierlstm.timing import cluster, distribute, harness
+from hierlstm.distributed import cluster, distribute
+from hierlstm.timing import harness
 
 cluster.ensure_logical_cpus(2)
 from hierlstm.cli.main import main

@@ -5,9 +5,7 @@ import math
 
 import pytest
 
-from hierlstm.config import RunConfig, Timing
-from hierlstm.model import cost
-from hierlstm.timing.estimate import (
+from hierlstm.admission.estimate import (
     CALIBRATION_TIME,
     StepCost,
     calibrate,
@@ -17,6 +15,8 @@ from hierlstm.timing.estimate import (
     run_seconds,
     seconds_left,
 )
+from hierlstm.config import RunConfig, Timing
+from hierlstm.model import cost
 
 STEP_COST = StepCost("nested", seconds_per_step=1e-4, seconds_per_gflop=0.05, first_call_s=0.5)
 

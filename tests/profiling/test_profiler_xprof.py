@@ -12,7 +12,7 @@ import pytest
 from xprof.convert import raw_to_tool_data
 
 from hierlstm.config import RunConfig, Timing
-from hierlstm.timing.profiler import profile
+from hierlstm.profiling import profile
 
 
 def xprof_op_types(xplane: str) -> tuple[Counter, Counter]:

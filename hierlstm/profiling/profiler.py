@@ -6,7 +6,7 @@ per op type and per line (thread or GPU stream), beside the harness's own timing
 step of `hierlstm.timing.training`), first-calls it, runs `timing.warmup` untimed calls, then
 N calls under `tf.profiler.experimental.start/stop`, each inside a
 `tf.profiler.experimental.Trace("step", step_num=i, _r=1)` marker, so the capture knows its
-steps. The capture is read back and reduced by `hierlstm.timing.xspace` (self times, steps,
+steps. The capture is read back and reduced by `hierlstm.profiling.xspace` (self times, steps,
 layers and the "outside any layer" bucket are defined there). Then, with the profiler
 stopped, the same run is timed `timing.repeats` times by the harness's own timed call
 (`PreparedRun.call`, what `benchmark` samples), in the same call on the same built model: the
@@ -24,7 +24,7 @@ run's; a pruning the disk refuses is one warning in the log, and the profile goe
 
 Rules of a timing run: the settings are checked first (`check_limits`, the step count's
 bounds, one device only), each refusal a `SettingError`. The caller holds the device lock
-(`hierlstm.timing.runlock.hold`), as for `benchmark`: the CLI and the app take it around the
+(`hierlstm.admission.runlock.hold`), as for `benchmark`: the CLI and the app take it around the
 run. TensorFlow runs one profiler per process, so a second profile while one is recording (a
 run on another device of the same app server) is refused at once with a `SettingError`, never
 queued: the first is short, and waiting inside a run that holds a device lock would hold that
@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from hierlstm.admission import check_limits, env_int
 from hierlstm.config import (
     BOUNDS,
     DEFAULT_TIMING,
@@ -57,15 +58,13 @@ from hierlstm.config import (
     data_folder,
     out_of_bounds,
 )
+from hierlstm.hardware import device_string, resolve_device, versions
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
+from hierlstm.profiling.xspace import OUTSIDE, find_xplane, read_xspace, summarise
 from hierlstm.refusals import Refusal, Refused, refusal_of, writable_folder
+from hierlstm.timing import Progress, no_progress, prepare, scaled_progress
 from hierlstm.timing.breakdown import top_level_layers
-from hierlstm.timing.calls import Progress, no_progress, scaled_progress
-from hierlstm.timing.devices import device_string, resolve_device, versions
-from hierlstm.timing.harness import prepare
-from hierlstm.timing.limits import check_limits, env_int
-from hierlstm.timing.xspace import OUTSIDE, find_xplane, read_xspace, summarise
 
 DEFAULT_STEPS = 10
 _log = logging.getLogger(__name__)

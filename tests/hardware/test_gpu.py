@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from hierlstm.config import SettingError
-from hierlstm.timing import gpu, nvidia
-from hierlstm.timing.gpu_diagnosis import GpuFacts, diagnose
-from hierlstm.timing.nvidia import DriverReport, NvidiaGpu
+from hierlstm.hardware import DriverReport, GpuFacts, NvidiaGpu, diagnose, gpu, nvidia
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fake-nvidia-smi"
 TARGETS = gpu.TF_2_21_CUDA_TARGETS

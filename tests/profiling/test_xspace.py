@@ -9,7 +9,7 @@ import pytest
 from tensorflow.compiler.xla.service import hlo_pb2
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-from hierlstm.timing.xspace import (
+from hierlstm.profiling.xspace import (
     OUTSIDE,
     layer_of,
     outermost,

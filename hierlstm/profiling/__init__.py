@@ -1,0 +1,21 @@
+"""The TensorFlow Profiler around a few steps of a prepared run (`profile`), and the reading of
+its XSpace capture into time per op, per layer and per device stream (`xspace`), checked
+against XProf's own tools in the tests."""
+
+from hierlstm._lazy import lazy_exports
+
+EXPORTS = {
+    "DEFAULT_STEPS": "profiler",
+    "ProfileResult": "profiler",
+    "check_profile": "profiler",
+    "default_logdir": "profiler",
+    "profile": "profiler",
+    "prune_profiles": "profiler",
+    "zip_logdir": "profiler",
+    "OUTSIDE": "xspace",
+    "SpaceSummary": "xspace",
+    "find_xplane": "xspace",
+    "read_xspace": "xspace",
+    "summarise": "xspace",
+}
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
