@@ -31,13 +31,21 @@ endif
 RUNTIME := $(VENV)/.runtime-$(WHEEL)
 DEV := $(VENV)/.dev-$(WHEEL)
 
-.PHONY: run test lint browser clean
+.PHONY: run test test-fast lint browser clean
 
 run: $(RUNTIME)
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
 test: $(DEV) browser
 	$(BIN)/python -m pytest
+
+# The quick loop: the pure modules and the model, no browser, no app, and TensorFlow only in
+# the tests that import it. `make test` still runs everything, and is what CI runs.
+FAST_TESTS := tests/test_config.py tests/test_imports.py tests/test_readme.py tests/test_fast_tier.py \
+	tests/model tests/results tests/hardware/test_gpu.py tests/admission/test_limits.py \
+	tests/admission/test_estimate.py
+test-fast: $(DEV)
+	HIERLSTM_TESTS=fast $(BIN)/python -m pytest -m "not browser" $(FAST_TESTS)
 
 lint: $(DEV)
 	$(BIN)/ruff check .

@@ -3,7 +3,8 @@ session's own folder for the device lock files: the timing runs of one test sess
 servers and CLI processes it starts, which inherit the variable) queue on each other, never on
 another session's or a real app's beside it. hierlstm's data folder (XDG_DATA_HOME: the default
 results file, the profiles' captures) is the session's own too, so no test writes to the
-user's. The app's warm-up in this process (AppTest) traces
+user's. With HIERLSTM_TESTS=fast (`make test-fast`) TensorFlow is left to the tests that need
+it. The app's warm-up in this process (AppTest) traces
 the default models but measures no cost per step: that would hold the device lock, at a moment
 no test chose, while a test times; tests/app/test_warmup.py runs that step on its own."""
 
@@ -15,4 +16,7 @@ from hierlstm._native import import_tensorflow_quietly
 os.environ["HIERLSTM_LOCK_DIR"] = tempfile.mkdtemp(prefix="hierlstm-test-locks-")
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="hierlstm-test-data-")
 os.environ["HIERLSTM_WARMUP"] = "trace"
-import_tensorflow_quietly()
+# The fast tier (`make test-fast`) imports TensorFlow only where a test imports it; every other
+# session imports it once, here, before any test thread could import it beside another.
+if os.environ.get("HIERLSTM_TESTS") != "fast":
+    import_tensorflow_quietly()
