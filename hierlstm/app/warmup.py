@@ -50,10 +50,9 @@ HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
 
 
 def _check_for_a_repl_once() -> None:
-    """Streamlit's first element in a process checks whether it runs in a REPL, with
-    `inspect.stack()`, which resolves the file of every loaded module: 0.02 s here before
-    TensorFlow is imported, 0.1 s after, and about 0.4 s (py-spy) in the first visitor's frame
-    while TensorFlow was being imported beside it. Done first in the warm-up, it is done."""
+    """Streamlit's once-per-process REPL check (`inspect.stack()`, which resolves the file of
+    every loaded module), made here before TensorFlow's thousands of modules are loaded, so no
+    visitor's first element pays for it."""
     from streamlit import delta_generator
 
     check = getattr(delta_generator, "_maybe_print_use_warning", None)  # Streamlit 1.67
@@ -63,11 +62,9 @@ def _check_for_a_repl_once() -> None:
 
 def _load_libraries() -> None:
     """numpy and pandas, imported before the frame may draw a chart: plotly takes them from
-    sys.modules when they are there (and only them: `get_module(..., should_load=False)`), so
-    a chart drawn while another thread imports either finds it half-initialised ("partially
-    initialized module 'pandas' has no attribute 'Series'", seen in 3 of about 14 cold starts).
-    plotly's own modules are imported as usual, under the import lock: the frame loads them
-    while TensorFlow is imported (0.2 s here, which loading them first would add to it)."""
+    sys.modules when they are there (`get_module(..., should_load=False)`), so a chart drawn
+    while another thread imports either would find it half-initialised. plotly's own modules
+    are imported as usual, under the import lock."""
     _check_for_a_repl_once()
     import numpy  # noqa: F401
     import pandas  # noqa: F401
@@ -143,8 +140,8 @@ def _wait_for_quiet() -> None:
 
 
 def _share_defaults() -> None:
-    """The Weight sharing page's live checks at the default sizes (0.4-0.8 s the first time),
-    once the pages are quiet, into the cache the page reads."""
+    """The Weight sharing page's live checks at the default sizes, once the pages are quiet,
+    into the cache the page reads."""
     from hierlstm.app import caches
 
     caches.sharing_reports_of(RunConfig())
@@ -361,9 +358,8 @@ def wait_in_page() -> None:
     four times a second while this script run waits (an Event's wait, which leaves the
     interpreter to the warm-up; each update is a Streamlit call, so a rerun or a closed tab
     ends the wait at once), then the page runs again, warm. Past WAIT_S the page polls instead.
-
-    Waiting in the run, not rerunning to look again: a fragment rerun every half second cost
-    the warm-up's tracing 1.6 s of its 3.2 s with one visitor waiting (`first_page.py`)."""
+    It waits in the run rather than rerunning to look again, which would take the CPU from the
+    warm-up it waits for."""
     warm = server_warmup()
     deadline = time.monotonic() + WAIT_S
     box = st.container(key="warmup-placeholder")  # what a browser can wait for to be gone
