@@ -21,6 +21,7 @@ _EXPORTS = {
     "trace_shapes": "hierlstm.model.trace",
     "trace_report": "hierlstm.model.trace",
     "check_variants": "hierlstm.model.check",
+    "import_tensorflow_quietly": "hierlstm._native",  # for scripts whose stderr is read
 }
 
 __all__ = sorted(_EXPORTS)
