@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: the machine header, the peak estimate, markdown tables."""
+"""What the benchmarks share: TensorFlow imported quietly, the machine header, the peak
+estimate, markdown tables."""
 
 from __future__ import annotations
 
@@ -7,12 +8,9 @@ import os
 import platform
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from hierlstm import import_tensorflow_quietly
 
-from hierlstm._native import import_tensorflow_quietly  # noqa: E402
-
-tf = import_tensorflow_quietly()
-from hierlstm.hardware import cpu_flags  # noqa: E402
+tf = import_tensorflow_quietly()  # before anything of hierlstm's that imports TensorFlow
 
 tf.get_logger().setLevel("ERROR")
 
@@ -39,8 +37,10 @@ def fp32_peak_gflops() -> tuple[float, str]:
     /proc/cpuinfo reports now (a VM often reports the base clock; turbo would raise the peak).
     An estimate for scale, not a measured roofline.
     """
+    from hierlstm.hardware import cpu_flags  # imports TensorFlow: after the quiet import
+
     cores = len(os.sched_getaffinity(0))
-    flags = cpu_flags()  # from hierlstm.hardware.devices
+    flags = cpu_flags()
     per_cycle = 64 if "avx512f" in flags else 32 if "avx2" in flags else 16
     model, mhz = cpu_model_and_mhz()
     peak = cores * mhz / 1000 * per_cycle
@@ -50,6 +50,16 @@ def fp32_peak_gflops() -> tuple[float, str]:
         f"2 FMA units assumed) = {peak:.0f} GFLOP/s"
     )
     return peak, method
+
+
+def command_line() -> str:
+    """How this process was started, as `python -m benchmarks.NAME ...` or
+    `python -m benchmarks NAME ...`."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    if spec is None:  # not run with -m
+        return " ".join([".venv/bin/python", *sys.argv])
+    module = spec.name.removesuffix(".__main__")
+    return " ".join([".venv/bin/python", "-m", module, *sys.argv[1:]])
 
 
 def header(title: str) -> str:
@@ -67,7 +77,7 @@ def header(title: str) -> str:
             f"{'GPUs: ' + str(len(gpus)) if gpus else 'no GPU'}",
             f"- versions: Python {platform.python_version()}, TensorFlow {tf.__version__}, "
             f"Keras {keras.__version__}, numpy {np.__version__}",
-            f"- command: `{' '.join(['.venv/bin/python', *sys.argv])}`",
+            f"- command: `{command_line()}`",
             "",
         ]
     )

@@ -1,6 +1,6 @@
 """How close the app's long-run estimate comes to the run it estimates.
 
-    .venv/bin/python benchmarks/estimate.py [--variants nested,folded,fused,time_distributed]
+    .venv/bin/python -m benchmarks.estimate [--variants nested,folded,fused,time_distributed]
                                             [--shapes 8x30,32x60,64x100] [--warmup 2] [--repeats 10]
 
 For each variant: `hierlstm.admission.estimate.calibrate` (two small timed runs), then for each
@@ -16,20 +16,21 @@ from __future__ import annotations
 import argparse
 import time
 
-from common import header, markdown_table
-
+from benchmarks.common import header, markdown_table
 from hierlstm.admission.estimate import calibrate, run_seconds
 from hierlstm.config import RunConfig, Timing
 from hierlstm.timing import benchmark
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--variants", default="nested,folded,fused,time_distributed")
     parser.add_argument("--shapes", default="8x30,32x60,64x100")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
     timing = Timing(warmup=args.warmup, repeats=args.repeats)
     print(header("Long-run estimate against the measured run"))

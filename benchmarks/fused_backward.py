@@ -1,7 +1,7 @@
 """Each part of the `fused` layer, forward and forward + backward under XLA, with TensorFlow's
 own gradient beside the written-out one (`hierlstm.model.bptt`), timed interleaved.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/fused_backward.py [--shapes 8x50,32x100] [--repeats 10]
+    .venv/bin/python -m benchmarks.fused_backward [--shapes 8x50,32x100] [--repeats 10]
 
 Parts: the conv and max-pool by taps (`pooled_rows_by_taps` / `pooled_rows_for_training`), the
 inner LSTM (`inner_lstm` / `inner_lstm_for_training`) and the outer LSTM (`outer_lstm` /
@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from common import header, markdown_table, tf
 
+from benchmarks.common import header, markdown_table, tf
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -78,11 +78,13 @@ def shape_rows(batch: int, steps: int, repeats: int) -> list:
     ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     parser.add_argument("--repeats", type=int, default=10)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(header("fused's backward pass, part by part (XLA)"))
     rows = []
     for shape in args.shapes.split(","):

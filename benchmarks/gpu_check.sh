@@ -11,7 +11,7 @@
 #      time steps), interleaved, stored in the folder's results.sqlite3 and exported as
 #      results.json (the app's Results page imports it); then `check --task training` and the
 #      same benches of a training step (forward, backward, SGD update, and its phases);
-#   4. the PyTorch peer on the same device (benchmarks/gpu_peer.py) when torch is installed
+#   4. the PyTorch peer on the same device (python -m benchmarks.gpu_peer) when torch is installed
 #      (a CUDA build of it on a GPU);
 #   5. report.md: the machine, the versions, every table and ratio.
 # On a machine where TensorFlow sees no GPU the same steps run on the CPU and the report says
@@ -129,7 +129,7 @@ PYTHON
 )
 case "$PEER" in
     cpu | gpu:*)
-        step peer "$PY" benchmarks/gpu_peer.py --device "$PEER" --repeats "$((REPEATS * 2))" \
+        step peer "$PY" -m benchmarks.gpu_peer --device "$PEER" --repeats "$((REPEATS * 2))" \
             --json "$OUT/peer.json" ;;
     *)
         reason="${PEER#none:}"
@@ -139,6 +139,6 @@ case "$PEER" in
 esac
 
 step export "$PY" -m hierlstm results export --format json --output "$OUT/results.json" --db "$DB"
-"$PY" benchmarks/gpu_report.py "$OUT" --seconds "$(($(date +%s) - BEGAN))" || exit 2
+"$PY" -m benchmarks.gpu_report "$OUT" --seconds "$(($(date +%s) - BEGAN))" || exit 2
 echo "report: $OUT/report.md (send the whole folder)" >&2
 exit "$DOCTOR"

@@ -2,13 +2,14 @@
 GPU when TensorFlow sees one and PyTorch has CUDA, else the CPU.
 
     .venv/bin/pip install -r requirements-bench.txt   # PyTorch; on a GPU, a CUDA build of it
-    .venv/bin/python benchmarks/gpu_peer.py [--device auto|cpu|gpu:N] [--repeats 20]
+    .venv/bin/python -m benchmarks.gpu_peer [--device auto|cpu|gpu:N] [--repeats 20]
         [--shapes 8x50,32x100,128x200] [--json FILE]
 
 The PyTorch model is `vs_pytorch.torch_model` (the folded design, weights copied from the same
 `init_params`). hierlstm's candidates are prepared by the harness (`hierlstm.timing.harness
 .prepare`: built on the device, first call apart, each sample ended by `sync_devices`);
-PyTorch's samples end in `torch.cuda.synchronize()` on a GPU. Every candidate is timed in
+PyTorch's samples are this module's own `perf_counter` interval (the harness times TensorFlow
+only), ended by `torch.cuda.synchronize()` on a GPU. Every candidate is timed in
 interleaved rounds after 3 warm-up rounds, and hierlstm-best / PyTorch is paired per round.
 Outputs are checked against the numpy reference first; the largest difference is reported, and
 a difference over the tolerance (1e-5 on a CPU; 5e-3 on a GPU, where cuDNN and the TensorFloat-32
@@ -25,9 +26,9 @@ import sys
 import time
 
 import numpy as np
-from common import header, markdown_table, tf
-from vs_pytorch import candidates, interleaved, torch_model
 
+from benchmarks.common import header, markdown_table, tf
+from benchmarks.vs_pytorch import candidates, interleaved, torch_model
 from hierlstm.config import RunConfig
 from hierlstm.hardware import device_label, resolve_device
 from hierlstm.model.params import init_params
@@ -107,13 +108,15 @@ def markdown(rows: list[dict]) -> str:
     return markdown_table((*head, "best / PyTorch (p10-p90)", "max abs diff"), table)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--device", default="auto", help="auto | cpu | gpu:N")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     import torch
 
     device = resolve_device(args.device)

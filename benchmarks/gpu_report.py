@@ -1,6 +1,6 @@
 """The markdown report of benchmarks/gpu_check.sh, from the outputs it left in its folder.
 
-    .venv/bin/python benchmarks/gpu_report.py FOLDER [--seconds N]
+    .venv/bin/python -m benchmarks.gpu_report FOLDER [--seconds N]
 
 Reads steps.tsv (each step's exit status, seconds and command), doctor.out (`doctor --json`),
 check-<precision>.out (`check --json`), bench-<shape>[-xla].out (`bench --json`) and peer.out
@@ -18,8 +18,7 @@ import socket
 import sys
 from pathlib import Path
 
-from common import cpu_model_and_mhz, markdown_table
-
+from benchmarks.common import cpu_model_and_mhz, markdown_table
 from hierlstm.cli.doctor import format_report
 from hierlstm.config import PRECISIONS
 
@@ -238,11 +237,13 @@ def peer_section(folder: Path, step_rows: list[list[str]]) -> str:
     return text.strip().split("\n", 1)[1].strip()  # its own "## ..." title line dropped
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("folder", type=Path)
     parser.add_argument("--seconds", type=int, help="the whole check's duration")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     folder = args.folder
     doctor = load(folder, "doctor")
     step_rows = steps(folder)

@@ -1,6 +1,6 @@
 """The profiler's per-layer split of the real step beside the separate-call split.
 
-    .venv/bin/python benchmarks/profile_split.py [--variants nested,folded,fused]
+    .venv/bin/python -m benchmarks.profile_split [--variants nested,folded,fused]
         [--batch-size 8 --time-steps 50] [--steps 10] [--warmup 3] [--repeats 20] [--xla]
 
 For each variant, at RunConfig's default sizes unless given: `hierlstm.profiling.profiler.profile`
@@ -20,8 +20,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 
-from common import header, markdown_table
-
+from benchmarks.common import header, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.profiling import OUTSIDE, profile
 from hierlstm.timing import layer_breakdown
@@ -31,8 +30,10 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f}"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--variants", default="nested,folded,fused")
     parser.add_argument("--batch-size", type=int, default=RunConfig.batch_size)
     parser.add_argument("--time-steps", type=int, default=RunConfig.time_steps)
@@ -40,7 +41,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--xla", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     timing = Timing(warmup=args.warmup, repeats=args.repeats)
     logs = tempfile.mkdtemp(prefix="hierlstm-profile-split-")
     print(header("Per-layer split: the profiler against separate calls"))

@@ -1,6 +1,6 @@
 """First call and steady state against time_steps, per variant, interleaved at each length.
 
-    .venv/bin/python benchmarks/scaling.py [--batch 8] [--times 25,50,100,200,400] [--repeats 5]
+    .venv/bin/python -m benchmarks.scaling [--batch 8] [--times 25,50,100,200,400] [--repeats 5]
                                            [--xla]
 
 For each time length every variant is built, first-called (trace + compile + run, timed on its
@@ -13,20 +13,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from common import header, markdown_table
-
+from benchmarks.common import header, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import compare
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--times", default="25,50,100,200,400")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--xla", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     times = [int(value) for value in args.times.split(",")]
     names = list(VARIANTS)
     first, median = {name: {} for name in names}, {name: {} for name in names}

@@ -1,6 +1,6 @@
 """Every variant, with and without XLA, at three shapes, timed interleaved in one process.
 
-    .venv/bin/python benchmarks/variants.py [--repeats 10] [--shapes 8x50,32x100,128x200]
+    .venv/bin/python -m benchmarks.variants [--repeats 10] [--shapes 8x50,32x100,128x200]
 
 Prints, per shape, a markdown table: median and IQR per variant, the speed-up paired per round
 against `nested` without XLA, first call, GFLOP/s (analytic FLOPs / median) and the fraction of
@@ -14,8 +14,8 @@ import argparse
 import timeit
 
 import numpy as np
-from common import fp32_peak_gflops, header, markdown_table
 
+from benchmarks.common import fp32_peak_gflops, header, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -90,11 +90,13 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
     )
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     peak, method = fp32_peak_gflops()
     print(header("Variants, with and without XLA"))
     print(f"Estimated FP32 peak: {method}.\n")

@@ -2,15 +2,17 @@
 forward pass, and one training step (forward, backward, SGD update).
 
     .venv/bin/pip install -r requirements-bench.txt      # PyTorch (CPU build), benchmark-only
-    .venv/bin/python benchmarks/vs_pytorch.py [--repeats 30] [--threads N] [--task both]
+    .venv/bin/python -m benchmarks.vs_pytorch [--repeats 30] [--threads N] [--task both]
 
 The PyTorch model is the folded design written the way a PyTorch user would: Conv2d, MaxPool2d,
 one nn.LSTM over the (batch*time, 12, 16) sub-sequences, one nn.LSTM over time. Its weights are
 copied from the same `init_params` as hierlstm's, and both outputs are checked against the numpy
 reference before anything is timed. Both frameworks get the same thread count; every candidate
-is timed in interleaved rounds (A B C ..., A B C ...), each sample a `perf_counter` interval
-around one forward pass ended by the harness's device synchronisation (PyTorch on a CPU returns
-when it is done). Prints per shape the medians and hierlstm-best / PyTorch, paired per round.
+is timed in interleaved rounds (A B C ..., A B C ...). hierlstm's samples are the harness's
+`timed_call` (one forward pass ended by the device sync); PyTorch's are this module's own
+`perf_counter` interval around one pass (PyTorch on a CPU returns when it is done): the harness
+times TensorFlow only, and its `compare` cannot interleave a PyTorch candidate. Prints per
+shape the medians and hierlstm-best / PyTorch, paired per round.
 
 The training step is hierlstm's `TrainingStep.step` (`hierlstm.model.training`) against
 `zero_grad; loss.backward(); SGD.step()` in PyTorch: the same loss
@@ -29,8 +31,8 @@ import sys
 import time
 
 import numpy as np
-from common import header, markdown_table, tf
 
+from benchmarks.common import header, markdown_table, tf
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target, mean_squared_error
@@ -225,14 +227,16 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     return [*row, _paired(samples, best, "PyTorch")], names
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--train-repeats", type=int, default=15, help="rounds of the training step")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)

@@ -16,7 +16,7 @@ FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 
 def report(folder: Path) -> str:
     completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpu_report.py"), str(folder), "--seconds", "7"],
+        [sys.executable, "-m", "benchmarks.gpu_report", str(folder), "--seconds", "7"],
         capture_output=True,
         text=True,
         timeout=120,

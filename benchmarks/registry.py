@@ -1,0 +1,45 @@
+"""Every benchmark, by name: a light record (its module, one line on what it answers, what it
+needs beyond the venv) that imports nothing until it is run. `python -m benchmarks` lists this
+and runs from it; the tests iterate it."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+
+@dataclasses.dataclass(frozen=True)
+class Benchmark:
+    name: str  # the module, benchmarks.<name>
+    summary: str
+    needs: str = ""  # beyond the venv: "chromium", "torch", "a GPU"
+
+    def __call__(self, argv: list[str] | None = None) -> None:
+        """Runs the benchmark's `main(argv)`."""
+        importlib.import_module(f"benchmarks.{self.name}").main(argv)
+
+
+BENCHMARKS = {
+    benchmark.name: benchmark
+    for benchmark in (
+        Benchmark("variants", "every variant with and without XLA at 8x50, 32x100, 128x200"),
+        Benchmark("scaling", "first call and steady state against time steps"),
+        Benchmark("estimate", "the app's long-run estimate against the real run"),
+        Benchmark("profile_split", "the profiler's per-layer split beside the separate-call one"),
+        Benchmark("fused_ablation", "why fused is fast: one of its choices undone at a time"),
+        Benchmark(
+            "fused_backward",
+            "each part of fused, forward and backward: TensorFlow's gradient vs bptt",
+        ),
+        Benchmark(
+            "vs_pytorch", "the fastest variants against the same function in PyTorch", "torch"
+        ),
+        Benchmark(
+            "gpu_peer", "the fastest variants against PyTorch on one device, GPU if any", "torch"
+        ),
+        Benchmark("gpu_report", "the markdown report of gpu_check.sh, from its output folder"),
+        Benchmark("first_page", "a fresh server's first page, every page, in Chromium", "chromium"),
+        Benchmark("browser_floor", "what a new browser costs before any of our work", "chromium"),
+        Benchmark("soak", "visitors in Chromium for minutes, a CLI loop, two servers", "chromium"),
+    )
+}
