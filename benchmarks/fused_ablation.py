@@ -1,16 +1,17 @@
 """Why `fused` is fast: it against `folded`, with and without XLA, and with one of its choices
 undone at a time, timed in one process.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/fused_ablation.py [--rounds 20] [--shapes 8x50,...]
+    .venv/bin/python -m benchmarks.fused_ablation [--rounds 20] [--shapes 8x50,...]
 
 Every candidate is built from one `init_params`, wrapped in `tf.function` with input signature
 (None, 36, None, 1) (any batch, any time length: one trace each), checked against the numpy
 reference (max abs diff <= 1e-5), warmed up (XLA compiles per concrete shape), then timed in
-interleaved rounds (A B C ..., the starting candidate rotating each round) with
-`time.perf_counter` around one call and `.numpy()` on its output (which waits for the CPU to
-finish). Reported per shape: the median, the p10-p90 spread, and the median over rounds of the
-paired ratios folded / candidate and folded + XLA / candidate (> 1 is faster: a paired ratio
-is steadier than a ratio of medians on a shared machine). The ablations, all under XLA, are
+interleaved rounds (A B C ..., the starting candidate rotating each round), each sample the
+harness's `timed_call` (one call, ended by the device sync). Reported per shape: the median,
+the p10-p90 spread, and the median over rounds of the paired ratios folded / candidate and
+folded + XLA / candidate (> 1 is faster: a paired ratio is steadier than a ratio of medians
+on a shared machine). The harness's `compare` is not used: it times the registry's variants,
+and the ablations are layers outside it. The ablations, all under XLA, are
 `FusedHierarchicalLSTM` subclasses that swap back exactly one method:
 - sigmoid gates: Keras's gate maths (three sigmoids and a tanh) instead of one tanh per gate
   with the halving folded into the weights;
@@ -29,13 +30,14 @@ import time
 
 import keras
 import numpy as np
-from common import header, markdown_table, tf
 
+from benchmarks.common import header, markdown_table, tf
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_fused, build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM
 from hierlstm.model.params import init_params, load_params
 from hierlstm.model.reference import reference_forward
+from hierlstm.timing import timed_call
 
 
 class SigmoidGates(FusedHierarchicalLSTM):
@@ -147,9 +149,7 @@ def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> 
     for round_index in range(rounds):
         shift = round_index % len(names)
         for name in names[shift:] + names[:shift]:
-            start = time.perf_counter()
-            functions[name](inputs).numpy()
-            samples[name].append(time.perf_counter() - start)
+            samples[name].append(timed_call(functions[name], inputs))
     baseline, baseline_xla = np.array(samples["folded"]), np.array(samples["folded + XLA"])
     rows = []
     for name in names:
@@ -168,11 +168,13 @@ def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> 
     return rows
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     config = RunConfig(variant="fused")
     params = init_params(config)
     functions = candidates(config, params)
