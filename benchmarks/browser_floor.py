@@ -5,7 +5,7 @@ Streamlit's frontend, then the code of every kind of element the page draws (plo
 4.7 MB), then draws it. This script measures, side by side in one run, how long a new context
 takes to reach idle on pages that each add one thing:
 
-    .venv/bin/python benchmarks/browser_floor.py [--visits 5] [--json PATH]
+    .venv/bin/python -m benchmarks.browser_floor [--visits 5] [--json PATH]
 
 - `title`: a Streamlit script that draws only a title (the frontend's own cost);
 - `title + plotly`, `title + table`, `title + plotly + table`: one tiny figure and/or one
@@ -32,9 +32,18 @@ import textwrap
 import time
 from pathlib import Path
 
-import first_page
-from common import header, markdown_table
 from playwright import sync_api
+
+from benchmarks import first_page
+from benchmarks.browser import (
+    free_port,
+    launch_chromium,
+    own_store,
+    start_server,
+    stop,
+    wait_healthy,
+)
+from benchmarks.common import header, markdown_table
 
 HIERLSTM = "hierlstm Shape trace"
 _FRAME = """
@@ -75,15 +84,15 @@ def script_text(title: str, body: str) -> str:
 
 def measure_row(browser, label: str, visits: int, title: str) -> list[float | None]:
     folder = Path(tempfile.mkdtemp(prefix="browser-floor-"))
-    port = first_page.free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     script = "app.py"
     if label != HIERLSTM:
         script = str(folder / "page.py")
         Path(script).write_text(script_text(title, SCRIPTS[label]))
-    process = first_page.start_server(port, folder, profile=False, script=script)
+    process = start_server(port, folder / "server.log", own_store(folder), script=script)
     try:
-        first_page.wait_healthy(url, process, time.perf_counter())
+        wait_healthy(url, process, time.perf_counter())
         warm = first_page.new_page(browser)  # the server's first session (and warm-up) done
         first_page.open_url(warm, url + "/", title)
         warm.context.close()
@@ -97,14 +106,16 @@ def measure_row(browser, label: str, visits: int, title: str) -> list[float | No
                 page.context.close()
         return idles
     finally:
-        first_page.stop(process)
+        stop(process)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--visits", type=int, default=5, help="new browser contexts per row")
     parser.add_argument("--json", help="also write every visit's idle time to this file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.visits < 1:
         parser.error(f"--visits must be at least 1, not {args.visits}")
     title = first_page.app_pages()[0].title
@@ -112,9 +123,7 @@ def main():
     load_before = first_page.load_average()
     rows = {}
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=first_page.CHROMIUM, args=first_page.CHROMIUM_ARGS
-        )
+        browser = launch_chromium(playwright)
         try:
             for label in labels:
                 rows[label] = measure_row(browser, label, args.visits, title)

@@ -3,8 +3,8 @@
 What a visitor's Chromium sees of a fresh server: its first and second visitor, every page
 opened by URL and by the top navigation, and the Benchmark page's default run.
 
-    .venv/bin/python benchmarks/first_page.py [--rounds 1] [--port PORT] [--json PATH]
-                                              [--screenshots DIR] [--profile-server]
+    .venv/bin/python -m benchmarks.first_page [--rounds 1] [--port PORT] [--json PATH]
+                                               [--screenshots DIR] [--profile-server]
 
 Each round launches Chromium, then a fresh `streamlit run app.py` with its own results file and
 lock folder (so no other run on the machine queues with it), and times the process start to the
@@ -35,7 +35,6 @@ switch idle within 1 s; the default benchmark within 10 s.
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import json
 import linecache
@@ -43,37 +42,33 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from common import header, markdown_table
 from playwright import sync_api
 
+from benchmarks.browser import (
+    ROOT,
+    VIEWPORT,
+    free_port,
+    launch_chromium,
+    own_store,
+    start_server,
+    stop,
+    wait_healthy,
+)
+from benchmarks.common import header, markdown_table
+from hierlstm.app.pages import PAGES
 from hierlstm.i18n import MESSAGES, t
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1400, "height": 1000}  # as the browser tests: every top link is shown
-HEALTH_POLL_S = 0.05
-SERVER_START_TIMEOUT_S = 180
 PAGE_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 300
 ROUND_TIMEOUT_S = 1800  # a last bound for what has none of its own (a hung page's evaluate)
 IDLE_HOLD_MS = 500
-PROFILER = str(Path(__file__).with_name("server_profile.py"))
 COLUMNS = ("title s", "sidebar s", "first figure s", "idle s")
 
 # Installed in every page before its scripts: marks, in the page's clock (ms since the epoch),
@@ -185,136 +180,18 @@ class Visit:
 # --- the app's pages ---------------------------------------------------------------------------
 
 
-def _title_key(script: Path) -> str:
-    """The message key of the page script's `st.title(_("..."))`."""
-    for node in ast.walk(ast.parse(script.read_text())):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "title"
-            and node.args
-            and isinstance(node.args[0], ast.Call)
-            and isinstance(node.args[0].args[0], ast.Constant)
-        ):
-            return node.args[0].args[0].value
-    raise ValueError(f"{script.name}: no st.title(_(key)) call to take the page's title from")
-
-
 def app_pages() -> list[Page]:
-    """The app's pages: `hierlstm.app.pages.PAGES` where it exists; before, the frame's PAGES,
-    read without running the app. Streamlit serves a page at
-    its script's file name, and the default (first) page at the root. The frame is
-    streamlit_app.py (entries: script stem, link title, icon, (run label, heavy), title key
-    prefix); before it, app.py held PAGES as (script path, link title, icon, Action(label)),
-    each page drawing its own title: both are read, so one script measures before and after."""
-    try:  # since the pages became records of their own
-        from hierlstm.app.pages import PAGES
-    except ImportError:
-        PAGES = None
-    if PAGES is not None:
-        return [
-            Page(
-                url_path="" if index == 0 else entry.name,
-                title=t(f"{entry.heading}.title"),
-                link=t(entry.title),
-                run_label=t(entry.action.label),
-            )
-            for index, entry in enumerate(PAGES)
-        ]
-    frame = ROOT / "streamlit_app.py"
-    script_path = frame if frame.exists() else ROOT / "app.py"
-    for node in ast.parse(script_path.read_text()).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
-            "PAGES"
-        ]:
-            pages = []
-            for index, entry in enumerate(node.value.elts):
-                if frame.exists():
-                    script, link, _icon, action, heading = entry.elts
-                    stem, title = script.value, t(f"{heading.value}.title")
-                    run_label = action.elts[0].value
-                else:
-                    script, link, _icon, action = entry.elts
-                    stem, title = Path(script.value).stem, t(_title_key(ROOT / script.value))
-                    run_label = action.args[0].value
-                pages.append(
-                    Page(
-                        url_path="" if index == 0 else stem,
-                        title=title,
-                        link=t(link.value),
-                        run_label=t(run_label),
-                    )
-                )
-            return pages
-    raise ValueError(f"{script_path.name}: no PAGES tuple to read the pages from")
-
-
-# --- the server --------------------------------------------------------------------------------
-
-
-def free_port(port: int = 0) -> int:
-    """`port` if nothing listens on it (else ValueError), or any free port for 0: a health
-    check answered by another engineer's server would time the wrong one."""
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError as error:
-            raise ValueError(f"--port {port}: {error.strerror}; choose a free port") from None
-        return probe.getsockname()[1]
-
-
-def start_server(
-    port: int, folder: Path, profile: bool, script: str = "app.py", log: str = "server.log"
-) -> subprocess.Popen:
-    """`streamlit run app.py` (or `script`) from the repository root, on its own results file
-    and lock folder, with the repository importable; its output goes to folder/`log` (a second
-    server on the same folder shares its results and locks, not its log).
-    `profile`: under `server_profile.py`, which writes folder/profile.json when it exits."""
-    environment = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),  # a script outside the repository imports hierlstm too
-        "HIERLSTM_DB": str(folder / "results.sqlite3"),
-        "HIERLSTM_LOCK_DIR": str(folder / "locks"),
-    }
-    runner = (PROFILER, str(folder / "profile.json")) if profile else ("-m", "streamlit")
-    command = [
-        *(sys.executable, *runner, "run", script),
-        *("--server.headless", "true"),
-        *("--server.port", str(port)),
-        *("--server.address", "127.0.0.1"),
-        *("--browser.gatherUsageStats", "false"),
-        *("--server.fileWatcherType", "none"),
+    """The app's pages, in navigation order, from `hierlstm.app.pages.PAGES`. Streamlit serves a
+    page at its script's file name, and the default (first) page at the root."""
+    return [
+        Page(
+            url_path="" if index == 0 else entry.name,
+            title=t(f"{entry.heading}.title"),
+            link=t(entry.title),
+            run_label=t(entry.action.label),
+        )
+        for index, entry in enumerate(PAGES)
     ]
-    with open(folder / log, "w") as output:
-        return subprocess.Popen(command, cwd=ROOT, env=environment, stdout=output, stderr=output)
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
-def wait_healthy(url: str, process: subprocess.Popen, started: float) -> float:
-    """Seconds from `started` (perf_counter at the process start) to the first 200."""
-    while not _healthy(url):
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode} before it was healthy")
-        if time.perf_counter() - started > SERVER_START_TIMEOUT_S:
-            raise RuntimeError(f"streamlit not healthy after {SERVER_START_TIMEOUT_S} s")
-        time.sleep(HEALTH_POLL_S)
-    return time.perf_counter() - started
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=15)
 
 
 # --- the browser -------------------------------------------------------------------------------
@@ -513,11 +390,14 @@ def _measure(folder: Path, number: int, pages: list[Page], args) -> dict:
     signal.alarm(ROUND_TIMEOUT_S)
     try:
         with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(playwright)
             try:
                 first = new_page(browser)  # ready before the server: the visit starts at once
                 started = time.perf_counter()
-                process = start_server(port, folder, args.profile_server)
+                profile = folder / "profile.json" if args.profile_server else None
+                process = start_server(
+                    port, folder / "server.log", own_store(folder), profile=profile
+                )
                 rows = Rows(process, args.profile_server)
                 health_s = wait_healthy(url, process, started)
                 healthy_at = time.perf_counter()
@@ -643,8 +523,10 @@ def load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--rounds", type=int, default=1, help="fresh servers; medians printed")
     parser.add_argument("--port", type=int, help="the server's port (default: a free one)")
     parser.add_argument("--json", help="also write every round's numbers to this file")
@@ -652,10 +534,10 @@ def main():
     parser.add_argument(
         "--profile-server",
         action="store_true",
-        help="run each server under benchmarks/server_profile.py (a stack sampler) and print "
+        help="run each server under benchmarks.server_profile (a stack sampler) and print "
         "where round 1's script runs spent their time, row by row",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, not {args.rounds}")
     if args.port:

@@ -1,12 +1,12 @@
 """Where a Streamlit server's script runs spend their time: `streamlit` run under a sampler.
 
-    python benchmarks/server_profile.py OUT.json run app.py [streamlit options]
+    python -m benchmarks.server_profile OUT.json run app.py [streamlit options]
 
 Every 10 ms a thread looks at the stack of every thread running one of the app's scripts
 (app.py or app_pages/) and charges the time since its last look to two things: the innermost
 line of the app's scripts on that stack (`app.py:15`, the page line that called it), and the
 library the innermost frame is in, with "(import)" while a module is being imported. SIGUSR1
-closes the current phase (`benchmarks/first_page.py --profile-server` sends it after each
+closes the current phase (`python -m benchmarks.first_page --profile-server` sends it after each
 visit); the phases are written to OUT.json when the server exits. A Python sampler sees Python
 frames only: time in a C call (a TensorFlow kernel, loading a shared library) is charged to the
 Python line that made it. Its own cost is one walk of every thread's stack per 10 ms.
@@ -105,7 +105,6 @@ def main():
     signal.signal(signal.SIGUSR1, on_signal)
     atexit.register(write)
     threading.Thread(target=sampler.run, name="server-profile", daemon=True).start()
-    sys.path.pop(0)  # this folder: its scripts must not shadow modules the app imports
     sys.argv = ["streamlit", *streamlit_args]
     runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
 

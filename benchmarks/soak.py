@@ -1,6 +1,6 @@
 """Soak: many visitors for minutes on one server, a CLI loop and a second server beside them.
 
-    .venv/bin/python benchmarks/soak.py [--sessions 4] [--minutes 10] [--seed N] [--port 8700]
+    .venv/bin/python -m benchmarks.soak [--sessions 4] [--minutes 10] [--seed N] [--port 8700]
                                         [--cli-every 30] [--warmup full] [--artifacts DIR]
                                         [--json PATH]
 
@@ -8,7 +8,7 @@ What a demo that runs all afternoon meets, modelled on Streamlit's own Playwrigh
 (real browser sessions; the server's RSS, CPU and threads every 500 ms; load and rerun times at
 p50/p95/p99). In one temporary data folder (XDG_DATA_HOME, HIERLSTM_DB, HIERLSTM_LOCK_DIR):
 
-- server A on `--port` and server B on the next port (first_page.py's `start_server`), both on
+- server A on `--port` and server B on the next port (`benchmarks.browser.start_server`), both on
   the same results file and device locks;
 - `--sessions` visitors, each its own process and Chromium, each waiting for a server to be
   warm and then walking at random (seeded; the seed is printed) for `--minutes`: every other
@@ -61,17 +61,26 @@ import threading
 import time
 from pathlib import Path
 
-import first_page
 import numpy as np
-from common import markdown_table
 from playwright import sync_api
 
+from benchmarks import first_page
+from benchmarks.browser import (
+    ROOT,
+    SERVER_START_TIMEOUT_S,
+    free_port,
+    launch_chromium,
+    own_store,
+    start_server,
+    wait_healthy,
+)
+from benchmarks.browser import stop as stop_server
+from benchmarks.common import markdown_table
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 
-ROOT = first_page.ROOT
 STALL_S = 20  # a page not idle by then is a stall
 RECOVER_S = 100  # how much longer a stalled page is watched, to say whether it recovers
-WARM_S = first_page.SERVER_START_TIMEOUT_S  # a session's first visit waits for the warm-up
+WARM_S = SERVER_START_TIMEOUT_S  # a session's first visit waits for the warm-up
 RUN_S = first_page.RUN_TIMEOUT_S
 LAST_RUN_S = 20  # a run takes seconds: none starts this close to the end
 SAMPLE_S = 0.5
@@ -451,9 +460,7 @@ def session(number: int, count: int, urls: dict, seed: int, folder: Path, start:
     rng = random.Random(f"{seed}-{number}")
     log = folder / f"session-{number}.jsonl"
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=first_page.CHROMIUM, args=first_page.CHROMIUM_ARGS
-        )
+        browser = launch_chromium(playwright)
         try:
             visitor = Visitor(number, browser, urls, rng, log, start)
             pages = visitor.pages
@@ -797,7 +804,7 @@ def free_ports(first: int, count: int, span: int = 100) -> list[int]:
     found = []
     for port in range(first, first + span):
         with contextlib.suppress(ValueError):
-            found.append(first_page.free_port(port))
+            found.append(free_port(port))
         if len(found) == count:
             return found
     raise ValueError(f"no {count} free ports in {first}-{first + span - 1}")
@@ -822,9 +829,10 @@ def soak(args) -> dict:
     began = time.monotonic()
     try:
         for name, port in ports.items():
-            servers[name] = first_page.start_server(port, folder, False, log=f"server-{name}.log")
+            log = folder / f"server-{name}.log"
+            servers[name] = start_server(port, log, own_store(folder))
         for name, process in servers.items():
-            first_page.wait_healthy(urls[name], process, time.perf_counter())
+            wait_healthy(urls[name], process, time.perf_counter())
         start = time.monotonic()
         walk_s = args.minutes * 60
         deadline = start + WARM_S + walk_s  # the last a CLI run may start
@@ -861,7 +869,7 @@ def soak(args) -> dict:
                 child.terminate()
                 child.join(timeout=15)
         for process in servers.values():
-            first_page.stop(process)
+            stop_server(process)
     steps = []
     for number in range(args.sessions):
         log = folder / f"session-{number}.jsonl"
@@ -904,8 +912,10 @@ def soak(args) -> dict:
     return result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--sessions", type=int, default=4, help="visitors, each its own Chromium")
     parser.add_argument("--minutes", type=float, default=10, help="how long the visitors walk")
     parser.add_argument("--seed", type=int, help="the walks' seed (default: a random one)")
@@ -919,7 +929,7 @@ def main():
     parser.add_argument("--warmup", default="full", help="HIERLSTM_WARMUP of both servers")
     parser.add_argument("--artifacts", default=str(ROOT / "test-artifacts"), help="output folder")
     parser.add_argument("--json", help="also write the report's figures to this file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.sessions < 1 or args.minutes <= 0 or args.cli_every <= 0:
         parser.error("--sessions must be at least 1; --minutes and --cli-every above 0")
     if args.seed is None:

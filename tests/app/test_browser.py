@@ -1,7 +1,8 @@
 """The app in real Chromium: `streamlit run app.py` headless on a free loopback port, every page
 opened, Run pressed on a tiny config and on the default one, no exception element anywhere.
 
-Uses Debian's /usr/bin/chromium through Playwright's Python package (no browser download).
+Uses Debian's /usr/bin/chromium through Playwright's Python package (no browser download);
+the server and the browser are started by `benchmarks.browser`, as the benchmarks' are.
 Screenshots and measured times go to test-artifacts/; the Shape trace and Benchmark screenshots
 are also copied to docs/ for the README. Skipped, with the reason, only when chromium or
 playwright is missing (`make test` installs both where it can).
@@ -10,23 +11,27 @@ playwright is missing (`make test` installs both where it can).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from benchmarks.browser import (
+    CHROMIUM,
+    ROOT,
+    VIEWPORT,
+    free_port,
+    launch_chromium,
+    start_server,
+    stop,
+    wait_healthy,
+)
+
 ARTIFACTS = ROOT / "test-artifacts"
 DOCS = ROOT / "docs"
-CHROMIUM = Path("/usr/bin/chromium")
 # Variants are named, so a variant another engineer is still adding cannot break these tests;
 # the default benchmark run below uses the app's own defaults.
 VARIANTS = "variants=nested,folded"
@@ -40,7 +45,6 @@ PAGES = {  # url path -> the page's title (English)
     "results": "Stored results",
     "lesson": "The question, the answer, and this machine",
 }
-SERVER_START_TIMEOUT_S = 180
 PAGE_TIMEOUT_MS = 120_000
 RUN_TIMEOUT_MS = 240_000
 
@@ -59,78 +63,37 @@ sync_api = pytest.importorskip(
 TIMINGS: dict[str, float] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app served headless; yields (base url, results file). Killed at the end."""
     folder = tmp_path_factory.mktemp("browser")
     database = folder / "results.sqlite3"
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     # Two logical CPU devices, so the strategy controls have two replicas to offer. The server
     # warms up as `make run`'s does, but only once WARM_GATE exists: the first test looks at it
     # cold for as long as it needs, and every other test makes sure it is warm.
     environment = {
-        **os.environ,
         "HIERLSTM_DB": str(database),
         "HIERLSTM_LOGICAL_CPUS": "2",
         "HIERLSTM_WARMUP": "full",
         "HIERLSTM_WARMUP_AFTER": str(folder / "warm-up"),
     }
     log = (ARTIFACTS.mkdir(exist_ok=True) or ARTIFACTS) / "streamlit-server.log"
-    with open(log, "w") as log_file:
-        started = time.perf_counter()
-        process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "streamlit", "run", "app.py"),
-                *("--server.headless", "true"),
-                *("--server.port", str(port)),
-                *("--server.address", "127.0.0.1"),
-                *("--browser.gatherUsageStats", "false"),
-                # No reloading mid-test when another engineer saves a file.
-                *("--server.fileWatcherType", "none"),
-            ],
-            cwd=ROOT,
-            env=environment,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
+    started = time.perf_counter()
+    process = start_server(port, log, environment)
+    try:
         try:
-            deadline = started + SERVER_START_TIMEOUT_S
-            while not _healthy(url):
-                if process.poll() is not None:
-                    pytest.fail(f"streamlit exited with {process.returncode}; see {log}")
-                if time.perf_counter() > deadline:
-                    pytest.fail(
-                        f"streamlit not healthy after {SERVER_START_TIMEOUT_S} s; see {log}"
-                    )
-                time.sleep(0.25)
-            TIMINGS["server_healthy_s"] = time.perf_counter() - started
-            TIMINGS["_started"] = started
-            TIMINGS["_pid"] = process.pid
-            yield url, database
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-            timings = {k: round(v, 2) for k, v in TIMINGS.items() if not k.startswith("_")}
-            (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+            TIMINGS["server_healthy_s"] = wait_healthy(url, process, started, poll_s=0.25)
+        except RuntimeError as error:  # exited, or not healthy in time
+            pytest.fail(f"{error}; see {log}")
+        TIMINGS["_started"] = started
+        TIMINGS["_pid"] = process.pid
+        yield url, database
+    finally:
+        stop(process)
+        timings = {k: round(v, 2) for k, v in TIMINGS.items() if not k.startswith("_")}
+        (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
 
 
 @pytest.fixture(autouse=True)
@@ -149,16 +112,7 @@ def _warm_gate(server) -> Path:
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
+        chromium = launch_chromium(playwright)
         try:
             yield chromium
         finally:
@@ -167,7 +121,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(PAGE_TIMEOUT_MS)
     page = context.new_page()
     try:
@@ -450,7 +404,7 @@ def test_language_switch_in_the_browser(server, page):
 def test_dark_theme(server, browser):
     """Charts take their text colours from the theme: readable on a dark background too."""
     url, _ = server
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
     context.set_default_timeout(PAGE_TIMEOUT_MS)
     page = context.new_page()
     try:
@@ -512,7 +466,7 @@ def test_four_sessions_press_run_at_once(server, browser):
     url, database = server
     from hierlstm.results.store import ResultStore
 
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(4)]
+    contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(4)]
     try:
         pages = [context.new_page() for context in contexts]
         for index, page in enumerate(pages):  # all four load at once
@@ -563,7 +517,7 @@ def test_closing_the_tab_mid_run_stops_the_run_and_frees_the_device(server, brow
     from hierlstm.results.store import ResultStore
 
     long_run = "variants=nested,folded&batch_size=16&time_steps=100&repeats=80&warmup=1"
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(2)]
     try:
         closing, staying = (context.new_page() for context in contexts)
         for page in (closing, staying):

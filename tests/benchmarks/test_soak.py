@@ -1,8 +1,8 @@
-"""A short soak (benchmarks/soak.py): two visitors in real Chromium for half a minute on one
-server, a CLI loop and a second server beside them; no stall, no exception, no traceback, and
-every run that finished stored its rows. Skipped, with the reason, only when chromium or
-playwright is missing (`make test` installs both where it can). Its report and the servers'
-samples go to test-artifacts/."""
+"""A short soak (`python -m benchmarks.soak`): two visitors in real Chromium for half a minute
+on one server, a CLI loop and a second server beside them; no stall, no exception, no
+traceback, and every run that finished stored its rows. Skipped, with the reason, only when
+chromium or playwright is missing (`make test` installs both where it can). Its report and the
+servers' samples go to test-artifacts/."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from benchmarks.browser import CHROMIUM, ROOT
+
 ARTIFACTS = ROOT / "test-artifacts"
 SEED = 21  # the walks are the same each time; their timings are not
 
 pytestmark = pytest.mark.browser
 
-if not Path("/usr/bin/chromium").exists():
+if not CHROMIUM.exists():
     pytest.skip(
         "the soak needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)",
         allow_module_level=True,
@@ -33,7 +33,7 @@ pytest.importorskip(
 
 def test_a_short_soak_finds_no_stall_no_exception_and_loses_no_row(tmp_path):
     report = tmp_path / "soak.json"
-    command = [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--sessions", "2"]
+    command = [sys.executable, "-m", "benchmarks.soak", "--sessions", "2"]
     command += ["--minutes", "0.5", "--cli-every", "20", "--seed", str(SEED)]
     command += ["--artifacts", str(ARTIFACTS), "--json", str(report)]
     started = time.monotonic()

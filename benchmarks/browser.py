@@ -1,0 +1,117 @@
+"""The app headless and Debian's Chromium: what the browser tests and the browser benchmarks
+share. A server is `streamlit run app.py` from the repository root on a loopback port, with an
+environment on top of this process's and its output in one log file; Chromium is launched
+through Playwright with the project's flags (no sandbox, no GPU, no background traffic). Imports
+neither TensorFlow nor Playwright, so a test can check `CHROMIUM` before it skips."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+VIEWPORT = {"width": 1400, "height": 1000}  # wide enough that every top link is shown
+SERVER_START_TIMEOUT_S = 180
+
+
+def free_port(port: int = 0) -> int:
+    """`port` if nothing listens on it (else ValueError), or any free port for 0: a health
+    check answered by another engineer's server would time the wrong one."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise ValueError(f"--port {port}: {error.strerror}; choose a free port") from None
+        return probe.getsockname()[1]
+
+
+def start_server(
+    port: int,
+    log: Path,
+    environment: dict[str, str],
+    script: str = "app.py",
+    profile: Path | None = None,
+) -> subprocess.Popen:
+    """`streamlit run script` headless on 127.0.0.1:`port`, from the repository root, with
+    `environment` over this process's and the repository importable; stdout and stderr go to
+    `log`. No file watcher: no reload mid-run when someone saves a file. `profile`: run under
+    `benchmarks.server_profile` (a stack sampler), which writes that file when it exits."""
+    runner = ("-m", "benchmarks.server_profile", str(profile)) if profile else ("-m", "streamlit")
+    command = [
+        *(sys.executable, *runner, "run", script),
+        *("--server.headless", "true"),
+        *("--server.port", str(port)),
+        *("--server.address", "127.0.0.1"),
+        *("--browser.gatherUsageStats", "false"),
+        *("--server.fileWatcherType", "none"),
+    ]
+    # A script outside the repository (a benchmark's own page) imports hierlstm too.
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **environment}
+    with open(log, "w") as output:
+        return subprocess.Popen(
+            command, cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT
+        )
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def wait_healthy(
+    url: str,
+    process: subprocess.Popen,
+    started: float,
+    timeout_s: float = SERVER_START_TIMEOUT_S,
+    poll_s: float = 0.05,
+) -> float:
+    """Seconds from `started` (perf_counter at the process start) to the first 200 from
+    /_stcore/health; RuntimeError if the server exits or is not healthy within `timeout_s`."""
+    while not healthy(url):
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode} before it was healthy")
+        if time.perf_counter() - started > timeout_s:
+            raise RuntimeError(f"streamlit not healthy after {timeout_s:.0f} s")
+        time.sleep(poll_s)
+    return time.perf_counter() - started
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Terminate, then kill after 15 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=15)
+
+
+def launch_chromium(playwright):
+    """Debian's Chromium (no browser download) with the project's flags, from a running
+    `sync_playwright()`."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
+
+
+def own_store(folder: Path) -> dict[str, str]:
+    """The environment that gives a server its own results file and lock folder in `folder`,
+    so no other run on the machine queues with it."""
+    return {
+        "HIERLSTM_DB": str(folder / "results.sqlite3"),
+        "HIERLSTM_LOCK_DIR": str(folder / "locks"),
+    }
