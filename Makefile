@@ -42,6 +42,7 @@ test: $(DEV) browser
 # The quick loop: the pure modules and the model, no browser, no app, and TensorFlow only in
 # the tests that import it. `make test` still runs everything, and is what CI runs.
 FAST_TESTS := tests/test_config.py tests/test_imports.py tests/test_readme.py tests/test_fast_tier.py \
+	tests/test_catalogue.py \
 	tests/model tests/results tests/hardware/test_gpu.py tests/admission/test_limits.py \
 	tests/admission/test_estimate.py
 test-fast: $(DEV)
