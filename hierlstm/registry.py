@@ -1,10 +1,12 @@
 """The VARIANTS registry: one hierarchical-LSTM function, several execution strategies.
 
-A `Variant` is metadata only: its name, flags and dependent-chain length, and the name of its
-builder in `hierlstm.model.builders`, which is imported when a model is built
-(`hierlstm.model.builders.build_model`). So this module, like `hierlstm.config`, imports
-neither TensorFlow nor Keras; the CLI, the cost model and the limits read the registry without
-paying for them. A variant's title and explanation are catalogue messages
+A `Variant` is metadata only: its name, flags, dependent-chain length, the Keras backends it
+runs on (`backends`), and the name of its builder: in `hierlstm.model.builders` for a variant
+written with Keras layers and `keras.ops` only (it runs on TensorFlow, JAX and PyTorch), in
+`hierlstm.model.builders_tf` for one that calls TensorFlow itself. The builder is imported when
+a model is built (`hierlstm.model.builders.build_model`). So this module, like
+`hierlstm.config`, imports neither TensorFlow nor Keras; the CLI, the cost model and the limits
+read the registry without paying for them. A variant's title and explanation are catalogue messages
 (`variant.<name>.title`, `variant.<name>.explanation` in `hierlstm.i18n`), in English and
 Chinese there and nowhere else.
 
@@ -18,6 +20,9 @@ from collections.abc import Callable
 
 from hierlstm.i18n import t
 
+BACKENDS = ("tensorflow", "jax", "torch")  # Keras 3's backends, one per process (KERAS_BACKEND)
+PORTABLE = BACKENDS  # a variant written with Keras layers and keras.ops only runs on all three
+
 
 def _rows_plus_time(rows: int, time: int) -> int:
     return rows + time
@@ -26,13 +31,17 @@ def _rows_plus_time(rows: int, time: int) -> int:
 @dataclasses.dataclass(frozen=True)
 class Variant:
     name: str
-    builder: str  # a function of hierlstm.model.builders: (RunConfig) -> keras.Model
+    builder: str  # a builder function's name: (RunConfig) -> keras.Model (`backends` says where)
     can_use_cudnn: bool  # whether its summariser can take Keras's cuDNN path on a GPU
     # whether it holds any keras.layers.LSTM (the outer LSTM of all but nested and fused), which
     # takes cuDNN on a GPU when the rule allows (hierlstm.model.cudnn)
     has_lstm_layer: bool = True
     static_time: bool = False  # built for one concrete time length (cannot take any T)
     chain: Callable[[int, int], int] = _rows_plus_time  # dependent LSTM steps (rows, time)
+    # the Keras backends its builder runs on: all three for a builder written with Keras layers
+    # and keras.ops only (hierlstm.model.builders), TensorFlow alone for one that calls
+    # TensorFlow itself (hierlstm.model.builders_tf)
+    backends: tuple[str, ...] = PORTABLE
 
     @property
     def title_key(self) -> str:
@@ -61,8 +70,16 @@ VARIANTS: dict[str, Variant] = {
         ),
         Variant("time_distributed", "build_time_distributed", can_use_cudnn=True, static_time=True),
         Variant("folded", "build_folded", can_use_cudnn=True),
-        Variant("vectorized_map", "build_vectorized_map", can_use_cudnn=True),
+        Variant(
+            "vectorized_map", "build_vectorized_map", can_use_cudnn=True, backends=("tensorflow",)
+        ),
         Variant("shared_cell", "build_shared_cell", can_use_cudnn=False),
-        Variant("fused", "build_fused", can_use_cudnn=False, has_lstm_layer=False),
+        Variant(
+            "fused",
+            "build_fused",
+            can_use_cudnn=False,
+            has_lstm_layer=False,
+            backends=("tensorflow",),
+        ),
     )
 }

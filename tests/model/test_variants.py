@@ -138,3 +138,13 @@ def test_registry_records_are_complete():
     assert VARIANTS["folded"].can_use_cudnn and VARIANTS["time_distributed"].static_time
     # nested's cell and fused's layer hold every LSTM; the others end in a keras.layers.LSTM
     assert [name for name, v in VARIANTS.items() if not v.has_lstm_layer] == ["nested", "fused"]
+
+
+def test_the_registry_says_which_backends_each_variant_runs_on():
+    from hierlstm.registry import BACKENDS
+
+    assert BACKENDS == ("tensorflow", "jax", "torch")
+    portable = [name for name, v in VARIANTS.items() if v.backends == BACKENDS]
+    assert portable == ["nested", "time_distributed", "folded", "shared_cell"]
+    tensorflow_only = [name for name, v in VARIANTS.items() if v.backends == ("tensorflow",)]
+    assert tensorflow_only == ["vectorized_map", "fused"]
