@@ -23,6 +23,8 @@ LSTM_KERNELS = ("auto", "generic")
 STRATEGIES = ("none", "mirrored", "multi_worker")  # tf.distribute strategies (timing.distribute)
 TASKS = ("inference", "training")  # what is timed: a forward pass, or a training step
 OPTIMIZERS = ("sgd", "adam")  # Keras optimizers of a training step (hierlstm.model.training)
+# Keras 3's backends; each runs in its own process (Keras fixes its backend at import).
+BACKENDS = ("tensorflow", "jax", "torch")
 
 # Sanity bounds of every whole-number setting, in one table with one wording (`out_of_bounds`).
 # They stop a typo (batch 1e9) long before anything is allocated; the tighter limits that depend
@@ -119,7 +121,8 @@ class RunConfig:
     global batch: each replica gets batch_size / replicas of it. `task` "inference" times one
     forward pass; "training" times one training step (forward with training=True, the loss,
     every gradient, the `optimizer` update; see `hierlstm.model.training`), on one device.
-    `optimizer` is used by training only; an inference run ignores it.
+    `optimizer` is used by training only; an inference run ignores it. `backend` is the Keras 3
+    backend whose process runs it (`hierlstm.backends`).
     """
 
     variant: str = "folded"
@@ -139,6 +142,7 @@ class RunConfig:
     devices: str = ""  # mirrored replicas, e.g. "gpu:0,gpu:1"; "" = every local GPU (or CPU)
     task: str = "inference"  # inference | training
     optimizer: str = "sgd"  # sgd | adam: the update of a training step
+    backend: str = "tensorflow"  # tensorflow | jax | torch: the Keras backend that runs it
 
     def __post_init__(self):
         known = tuple(VARIANTS)
@@ -165,7 +169,7 @@ class RunConfig:
             raise SettingError(
                 f"device must be auto, cpu or gpu:N (N a GPU index); got {self.device!r}."
             )
-        for name, allowed in (("task", TASKS), ("optimizer", OPTIMIZERS)):
+        for name, allowed in (("task", TASKS), ("optimizer", OPTIMIZERS), ("backend", BACKENDS)):
             if getattr(self, name) not in allowed:
                 raise SettingError(
                     f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}."

@@ -103,7 +103,9 @@ class BenchResult:
         value = {column: _typed(COLUMN_KINDS[column], row[column]) for column in ROW_COLUMNS}
         return cls(
             config=RunConfig(**{name: value[column] for name, column in CONFIG_COLUMNS.items()}),
-            versions={key: value[column] for key, column in VERSION_COLUMNS.items()},
+            versions={
+                key: value[column] for key, column in VERSION_COLUMNS.items() if value[column]
+            },  # a backend's version only where it ran (no TensorFlow version for a JAX run)
             **{name: value[name] for name in _MEASURED_FIELDS},
         )
 
@@ -119,6 +121,8 @@ VERSION_COLUMNS = {  # key in BenchResult.versions -> column
     "tensorflow": "tensorflow_version",
     "keras": "keras_version",
     "numpy": "numpy_version",
+    "jax": "jax_version",  # "" unless the run was on the JAX backend
+    "torch": "torch_version",  # "" unless the run was on the torch backend
 }
 _MEASURED_FIELDS = tuple(
     field.name

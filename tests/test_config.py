@@ -39,6 +39,7 @@ BAD_TEXT = [
     ({"xla": "maybe"}, "xla must be true or false; got 'maybe'."),
     ({"colour": "red"}, "unknown setting 'colour'"),
     ({"variant": "nope"}, "variant must be one of"),
+    ({"backend": "mxnet"}, "backend must be one of tensorflow, jax, torch; got 'mxnet'"),
 ]
 
 
@@ -52,6 +53,8 @@ def test_from_strings_gives_the_same_kind_of_message(text, message):
 def test_from_strings_round_trips_to_strings():
     config = RunConfig(variant="nested", batch_size=3, time_steps=7, xla=True, device="gpu:1")
     assert RunConfig.from_strings(config.to_strings()) == config
+    on_jax = config.replace(backend="jax")
+    assert RunConfig.from_strings(on_jax.to_strings()) == on_jax != config
     assert RunConfig.from_strings({"xla": "off", "batch_size": " 12 "}).batch_size == 12
 
 

@@ -24,18 +24,20 @@ from typing import IO, Any
 from hierlstm.refusals import refusing
 from hierlstm.results.schema import (
     ADDED_IN_V3,
+    ADDED_IN_V5,
     COLUMNS,
     KINDS,
     V1_COLUMNS,
     V2_COLUMNS,
+    V4_COLUMNS,
     ResultsError,
 )
 from hierlstm.results.validation import MISMATCHED, shown
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # refused before parsing: no sweep comes near this
 EXPORT_FORMAT = "hierlstm-results"
-EXPORT_VERSION = 3
-READ_VERSIONS = (1, 2, 3)
+EXPORT_VERSION = 4  # 4 added the backend columns (results schema 5)
+READ_VERSIONS = (1, 2, 3, 4)
 
 
 def csv_text(stored_rows: Iterable[Mapping[str, Any]]) -> str:
@@ -160,11 +162,13 @@ def _parse_csv(text: str) -> tuple[list[dict[str, Any]], int]:
     header = reader.fieldnames or []
     if "config" in header:  # version 1 kept the config as JSON
         version = 1
-    elif any(column in header for column in ADDED_IN_V3):
+    elif any(column in header for column in ADDED_IN_V5):
         version = EXPORT_VERSION
+    elif any(column in header for column in ADDED_IN_V3):  # version 3 had no backend columns
+        version = 3
     else:  # version 2 had no training columns
         version = 2
-    expected = {1: V1_COLUMNS, 2: V2_COLUMNS}.get(version, COLUMNS)
+    expected = {1: V1_COLUMNS, 2: V2_COLUMNS, 3: V4_COLUMNS}.get(version, COLUMNS)
     missing = [column for column in expected if column not in header]
     if missing:
         raise ResultsError(f"import rejected: the CSV header lacks {', '.join(missing)}.")

@@ -15,7 +15,10 @@ activations); `row_from_v2` gives such a row their values for a forward pass (ta
 optimizer sgd, no phase times, no activations kept), so a file goes 1 -> 2 -> 3. Schema 4 added
 the `profiles` table (`hierlstm.results.profiles`: one summary row per profiler run) and left
 `results` as it was: a file of schema 3 gains the empty table, a file of schema 1 or 2 is
-migrated to 3's results and gains it too, each in the caller's one transaction.
+migrated to 3's results and gains it too. Schema 5 added the Keras backend that ran a row
+(`ADDED_IN_V5`: the config's `backend`, and the `jax_version` and `torch_version` columns);
+`row_from_v4` gives an older row TensorFlow's values (every row before it ran on TensorFlow, with
+no JAX or torch version). Each migration runs in the caller's one transaction.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ class ResultsError(ValueError):
     row or the field; nothing is written."""
 
 
-SCHEMA_VERSION = 4  # PRAGMA user_version; bump with a migration when the columns change
+SCHEMA_VERSION = 5  # PRAGMA user_version; bump with a migration when the columns change
 CONTEXT_COLUMNS = ("id", "created_at", "host")
 COLUMNS = (*CONTEXT_COLUMNS, *ROW_COLUMNS)
 KINDS = {**dict.fromkeys(CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}  # column -> kind
@@ -81,6 +84,23 @@ ADDED_IN_V3 = {
     **dict.fromkeys(PHASE_COLUMNS),
     "kept_activation_bytes": 0,
 }
+# Schema 5's new columns and what a row of an older schema holds in each: it ran on TensorFlow.
+ADDED_IN_V5 = {"backend": "tensorflow", "jax_version": "", "torch_version": ""}
+# Schema 3's and 4's results columns (the same), as those versions wrote them; frozen.
+V4_COLUMNS = (
+    *("id", "created_at", "host"),
+    *("variant", "batch_size", "time_steps", "height", "filters", "kernel_size", "pool_height"),
+    *("inner_units", "outer_units", "precision", "xla", "lstm_kernel", "device_spec"),
+    *("strategy", "devices", "task", "optimizer"),
+    *("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s"),
+    *("repeats", "warmup", "noisy", "samples_per_s", "steps_per_s", "flops", "gflops_per_s"),
+    *("peak_memory_bytes", "peak_memory_kind", "kernel", "kernel_reason", "trace_count"),
+    *("device", "forward_median_s", "forward_p10_s", "forward_p90_s"),
+    *("forward_backward_median_s", "forward_backward_p10_s", "forward_backward_p90_s"),
+    *("update_median_s", "update_p10_s", "update_p90_s", "phase_sum_s"),
+    *("kept_activation_bytes", "status", "error"),
+    *("python_version", "tensorflow_version", "keras_version", "numpy_version"),
+)
 # Schema 2's columns, as that version wrote them; frozen, unlike COLUMNS.
 V2_COLUMNS = (
     *("id", "created_at", "host"),
@@ -116,10 +136,15 @@ def upgrade(connection: sqlite3.Connection, path: Path):
     refuse_newer(path, version)
     if version == 0:
         _create(connection)
-    elif version in (1, 2):
+    elif version in (1, 2, 3, 4):
         _migrate(connection, path, version)
-    elif version != 3:
+    else:
         raise ResultsError(f"{path} has results schema version {version}, which no hierlstm wrote.")
+    if version == 4:  # its profiles table gains the backend columns, with a TensorFlow run's values
+        for column, value in ADDED_IN_V5.items():
+            connection.execute(
+                f"ALTER TABLE profiles ADD COLUMN {column} TEXT NOT NULL DEFAULT '{value}'"
+            )
     _create_profiles(connection)  # schema 4: the profiles table, whatever the file had
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -140,7 +165,14 @@ def row_from_v2(row: Mapping[str, Any]) -> dict[str, Any]:
     """A schema-2 row (a mapping with at least `V2_COLUMNS`) with today's columns: the training
     columns that it lacks take their forward-pass values (`ADDED_IN_V3`); those it has are kept.
     Values are kept as given, unchecked."""
-    return {**ADDED_IN_V3, **row}
+    return row_from_v4({**ADDED_IN_V3, **row})
+
+
+def row_from_v4(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of schema 3 or 4 (a mapping with at least `V4_COLUMNS`) with today's columns: the
+    backend columns that it lacks say TensorFlow ran it (`ADDED_IN_V5`); those it has are kept.
+    Values are kept as given, unchecked."""
+    return {**ADDED_IN_V5, **row}
 
 
 def _create(connection: sqlite3.Connection):
@@ -156,7 +188,8 @@ def _create_profiles(connection: sqlite3.Connection):
 def _migrate(connection: sqlite3.Connection, path: Path, version: int):
     # The old table steps aside (its index first, so the new one is created, not kept), every
     # row is copied in its old order (rowid breaks created_at ties), then the old table goes.
-    old_columns = V1_COLUMNS if version == 1 else V2_COLUMNS
+    old_columns = {1: V1_COLUMNS, 2: V2_COLUMNS}.get(version, V4_COLUMNS)
+    migrate_row = {1: None, 2: row_from_v2}.get(version, row_from_v4)
     connection.execute("DROP INDEX IF EXISTS results_by_time")
     connection.execute("ALTER TABLE results RENAME TO results_old")
     _create(connection)
@@ -165,7 +198,7 @@ def _migrate(connection: sqlite3.Connection, path: Path, version: int):
     )
     for values in old_rows.fetchall():
         old = dict(zip(old_columns, values, strict=True))
-        row = row_from_v1(old, _v1_settings(path, old)) if version == 1 else row_from_v2(old)
+        row = row_from_v1(old, _v1_settings(path, old)) if version == 1 else migrate_row(old)
         connection.execute(INSERT, [row[column] for column in COLUMNS])
     connection.execute("DROP TABLE results_old")
 

@@ -27,9 +27,11 @@ from hierlstm.results.schema import (
     KINDS,
     V1_COLUMNS,
     V2_COLUMNS,
+    V4_COLUMNS,
     ResultsError,
     row_from_v1,
     row_from_v2,
+    row_from_v4,
 )
 
 STATUSES = ("ok", "failed")
@@ -43,7 +45,9 @@ _RESULT_COLUMNS = tuple(column for column in ROW_COLUMNS if column not in CONFIG
 def checked_rows(raw_rows: list[Any], export_version: int) -> list[dict[str, Any]]:
     """Every row of an import, validated and normalised; one ValueError naming the bad rows
     (numbered from 1) if any is bad."""
-    check = {1: checked_v1_row, 2: checked_v2_row}.get(export_version, checked_row)
+    check = {1: checked_v1_row, 2: checked_v2_row, 3: checked_v3_row}.get(
+        export_version, checked_row
+    )
     rows, problems = [], []
     for number, raw in enumerate(raw_rows, start=1):
         try:
@@ -76,6 +80,13 @@ def checked_row(raw: Any) -> dict[str, Any]:
         missing = phases_missing if column in PHASE_COLUMNS else failed
         row[column] = _result_value(column, raw[column], failed=failed, may_be_missing=missing)
     return row
+
+
+def checked_v3_row(raw: Any) -> dict[str, Any]:
+    """A row of a version-3 export (before the backend columns: a TensorFlow run), checked as a
+    row of today's with those columns' TensorFlow values."""
+    _require_columns(raw, V4_COLUMNS)
+    return checked_row(row_from_v4(raw))
 
 
 def checked_v2_row(raw: Any) -> dict[str, Any]:

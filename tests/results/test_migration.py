@@ -45,16 +45,19 @@ V3_DEFAULTS = {
     "phase_sum_s": None,
     "kept_activation_bytes": 0,
 }
+V5_DEFAULTS = {"backend": "tensorflow", "jax_version": "", "torch_version": ""}
 
 
 def flattened(v1_row: dict) -> dict:
     """A version-1 export row as today's row: the config spread into its columns, the
-    `versions` object into the version columns (which v1 also had), the columns schema 3 added
-    with a forward pass's values, nothing else changed."""
+    `versions` object into the version columns (which v1 also had; "" for the JAX and torch
+    versions it did not know), the columns schema 3 added with a forward pass's values and
+    those schema 5 added with a TensorFlow run's, nothing else changed."""
     row = {key: value for key, value in v1_row.items() if key not in ("config", "versions")}
     row.update({CONFIG_COLUMNS[name]: value for name, value in v1_row["config"].items()})
-    row.update({column: v1_row["versions"][key] for key, column in VERSION_COLUMNS.items()})
-    row.update({column: value for column, value in V3_DEFAULTS.items() if column not in row})
+    row.update({column: v1_row["versions"].get(key, "") for key, column in VERSION_COLUMNS.items()})
+    defaults = {**V3_DEFAULTS, **V5_DEFAULTS}
+    row.update({column: value for column, value in defaults.items() if column not in row})
     return row
 
 
@@ -130,7 +133,7 @@ def test_get_gives_the_result_the_old_export_describes(migrated):
 
 def test_the_migrated_json_export_has_the_old_values_in_today_s_format(migrated):
     document = json.loads(migrated.export_json())
-    assert (document["format"], document["version"]) == ("hierlstm-results", 3)
+    assert (document["format"], document["version"]) == ("hierlstm-results", 4)
     assert document["rows"] == [flattened(row) for row in V1_ROWS]  # null for a missing time
     assert list(document["rows"][0]) == list(schema.COLUMNS)
     flags = [column for column, kind in COLUMN_KINDS.items() if kind == "bool"]
@@ -142,12 +145,14 @@ def test_the_migrated_csv_export_has_the_old_values_in_today_s_format(migrated):
     old_rows = list(csv.DictReader(io.StringIO(V1_CSV)))
     assert len(new_rows) == len(old_rows) == 8
     kinds = {**dict.fromkeys(schema.CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}
-    # The columns schema 3 added, as CSV cells of a forward pass (an empty cell is a NULL).
-    added = {column: "" if value is None else str(value) for column, value in V3_DEFAULTS.items()}
+    # The columns schemas 3 and 5 added, as CSV cells of a forward pass on TensorFlow (an empty
+    # cell is a NULL).
+    defaults = {**V3_DEFAULTS, **V5_DEFAULTS}
+    added = {column: "" if value is None else str(value) for column, value in defaults.items()}
     for new, old in zip(new_rows, old_rows, strict=True):
         assert list(new) == list(schema.COLUMNS)
         old = {**added, **old}
-        settings = {**V3_DEFAULTS, **json.loads(old["config"])}
+        settings = {**defaults, **json.loads(old["config"])}
         for column, kind in kinds.items():
             if column in CONFIG_COLUMNS.values():
                 name = next(name for name, mapped in CONFIG_COLUMNS.items() if mapped == column)

@@ -1,6 +1,7 @@
 """A results file of schema 2 (before training steps were measured), made here with that
 schema's own SQL, opens as today's schema (3's results, 4's empty profiles table) with every
-value kept and each row a forward pass (task inference, optimizer sgd, no phase times);
+value kept and each row a forward pass (task inference, optimizer sgd, no phase times) run on
+TensorFlow;
 version-2 exports import to the same rows; a training step's row round-trips through the store
 and today's exports."""
 
@@ -93,7 +94,7 @@ def v2_file(directory):
 def test_a_schema_2_file_opens_as_today_s_schema_with_every_value_kept(tmp_path):
     store = ResultStore(v2_file(tmp_path))
     with sqlite3.connect(store.path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 4 == schema.SCHEMA_VERSION
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5 == schema.SCHEMA_VERSION
         columns = [row[1] for row in connection.execute("PRAGMA table_info(results)")]
         found = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         tables = [name for (name,) in found]
@@ -111,6 +112,11 @@ def test_a_schema_2_file_opens_as_today_s_schema_with_every_value_kept(tmp_path)
             0,
         )
         assert all(math.isnan(stored[column]) for column in (*PHASES, "phase_sum_s"))
+        assert (stored["backend"], stored["jax_version"], stored["torch_version"]) == (
+            "tensorflow",
+            "",
+            "",
+        )
     result = store.get(OK_ROW["id"]).result
     assert result.config.task == "inference" and result.median_s == OK_ROW["median_s"]
     assert ResultStore(store.path).count() == 2  # opening again changes nothing
@@ -147,7 +153,7 @@ def test_a_training_step_round_trips_through_the_store_and_the_exports(tmp_path,
     assert store.get(result_id).result == result
     exported = getattr(store, f"export_{format}")()
     if format == "json":
-        assert json.loads(exported)["version"] == 3
+        assert json.loads(exported)["version"] == 4
     other = ResultStore(tmp_path / "second.sqlite3")
     assert other.import_file(exported.encode(), format=format).added == 1
     assert other.get(result_id).result == result

@@ -80,15 +80,22 @@ def test_only_the_top_op_types_are_kept(tmp_path):
     assert len(kept) == TOP_OP_TYPES == 10
 
 
+def stored_values(path, columns):
+    with sqlite3.connect(path) as connection:
+        return connection.execute(f"SELECT {', '.join(columns)} FROM results").fetchall()
+
+
 def v3_file(directory):
-    """A file as schema 3 left it: today's results table (unchanged since 3), one row, and no
-    profiles table."""
+    """A file as schema 3 left it: today's results table less schema 5's backend columns, one
+    row, and no profiles table."""
     path = directory / "results-v3.sqlite3"
     store = ResultStore(path)
     store.add(make_result())
     with sqlite3.connect(path) as connection:
         connection.execute("DROP INDEX profiles_by_time")
         connection.execute("DROP TABLE profiles")
+        for column in schema.ADDED_IN_V5:
+            connection.execute(f"ALTER TABLE results DROP COLUMN {column}")
         connection.execute("PRAGMA user_version = 3")
     assert tables_of(path) == ["results"]
     return path
@@ -96,17 +103,16 @@ def v3_file(directory):
 
 def test_a_schema_3_file_gains_the_empty_profiles_table(tmp_path):
     path = v3_file(tmp_path)
-    before = ResultStore.__new__(ResultStore)  # read the rows without opening (migrating) it
-    before.path = path
-    rows = before.rows()
+    rows = stored_values(path, schema.V4_COLUMNS)  # read without opening (migrating) it
     store = ResultStore(path)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 4 == schema.SCHEMA_VERSION
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5 == schema.SCHEMA_VERSION
         columns = [row[1] for row in connection.execute("PRAGMA table_info(profiles)")]
         indexes = connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
         assert "profiles_by_time" in {name for (name,) in indexes}
     assert tables_of(path) == ["results", "profiles"] and tuple(columns) == PROFILE_COLUMNS
-    assert store.rows().equals(rows) and store.profiles().empty
+    assert stored_values(path, schema.V4_COLUMNS) == rows and store.profiles().empty
+    assert stored_values(path, schema.ADDED_IN_V5) == [tuple(schema.ADDED_IN_V5.values())]
     store.add_profile(make_profile_result())
     assert len(ResultStore(path).profiles()) == 1  # opening again changes nothing
 

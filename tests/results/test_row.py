@@ -38,11 +38,13 @@ def test_a_row_is_the_config_then_the_measurement_then_the_versions():
     config_columns = [CONFIG_COLUMNS[field.name] for field in dataclasses.fields(RunConfig)]
     assert ROW_COLUMNS == (*config_columns, *MEASURED, *VERSION_COLUMNS.values())
     assert ROW_COLUMNS[:3] == ("variant", "batch_size", "time_steps")
-    assert ROW_COLUMNS[-4:] == (
+    assert ROW_COLUMNS[-6:] == (
         "python_version",
         "tensorflow_version",
         "keras_version",
         "numpy_version",
+        "jax_version",
+        "torch_version",
     )
     row = make_result().to_row()
     assert tuple(row) == ROW_COLUMNS and tuple(COLUMN_KINDS) == ROW_COLUMNS
