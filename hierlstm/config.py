@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from hierlstm.registry import VARIANTS
+from hierlstm.registry import BACKENDS, VARIANTS
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 SWEEP_AXES = ("time_steps", "batch_size")  # the RunConfig sizes a sweep may vary
@@ -23,8 +23,6 @@ LSTM_KERNELS = ("auto", "generic")
 STRATEGIES = ("none", "mirrored", "multi_worker")  # tf.distribute strategies (timing.distribute)
 TASKS = ("inference", "training")  # what is timed: a forward pass, or a training step
 OPTIMIZERS = ("sgd", "adam")  # Keras optimizers of a training step (hierlstm.model.training)
-# Keras 3's backends; each runs in its own process (Keras fixes its backend at import).
-BACKENDS = ("tensorflow", "jax", "torch")
 
 # Sanity bounds of every whole-number setting, in one table with one wording (`out_of_bounds`).
 # They stop a typo (batch 1e9) long before anything is allocated; the tighter limits that depend
@@ -174,6 +172,12 @@ class RunConfig:
                 raise SettingError(
                     f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}."
                 )
+        if self.backend not in VARIANTS[self.variant].backends:
+            runs_on = ", ".join(VARIANTS[self.variant].backends)
+            raise SettingError(
+                f"variant {self.variant} runs on {runs_on} only (it calls TensorFlow itself); "
+                f"got backend {self.backend!r}."
+            )
         self._check_distribution()
 
     def _check_distribution(self):

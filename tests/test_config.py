@@ -40,6 +40,10 @@ BAD_TEXT = [
     ({"colour": "red"}, "unknown setting 'colour'"),
     ({"variant": "nope"}, "variant must be one of"),
     ({"backend": "mxnet"}, "backend must be one of tensorflow, jax, torch; got 'mxnet'"),
+    (
+        {"variant": "fused", "backend": "jax"},
+        "variant fused runs on tensorflow only (it calls TensorFlow itself); got backend 'jax'.",
+    ),
 ]
 
 
