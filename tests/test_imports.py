@@ -46,6 +46,7 @@ PURE = [
     "hardware.nvidia",
     "admission.limits",
     "admission.estimate",
+    "results.diff",
 ]
 
 

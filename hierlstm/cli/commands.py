@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from hierlstm.cli.format import format_trace, json_default, text_table
+from hierlstm.cli.format import format_diff, format_trace, json_default, text_table
 from hierlstm.cli.parser import UsageError, config_from_args, seed_number
 from hierlstm.cli.timing import open_store
 from hierlstm.config import SettingError
@@ -122,11 +122,13 @@ def _check_training(args, config, seed: int) -> int:
 def cmd_results(args) -> int:
     if args.action is None:
         raise UsageError(
-            "choose an action: list, export, import, check, recover (see results --help)."
+            "choose an action: list, export, import, check, recover, diff (see results --help)."
         )
     if args.action in ("check", "recover"):
         return _repair(args)
     store = open_store(args)
+    if args.action == "diff":
+        return _diff(store, args)
     if args.action == "list":
         rows = store.rows(variant=args.variant, device=args.device)
         if args.json:
@@ -182,4 +184,22 @@ def _repair(args) -> int:
     except ResultsError as error:  # a file that is not damaged: nothing done
         raise UsageError(str(error)) from None
     print(f"kept the damaged file as {kept}; a new results file is at {store.path}")
+    return 0
+
+
+def _diff(store, args) -> int:
+    """`results diff ID_A ID_B`: run B against run A (`hierlstm.results.diff`); an id that is
+    not stored, a failed run or two tasks exit 2 with the refusal's one line."""
+    from hierlstm.results import diff
+
+    rows = store.rows().to_dict("records")
+    try:
+        row_a, row_b = diff.find_row(rows, args.id_a), diff.find_row(rows, args.id_b)
+        compared = diff.compare_rows(row_a, row_b)
+    except diff.DiffError as error:
+        raise UsageError(str(error)) from None
+    if args.json:
+        print(json.dumps(compared.to_dict(), indent=2))
+    else:
+        print(format_diff(compared, row_a, row_b))
     return 0

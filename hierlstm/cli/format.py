@@ -185,6 +185,39 @@ def format_phases(rows) -> str:
     return "\n".join([text_table(header, lines), *notes])
 
 
+def format_diff(compared, row_a, row_b) -> str:
+    """`results diff`: the two runs, the settings that differ, the ratio B/A with its interval
+    and the verdict, then the rule."""
+    runs = [
+        (
+            name,
+            row["id"],
+            f"{row['variant']} {row['task']} b{row['batch_size']} t{row['time_steps']}",
+            row["device"],
+            row["created_at"][:19],
+            f"{median * 1e3:.4g}",
+        )
+        for name, row, median in (
+            ("A", row_a, compared.median_a_s),
+            ("B", row_b, compared.median_b_s),
+        )
+    ]
+    lines = [text_table(("run", "id", "settings", "device", "created (UTC)", "median ms"), runs)]
+    if compared.changed:
+        changed = [(column, a, b) for column, (a, b) in compared.changed.items()]
+        lines += ["", text_table(("changed", "A", "B"), changed)]
+    else:
+        lines += ["", "same settings, device and library versions"]
+    verdict = {"faster": "B faster", "slower": "B slower"}.get(compared.verdict, "within noise")
+    lines += [
+        "",
+        f"ratio B/A {compared.ratio:.4f} ({compared.confidence:.0%} interval "
+        f"{compared.low:.4f}-{compared.high:.4f}): {verdict}",
+        compared.rule("en"),
+    ]
+    return "\n".join(lines)
+
+
 def text_table(header, rows) -> str:
     widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
     lines = [

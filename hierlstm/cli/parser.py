@@ -111,6 +111,14 @@ def build_parser() -> Parser:
         help="keep a damaged results file renamed with a timestamp and start a new one beside it",
     )
     _add_db(recovered)
+    diff = actions.add_parser(
+        "diff",
+        help="run B against run A: changed settings, median ratio B/A with its interval, verdict",
+    )
+    _add_db(diff)
+    diff.add_argument("id_a", metavar="ID_A", help="the reference run (an id or its start)")
+    diff.add_argument("id_b", metavar="ID_B", help="the run compared with it")
+    diff.add_argument("--json", action="store_true")
     return parser
 
 
