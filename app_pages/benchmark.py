@@ -7,6 +7,7 @@ from hierlstm.app import (
     bar_charts,
     caches,
     devices,
+    diff_view,
     display,
     outcomes,
     runs,
@@ -15,6 +16,7 @@ from hierlstm.app import (
     training_charts,
 )
 from hierlstm.records import phase_frame
+from hierlstm.refusals import Refused
 from hierlstm.registry import VARIANTS
 
 controls = sidebar.current_controls()
@@ -172,8 +174,21 @@ st.subheader(_("bench.kernels"))
 kernels = display.lstm_kernel_rows(outcome.compared.results)
 display.table(kernels, key="bench-kernels", static=True)
 
+st.subheader(_("bench.diff"))
+store = caches.result_store()
+try:  # the rows this run stored, and every earlier one
+    stored_rows = store.rows().to_dict("records") if store and outcome.ids else None
+except Refused:  # readable when the run stored, refused since: the banner says why
+    stored_rows = None
+if stored_rows is None:
+    st.caption(_("bench.diff.unstored"))
+else:
+    st.caption(_("bench.diff.caption"))
+    against = diff_view.against_previous(stored_rows, outcome.ids, lang)
+    display.table(against, key="bench-diff")
+
 st.subheader(_("bench.table"))
-display.table(frame, key="bench-table")
+display.table(display.headed(frame), key="bench-table")
 st.download_button(
     _("bench.download"),
     frame.to_csv(index=False),

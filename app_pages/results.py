@@ -3,10 +3,10 @@ compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU ser
 
 import streamlit as st
 
-from hierlstm.app import bar_charts, caches, display, sidebar, state
+from hierlstm.app import bar_charts, caches, diff_view, display, sidebar, state
 from hierlstm.records import CONFIG_COLUMNS
 from hierlstm.refusals import Refused
-from hierlstm.results import repair
+from hierlstm.results import diff, repair
 from hierlstm.results.schema import ResultsError
 from hierlstm.results.store import ResultStore
 from hierlstm.timing import failures
@@ -110,7 +110,40 @@ shown = [
     "error",
     "id",
 ]
-display.table(selected[shown], key="results-table")
+
+
+def compare_two(pickable: list[dict]) -> None:
+    """Two stored runs (newest first) picked and compared: B against A (`results.diff`)."""
+    st.subheader(_("results.diff.title"))
+    st.caption(_("results.diff.intro"))
+    if len(pickable) < 2:
+        st.info(_("results.diff.need_two", count=len(pickable)), icon=":material/compare_arrows:")
+        return
+    run_labels = {row["id"]: diff_view.run_label(row, lang) for row in pickable}
+    first, second = diff_view.default_pair(pickable)
+    left, right = st.columns(2)
+    pick = {"format_func": run_labels.get, "options": list(run_labels)}
+    id_a = left.selectbox(_("results.diff.a"), index=first, key="results_diff_a", **pick)
+    id_b = right.selectbox(_("results.diff.b"), index=second, key="results_diff_b", **pick)
+    by_id = {row["id"]: row for row in pickable}
+    with st.container(key="results-diff"):
+        try:
+            compared = diff.compare_rows(by_id[id_a], by_id[id_b])
+        except diff.DiffError as error:
+            st.warning(error.sentence(lang), icon=":material/block:")
+            return
+        st.markdown(diff_view.summary(compared, lang))
+        if compared.changed:
+            changed = diff_view.changed_frame(compared, lang)
+            display.table(changed, key="results-diff-changed", static=True)
+        else:
+            st.caption(_("results.diff.same"))
+        st.caption(compared.rule(lang))
+
+
+if not rows.empty:
+    compare_two(ok.to_dict("records"))
+display.table(display.headed(selected[shown]), key="results-table")
 
 st.subheader(_("results.export"))
 left, right = st.columns(2)

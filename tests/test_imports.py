@@ -47,6 +47,7 @@ PURE = [
     "admission.limits",
     "admission.estimate",
     "results.diff",
+    "app.diff_view",
 ]
 
 

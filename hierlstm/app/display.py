@@ -13,6 +13,7 @@ import streamlit as st
 from hierlstm.app.caches import model_lstms
 from hierlstm.app.devices import cached_device_report
 from hierlstm.app.state import language, text
+from hierlstm.i18n import MESSAGES
 from hierlstm.model import cudnn, trace_notes
 from hierlstm.records import BenchResult
 
@@ -84,6 +85,13 @@ def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> Non
             st.table(frame, hide_index=True, **options)
         else:
             st.dataframe(frame, hide_index=True, **options)
+
+
+def headed(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose headers are its columns' names in the catalogue (`column.*`), in the
+    session's language; a column the catalogue does not name keeps its own."""
+    names = {name: text(f"column.{name}") for name in frame.columns if f"column.{name}" in MESSAGES}
+    return frame.rename(columns=names)
 
 
 def shape_text(shape) -> str:

@@ -50,6 +50,7 @@ class BenchmarkOutcome:
     breakdown_error: str
     stored: int
     settings: dict  # `settings_of` the controls it ran with
+    ids: tuple[str, ...] = ()  # the stored rows of this run, in the order of its results
 
     @functools.cached_property
     def frame(self) -> pd.DataFrame:
@@ -85,6 +86,7 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
         breakdown_error=breakdown_error,
         stored=len(ids),
         settings=settings_of(controls),
+        ids=tuple(ids),
     )
 
 

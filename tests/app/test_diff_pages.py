@@ -1,0 +1,178 @@
+"""Two runs compared in the app, in English and Chinese: the Results page with no stored run, one,
+a failed one, two of one task and two of different tasks; the Benchmark page against the
+previous run of the same settings (none yet, then one), and unstored. The numbers shown are
+checked against the stored rows; the tables' headers are the catalogue's, in the session's
+language."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from factories import make_failed_result, make_result, make_training_result
+from streamlit.testing.v1 import AppTest
+
+from hierlstm.i18n import LANGUAGES, t
+from hierlstm.results.store import ResultStore
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
+
+
+@pytest.fixture
+def database(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "results.sqlite3"
+    monkeypatch.setenv("HIERLSTM_DB", str(path))
+    return path
+
+
+def _open(page: str, query: dict) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params = {**TINY, **query}
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _table(at: AppTest, key: str):
+    block = at.get_by_key(key)
+    return (block.dataframe or block.table)[0].value
+
+
+def _has(at: AppTest, key: str) -> bool:
+    try:
+        at.get_by_key(key)
+    except KeyError:
+        return False
+    return True
+
+
+def _headers(lang: str, *columns: str) -> list[str]:
+    return [t(f"column.{column}", lang) for column in columns]
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_two_runs_compared_b_over_a_with_what_changed_and_chinese_headers(lang, database):
+    store = ResultStore(database)
+    first = store.add(make_result())
+    second = store.add(make_result(median_s=0.02, config_changes={"batch_size": 4}))
+    at = _open("app_pages/results.py", {"lang": lang})
+    # B defaults to the newest run, A to the one before it.
+    assert (at.selectbox(key="results_diff_a").value, at.selectbox(key="results_diff_b").value) == (
+        first,
+        second,
+    )
+    assert at.selectbox(key="results_diff_a").format_func(first).startswith(first[:8] + " · folded")
+    # 20 ms over 12.5 ms, its interval from make_result's IQR (0.7 ms) and repeats (30): a
+    # median's normal standard error, sqrt(pi / 2) * IQR / 1.349 / sqrt(n), on the log scale.
+    relative = [math.sqrt(math.pi / 2) * 0.0007 / 1.349 / math.sqrt(30) / m for m in (0.0125, 0.02)]
+    half = 1.96 * math.hypot(*relative)
+    expected = t(
+        "results.diff.summary.slower",
+        lang,
+        **{"ratio": 1.6, "low": 1.6 * math.exp(-half), "high": 1.6 * math.exp(half)},
+        **{"confidence": 95, "a_ms": 12.5, "b_ms": 20},
+    )
+    assert at.get_by_key("results-diff").markdown[0].value == expected
+    changed = _table(at, "results-diff-changed")
+    assert list(changed.columns) == [
+        t(f"results.diff.col.{c}", lang) for c in ("setting", "a", "b")
+    ]
+    assert changed.to_numpy().tolist() == [[t("column.batch_size", lang), "2", "4"]]
+    (rule,) = [c.value for c in at.get_by_key("results-diff").caption]
+    assert "torch.utils.benchmark" in rule and "0.99" in rule and "1.01" in rule
+    headers = list(_table(at, "results-table").columns)
+    assert headers[:4] == _headers(lang, "created_at", "variant", "device", "status")
+    assert len(headers) == 20 and all(not h.isascii() for h in headers[1:4]) == (lang == "zh")
+    # B against itself: nothing changed, within noise.
+    at.selectbox(key="results_diff_b").set_value(first).run()
+    said = at.get_by_key("results-diff").markdown[0].value
+    assert said.startswith(
+        t(
+            "results.diff.summary.within_noise",
+            lang,
+            ratio=1,
+            low=1,
+            high=1,
+            confidence=95,
+            a_ms=1,
+            b_ms=1,
+        )[:6]
+    )
+    assert t("results.diff.same", lang) in [c.value for c in at.get_by_key("results-diff").caption]
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_runs_that_cannot_be_compared_say_why_in_one_line(lang, database):
+    store = ResultStore(database)
+    at = _open("app_pages/results.py", {"lang": lang})  # nothing stored: only "empty"
+    assert [info.value for info in at.info] == [t("results.empty", lang)]
+    assert not _has(at, "results_diff_a")
+    inference = store.add(make_result())
+    store.add(make_failed_result())
+    at = _open("app_pages/results.py", {"lang": lang})  # one run completed, one failed
+    assert [info.value for info in at.info] == [t("results.diff.need_two", lang, count=1)]
+    training = store.add(make_training_result())
+    at = _open("app_pages/results.py", {"lang": lang})  # a forward pass and a training step
+    assert at.selectbox(key="results_diff_b").value == training
+    assert at.selectbox(key="results_diff_a").value == inference
+    warning = at.get_by_key("results-diff").warning[0].value
+    assert warning == t(
+        "results.diff.refuse.task",
+        lang,
+        a=inference[:8],
+        b=training[:8],
+        task_a="inference",
+        task_b="training",
+    )
+
+
+def test_a_benchmark_is_compared_with_the_previous_run_of_its_settings(database):
+    at = _open("app_pages/benchmark.py", {"lang": "en", "variants": "nested,folded"})
+    at.button(key="run").click().run()
+    first = _table(at, "bench-diff")
+    assert first["Variant"].tolist() == ["nested", "folded"]
+    assert first["Previous run"].tolist() == [t("bench.diff.none", "en")] * 2
+    before = set(ResultStore(database).rows()["id"])
+    at.button(key="run").click().run()
+    assert not at.exception and not at.error
+    rows = ResultStore(database).rows()
+    new = rows[~rows["id"].isin(before)].set_index("variant")
+    old = rows[rows["id"].isin(before)].set_index("variant")
+    for lang in ("en", "zh"):
+        if lang == "zh":
+            at.selectbox(key="lang").set_value("zh").run()
+        against = _table(at, "bench-diff")
+        columns = ("variant", "previous", "ratio", "interval", "verdict", "changed")
+        assert list(against.columns) == [t(f"bench.diff.col.{c}", lang) for c in columns]
+        for line in against.itertuples(index=False):
+            variant, previous, ratio, interval, verdict, changed = line
+            assert previous.startswith(old.loc[variant, "id"][:8])
+            assert ratio == pytest.approx(
+                new.loc[variant, "median_s"] / old.loc[variant, "median_s"], abs=5e-4
+            )
+            low, high = (float(x) for x in interval.split("–"))
+            assert low <= ratio <= high and changed == "—"
+            assert verdict in [
+                t(f"results.diff.verdict.{v}", lang) for v in ("faster", "slower", "within_noise")
+            ]
+        headers = list(_table(at, "bench-table").columns)
+        assert headers[:3] == _headers(lang, "variant", "batch_size", "time_steps")
+        assert t("column.speedup_vs_baseline", lang) in headers
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_an_unstored_benchmark_is_not_compared(lang, monkeypatch):
+    monkeypatch.delenv("HIERLSTM_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", "/proc/nope")  # the store is refused
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params = {**TINY, "variants": "folded", "lang": lang}
+    at.run()
+    at.switch_page("app_pages/benchmark.py").run()
+    at.button(key="run").click().run()
+    assert not at.exception
+    assert t("bench.diff.unstored", lang) in [c.value for c in at.caption]
+    assert not _has(at, "bench-diff")
