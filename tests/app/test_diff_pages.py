@@ -14,6 +14,7 @@ from factories import make_failed_result, make_result, make_training_result
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.i18n import LANGUAGES, t
+from hierlstm.results.schema import COLUMNS
 from hierlstm.results.store import ResultStore
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
@@ -176,3 +177,17 @@ def test_an_unstored_benchmark_is_not_compared(lang, monkeypatch):
     assert not at.exception
     assert t("bench.diff.unstored", lang) in [c.value for c in at.caption]
     assert not _has(at, "bench-diff")
+
+
+BENCH_EXTRAS = ("replicas", "per_replica_batch", "workers", "output_checksum", "replica_devices")
+SPEEDUPS = ("speedup_vs_baseline", "speedup_p10", "speedup_p90", "is_baseline")
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_every_stored_and_benchmark_column_has_one_header_of_its_own(lang):
+    columns = (*COLUMNS, *BENCH_EXTRAS, *SPEEDUPS)
+    headers = [t(f"column.{column}", lang) for column in columns]
+    assert [c for c, h in zip(columns, headers, strict=True) if h == f"column.{c}"] == []
+    assert len(set(headers)) == len(headers)  # a table's headers never collide
+    if lang == "en":  # the English is the name the CSV and --json use
+        assert headers == list(columns)
