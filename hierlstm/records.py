@@ -10,6 +10,7 @@ field of a type a row cannot hold fails at import.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import types
 import typing
@@ -71,8 +72,16 @@ class BenchResult:
     update_p90_s: float = math.nan
     phase_sum_s: float = math.nan  # forward_backward_median_s + update_median_s
     kept_activation_bytes: int = 0  # training: estimated activations kept for backward (cost)
+    # the step's timed samples in seconds, in the order taken, as a JSON list ("[]": not kept,
+    # as in every row before results schema 5); read them as `samples`
+    samples_json: str = "[]"
     status: str = "ok"  # "ok" or "failed"
     error: str = ""
+
+    @property
+    def samples(self) -> tuple[float, ...]:
+        """The step's timed samples in seconds (empty when the row kept none)."""
+        return tuple(float(value) for value in json.loads(self.samples_json))
 
     @property
     def backward_s(self) -> float:

@@ -16,9 +16,10 @@ optimizer sgd, no phase times, no activations kept), so a file goes 1 -> 2 -> 3.
 the `profiles` table (`hierlstm.results.profiles`: one summary row per profiler run) and left
 `results` as it was: a file of schema 3 gains the empty table, a file of schema 1 or 2 is
 migrated to 3's results and gains it too. Schema 5 added the Keras backend that ran a row
-(`ADDED_IN_V5`: the config's `backend`, and the `jax_version` and `torch_version` columns);
-`row_from_v4` gives an older row TensorFlow's values (every row before it ran on TensorFlow, with
-no JAX or torch version). Each migration runs in the caller's one transaction.
+and the step's samples (`ADDED_IN_V5`: the config's `backend`, the `jax_version` and
+`torch_version` columns, `samples_json`); `row_from_v4` gives an older row TensorFlow's values
+(every row before it ran on TensorFlow, with no JAX or torch version) and no samples ("[]": that
+version kept none). Each migration runs in the caller's one transaction.
 """
 
 from __future__ import annotations
@@ -85,7 +86,14 @@ ADDED_IN_V3 = {
     "kept_activation_bytes": 0,
 }
 # Schema 5's new columns and what a row of an older schema holds in each: it ran on TensorFlow.
-ADDED_IN_V5 = {"backend": "tensorflow", "jax_version": "", "torch_version": ""}
+ADDED_IN_V5 = {
+    "backend": "tensorflow",
+    "jax_version": "",
+    "torch_version": "",
+    "samples_json": "[]",
+}
+# Of them, those the profiles table has too (its config and version columns).
+PROFILES_ADDED_IN_V5 = {"backend": "tensorflow", "jax_version": "", "torch_version": ""}
 # Schema 3's and 4's results columns (the same), as those versions wrote them; frozen.
 V4_COLUMNS = (
     *("id", "created_at", "host"),
@@ -141,7 +149,7 @@ def upgrade(connection: sqlite3.Connection, path: Path):
     else:
         raise ResultsError(f"{path} has results schema version {version}, which no hierlstm wrote.")
     if version == 4:  # its profiles table gains the backend columns, with a TensorFlow run's values
-        for column, value in ADDED_IN_V5.items():
+        for column, value in PROFILES_ADDED_IN_V5.items():
             connection.execute(
                 f"ALTER TABLE profiles ADD COLUMN {column} TEXT NOT NULL DEFAULT '{value}'"
             )

@@ -152,6 +152,8 @@ def _result_value(column: str, value: Any, *, failed: bool, may_be_missing: bool
         return _choice(column, value, STATUSES)
     if column == "kernel":  # a run that failed before its first call never chose a kernel
         return _choice(column, value, (*KERNELS, "") if failed else KERNELS)
+    if column == "samples_json":
+        return _samples(column, value)
     kind = KINDS[column]
     if kind == "float":
         return _time(column, value, may_be_missing=may_be_missing)
@@ -160,6 +162,26 @@ def _result_value(column: str, value: Any, *, failed: bool, may_be_missing: bool
     if kind == "bool":
         return _flag(column, value)
     return _text(column, value)
+
+
+def _samples(name: str, value: Any) -> str:
+    """A JSON list of times in seconds (finite, not negative), as its JSON text."""
+    try:
+        samples = json.loads(_text(name, value))
+    except json.JSONDecodeError:
+        samples = None
+    if not isinstance(samples, list) or not all(
+        isinstance(sample, numbers.Real)
+        and not isinstance(sample, bool)
+        and math.isfinite(sample)
+        and sample >= 0
+        for sample in samples
+    ):
+        raise ResultsError(
+            f"{name} must be a JSON list of times in seconds (numbers, not negative); "
+            f"got {shown(value)}."
+        )
+    return json.dumps(samples)
 
 
 def shown(value: Any) -> str:

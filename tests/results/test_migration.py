@@ -45,14 +45,19 @@ V3_DEFAULTS = {
     "phase_sum_s": None,
     "kept_activation_bytes": 0,
 }
-V5_DEFAULTS = {"backend": "tensorflow", "jax_version": "", "torch_version": ""}
+V5_DEFAULTS = {
+    "backend": "tensorflow",
+    "jax_version": "",
+    "torch_version": "",
+    "samples_json": "[]",
+}
 
 
 def flattened(v1_row: dict) -> dict:
     """A version-1 export row as today's row: the config spread into its columns, the
     `versions` object into the version columns (which v1 also had; "" for the JAX and torch
     versions it did not know), the columns schema 3 added with a forward pass's values and
-    those schema 5 added with a TensorFlow run's, nothing else changed."""
+    those schema 5 added with a TensorFlow run's that kept no samples, nothing else changed."""
     row = {key: value for key, value in v1_row.items() if key not in ("config", "versions")}
     row.update({CONFIG_COLUMNS[name]: value for name, value in v1_row["config"].items()})
     row.update({column: v1_row["versions"].get(key, "") for key, column in VERSION_COLUMNS.items()})

@@ -188,6 +188,7 @@ def test_a_version_3_export_that_lacks_a_column_of_its_own_is_refused(tmp_path):
 def test_a_jax_run_round_trips_through_the_store_and_the_exports(tmp_path, format):
     result = make_result(
         config_changes={"backend": "jax"},
+        samples_json="[0.0051, 0.0049, 0.0056]",
         versions={"python": "3.11.7", "keras": "3.15.1", "numpy": "2.4.6", "jax": "0.10.2"},
     )
     store = ResultStore(tmp_path / "first.sqlite3")
@@ -195,6 +196,7 @@ def test_a_jax_run_round_trips_through_the_store_and_the_exports(tmp_path, forma
     stored = store.get(result_id).result
     assert stored == result and stored.config.backend == "jax"
     assert "tensorflow" not in stored.versions and stored.versions["jax"] == "0.10.2"
+    assert stored.samples == (0.0051, 0.0049, 0.0056)
     exported = getattr(store, f"export_{format}")()
     if format == "json":
         assert json.loads(exported)["version"] == 4
@@ -204,7 +206,23 @@ def test_a_jax_run_round_trips_through_the_store_and_the_exports(tmp_path, forma
 
 
 def test_an_unknown_backend_is_refused_by_the_store(tmp_path):
-    row = {**OK_ROW, "backend": "mxnet", "jax_version": "", "torch_version": ""}
+    row = {
+        **OK_ROW,
+        "backend": "mxnet",
+        "jax_version": "",
+        "torch_version": "",
+        "samples_json": "[]",
+    }
     data = json.dumps({"format": "hierlstm-results", "version": 4, "rows": [row]}).encode()
     with pytest.raises(ValueError, match="backend must be one of tensorflow, jax, torch"):
+        ResultStore(tmp_path / "fresh.sqlite3").import_file(data, format="json")
+
+
+@pytest.mark.parametrize(
+    "samples", ["[0.1, -0.2]", "[0.1, NaN]", '["fast"]', "[true]", "{}", "0.1", "[0.1,"]
+)
+def test_samples_that_are_not_a_list_of_times_are_refused(tmp_path, samples):
+    row = {**OK_ROW, **schema.ADDED_IN_V5, "samples_json": samples}
+    data = json.dumps({"format": "hierlstm-results", "version": 4, "rows": [row]}).encode()
+    with pytest.raises(ValueError, match="samples_json must be a JSON list of times in seconds"):
         ResultStore(tmp_path / "fresh.sqlite3").import_file(data, format="json")
