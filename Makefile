@@ -4,6 +4,10 @@
 # plain wheel (requirements.txt) otherwise; `make run GPU=1` or `GPU=0` overrides the detection.
 # The stamp names the wheel installed (.venv/.runtime-cpu, .venv/.runtime-gpu), so a GPU that
 # appears later upgrades the venv once and nothing else reinstalls it.
+# Keras's other backends, JAX and PyTorch (requirements-backends.txt, CPU builds; on a GPU
+# machine requirements-backends-gpu.txt, their CUDA builds): `make test` installs them (the
+# backend tests need them), `make run BACKENDS=1` installs them for the app (stamp
+# .venv/.backends-cpu or -gpu), a plain `make run` does not (the app then names what is missing).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -30,10 +34,20 @@ $(error GPU must be 1 (install tensorflow[and-cuda]) or 0 (the plain wheel); got
 endif
 RUNTIME := $(VENV)/.runtime-$(WHEEL)
 DEV := $(VENV)/.dev-$(WHEEL)
+BACKENDS_REQUIREMENTS := $(if $(filter gpu,$(WHEEL)),requirements-backends-gpu.txt,requirements-backends.txt)
+BACKENDS_STAMP := $(VENV)/.backends-$(WHEEL)
+BACKENDS ?= 0
+ifeq ($(BACKENDS),1)
+RUN_NEEDS := $(RUNTIME) $(BACKENDS_STAMP)
+else ifeq ($(BACKENDS),0)
+RUN_NEEDS := $(RUNTIME)
+else
+$(error BACKENDS must be 1 (install JAX and PyTorch for the app) or 0; got '$(BACKENDS)')
+endif
 
 .PHONY: run test test-fast lint browser clean
 
-run: $(RUNTIME)
+run: $(RUN_NEEDS)
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
 test: $(DEV) browser
@@ -65,10 +79,16 @@ $(RUNTIME): requirements.txt $(REQUIREMENTS) | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
 	touch $@
 
-$(DEV): requirements.txt requirements-dev.txt $(REQUIREMENTS) | $(BIN)/python
-	@echo "installing requirements-dev.txt and $(REQUIREMENTS): $(WHY)"
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r $(REQUIREMENTS)
-	touch $(RUNTIME) $@
+$(BACKENDS_STAMP): $(BACKENDS_REQUIREMENTS) | $(RUNTIME)
+	@echo "installing $(BACKENDS_REQUIREMENTS): Keras's JAX and PyTorch backends ($(WHEEL) builds)"
+	$(BIN)/pip install --quiet --disable-pip-version-check -r $(BACKENDS_REQUIREMENTS)
+	touch $@
+
+# The backends' file is a prerequisite, so a venv made before it installs it once.
+$(DEV): requirements.txt requirements-dev.txt $(REQUIREMENTS) $(BACKENDS_REQUIREMENTS) | $(BIN)/python
+	@echo "installing requirements-dev.txt, $(REQUIREMENTS) and $(BACKENDS_REQUIREMENTS): $(WHY)"
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r $(REQUIREMENTS) -r $(BACKENDS_REQUIREMENTS)
+	touch $(RUNTIME) $(BACKENDS_STAMP) $@
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts

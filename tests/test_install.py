@@ -2,7 +2,9 @@
 the machine has an NVIDIA GPU (the fake nvidia-smi of an H100 on PATH, or a GPU folder under
 the NVIDIA proc folder), the plain wheel otherwise, GPU=1 / GPU=0 over the detection, and a
 stamp per wheel, so a venv made without a GPU is upgraded once when one appears and a second
-`make` installs nothing."""
+`make` installs nothing. Keras's JAX and PyTorch backends: `make test` installs them (CPU builds,
+or their CUDA builds on a GPU machine), `make run BACKENDS=1` too, a plain `make run` not, and a
+venv made before their file installs them once."""
 
 import os
 import shutil
@@ -14,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 GPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements-gpu.txt"
 CPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements.txt"
+BACKENDS_CPU = "pip install --quiet --disable-pip-version-check -r requirements-backends.txt"
+BACKENDS_GPU = "pip install --quiet --disable-pip-version-check -r requirements-backends-gpu.txt"
 
 
 def make_dry_run(*arguments: str, cwd: Path = ROOT, path: str | None = None) -> str:
@@ -43,7 +47,14 @@ def fresh_copy(tmp_path: Path) -> Path:
     depend on the venv of the checkout running the tests (a `make test` has made it)."""
     copy = tmp_path / "clone"
     copy.mkdir()
-    for name in ("Makefile", "requirements.txt", "requirements-dev.txt", "requirements-gpu.txt"):
+    for name in (
+        "Makefile",
+        "requirements.txt",
+        "requirements-dev.txt",
+        "requirements-gpu.txt",
+        "requirements-backends.txt",
+        "requirements-backends-gpu.txt",
+    ):
         shutil.copy(ROOT / name, copy / name)
     shutil.copytree(ROOT / "scripts", copy / "scripts")
     return copy
@@ -72,7 +83,7 @@ def test_the_fake_h100_on_path_makes_run_install_the_and_cuda_wheels(tmp_path):
     assert "touch .venv/.runtime-gpu" in out
     test = make_dry_run("test", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=clone, path=path)
     assert "-r requirements-dev.txt -r requirements-gpu.txt" in test
-    assert "touch .venv/.runtime-gpu .venv/.dev-gpu" in test
+    assert "touch .venv/.runtime-gpu .venv/.backends-gpu .venv/.dev-gpu" in test
 
 
 def test_without_a_gpu_run_installs_the_plain_wheel(tmp_path):
@@ -122,3 +133,75 @@ def test_a_gpu_appearing_upgrades_a_cpu_venv_once_and_nothing_else_reinstalls(tm
     os.utime(tmp_path / ".venv" / ".runtime-gpu", (later, later))
     done = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=tmp_path, path=path)
     assert "pip install" not in done
+
+
+def _requirements(name: str) -> list[str]:
+    return [
+        line.strip()
+        for line in (ROOT / name).read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+
+
+def test_the_backends_files_pin_jax_and_torch_cpu_and_cuda_builds():
+    assert _requirements("requirements-backends.txt") == ["jax[cpu]==0.10.2", "torch==2.13.0"]
+    # JAX's CUDA 12 extra: the CUDA TensorFlow 2.21's and-cuda wheels use; torch's default wheel.
+    assert _requirements("requirements-backends-gpu.txt") == [
+        "jax[cuda12]==0.10.2",
+        "torch==2.13.0",
+    ]
+
+
+def test_make_test_installs_the_backends_and_make_run_only_when_asked(tmp_path):
+    clone = fresh_copy(tmp_path)
+    test = make_dry_run("test", *no_gpu(tmp_path), cwd=clone)
+    assert "-r requirements-dev.txt -r requirements.txt -r requirements-backends.txt" in test
+    assert "touch .venv/.runtime-cpu .venv/.backends-cpu .venv/.dev-cpu" in test
+    assert "requirements-backends-gpu.txt" not in test
+    plain = make_dry_run("run", *no_gpu(tmp_path), cwd=clone)
+    assert "requirements-backends" not in plain and ".backends-" not in plain
+    asked = make_dry_run("run", "BACKENDS=1", *no_gpu(tmp_path), cwd=clone)
+    assert CPU_INSTALL in asked and BACKENDS_CPU in asked and "touch .venv/.backends-cpu" in asked
+    assert asked.index(CPU_INSTALL) < asked.index(BACKENDS_CPU) < asked.index("streamlit run")
+    completed = subprocess.run(
+        ["make", "-n", "run", "BACKENDS=yes", "GPU=0"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode != 0 and "BACKENDS must be 1" in completed.stderr
+
+
+def test_on_a_gpu_machine_the_backends_cuda_builds_are_installed(tmp_path):
+    path = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"
+    clone = fresh_copy(tmp_path)
+    proc = f"NVIDIA_PROC={tmp_path / 'proc'}"
+    test = make_dry_run("test", proc, cwd=clone, path=path)
+    assert "-r requirements-gpu.txt -r requirements-backends-gpu.txt" in test
+    assert BACKENDS_CPU not in test and "touch .venv/.runtime-gpu .venv/.backends-gpu" in test
+    run = make_dry_run("run", "BACKENDS=1", proc, cwd=clone, path=path)
+    assert BACKENDS_GPU in run and BACKENDS_CPU not in run and "touch .venv/.backends-gpu" in run
+
+
+def _venv_with_stamps(clone: Path, *stamps: str, when: float) -> None:
+    (clone / ".venv" / "bin").mkdir(parents=True, exist_ok=True)
+    (clone / ".venv" / "bin" / "python").touch()
+    for stamp in stamps:
+        (clone / ".venv" / stamp).touch()
+        os.utime(clone / ".venv" / stamp, (when, when))
+
+
+def test_a_venv_made_before_the_backends_file_installs_it_once(tmp_path):
+    clone = fresh_copy(tmp_path)
+    now = time.time()
+    for name in ("requirements.txt", "requirements-dev.txt"):  # older than the stamps
+        os.utime(clone / name, (now - 100, now - 100))
+    os.utime(clone / "requirements-backends.txt", (now + 5, now + 5))  # newer: it came later
+    _venv_with_stamps(clone, ".runtime-cpu", ".dev-cpu", when=now)
+    assert "pip install" not in make_dry_run("run", *no_gpu(tmp_path), cwd=clone)
+    upgrade = make_dry_run("test", *no_gpu(tmp_path), cwd=clone)
+    assert "-r requirements-backends.txt" in upgrade and "make_venv" not in upgrade
+    _venv_with_stamps(clone, ".runtime-cpu", ".dev-cpu", ".backends-cpu", when=now + 10)
+    assert "pip install" not in make_dry_run("test", *no_gpu(tmp_path), cwd=clone)
+    assert "pip install" not in make_dry_run("run", "BACKENDS=1", *no_gpu(tmp_path), cwd=clone)
