@@ -72,21 +72,21 @@ if outcome.settings != outcomes.settings_of(controls):
 
 ok = frame[frame["status"] == "ok"]
 for row in frame[frame["status"] != "ok"].itertuples():
-    st.error(_("bench.failed", variant=row.variant, error=row.error), icon=":material/error:")
+    st.error(_("bench.failed", variant=row.label, error=row.error), icon=":material/error:")
 if not ok.empty:
     fastest = ok.loc[ok["median_s"].idxmin()]
     summary = _(
         "bench.summary.fastest" + (".training" if training else ""),
-        variant=fastest["variant"],
+        variant=fastest["label"],
         ms=fastest["median_s"] * 1e3,
         device=devices.device_name(fastest["device"]),
         batch=int(fastest["batch_size"]),
         time=int(fastest["time_steps"]),
     )
-    if fastest["variant"] != outcome.baseline and outcome.baseline in set(ok["variant"]):
+    if fastest["label"] != outcome.baseline and outcome.baseline in set(ok["label"]):
         summary += " " + _(
             "bench.summary.speedup",
-            variant=fastest["variant"],
+            variant=fastest["label"],
             speedup=fastest["speedup_vs_baseline"],
             low=fastest["speedup_p10"],
             high=fastest["speedup_p90"],
@@ -95,13 +95,13 @@ if not ok.empty:
     rows = int(fastest["height"]) // int(fastest["pool_height"])  # sub-sequence length
     chains = ", ".join(
         f"{name} {VARIANTS[name].chain(rows, int(fastest['time_steps'])):,}"
-        for name in ok["variant"]
+        for name in dict.fromkeys(ok["variant"])
     )
     summary += " " + _("bench.summary.chain", chains=chains)
     st.success(summary, icon=":material/speed:")
 noisy = ok[ok["noisy"]]
 if not noisy.empty:
-    ratios = ", ".join(f"{r.variant} {r.iqr_s / r.median_s:.0%}" for r in noisy.itertuples())
+    ratios = ", ".join(f"{r.label} {r.iqr_s / r.median_s:.0%}" for r in noisy.itertuples())
     st.warning(_("bench.noisy", noisy=ratios), icon=":material/graphic_eq:")
 
 lang = controls.language

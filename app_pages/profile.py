@@ -25,8 +25,10 @@ steps = int(
     )
 )
 
-if controls.run:
-    configs = controls.configs
+configs = outcomes.profiled_configs(controls)
+if elsewhere := sorted({c.backend for c in controls.configs} - {c.backend for c in configs}):
+    st.caption(_("control.backends.profile_cli", backends=", ".join(elsewhere)))
+if controls.run and configs:
     if problem := runs.run_problem(configs):
         st.error(problem, icon=":material/block:")
     else:

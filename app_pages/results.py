@@ -40,6 +40,7 @@ if rows is None:
 
 FILTERS = (  # (column, message key, widget key)
     ("variant", "results.filter.variant", "results_variant"),
+    ("backend", "control.backends", "results_backend"),
     ("device", "results.filter.device", "results_device"),
     ("batch_size", "results.filter.batch_size", "results_batch_size"),
     ("time_steps", "results.filter.time_steps", "results_time_steps"),
@@ -61,7 +62,8 @@ st.caption(_("results.count", shown=len(selected), total=len(rows), path=str(sto
 
 def label(row) -> str:
     return (
-        f"{row['variant']}{' · ' + _('task.training') if row['task'] == 'training' else ''} · "
+        f"{row['variant']} · {row['backend']}"
+        f"{' · ' + _('task.training') if row['task'] == 'training' else ''} · "
         f"b{row['batch_size']} t{row['time_steps']} · "
         f"{row['precision']} · {row['device'].split(' ')[0]} · "
         f"{row['created_at'][:16].replace('T', ' ')}"
@@ -91,6 +93,7 @@ elif rows.empty:
 shown = [
     "created_at",
     "variant",
+    "backend",
     "device",
     "status",
     "median_s",

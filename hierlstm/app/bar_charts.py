@@ -14,9 +14,12 @@ import plotly.graph_objects as go
 
 from hierlstm.app.figure_style import (
     apply_layout,
+    backend_pattern,
     empty_figure,
     error_bars,
     ok_rows,
+    pair_labels,
+    several_backends,
     variant_color,
 )
 from hierlstm.i18n import t
@@ -25,31 +28,48 @@ from hierlstm.i18n import t
 
 
 def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title) -> go.Figure:
+    """One bar per row, coloured by variant. Rows of several Keras backends: one trace per
+    (variant, backend), in its variant's colour and its backend's pattern, named by both in
+    the legend, each bar labelled with its backend."""
     frame = ok_rows(frame)
     if frame.empty:
         return empty_figure(title, "—")
-    labels = frame[label_column].astype(str).tolist()
-    values = frame[column].to_numpy(dtype=float) * scale
-    colors = [variant_color(name) for name in frame["variant"]]
-    bar = go.Bar(
-        x=labels,
-        y=values,
-        marker_color=colors,
-        text=[f"{value:.3g}" for value in values],
-        # Inside the bar, so the value never collides with the p10-p90 whisker above it.
-        textposition="inside" if low is not None else "outside",
-        insidetextanchor="middle",
-        cliponaxis=False,
-        hovertemplate="%{x}: %{y:.4g}<extra></extra>",
-    )
-    if low is not None:
-        bar.error_y = error_bars(
-            values,
-            frame[low].to_numpy(dtype=float) * scale,
-            frame[high].to_numpy(dtype=float) * scale,
+    several = several_backends(frame)
+    if label_column == "variant":
+        labels = pair_labels(frame)
+    else:
+        labels = frame[label_column].astype(str).tolist()
+    frame = frame.assign(_label=labels)
+    groups = frame.groupby(["variant", "backend"], sort=False) if several else [(None, frame)]
+    figure = go.Figure()
+    for key, rows in groups:
+        values = rows[column].to_numpy(dtype=float) * scale
+        bar = go.Bar(
+            x=rows["_label"].tolist(),
+            y=values,
+            marker_color=[variant_color(name) for name in rows["variant"]],
+            text=[f"{value:.3g}" for value in values],
+            # Inside the bar, so the value never collides with the p10-p90 whisker above it.
+            textposition="inside" if low is not None else "outside",
+            insidetextanchor="middle",
+            cliponaxis=False,
+            hovertemplate="%{x}: %{y:.4g}<extra></extra>",
         )
-    figure = go.Figure(bar)
+        if key is not None:
+            bar.name = f"{key[0]} · {key[1]}"
+            bar.marker.pattern.shape = backend_pattern(key[1])
+        if low is not None:
+            bar.error_y = error_bars(
+                values,
+                rows[low].to_numpy(dtype=float) * scale,
+                rows[high].to_numpy(dtype=float) * scale,
+            )
+        figure.add_trace(bar)
     figure.update_yaxes(rangemode="tozero")
+    if several:  # one bar per category: traces side by side at full width, in row order
+        figure.update_layout(barmode="relative")
+        figure.update_xaxes(categoryorder="array", categoryarray=labels)
+        return apply_layout(figure, title, x_title, y_title, legend_right=True)
     return apply_layout(figure, title, x_title, y_title, showlegend=False)
 
 
@@ -102,7 +122,7 @@ def first_call_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
         values = frame[column].to_numpy(dtype=float) * 1e3
         figure.add_trace(
             go.Bar(
-                x=frame["variant"],
+                x=pair_labels(frame),
                 y=values,
                 name=name,
                 marker_color=[variant_color(v) for v in frame["variant"]],

@@ -1,5 +1,6 @@
 """The look every hierlstm figure shares, in one place: one colour per variant from a
-colour-blind-safe palette (the same in every chart), titles, axis titles and legends placed the
+colour-blind-safe palette (the same in every chart), one bar pattern and one line dash per
+Keras backend, titles, axis titles and legends placed the
 same way, p10-p90 error bars, a variant's curve, and the figure drawn when nothing ran.
 
 Figures leave colours of text, grid and background to the viewer's theme (Streamlit's light or
@@ -17,6 +18,31 @@ from hierlstm.registry import VARIANTS
 
 # Okabe-Ito: distinguishable with colour-blindness, legible on white and on near-black.
 _PALETTE = ("#D55E00", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#999999")
+
+
+# One bar pattern and one line dash per Keras backend, so colour keeps meaning the variant.
+BACKEND_PATTERNS = {"tensorflow": "", "jax": "/", "torch": "x"}
+BACKEND_DASHES = {"tensorflow": "solid", "jax": "dash", "torch": "dot"}
+
+
+def backend_pattern(name: str) -> str:
+    return BACKEND_PATTERNS.get(name, ".")
+
+
+def backend_dash(name: str) -> str:
+    return BACKEND_DASHES.get(name, "dashdot")
+
+
+def several_backends(frame: pd.DataFrame) -> bool:
+    """Whether `frame`'s rows ran on more than one Keras backend (a `backend` column)."""
+    return "backend" in frame and frame["backend"].nunique() > 1
+
+
+def pair_labels(frame: pd.DataFrame) -> list[str]:
+    """Each row's variant, with its backend when the frame has several ("folded · jax")."""
+    if not several_backends(frame):
+        return frame["variant"].astype(str).tolist()
+    return [f"{v} · {b}" for v, b in zip(frame["variant"], frame["backend"], strict=True)]
 
 
 def variant_color(name: str) -> str:
@@ -66,14 +92,18 @@ def error_bars(values, low, high) -> dict:
     }
 
 
-def variant_line(variant: str, x, y, **options) -> go.Scatter:
-    """One variant's curve in its colour (`options`: error_y, ...)."""
+def variant_line(variant: str, x, y, backend: str | None = None, **options) -> go.Scatter:
+    """One variant's curve in its colour (`options`: error_y, ...); with a `backend`, in that
+    backend's dash and named "variant · backend"."""
+    line = {"color": variant_color(variant), "width": 2.5}
+    if backend is not None:
+        line["dash"] = backend_dash(backend)
     return go.Scatter(
         x=x,
         y=y,
         mode="lines+markers",
-        name=variant,
-        line={"color": variant_color(variant), "width": 2.5},
+        name=variant if backend is None else f"{variant} · {backend}",
+        line=line,
         **options,
     )
 

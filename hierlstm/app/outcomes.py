@@ -8,20 +8,102 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import socket
 import tempfile
 from collections.abc import Sequence
 
 import pandas as pd
 
 from hierlstm import measure
+from hierlstm.app import state
 from hierlstm.app.caches import note_write, result_store
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
-from hierlstm.config import RunConfig, data_folder
+from hierlstm.config import RunConfig, Timing, data_folder
 from hierlstm.profiling import ProfileResult, zip_logdir
-from hierlstm.records import CompareResult
+from hierlstm.records import CONFIG_COLUMNS, CompareResult
 from hierlstm.refusals import Refused, writable_folder
+from hierlstm.registry import BACKENDS
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
+
+# --- a run across Keras backends ------------------------------------------------------------
+# TensorFlow alone runs in this process, as before (`hierlstm.measure`); with any other backend
+# every config of the run goes to the worker processes of `hierlstm.backends.pool`, so each
+# backend has its own process and threads and the rounds interleave across them. Each result is
+# stored as `measure` stores it.
+
+
+class _Keeper:
+    """Stores each result until the store first refuses one, then remembers why and stores no
+    more, so the run goes on (as `hierlstm.measure` does)."""
+
+    def __init__(self, store) -> None:
+        self.store, self.ids, self.refused = store, [], None
+
+    def add(self, results) -> None:
+        for result in results:
+            if self.store is None or self.refused is not None:
+                return
+            try:
+                self.ids.append(self.store.add(result))
+            except Refused as error:
+                self.refused = error
+
+    def done(self, measured):
+        """`measured`, or `measure.NotStored` carrying it when a write was refused."""
+        if self.refused is not None:
+            raise measure.NotStored(measured, self.ids, self.refused)
+        return measured
+
+
+def compare_and_store(
+    configs: Sequence[RunConfig],
+    timing: Timing,
+    store,
+    *,
+    baseline: int = 0,
+    on_progress=None,
+):
+    """`measure.compare_and_store` when every config is TensorFlow's; else the pool's `compare`
+    across the backends' workers, then every result stored. (outcome, stored ids)."""
+    if not state.in_workers(configs):
+        return measure.compare_and_store(
+            configs, timing, store, baseline=baseline, on_progress=on_progress
+        )
+    from hierlstm.backends import pool
+
+    # lock=False: the page's run (`hierlstm.app.runs.start_run`) holds the device lock already.
+    outcome = pool.compare(
+        list(configs), timing, baseline=baseline, on_progress=on_progress, lock=False
+    )
+    keeper = _Keeper(store)
+    keeper.add(outcome.results)
+    return keeper.done((outcome, keeper.ids))
+
+
+def sweep_and_store(config: RunConfig, axis: str, values, timing: Timing, store, *, on_progress):
+    """`measure.sweep_and_store` for TensorFlow; for another backend each value is one run in
+    its worker (`pool.compare` of that one config), stored as it finishes, the rows in the same
+    columns (variant, axis, value, then the result's row)."""
+    if config.backend == state.IN_PROCESS:
+        return measure.sweep_and_store(config, axis, values, timing, store, on_progress=on_progress)
+    from hierlstm.backends import pool
+
+    values = list(values)
+    keeper, rows = _Keeper(store), []
+    for index, value in enumerate(values):
+        start, end = index / len(values), (index + 1) / len(values)
+
+        def progress(fraction, message, start=start, end=end, value=value):
+            on_progress(start + (end - start) * fraction, f"{axis}={value}: {message}")
+
+        point = config.replace(**{axis: value})
+        outcome = pool.compare([point], timing, on_progress=progress, lock=False)
+        keeper.add(outcome.results)
+        rows.append({**outcome.results[0].to_row(), "axis": axis, "value": value})
+    frame = pd.DataFrame(rows)
+    first = ["variant", "axis", "value", "status", "error"]
+    return keeper.done(frame[first + [c for c in frame.columns if c not in first]])
 
 
 def kept(run):
@@ -38,7 +120,12 @@ def kept(run):
 
 def settings_of(controls: Controls) -> dict:
     """What a run depends on, to say when the sidebar has changed since it ran."""
-    return {"variants": controls.variants, "config": controls.config, "timing": controls.timing}
+    return {
+        "variants": controls.variants,
+        "backends": controls.backends,
+        "config": controls.config,
+        "timing": controls.timing,
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,14 +141,28 @@ class BenchmarkOutcome:
 
     @functools.cached_property
     def frame(self) -> pd.DataFrame:
-        return self.compared.to_frame()
+        """`CompareResult.to_frame()`, with each row's `label` (its backend beside the variant
+        when several backends ran)."""
+        frame = self.compared.to_frame()
+        several = frame["backend"].nunique() > 1
+        frame["label"] = [state.label(r.config, several) for r in self.compared.results]
+        return frame
+
+
+def baseline_of(configs: Sequence[RunConfig]) -> int:
+    """The speed-ups' baseline: nested (on TensorFlow, when it ran there too), else the first."""
+    nested = [i for i, config in enumerate(configs) if config.variant == "nested"]
+    on_tensorflow = [i for i in nested if configs[i].backend == "tensorflow"]
+    return (on_tensorflow or nested or [0])[0]
 
 
 def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress):
+    """The controls' configs (variants x backends) compared and stored, then the per-layer
+    split of `breakdown_variant` on TensorFlow."""
     configs = controls.configs
-    baseline = controls.variants.index("nested") if "nested" in controls.variants else 0
+    baseline = baseline_of(configs)
     compared, ids = kept(
-        lambda: measure.compare_and_store(
+        lambda: compare_and_store(
             configs,
             controls.timing,
             result_store(),
@@ -80,7 +181,7 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
         breakdown_error = error_line(error)
     return BenchmarkOutcome(
         compared=compared,
-        baseline=controls.variants[baseline],
+        baseline=state.label(configs[baseline], controls.several_backends),
         breakdown=breakdown,
         breakdown_variant=breakdown_variant,
         breakdown_error=breakdown_error,
@@ -92,16 +193,17 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
 
 def _each_variant(configs: Sequence[RunConfig], progress: Progress, run) -> pd.DataFrame:
     """`run(config, on_progress)` for each config, the progress bar split evenly between
-    them and prefixed with the variant; their frames in one."""
+    them and prefixed with the variant (and its backend, when several run); their frames in
+    one."""
     frames = []
+    several = len({config.backend for config in configs}) > 1
     for index, config in enumerate(configs):
         start, end = index / len(configs), (index + 1) / len(configs)
+        name = state.label(config, several)
         frames.append(
             run(
                 config,
-                lambda f, m, s=start, e=end, v=config.variant: progress(
-                    s + (e - s) * f, f"{v}: {m}"
-                ),
+                lambda f, m, s=start, e=end, v=name: progress(s + (e - s) * f, f"{v}: {m}"),
             )
         )
     return pd.concat(frames, ignore_index=True)
@@ -113,7 +215,7 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
         controls.configs,
         progress,
         lambda config, on_progress: kept(
-            lambda: measure.sweep_and_store(
+            lambda: sweep_and_store(
                 config, axis, values, controls.timing, result_store(), on_progress=on_progress
             )
         ),
@@ -122,8 +224,13 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
 
 
 def replica_configs(controls: Controls) -> list[RunConfig]:
-    """The selected variants as one replica's run: the sidebar's batch is each replica's."""
-    return [config.replace(strategy="mirrored", device="auto") for config in controls.configs]
+    """The selected variants as one replica's run: the sidebar's batch is each replica's.
+    tf.distribute is TensorFlow's, so each variant runs there whatever the Backend choice."""
+    variants = dict.fromkeys(config.variant for config in controls.configs)
+    return [
+        controls.config.replace(variant=name, strategy="mirrored", device="auto")
+        for name in variants
+    ]
 
 
 def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Progress):
@@ -166,6 +273,12 @@ def capture_folder() -> str | None:
     return None
 
 
+def profiled_configs(controls: Controls) -> list[RunConfig]:
+    """The configs the Profile page profiles: TensorFlow's (its profiler runs in this
+    process); JAX's and torch's profiles are the command line's (`profile --backend`)."""
+    return [config for config in controls.configs if config.backend == "tensorflow"]
+
+
 @dataclasses.dataclass(frozen=True)
 class ProfileOutcome:
     profiles: tuple[VariantProfile, ...]
@@ -177,8 +290,9 @@ def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileO
     layers timed as separate calls on the same settings; a variant's failure is its one line,
     the others still run."""
     profiles = []
-    count = len(controls.configs)
-    for index, config in enumerate(controls.configs):
+    configs = profiled_configs(controls)
+    count = len(configs)
+    for index, config in enumerate(configs):
 
         def part(start, end, offset=index, prefix=config.variant):
             return lambda f, m: progress(
@@ -205,3 +319,70 @@ def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileO
         profiles.append(VariantProfile(config.variant, result, separate, archive, stored))
     settings = {**settings_of(controls), "steps": steps}
     return ProfileOutcome(tuple(profiles), settings)
+
+
+# --- the Lesson's numbers for the three backends -----------------------------------------------
+# This host's latest comparison of several backends at the same settings, read from the store:
+# the newest stored row that ran on JAX or torch, and every row beside it with the same settings
+# (one per variant and backend, the newest).
+
+# The settings two rows must share to be one comparison: every config column but the variant
+# and the backend, which are what is compared.
+SAME_SETTINGS = tuple(
+    column for column in CONFIG_COLUMNS.values() if column not in ("variant", "backend")
+)
+COMPARISON_COLUMNS = (
+    *("variant", "backend", "median_s", "p10_s", "p90_s", "vs_tensorflow", "created_at"),
+)
+
+
+def latest_comparison(rows: pd.DataFrame, host: str | None = None) -> pd.DataFrame:
+    """This host's latest stored comparison of several backends, one row per (variant,
+    backend) in stored order (variants as first stored, backends in `BACKENDS` order).
+
+    Columns `COMPARISON_COLUMNS`: median_s, p10_s, p90_s as stored, `vs_tensorflow` = the
+    row's median / the same variant's TensorFlow median in the comparison (NaN without one).
+    Empty when this host has no ok row on a backend other than TensorFlow, or none beside it on
+    another backend.
+    """
+    host = socket.gethostname() if host is None else host
+    empty = pd.DataFrame(columns=list(COMPARISON_COLUMNS))
+    if rows is None or rows.empty:
+        return empty
+    here = rows[(rows["host"] == host) & (rows["status"] == "ok")]
+    others = here[here["backend"] != "tensorflow"]
+    if others.empty:
+        return empty
+    newest = others.sort_values("created_at").iloc[-1]
+    same = here
+    for column in SAME_SETTINGS:
+        same = same[same[column] == newest[column]]
+    latest = same.sort_values("created_at").groupby(["variant", "backend"], sort=False).tail(1)
+    if latest["backend"].nunique() < 2:
+        return empty
+    order = {name: index for index, name in enumerate(BACKENDS)}
+    variants = {name: index for index, name in enumerate(dict.fromkeys(same["variant"]))}
+    latest = latest.assign(
+        _variant=latest["variant"].map(variants), _backend=latest["backend"].map(order)
+    ).sort_values(["_variant", "_backend"])
+    tensorflow = latest[latest["backend"] == "tensorflow"].set_index("variant")["median_s"]
+    ratio = latest["median_s"].to_numpy() / latest["variant"].map(tensorflow).to_numpy(float)
+    frame = latest.assign(vs_tensorflow=ratio)[list(COMPARISON_COLUMNS)].reset_index(drop=True)
+    frame.attrs.update(
+        settings={column: newest[column] for column in SAME_SETTINGS},
+        host=host,
+        device=newest["device"],
+    )
+    return frame
+
+
+def stored_comparison(store) -> pd.DataFrame:
+    """`latest_comparison` of `store`'s rows; empty when there is no store or it refuses to be
+    read (the banner and the Results page say why)."""
+    if store is None:
+        return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
+    try:
+        rows = store.rows()
+    except Refused:
+        return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
+    return latest_comparison(rows)

@@ -75,12 +75,14 @@ class Estimate:
 def estimate(workload: Workload, progress: Progress) -> Estimate:
     """The workload's estimated duration: the cost model times this machine's measured cost
     per step (measured once per variant and setting, while the device lock is held). A setting
-    whose cost cannot be measured has no estimate; it is named, never counted as 0 s."""
+    whose cost cannot be measured has no estimate; it is named, never counted as 0 s. The cost
+    is measured on TensorFlow, in this process: a JAX or torch run is estimated at its
+    TensorFlow cost (starting a worker to calibrate would cost more than the estimate saves)."""
     total, unknown = 0.0, {}
     for config in workload.runs:
         progress(0.0, text("run.calibrating", variant=config.variant))
         try:
-            cost = step_cost(calibration_key(config))
+            cost = step_cost(calibration_key(config.replace(backend="tensorflow")))
         except CalibrationFailed as failure:
             unknown.setdefault(failure.variant, f"{failure.variant}: {failure.error}")
             continue

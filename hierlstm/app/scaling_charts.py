@@ -16,9 +16,12 @@ import plotly.graph_objects as go
 
 from hierlstm.app.figure_style import (
     apply_layout,
+    backend_pattern,
     empty_figure,
     error_bars,
     ok_rows,
+    pair_labels,
+    several_backends,
     variant_color,
     variant_line,
 )
@@ -28,19 +31,32 @@ from hierlstm.registry import VARIANTS
 # --- latency over a swept axis ---------------------------------------------------------------
 
 
+def _series(frame: pd.DataFrame):
+    """(variant, backend, rows) per curve: per variant, or per (variant, backend) when the
+    rows ran on several Keras backends (backend None otherwise)."""
+    if several_backends(frame):
+        for (variant, backend), rows in frame.groupby(["variant", "backend"], sort=False):
+            yield variant, backend, rows
+    else:
+        for variant, rows in frame.groupby("variant", sort=False):
+            yield variant, None, rows
+
+
 def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
     """Where two variants' median curves cross between measured points.
 
-    Columns: first, second (variant names), value (the axis value, interpolated on log-log
-    axes), median_s (there). First is faster below the crossing, second above.
+    Columns: first, second (variant names, "variant · backend" when the rows ran on several
+    backends), value (the axis value, interpolated on log-log axes), median_s (there). First is
+    faster below the crossing, second above.
     """
     frame = ok_rows(sweep_frame)
-    names = list(dict.fromkeys(frame["variant"]))
+    frame = frame.assign(_curve=pair_labels(frame))
+    names = list(dict.fromkeys(frame["_curve"]))
     rows = []
     for i, first in enumerate(names):
         for second in names[i + 1 :]:
-            a = frame[frame["variant"] == first].set_index("value")["median_s"]
-            b = frame[frame["variant"] == second].set_index("value")["median_s"]
+            a = frame[frame["_curve"] == first].set_index("value")["median_s"]
+            b = frame[frame["_curve"] == second].set_index("value")["median_s"]
             common = sorted(set(a.index) & set(b.index))
             for low, high in zip(common, common[1:], strict=False):
                 before = math.log(a[low] / b[low])
@@ -70,7 +86,7 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
     if frame.empty:
         return empty_figure(title, "—")
     figure = go.Figure()
-    for variant, points in frame.groupby("variant", sort=False):
+    for variant, backend, points in _series(frame):
         points = points.sort_values("value")
         values = points["median_s"].to_numpy(dtype=float) * 1e3
         figure.add_trace(
@@ -78,6 +94,7 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
                 variant,
                 points["value"],
                 values,
+                backend,
                 error_y=error_bars(values, points["p10_s"] * 1e3, points["p90_s"] * 1e3),
             )
         )
@@ -112,11 +129,12 @@ def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
     """Least-squares fit median_s = intercept_s + slope_s * value, per variant.
 
     slope_s is the cost of one more time step (or one more sample); intercept_s the fixed cost.
-    Columns: variant, slope_s, intercept_s, r2, points.
+    Columns: variant, backend ("" unless the rows ran on several backends), slope_s,
+    intercept_s, r2, points.
     """
     frame = ok_rows(sweep_frame)
     rows = []
-    for variant, points in frame.groupby("variant", sort=False):
+    for variant, backend, points in _series(frame):
         x = points["value"].to_numpy(dtype=float)
         y = points["median_s"].to_numpy(dtype=float)
         if len(points) < 2 or np.ptp(x) == 0:
@@ -129,13 +147,16 @@ def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "variant": variant,
+                "backend": backend or "",
                 "slope_s": float(slope),
                 "intercept_s": float(intercept),
                 "r2": r2,
                 "points": len(points),
             }
         )
-    return pd.DataFrame(rows, columns=["variant", "slope_s", "intercept_s", "r2", "points"])
+    return pd.DataFrame(
+        rows, columns=["variant", "backend", "slope_s", "intercept_s", "r2", "points"]
+    )
 
 
 def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
@@ -145,11 +166,17 @@ def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.F
     if fit.empty:
         return empty_figure(title, "—")
     values = fit["slope_s"].to_numpy(dtype=float) * 1e3
+    several = fit["backend"].astype(bool).any() if "backend" in fit else False
+    labels = [
+        f"{v} · {b}" if several else v
+        for v, b in zip(fit["variant"], fit.get("backend", [""] * len(fit)), strict=True)
+    ]
     figure = go.Figure(
         go.Bar(
-            x=fit["variant"],
+            x=labels,
             y=values,
             marker_color=[variant_color(v) for v in fit["variant"]],
+            marker_pattern_shape=[backend_pattern(b) for b in fit["backend"]] if several else "",
             text=[f"{value:.3g}" for value in values],
             textposition="outside",
             cliponaxis=False,

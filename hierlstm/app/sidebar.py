@@ -14,6 +14,7 @@ from hierlstm.app.state import (
     CONFIG_FIELDS,
     CONTROLS,
     CURRENT_ACTION,
+    DEFAULT_BACKENDS,
     DEFAULT_VARIANTS,
     DEFAULTS,
     GEOMETRY,
@@ -22,6 +23,10 @@ from hierlstm.app.state import (
     SAVED_VALUES,
     TIMING_FIELDS,
     URL_WARNINGS,
+    Choice,
+    backend_missing,
+    choose,
+    configs_of,
     init_state,
     labeller,
     language,
@@ -30,6 +35,7 @@ from hierlstm.app.state import (
     write_query,
 )
 from hierlstm.config import (
+    BACKENDS,
     LSTM_KERNELS,
     OPTIMIZERS,
     PRECISIONS,
@@ -61,11 +67,21 @@ class Controls:
     timing: Timing
     run: bool  # the Run button was pressed for this script run
     url_warnings: tuple[tuple[str, str, str], ...] = ()  # (name, value, reason) from the URL
+    backends: tuple[str, ...] = DEFAULT_BACKENDS  # chosen and installed, in BACKENDS order
+
+    @functools.cached_property
+    def choice(self) -> Choice:
+        return choose(self.variants, self.backends)
 
     @functools.cached_property
     def configs(self) -> tuple[RunConfig, ...]:
-        """One config per selected variant: what the page checks, locks, estimates and times."""
-        return tuple(self.config.replace(variant=name) for name in self.variants)
+        """One config per selected variant on each chosen backend it has (variant-major):
+        what the page checks, locks, estimates and times."""
+        return configs_of(self.config, self.choice)
+
+    @property
+    def several_backends(self) -> bool:
+        return len({config.backend for config in self.configs}) > 1
 
 
 def language_ui(*, devices_known: bool = True) -> str:
@@ -110,6 +126,14 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
             key="variants",
             help=text("control.variants.help"),
             placeholder=text("control.variants.placeholder"),
+        )
+        st.multiselect(
+            text("control.backends"),
+            list(BACKENDS),
+            key="backends",
+            format_func=_backend_label(),
+            help=text("control.backends.help"),
+            placeholder=text("control.backends.placeholder"),
         )
         left, right = st.columns(2)
         _number(left, "time_steps")
@@ -200,12 +224,58 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
     return controls
 
 
+def _backend_label():
+    """The Backend choice's `format_func`: a backend, marked when its packages are missing
+    (in the language of the run that draws it, as `labeller`)."""
+    return functools.partial(_label_backend, language())
+
+
+def _label_backend(lang: str, name: str) -> str:
+    if backend_missing(name) is None:
+        return name
+    from hierlstm.i18n import t
+
+    return t("control.backends.not_installed", lang, backend=name)
+
+
+def _backends_from_state() -> tuple[str, ...]:
+    """The chosen backends whose packages are installed; each missing one is one line (what is
+    missing and how to get it) and is left out; none left: TensorFlow's."""
+    chosen = [name for name in st.session_state.get("backends", ()) if name in BACKENDS]
+    installed = []
+    for name in chosen:
+        if (reason := backend_missing(name)) is None:
+            installed.append(name)
+        else:
+            st.sidebar.caption("⚠️ " + missing_message(name, reason))
+    return tuple(name for name in BACKENDS if name in installed) or DEFAULT_BACKENDS
+
+
+def missing_message(backend: str, reason: str) -> str:
+    """`hierlstm.backends.missing`'s sentence in English, else the catalogue's line."""
+    if language() == "en":
+        return reason
+    return text("control.backends.missing", backend=backend)
+
+
+def _left_out_caption(choice: Choice) -> None:
+    """One line naming the selected variants that a chosen backend does not have, and why."""
+    if not choice.left_out:
+        return
+    names = ", ".join(
+        f"{variant} ({', '.join(backends)})" for variant, backends in choice.left_out.items()
+    )
+    key = "control.backends.fallback" if choice.fallback else "control.backends.left_out"
+    st.sidebar.caption("ℹ️ " + text(key, variants=names, backends=", ".join(choice.backends)))
+
+
 def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
     state = st.session_state
     variants = tuple(name for name in state.get("variants", ()) if name in VARIANTS)
     if not variants:
         st.sidebar.warning(text("control.variants.none", default=", ".join(DEFAULT_VARIANTS)))
         variants = DEFAULT_VARIANTS
+    backends = _backends_from_state()
     values = {name: state[name] for name in CONFIG_FIELDS}
     values.update({name: int(values[name]) for name in NUMERIC if name in values})
     if values["strategy"] == "mirrored":  # the replicas are the devices; Device is not used
@@ -228,14 +298,17 @@ def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
     if message:
         warning = "⚠️ " + precision_message(config.precision, config.device, message)
         (st.sidebar.caption if ok else st.sidebar.error)(warning)
-    return Controls(
+    controls = Controls(
         config=config,
         variants=variants,
         language=language(),
         timing=Timing(**{name: int(state[name]) for name in TIMING_FIELDS}),
         run=requested,
         url_warnings=tuple(state.get(URL_WARNINGS, ())),
+        backends=backends,
     )
+    _left_out_caption(controls.choice)
+    return controls
 
 
 def precision_message(precision: str, device: str, message: str) -> str:

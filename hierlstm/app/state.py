@@ -1,21 +1,29 @@
-"""Session and URL state: the settings' defaults, the URL parameters that set them (a bad
-value is replaced by the default with a one-line warning), the message text in the session's
-language, and the bounds the app accepts for each number."""
+"""Session and URL state: the settings' defaults, the Backend choice (variants x backends),
+the URL parameters that set them (a bad value is replaced by the default with a one-line
+warning), the message text in the session's language, and the bounds the app accepts for each
+number."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
 
 from hierlstm.admission import max_sizes
 from hierlstm.app.devices import visible_devices
-from hierlstm.config import BOUNDS, QUICK_TIMING, RunConfig, SettingError, Timing, out_of_bounds
+from hierlstm.config import (
+    BOUNDS,
+    QUICK_TIMING,
+    RunConfig,
+    SettingError,
+    Timing,
+    out_of_bounds,
+)
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
-from hierlstm.registry import VARIANTS
+from hierlstm.registry import BACKENDS, VARIANTS
 
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
 # The RunConfig fields the sidebar controls (and the URL may set). `devices`, the mirrored
@@ -36,15 +44,21 @@ CONFIG_FIELDS = (
 APP_STRATEGIES = ("none", "mirrored")
 MAX_REPLICAS = 16
 DEFAULT_VARIANTS = tuple(name for name in ("nested", "folded", "fused") if name in VARIANTS)
+DEFAULT_BACKENDS = ("tensorflow",)  # the others run in worker processes (hierlstm.backends)
 TIMING_FIELDS = tuple(field.name for field in dataclasses.fields(Timing) if field.name != "seed")
 DEFAULTS: dict[str, Any] = {
     **{name: getattr(RunConfig(), name) for name in CONFIG_FIELDS},
     "devices": [],
     "variants": list(DEFAULT_VARIANTS),
+    "backends": list(DEFAULT_BACKENDS),
     **{name: getattr(QUICK_TIMING, name) for name in TIMING_FIELDS},
     "lang": DEFAULT_LANGUAGE,
 }
 NUMERIC = tuple(name for name, value in DEFAULTS.items() if type(value) is int)
+LISTS = ("variants", "backends", "devices")  # comma-separated in a link
+# A setting whose URL parameter has another name: the link says backend=jax,torch.
+URL_NAMES = {"backends": "backend"}
+SETTING_OF = {url: name for name, url in URL_NAMES.items()}
 
 # Session keys that are not widgets' (Streamlit never drops them).
 RUN_REQUEST = "_run_requested"  # the page whose Run button was pressed
@@ -89,6 +103,78 @@ def variant_explanation(name: str) -> str:
     return text(VARIANTS[name].explanation_key)
 
 
+# --- the Backend choice -------------------------------------------------------------------
+# TensorFlow runs in the server's process; JAX and torch each in a worker process
+# (`hierlstm.backends.pool`), where every config of a run with them goes (`outcomes`).
+
+IN_PROCESS = "tensorflow"  # the backend of the server's own process
+
+
+def backend_missing(name: str) -> str | None:
+    """None when backend `name`'s packages are installed, else one English sentence naming
+    what is missing and how to get it (`hierlstm.backends.missing`, which imports nothing)."""
+    try:
+        from hierlstm.backends import missing
+    except ImportError:  # TEMPORARY until hierlstm.backends lands
+        import importlib.util
+
+        package = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}[name]
+        if importlib.util.find_spec(package) is None:
+            return f"{package} is not installed; run make run BACKENDS=1."
+        return None
+    return missing(name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """What the sidebar's Variants and Backend give: the (variant, backend) pairs to time,
+    variant-major, and the variants left out of a chosen backend (variant -> its backends)."""
+
+    pairs: tuple[tuple[str, str], ...]
+    left_out: dict[str, tuple[str, ...]]
+    backends: tuple[str, ...]  # the chosen backends that are installed, in BACKENDS order
+    fallback: bool = False  # no variant had a chosen backend: they run on TensorFlow instead
+
+
+def choose(variants: Sequence[str], backends: Iterable[str]) -> Choice:
+    """Every selected variant on every chosen backend it has (registry `Variant.backends`).
+
+    `backends` must be installed ones. When no pair is left (every variant lacks every chosen
+    backend), the variants run on TensorFlow, which has them all, and `left_out` says why.
+    """
+    chosen = tuple(name for name in BACKENDS if name in set(backends)) or (IN_PROCESS,)
+    pairs = tuple(
+        (variant, backend)
+        for variant in variants
+        for backend in chosen
+        if backend in VARIANTS[variant].backends
+    )
+    left_out = {
+        variant: VARIANTS[variant].backends
+        for variant in variants
+        if any(backend not in VARIANTS[variant].backends for backend in chosen)
+    }
+    if not pairs:
+        return Choice(tuple((v, IN_PROCESS) for v in variants), left_out, chosen, fallback=True)
+    return Choice(pairs, left_out, chosen)
+
+
+def configs_of(config: RunConfig, choice: Choice) -> tuple[RunConfig, ...]:
+    return tuple(config.replace(variant=v, backend=b) for v, b in choice.pairs)
+
+
+def label(config: RunConfig, several: bool) -> str:
+    """A result's name in a chart or a message: its variant, and its backend when a run has
+    several ("folded · jax")."""
+    return f"{config.variant} · {config.backend}" if several else config.variant
+
+
+def in_workers(configs: Sequence[RunConfig]) -> bool:
+    """Whether a run goes to the backends' worker processes: when any config is not
+    TensorFlow's (then all of them do, so the rounds interleave across processes)."""
+    return any(config.backend != IN_PROCESS for config in configs)
+
+
 # --- URL <-> controls ----------------------------------------------------------------------
 
 
@@ -127,6 +213,17 @@ def _parse_variants(raw: str, devices_known: bool) -> Parsed:
     if not names or any(name not in VARIANTS for name in names):
         problem = f"variants must be names from {', '.join(VARIANTS)}."
     known = [name for name in dict.fromkeys(names) if name in VARIANTS]
+    return known or None, problem
+
+
+def _parse_backends(raw: str, devices_known: bool) -> Parsed:
+    """Keras backends, as for variants: the known names are taken beside an unknown one.
+    Whether a backend's packages are installed is the sidebar's to say, not the link's."""
+    names = _names(raw)
+    problem = ""
+    if not names or any(name not in BACKENDS for name in names):
+        problem = f"backend must be names from {', '.join(BACKENDS)}."
+    known = [name for name in dict.fromkeys(names) if name in BACKENDS]
     return known or None, problem
 
 
@@ -171,6 +268,7 @@ def _parse_config_field(name: str, raw: str, devices_known: bool) -> Parsed:
 PARSERS: dict[str, Callable[[str, bool], Parsed]] = {
     "lang": _parse_language,
     "variants": _parse_variants,
+    "backend": _parse_backends,
     "devices": _parse_devices,
     **{name: functools.partial(_parse_timing, name) for name in TIMING_FIELDS},
     **{name: functools.partial(_parse_config_field, name) for name in CONFIG_FIELDS},
@@ -182,11 +280,12 @@ def read_query(
 ) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
     """Control values from URL parameters, and (name, value, reason) per rejected parameter.
 
-    Each known key (`PARSERS`: every RunConfig field but `variant`, `variants`
-    (comma-separated), `devices`, `warmup`, `repeats`, `lang`) has its parser; unknown keys are
-    ignored, a bad value keeps the default. Without `devices_known` (TensorFlow not imported
-    yet), `device` and `devices` are checked for their form only; `init_state` checks them
-    against this server's devices once it can.
+    Each known key (`PARSERS`: every RunConfig field but `variant` and `backend`, `variants`
+    and `backend` (comma-separated: the backends setting), `devices`, `warmup`, `repeats`,
+    `lang`) has its parser; unknown keys are ignored, a bad value keeps the default. The values
+    are keyed by setting (`backends`), the problems by URL parameter (`backend`). Without
+    `devices_known` (TensorFlow not imported yet), `device` and `devices` are checked for their
+    form only; `init_state` checks them against this server's devices once it can.
     """
     values: dict[str, Any] = {}
     problems: list[tuple[str, str, str]] = []
@@ -198,7 +297,7 @@ def read_query(
         if problem:
             problems.append((name, raw, problem))
         if value is not None:
-            values[name] = value
+            values[SETTING_OF.get(name, name)] = value
     geometry = {name: values[name] for name in GEOMETRY if name in values}
     try:
         RunConfig(**geometry)
@@ -222,12 +321,13 @@ def query_for(values: Mapping[str, Any]) -> dict[str, str]:
         value = values.get(name, default)
         if value == default:
             continue
-        if name in ("variants", "devices"):
-            wanted[name] = ",".join(value)
+        url = URL_NAMES.get(name, name)
+        if name in LISTS:
+            wanted[url] = ",".join(value)
         elif isinstance(value, bool):
-            wanted[name] = str(value).lower()
+            wanted[url] = str(value).lower()
         else:
-            wanted[name] = str(value)
+            wanted[url] = str(value)
     return wanted
 
 

@@ -395,3 +395,125 @@ def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
     assert list(estimated.y) == pytest.approx([r.kept_activation_bytes / 2**20 for r in results])
     assert "cpu_rss_growth" in measured.name
     assert training_charts.phases_figure(phase_frame([]), "en").layout.title.text
+
+
+# --- variant x backend ----------------------------------------------------------------------
+
+PAIRS = [(v, b) for v in ("nested", "folded") for b in ("tensorflow", "jax", "torch")]
+PATTERNS = {"tensorflow": "", "jax": "/", "torch": "x"}
+
+
+def backends_frame() -> pd.DataFrame:
+    """Two variants x three backends, each with its own median (ms = 10 * (i + 1))."""
+    rows = []
+    for index, (variant, backend) in enumerate(PAIRS):
+        median = 0.010 * (index + 1)
+        rows.append(
+            {
+                "variant": variant,
+                "backend": backend,
+                "status": "ok",
+                "median_s": median,
+                "p10_s": median * 0.9,
+                "p90_s": median * 1.2,
+                "first_call_s": median * 20,
+                "speedup_vs_baseline": 0.010 / median,
+                "speedup_p10": 0.009 / median,
+                "speedup_p90": 0.011 / median,
+                "samples_per_s": 2 / median,
+                "gflops_per_s": 1 / median,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _traces_by_name(figure: go.Figure) -> dict[str, go.Bar]:
+    return {trace.name: trace for trace in figure.data}
+
+
+@pytest.mark.parametrize(
+    ("build", "column", "scale"),
+    [
+        (lambda frame: bar_charts.latency_figure(frame), "median_s", 1e3),
+        (lambda frame: bar_charts.speedup_figure(frame, "nested"), "speedup_vs_baseline", 1),
+        (lambda frame: bar_charts.throughput_figure(frame), "samples_per_s", 1),
+        (lambda frame: bar_charts.gflops_figure(frame), "gflops_per_s", 1),
+        (
+            lambda frame: bar_charts.runs_figure(frame, [f"{v} · {b} · run" for v, b in PAIRS]),
+            "median_s",
+            1e3,
+        ),
+    ],
+    ids=["latency", "speedup", "throughput", "gflops", "runs"],
+)
+def test_bars_of_several_backends_colour_by_variant_and_pattern_by_backend(build, column, scale):
+    frame = backends_frame()
+    figure = build(frame)
+    traces = _traces_by_name(figure)
+    assert list(traces) == [f"{v} · {b}" for v, b in PAIRS]  # the legend says both
+    assert figure.layout.showlegend is not False
+    for variant, backend in PAIRS:
+        trace = traces[f"{variant} · {backend}"]
+        assert list(trace.marker.color) == [figure_style.variant_color(variant)]
+        assert trace.marker.pattern.shape == PATTERNS[backend]
+        assert len(trace.x) == 1 and backend in trace.x[0] and variant in trace.x[0]
+    assert len({figure_style.variant_color(v) for v in ("nested", "folded")}) == 2
+    # every bar in the rows' order, each value its row's
+    assert list(figure.layout.xaxis.categoryarray) == [trace.x[0] for trace in figure.data]
+    expected = frame[column].to_numpy() * scale
+    assert np.allclose([trace.y[0] for trace in figure.data], expected)
+
+
+def test_bars_of_one_backend_are_one_trace_without_patterns():
+    frame = backends_frame()
+    one = frame[frame["backend"] == "jax"]
+    figure = bar_charts.latency_figure(one)
+    assert len(figure.data) == 1 and list(figure.data[0].x) == ["nested", "folded"]
+    assert not figure.data[0].marker.pattern.shape
+    assert figure.layout.showlegend is False
+
+
+def test_first_call_names_the_backend_of_each_bar():
+    figure = bar_charts.first_call_figure(backends_frame())
+    assert list(figure.data[0].x) == [f"{v} · {b}" for v, b in PAIRS]
+    assert list(figure.data[0].marker.color) == [figure_style.variant_color(v) for v, _ in PAIRS]
+
+
+def backends_sweep() -> pd.DataFrame:
+    """Each (variant, backend) over time steps: median = (index + 1) ms per step."""
+    rows = []
+    for index, (variant, backend) in enumerate(PAIRS):
+        for value in (10, 20, 40):
+            median = 0.001 * (index + 1) * value
+            rows.append(
+                {
+                    "variant": variant,
+                    "backend": backend,
+                    "status": "ok",
+                    "axis": "time_steps",
+                    "value": value,
+                    "median_s": median,
+                    "p10_s": median,
+                    "p90_s": median,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_sweeps_of_several_backends_are_one_curve_each_dashed_by_backend():
+    figure = scaling_charts.scaling_figure(backends_sweep(), "time_steps")
+    dashes = {"tensorflow": "solid", "jax": "dash", "torch": "dot"}
+    curves = {trace.name: trace for trace in figure.data}
+    assert list(curves) == [f"{v} · {b}" for v, b in PAIRS]
+    for variant, backend in PAIRS:
+        line = curves[f"{variant} · {backend}"].line
+        assert line.color == figure_style.variant_color(variant) and line.dash == dashes[backend]
+    fit = scaling_charts.cost_per_step(backends_sweep())
+    assert list(zip(fit["variant"], fit["backend"], strict=True)) == PAIRS
+    # median = (i + 1) ms x value exactly: the slope is (i + 1) ms per step, no intercept
+    assert np.allclose(fit["slope_s"], [0.001 * (i + 1) for i in range(len(PAIRS))])
+    assert np.allclose(fit["intercept_s"], 0, atol=1e-12)
+    bars = scaling_charts.cost_per_step_figure(fit, "time_steps").data[0]
+    assert list(bars.marker.pattern.shape) == [PATTERNS[b] for _, b in PAIRS]
+    assert list(bars.marker.color) == [figure_style.variant_color(v) for v, _ in PAIRS]
+    assert scaling_charts.crossovers(backends_sweep()).empty  # parallel lines never cross

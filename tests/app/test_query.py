@@ -12,6 +12,7 @@ from hierlstm.app import state
 CASES = {
     "lang": ("zh", "zh", "fr", "lang must be one of en, zh."),
     "variants": ("folded, nested,folded", ["folded", "nested"], ",", "variants must be names"),
+    "backend": ("torch, jax,torch", ["torch", "jax"], "mxnet", "backend must be names from"),
     "devices": ("cpu:0", ["cpu:0"], "gpu:7", "devices must be among this server's cpu:0"),
     "warmup": ("0", 0, "-1", "warmup must be a whole number between 0 and"),
     "repeats": ("4", 4, "many", "repeats must be a whole number between 1 and"),
@@ -35,7 +36,8 @@ CASES = {
 
 def test_every_parameter_has_a_parser_and_a_case():
     assert set(state.PARSERS) == set(CASES)
-    assert set(state.PARSERS) == set(state.DEFAULTS)  # every setting a link can carry
+    # every setting a link can carry, under its URL name (the backends setting is backend=)
+    assert set(state.PARSERS) == {state.URL_NAMES.get(name, name) for name in state.DEFAULTS}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -67,3 +69,14 @@ def test_read_query_takes_the_last_value_ignores_unknown_ones_and_checks_the_geo
     values, problems = state.read_query({"lang": "fr", "variants": "folded,bogus"})
     assert values == {"variants": ["folded"]}
     assert [name for name, _, _ in problems] == ["lang", "variants"]  # the URL's order
+
+
+def test_the_backend_parameter_sets_the_backends_setting_and_a_link_carries_it_back():
+    value, problem = state.PARSERS["backend"]("jax,mxnet", True)
+    assert value == ["jax"] and problem == "backend must be names from tensorflow, jax, torch."
+    values, problems = state.read_query({"backend": "jax,torch", "variants": "folded"})
+    assert values == {"backends": ["jax", "torch"], "variants": ["folded"]} and problems == []
+    values, problems = state.read_query({"backend": "mxnet"})
+    assert values == {} and [(n, raw) for n, raw, _ in problems] == [("backend", "mxnet")]
+    assert state.query_for({"backends": ["tensorflow", "jax"]}) == {"backend": "tensorflow,jax"}
+    assert state.query_for({"backends": ["tensorflow"]}) == {}  # the default keeps links clean

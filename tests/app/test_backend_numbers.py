@@ -1,0 +1,78 @@
+"""The Lesson's backend numbers from stored rows: this host's latest comparison of several
+backends at the same settings, each (variant, backend) its newest row, the ratio to the same
+variant's TensorFlow median; nothing when only TensorFlow ran here, or only elsewhere."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+from factories import make_result
+
+from hierlstm.app import outcomes, state
+from hierlstm.results.schema import CONTEXT_COLUMNS
+
+
+def _row(variant, backend, median, created, host="here", **config):
+    result = make_result(config_changes={"variant": variant, "backend": backend, **config})
+    result = dataclasses.replace(result, median_s=median, p10_s=median * 0.9, p90_s=median * 1.1)
+    return {"id": f"{variant}-{backend}-{created}", "created_at": created, "host": host} | (
+        result.to_row()
+    )
+
+
+def _rows(*rows) -> pd.DataFrame:
+    frame = pd.DataFrame(list(rows))
+    assert set(CONTEXT_COLUMNS) <= set(frame.columns)
+    return frame
+
+
+def test_the_latest_comparison_on_this_host_with_ratios_to_tensorflow():
+    rows = _rows(
+        _row("folded", "tensorflow", 0.010, "2026-01-01T10:00:00"),  # older, same settings
+        _row("folded", "tensorflow", 0.020, "2026-01-02T10:00:00"),
+        _row("folded", "jax", 0.030, "2026-01-02T10:00:01"),
+        _row("folded", "torch", 0.080, "2026-01-02T10:00:02"),
+        _row("nested", "tensorflow", 0.050, "2026-01-02T10:00:00"),
+        _row("nested", "torch", 0.100, "2026-01-02T10:00:02"),
+        _row("folded", "jax", 0.001, "2026-01-03T10:00:00", host="elsewhere"),  # not this host
+        _row("folded", "jax", 0.002, "2026-01-01T09:00:00", batch_size=8),  # other settings
+    )
+    frame = outcomes.latest_comparison(rows, host="here")
+    assert list(zip(frame["variant"], frame["backend"], strict=True)) == [
+        ("folded", "tensorflow"),
+        ("folded", "jax"),
+        ("folded", "torch"),
+        ("nested", "tensorflow"),
+        ("nested", "torch"),
+    ]
+    assert np.allclose(frame["median_s"], [0.020, 0.030, 0.080, 0.050, 0.100])
+    assert np.allclose(frame["vs_tensorflow"], [1.0, 1.5, 4.0, 1.0, 2.0])
+    assert frame.attrs["settings"]["batch_size"] == 2 and frame.attrs["host"] == "here"
+
+
+def test_nothing_when_only_tensorflow_ran_here_or_a_backend_ran_alone():
+    only_tf = _rows(_row("folded", "tensorflow", 0.01, "2026-01-01T10:00:00"))
+    assert outcomes.latest_comparison(only_tf, host="here").empty
+    elsewhere = _rows(
+        _row("folded", "tensorflow", 0.01, "2026-01-01T10:00:00", host="other"),
+        _row("folded", "jax", 0.01, "2026-01-01T10:00:00", host="other"),
+    )
+    assert outcomes.latest_comparison(elsewhere, host="here").empty
+    alone = _rows(_row("folded", "jax", 0.01, "2026-01-01T10:00:00"))
+    assert outcomes.latest_comparison(alone, host="here").empty
+    assert outcomes.stored_comparison(None).empty
+
+
+def test_the_choice_is_every_variant_on_every_chosen_backend_it_has():
+    choice = state.choose(["nested", "fused"], ["torch", "tensorflow"])
+    assert choice.backends == ("tensorflow", "torch")  # BACKENDS order
+    assert choice.pairs == (("nested", "tensorflow"), ("nested", "torch"), ("fused", "tensorflow"))
+    assert choice.left_out == {"fused": ("tensorflow",)} and not choice.fallback
+    none = state.choose(["fused", "vectorized_map"], ["jax"])
+    assert none.fallback and none.pairs == (
+        ("fused", "tensorflow"),
+        ("vectorized_map", "tensorflow"),
+    )
+    assert state.choose(["folded"], []).pairs == (("folded", "tensorflow"),)

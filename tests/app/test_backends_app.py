@@ -1,0 +1,133 @@
+"""The sidebar's Backend choice through AppTest, in English and Chinese: a link's backend=,
+a bad one, a backend whose packages are missing (the one seam replaced: `backend_missing`), a
+variant that a chosen backend does not have, a Benchmark run on two backends in their worker
+processes (real ones) and its Results, and the Lesson's backend section with and without stored
+numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from factories import make_result
+from streamlit.testing.v1 import AppTest
+
+from hierlstm.app import sidebar
+from hierlstm.i18n import LANGUAGES, t
+from hierlstm.results.store import ResultStore
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
+MISSING = "jax is not installed here; run make run BACKENDS=1."  # a sentence of the seam's
+
+
+@pytest.fixture
+def database(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "results.sqlite3"
+    monkeypatch.setenv("HIERLSTM_DB", str(path))
+    return path
+
+
+def _open(page: str, query: dict) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=180)
+    at.query_params = {**TINY, **query}
+    at.run()
+    if page != "app_pages/shape_trace.py":
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [caption.value for caption in at.sidebar.caption]
+
+
+def _controls(at: AppTest):
+    return at.session_state["_controls"]
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_a_link_chooses_backends_and_a_bad_one_is_one_warning(lang, database):
+    at = _open("app_pages/benchmark.py", {"lang": lang, "variants": "folded", "backend": "jax"})
+    assert at.multiselect(key="backends").value == ["jax"]
+    assert [c.backend for c in _controls(at).configs] == ["jax"]
+    assert at.multiselect(key="backends").label == t("control.backends", lang)
+    at = _open("app_pages/benchmark.py", {"lang": lang, "backend": "mxnet"})
+    warnings = [w.value for w in at.warning]
+    expected = t(
+        "url.rejected",
+        lang,
+        name="backend",
+        value="mxnet",
+        reason="backend must be names from tensorflow, jax, torch.",
+    )
+    assert warnings == [expected]
+    assert at.multiselect(key="backends").value == ["tensorflow"]  # the default kept
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_a_backend_whose_packages_are_missing_is_named_with_how_to_get_it(
+    lang, database, monkeypatch
+):
+    monkeypatch.setattr(sidebar, "backend_missing", lambda name: MISSING if name == "jax" else None)
+    query = {"lang": lang, "variants": "folded", "backend": "tensorflow,jax,torch"}
+    at = _open("app_pages/benchmark.py", query)
+    assert not at.error, [e.value for e in at.error]
+    expected = MISSING if lang == "en" else t("control.backends.missing", lang, backend="jax")
+    assert [c for c in _captions(at) if c.startswith("⚠️")] == ["⚠️ " + expected]
+    assert [(c.variant, c.backend) for c in _controls(at).configs] == [
+        ("folded", "tensorflow"),
+        ("folded", "torch"),
+    ]
+    widget = at.multiselect(key="backends")
+    assert widget.format_func("jax") == t("control.backends.not_installed", lang, backend="jax")
+    assert widget.format_func("torch") == "torch"
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_a_variant_without_a_chosen_backend_is_left_out_with_one_line(lang, database):
+    query = {"lang": lang, "variants": "fused,folded", "backend": "tensorflow,torch"}
+    at = _open("app_pages/benchmark.py", query)
+    assert [(c.variant, c.backend) for c in _controls(at).configs] == [
+        ("fused", "tensorflow"),
+        ("folded", "tensorflow"),
+        ("folded", "torch"),
+    ]
+    left_out = t(
+        "control.backends.left_out",
+        lang,
+        variants="fused (tensorflow)",
+        backends="tensorflow, torch",
+    )
+    assert [c for c in _captions(at) if c.startswith("ℹ️")] == ["ℹ️ " + left_out]
+    at = _open("app_pages/benchmark.py", {"lang": lang, "variants": "fused", "backend": "jax"})
+    fallback = t("control.backends.fallback", lang, variants="fused (tensorflow)", backends="jax")
+    assert [c for c in _captions(at) if c.startswith("ℹ️")] == ["ℹ️ " + fallback]
+    assert [(c.variant, c.backend) for c in _controls(at).configs] == [("fused", "tensorflow")]
+    at = _open("app_pages/profile.py", {"lang": lang, "variants": "folded", "backend": "jax"})
+    profile_cli = t("control.backends.profile_cli", lang, backends="jax")
+    assert profile_cli in [c.value for c in at.main.caption]
+
+
+def _seed_comparison(database: Path) -> None:
+    store = ResultStore(database)
+    for backend, median in (("tensorflow", 0.020), ("jax", 0.030), ("torch", 0.050)):
+        store.add(
+            make_result(median_s=median, config_changes={"variant": "folded", "backend": backend})
+        )
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_the_lesson_shows_this_machine_s_backend_numbers_or_how_to_make_them(lang, database):
+    at = _open("app_pages/lesson.py", {"lang": lang})
+    headers = [h.value for h in at.header]
+    assert t("lesson.backends.title", lang) in headers
+    assert t("lesson.backends.none", lang) in [i.value for i in at.info]
+    _seed_comparison(database)
+    at = _open("app_pages/lesson.py", {"lang": lang})
+    assert t("lesson.backends.none", lang) not in [i.value for i in at.info]
+    table = at.get_by_key("lesson-backends-table").dataframe[0].value
+    assert list(table["backend"]) == ["tensorflow", "jax", "torch"]
+    assert list(table["median_ms"].round(6)) == [20.0, 30.0, 50.0]
+    assert list(table["vs_tensorflow"].round(6)) == [1.0, 1.5, 2.5]  # 30/20, 50/20
+    assert at.get_by_key("lesson-backends") is not None
