@@ -291,3 +291,44 @@ if all(row is not None for pair in pairs for row in pair):
     display.chart(training_charts.phases_figure(phases, lang), phases, key="lesson-training")
 elif frame is None:
     st.info(_("lesson.train.press", variants=", ".join(TRAINED)), icon=":material/play_arrow:")
+
+# 10. Three backends: this machine's latest stored comparison ---------------------------------
+st.header(_("lesson.backends.title"))
+st.markdown(_("lesson.backends.body"))
+numbers = outcomes.stored_comparison(caches.result_store())
+if numbers.empty:
+    st.info(_("lesson.backends.none"), icon=":material/compare_arrows:")
+else:
+    settings = numbers.attrs["settings"]
+    st.markdown(
+        _(
+            "lesson.backends.here",
+            host=numbers.attrs["host"],
+            created=numbers["created_at"].max()[:16].replace("T", " "),
+            batch=settings["batch_size"],
+            time=settings["time_steps"],
+            precision=settings["precision"],
+            task=_("task." + settings["task"]),
+            device=numbers.attrs["device"],
+        )
+    )
+    left, right = st.columns([2, 3])
+    shown = numbers.assign(median_ms=numbers["median_s"] * 1e3)
+    shown = shown[["variant", "backend", "median_ms", "vs_tensorflow"]].copy()
+    shown.attrs = {}
+    with left:
+        display.table(
+            shown,
+            key="lesson-backends-table",
+            column_config={
+                "median_ms": st.column_config.NumberColumn(
+                    _("lesson.backends.col.ms"), format="%.3g"
+                ),
+                "vs_tensorflow": st.column_config.NumberColumn(
+                    _("lesson.backends.col.ratio"), format="%.2f"
+                ),
+            },
+        )
+    with right:
+        figure = bar_charts.timing_figure(numbers, "variant", _("lesson.backends.chart"), lang)
+        display.chart(figure, shown, key="lesson-backends")
