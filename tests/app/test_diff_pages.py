@@ -86,8 +86,8 @@ def test_two_runs_compared_b_over_a_with_what_changed_and_chinese_headers(lang, 
     (rule,) = [c.value for c in at.get_by_key("results-diff").caption]
     assert "torch.utils.benchmark" in rule and "0.99" in rule and "1.01" in rule
     headers = list(_table(at, "results-table").columns)
-    assert headers[:4] == _headers(lang, "created_at", "variant", "device", "status")
-    assert len(headers) == 20 and all(not h.isascii() for h in headers[1:4]) == (lang == "zh")
+    assert headers[:5] == _headers(lang, "created_at", "variant", "backend", "device", "status")
+    assert len(headers) == 21 and all(not h.isascii() for h in headers[1:5]) == (lang == "zh")
     # B against itself: nothing changed, within noise.
     at.selectbox(key="results_diff_b").set_value(first).run()
     said = at.get_by_key("results-diff").markdown[0].value
