@@ -184,8 +184,10 @@ if stored_rows is None:
     st.caption(_("bench.diff.unstored"))
 else:
     st.caption(_("bench.diff.caption"))
-    against = diff_view.against_previous(stored_rows, outcome.ids, lang)
+    against, rules = diff_view.against_previous(stored_rows, outcome.ids, lang)
     display.table(against, key="bench-diff")
+    for rule in rules:
+        st.caption(rule)
 
 st.subheader(_("bench.table"))
 display.table(display.headed(frame), key="bench-table")

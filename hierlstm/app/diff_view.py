@@ -62,13 +62,16 @@ def changed_frame(compared: diff.RunDiff, lang: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=headers)
 
 
-def against_previous(rows: Sequence[Row], run_ids: Sequence[str], lang: str) -> pd.DataFrame:
+def against_previous(
+    rows: Sequence[Row], run_ids: Sequence[str], lang: str
+) -> tuple[pd.DataFrame, list[str]]:
     """Each ok row of this run (`run_ids`, stored; `rows` every stored row) against the newest
     earlier stored run of the same settings on the same device: that run, the ratio now /
     previous, its interval, the verdict and what changed (library versions); "no earlier run
-    of these settings" where there is none."""
+    of these settings" where there is none. Then the rules the comparisons followed (one per
+    interval method, in order)."""
     by_id = {row["id"]: row for row in rows}
-    table = []
+    table, rules = [], []
     for run_id in run_ids:
         row = by_id.get(run_id)
         if row is None or row["status"] != "ok":
@@ -81,6 +84,8 @@ def against_previous(rows: Sequence[Row], run_ids: Sequence[str], lang: str) -> 
             line["changed"] = "—"
         else:
             compared = diff.compare_rows(previous, row)
+            if compared.rule(lang) not in rules:
+                rules.append(compared.rule(lang))
             line |= {
                 "previous": run_label(previous, lang),
                 "ratio": round(compared.ratio, 3),
@@ -95,4 +100,5 @@ def against_previous(rows: Sequence[Row], run_ids: Sequence[str], lang: str) -> 
         table.append(line)
     columns = ("variant", "previous", "ratio", "interval", "verdict", "changed")
     frame = pd.DataFrame(table, columns=list(columns))
-    return frame.rename(columns={name: t(f"bench.diff.col.{name}", lang) for name in columns})
+    headers = {name: t(f"bench.diff.col.{name}", lang) for name in columns}
+    return frame.rename(columns=headers), rules

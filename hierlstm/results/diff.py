@@ -6,13 +6,14 @@ means B takes 80 % of A's time (B is faster) and 2.0 that B takes twice as long.
 (`results diff ID_A ID_B`), the Results page and the Benchmark page (A = the previous run of
 the same settings, B = the new one) all read it that way round.
 
-The interval (`CONFIDENCE`, 95 %) is a percentile bootstrap of the ratio of medians when both
-runs' samples are given: each run's samples resampled independently (`RESAMPLES` times, seed
-`SEED`), since two runs made at different times are not paired, and a median's spread has no
-closed form for the skewed, heavy-tailed times a shared machine gives. A stored row keeps no
-samples (only median, p10/p90, IQR and repeats: `hierlstm.records.BenchResult`), so for stored
-runs the interval falls back to the normal approximation of a median's standard error,
-`1.2533 * sigma / sqrt(n)` with `sigma = IQR / 1.349`, combined on the log scale (delta method).
+The interval (`CONFIDENCE`, 95 %) is a percentile bootstrap of the ratio of medians from both
+runs' samples (given, or the rows' `samples_json`, kept since results schema 5): each run's
+samples resampled independently (`RESAMPLES` times, seed `SEED`), since two runs made at
+different times are not paired, and a median's spread has no closed form for the skewed,
+heavy-tailed times a shared machine gives. A row stored without its samples (before schema 5,
+or imported from then) has only median, p10/p90, IQR and repeats, so for it the interval falls
+back to the normal approximation of a median's standard error, `1.2533 * sigma / sqrt(n)` with
+`sigma = IQR / 1.349`, combined on the log scale (delta method).
 
 The verdict: B is faster when the whole interval lies below `1 - BAND`, slower when it lies
 above `1 + BAND`, within noise otherwise. `BAND` (1 %) is torch.utils.benchmark's: its
@@ -26,6 +27,7 @@ ambiguous id, a failed run (it has no median), and a forward pass against a trai
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -109,8 +111,9 @@ def compare_rows(
     samples_b: Sequence[float] | None = None,
 ) -> RunDiff:
     """Run B (`row_b`) against run A (`row_a`): rows of the store (`ResultStore.rows()`, one
-    record each, with `id`). `samples_*` are each run's steady-state times, shape (repeats,);
-    without both (a stored row keeps none), the interval comes from the rows' IQR and repeats.
+    record each, with `id`). `samples_*` are each run's steady-state times, shape (repeats,),
+    by default the rows' own (`samples_json`); without both, the interval comes from the rows'
+    IQR and repeats.
 
     Raises DiffError for a failed run or two runs of different tasks.
     """
@@ -127,6 +130,8 @@ def compare_rows(
             task_a=row_a["task"],
             task_b=row_b["task"],
         )
+    samples_a = _stored_samples(row_a) if samples_a is None else samples_a
+    samples_b = _stored_samples(row_b) if samples_b is None else samples_b
     if _usable(samples_a) and _usable(samples_b):
         method = "bootstrap"
         a, b = np.asarray(samples_a, np.float64), np.asarray(samples_b, np.float64)
@@ -233,6 +238,11 @@ def _relative_median_se(row: Mapping[str, Any]) -> float:
     if repeats < 2 or not math.isfinite(iqr):
         return 0.0
     return _MEDIAN_SE_FACTOR * iqr * _SIGMA_PER_IQR / math.sqrt(repeats) / row["median_s"]
+
+
+def _stored_samples(row: Mapping[str, Any]) -> list[float]:
+    """A stored row's samples (`samples_json`, results schema 5); [] for a row kept without."""
+    return json.loads(row.get("samples_json") or "[]")
 
 
 def _usable(samples) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import math
 import time
 from collections import defaultdict
@@ -195,6 +196,7 @@ def _result(
         device=run.label or device_string(run.device),
         versions=versions(),
         kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
+        samples_json=json.dumps(samples.tolist()),  # stored, so two runs compare by samples
         **phase_fields(phases or {}),
     )
 

@@ -6,9 +6,11 @@ language."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from factories import make_failed_result, make_result, make_training_result
 from streamlit.testing.v1 import AppTest
@@ -141,6 +143,10 @@ def test_a_benchmark_is_compared_with_the_previous_run_of_its_settings(database)
     at.button(key="run").click().run()
     assert not at.exception and not at.error
     rows = ResultStore(database).rows()
+    for stored in rows.itertuples():  # the harness keeps every timed sample
+        samples = json.loads(stored.samples_json)
+        assert len(samples) == stored.repeats == 2
+        assert np.median(samples) == pytest.approx(stored.median_s, rel=1e-12)
     new = rows[~rows["id"].isin(before)].set_index("variant")
     old = rows[rows["id"].isin(before)].set_index("variant")
     for lang in ("en", "zh"):
@@ -160,6 +166,8 @@ def test_a_benchmark_is_compared_with_the_previous_run_of_its_settings(database)
             assert verdict in [
                 t(f"results.diff.verdict.{v}", lang) for v in ("faster", "slower", "within_noise")
             ]
+        rule = t("results.diff.rule.bootstrap", lang, confidence=95, resamples=2000, seed=0)
+        assert [c.value for c in at.caption if c.value.startswith(rule)] != []
         headers = list(_table(at, "bench-table").columns)
         assert headers[:3] == _headers(lang, "variant", "batch_size", "time_steps")
         assert t("column.speedup_vs_baseline", lang) in headers
@@ -191,3 +199,29 @@ def test_every_stored_and_benchmark_column_has_one_header_of_its_own(lang):
     assert len(set(headers)) == len(headers)  # a table's headers never collide
     if lang == "en":  # the English is the name the CSV and --json use
         assert headers == list(columns)
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_runs_stored_with_their_samples_are_compared_by_their_bootstrap(lang, database):
+    store = ResultStore(database)
+    store.add(make_result(samples_json="[0.010, 0.011, 0.012, 0.010, 0.013]"))
+    store.add(make_result(samples_json="[0.020, 0.022, 0.021, 0.024, 0.020]"))
+    at = _open("app_pages/results.py", {"lang": lang})
+    said = at.get_by_key("results-diff").markdown[0].value
+    assert said.startswith(
+        t(
+            "results.diff.summary.slower",
+            lang,
+            ratio=0,
+            low=0,
+            high=0,
+            confidence=95,
+            a_ms=0,
+            b_ms=0,
+        )[:6]
+    )
+    assert f"{0.021 / 0.011:.3f}" in said and "11" in said and "21" in said
+    (rule,) = [c.value for c in at.get_by_key("results-diff").caption if "torch" in c.value]
+    assert rule.startswith(
+        t("results.diff.rule.bootstrap", lang, confidence=95, resamples=2000, seed=0)
+    )

@@ -123,3 +123,20 @@ def test_the_command_runs_as_a_module_without_tensorflow(stored):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "slower"
+
+
+def test_runs_stored_with_their_samples_are_compared_by_a_bootstrap(capsys, tmp_path):
+    path = tmp_path / "results.sqlite3"
+    store = ResultStore(path)
+    a, b = [0.010, 0.011, 0.012, 0.010, 0.013], [0.020, 0.022, 0.021, 0.024, 0.020]
+    first = store.add(make_result(samples_json=json.dumps(a)))
+    second = store.add(make_result(samples_json=json.dumps(b)))
+    status, out, _ = run(capsys, "results", "diff", first, second, "--json", "--db", str(path))
+    document = json.loads(out)
+    assert status == 0 and document["method"] == "bootstrap"
+    assert document["ratio"] == pytest.approx(0.021 / 0.011, rel=1e-12)  # the samples' medians
+    # Every resampled median lies between the extremes of its run's samples.
+    assert (
+        min(b) / max(a) <= document["low"] < document["ratio"] < document["high"] <= max(b) / min(a)
+    )
+    assert document["verdict"] == "slower" and "bootstrap" in document["rule"]

@@ -5,6 +5,7 @@ own random module, the normal theory of a median's spread), the verdicts on cons
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import statistics
@@ -204,3 +205,15 @@ def test_the_previous_run_is_the_newest_earlier_ok_one_of_the_same_settings_and_
     assert diff.previous_row(rows, now, exclude=["sibling"])["id"] == "newer"
     assert diff.previous_row(rows, now)["id"] == "sibling"
     assert diff.previous_row([now], now) is None
+
+
+def test_stored_samples_are_used_when_a_row_keeps_them():
+    a, b = noisy(0.0125, 25, 0.1, seed=7), noisy(0.0100, 25, 0.1, seed=8)
+    row_a = row(samples_json=json.dumps(a.tolist()))
+    row_b = row(samples_json=json.dumps(b.tolist()), id="b" * 8)
+    from_rows = compare_rows(row_a, row_b)
+    assert from_rows == compare_rows(row(), row(id="b" * 8), a, b)
+    assert from_rows.method == "bootstrap"
+    assert from_rows.ratio == pytest.approx(np.median(b) / np.median(a), rel=1e-12)
+    assert compare_rows(row_a, row(id="b" * 8)).method == "iqr"  # B kept none
+    assert "samples_json" not in compare_rows(row_a, row_b).changed
