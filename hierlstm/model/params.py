@@ -97,7 +97,8 @@ def param_variables(model) -> dict:
 
 
 def load_params(model, params: Params) -> None:
-    """Assigns `params` to `model`'s variables, checking every name and shape."""
+    """Assigns `params` to `model`'s variables, checking every name and shape (`assign` takes a
+    numpy array on every Keras backend)."""
     variables = param_variables(model)
     missing = set(variables) - set(params)
     if missing:
@@ -113,8 +114,11 @@ def load_params(model, params: Params) -> None:
 
 
 def read_params(model) -> dict[str, np.ndarray]:
-    """The model's parameters as float32 numpy arrays, keyed as `init_params` keys them."""
+    """The model's parameters as float32 numpy arrays, keyed as `init_params` keys them, on any
+    Keras backend (a JAX array, a torch tensor on any device, a TensorFlow variable)."""
+    from keras import ops  # here: init_params and the shapes need no Keras
+
     return {
-        name: np.asarray(variable.numpy(), dtype=np.float32)
+        name: np.asarray(ops.convert_to_numpy(variable), dtype=np.float32)
         for name, variable in param_variables(model).items()
     }

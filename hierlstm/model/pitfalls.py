@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import RunConfig
-from hierlstm.model.builders import _outer_lstm, _trunk
+from hierlstm.model.trunk import outer_lstm, trunk
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +38,10 @@ class PitfallOutcome:
 
 def build_time_distributed_unknown_length(config: RunConfig) -> keras.Model:
     """The answer's model exactly as written: (B, H, None, 1) -> TimeDistributed(LSTM) -> LSTM."""
-    inputs, x = _trunk(config)  # time axis None
+    inputs, x = trunk(config)  # time axis None
     inner = keras.layers.LSTM(config.inner_units, name="inner_lstm", dtype=config.precision)
     summaries = keras.layers.TimeDistributed(inner, name="summarise", dtype=config.precision)(x)
-    return keras.Model(inputs, _outer_lstm(config, summaries), name="time_distributed_dynamic")
+    return keras.Model(inputs, outer_lstm(config, summaries), name="time_distributed_dynamic")
 
 
 def time_distributed_unknown_length(
