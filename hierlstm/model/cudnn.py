@@ -1,4 +1,5 @@
-"""When an LSTM can take Keras's cuDNN kernel, in one place, and how to see that it did.
+"""When an LSTM can take Keras's cuDNN kernel, in one place per Keras backend, and how to see on
+TensorFlow that it did (JAX's and PyTorch's readers are `hierlstm.backends.kernels`).
 
 The rule (keras/src/layers/rnn/lstm.py, keras/src/backend/tensorflow/rnn.py): a
 `keras.layers.LSTM` with `use_cudnn` "auto" (and the default activations, no recurrent dropout,
@@ -8,6 +9,11 @@ for the generic kernel itself in two cases: a run pinned to the CPU (Keras takes
 any GPU is visible, whatever `tf.device` says), and a run under XLA, because XLA compiles the
 whole step and has no kernel for `CudnnRNNV3` ("No registered 'CudnnRNNV3' OpKernel for
 XLA_GPU_JIT devices"; Keras marks such an LSTM `supports_jit = False` for the same reason).
+
+On JAX and PyTorch the conditions are the same (tanh/sigmoid, no `unroll`, `use_bias`, a GPU;
+keras/src/backend/{jax,torch}/rnn.py `cudnn_ok`), with these differences, one rule each
+(`RULES`): XLA refuses nothing on JAX (always XLA; the cuDNN LSTM is a custom call inside it);
+both take the generic loop under a mask; PyTorch skips cuDNN while tracing or compiling.
 
 A training step's graph holds the forward kernels and their backward (`CudnnRNNBackprop*`)
 when cuDNN ran (`ran_cudnn_training`). `refusal` answers with a catalogue key (`kernel.why.*`
@@ -24,11 +30,15 @@ from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS
 
 
-def use_cudnn_argument(config: RunConfig):
-    """The `use_cudnn` argument a builder gives every `keras.layers.LSTM` of `config`: "auto"
-    (cuDNN where Keras can) unless the generic kernel was asked for, the run is pinned to the
-    CPU, or XLA compiles the run (XLA cannot compile cuDNN's kernel)."""
-    if config.lstm_kernel == "generic" or config.device == "cpu" or config.xla:
+def use_cudnn_argument(config: RunConfig, backend: str = "tensorflow"):
+    """The `use_cudnn` argument a builder gives every `keras.layers.LSTM` of `config` on Keras
+    backend `backend`: "auto" (cuDNN where Keras can) unless the generic kernel was asked for,
+    the run is pinned to the CPU, or TensorFlow's XLA compiles the run (XLA cannot compile
+    TensorFlow's cuDNN op). JAX compiles everything with XLA and its cuDNN LSTM is a custom
+    call inside the XLA program (keras-team/keras#22399), so XLA refuses nothing there."""
+    if config.lstm_kernel == "generic" or config.device == "cpu":
+        return False
+    if config.xla and backend == "tensorflow":
         return False
     return "auto"
 
@@ -41,26 +51,75 @@ def keras_sees_a_gpu() -> bool:
     return bool(importlib.import_module("keras.src.backend.tensorflow.rnn")._is_gpu_available())
 
 
-def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False) -> str:
-    """Why an LSTM of `config` cannot take the cuDNN kernel, as a catalogue key; "" if it can.
-
-    `cell` is an LSTM built as `RNN(LSTMCell)` or inside a custom cell; a variant registered
-    without `has_lstm_layer` has only those. Without a GPU, the GPU is the reason (XLA would not
-    change the kernel); with one, XLA is.
-    """
+def _refused_first(config: RunConfig, cell: bool, cuda_build: bool, gpu_visible: bool, suffix=""):
+    """The reasons every backend checks first, in order (a cell, the generic kernel asked for,
+    no CUDA build, no GPU), as a catalogue key; "" when none applies."""
     if cell or not VARIANTS[config.variant].has_lstm_layer:
         return "kernel.why.cell"
     if config.lstm_kernel == "generic":
         return "kernel.why.requested"
     if not cuda_build:
-        return "kernel.why.no_cuda"
+        return f"kernel.why.no_cuda{suffix}"
     if not gpu_visible:
-        return "kernel.why.no_gpu"
+        return f"kernel.why.no_gpu{suffix}"
+    return ""
+
+
+def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False) -> str:
+    """Why an LSTM of `config` cannot take the cuDNN kernel on TensorFlow, as a catalogue key;
+    "" if it can.
+
+    `cell` is an LSTM built as `RNN(LSTMCell)` or inside a custom cell; a variant registered
+    without `has_lstm_layer` has only those. Without a GPU, the GPU is the reason (XLA would not
+    change the kernel); with one, XLA is.
+    """
+    if key := _refused_first(config, cell, cuda_build, gpu_visible):
+        return key
     if config.xla:
         return "kernel.why.xla"
     if use_cudnn_argument(config) is False:  # pinned to the CPU on a machine with a GPU
         return "kernel.why.requested"
     return ""
+
+
+def refusal_jax(
+    config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False, masked=False
+) -> str:
+    """`refusal` on JAX (keras/src/backend/jax/rnn.py `lstm`, Keras >= 3.14): the same order,
+    no XLA reason (JAX is always XLA, and its cuDNN LSTM compiles inside it), then a mask (the
+    cuDNN path raises NotImplementedError under one, and Keras takes the generic loop).
+    `gpu_visible` is Keras's check, `jax.default_backend() == "gpu"`."""
+    if key := _refused_first(config, cell, cuda_build, gpu_visible, "_jax"):
+        return key
+    if use_cudnn_argument(config, "jax") is False:  # pinned to the CPU on a machine with a GPU
+        return "kernel.why.requested"
+    return "kernel.why.masked" if masked else ""
+
+
+def refusal_torch(
+    config: RunConfig,
+    *,
+    cuda_build: bool,
+    gpu_visible: bool,
+    cell: bool = False,
+    masked: bool = False,
+    compiling: bool = False,
+) -> str:
+    """`refusal` on PyTorch (keras/src/backend/torch/rnn.py `lstm`): the same order, no XLA,
+    then a mask, then tracing or `torch.compile` (Keras skips cuDNN while
+    `torch.jit.is_tracing()` or `torch.compiler.is_compiling()`). `gpu_visible` is Keras's
+    check, `torch.cuda.is_available() and torch.backends.cudnn.is_available()`; the inputs must
+    also be on the GPU, which a run not pinned to the CPU puts them on."""
+    if key := _refused_first(config, cell, cuda_build, gpu_visible, "_torch"):
+        return key
+    if use_cudnn_argument(config, "torch") is False:  # pinned to the CPU on a machine with a GPU
+        return "kernel.why.requested"
+    if masked:
+        return "kernel.why.masked"
+    return "kernel.why.compiling" if compiling else ""
+
+
+RULES = {"tensorflow": refusal, "jax": refusal_jax, "torch": refusal_torch}  # by Keras backend
 
 
 def graph_op_types(concrete_function) -> set[str]:
