@@ -1,15 +1,17 @@
-"""Equivalence check: every variant, built from one parameter set, against the numpy oracle."""
+"""Equivalence check: every variant, built from one parameter set, against the numpy oracle, on
+this process's Keras backend (the variants it has a builder for: `Variant.backends`)."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import keras
 import numpy as np
-import tensorflow as tf
 
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
+from hierlstm.model.portable import forward_function, to_backend
 from hierlstm.model.reference import reference_forward
 from hierlstm.registry import VARIANTS
 
@@ -54,19 +56,27 @@ def random_input(config: RunConfig, seed: int = 0) -> np.ndarray:
 
 
 def run_variant(config: RunConfig, params, x: np.ndarray) -> np.ndarray:
-    """`config.variant` built from `params`, run once under tf.function; float64 output."""
+    """`config.variant` built from `params`, run once compiled the backend's way
+    (`hierlstm.model.portable.forward_function`: tf.function, jax.jit, torch eager); float64."""
     model = build_model(config, params)
-    forward = tf.function(lambda inputs: model(inputs, training=False), jit_compile=config.xla)
-    return np.asarray(tf.cast(forward(tf.constant(x)), tf.float64))
+    output = forward_function(model, config)(to_backend(x))
+    return keras.ops.convert_to_numpy(output).astype(np.float64)
+
+
+def backend_variants() -> list[str]:
+    """The registered variants this process's Keras backend has a builder for."""
+    backend = keras.backend.backend()
+    return [name for name, variant in VARIANTS.items() if backend in variant.backends]
 
 
 def check_variants(config: RunConfig, seed: int = 0, variants=None) -> list[CheckResult]:
-    """Each variant's max abs difference from `reference_forward` at `config`'s sizes."""
+    """Each variant's (default: every one this backend builds) max abs difference from
+    `reference_forward` at `config`'s sizes."""
     params = init_params(config, seed)
     x = random_input(config, seed)
     expected = reference_forward(params, x, pool_height=config.pool_height)
     results = []
-    for name in variants or VARIANTS:
+    for name in variants or backend_variants():
         output = run_variant(config.replace(variant=name), params, x)
         if output.shape != expected.shape:
             difference = float("inf")

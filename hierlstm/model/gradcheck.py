@@ -30,16 +30,16 @@ import dataclasses
 import math
 import re
 
+import keras
 import numpy as np
-import tensorflow as tf
 
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
-from hierlstm.model.check import GRADIENT_TOLERANCES, random_input
+from hierlstm.model.check import GRADIENT_TOLERANCES, backend_variants, random_input
 from hierlstm.model.loss import loss_target
 from hierlstm.model.params import init_params
+from hierlstm.model.portable import gradients as backend_gradients
 from hierlstm.model.reference import reference_loss
-from hierlstm.registry import VARIANTS
 
 # Central differences in float64 along a unit direction: the truncation error is about
 # h^2 |L'''| / 6 and the rounding error about 1e-16 |L| / h; with the loss of order 1 and its
@@ -129,15 +129,11 @@ def oracle_directions(params, x, target, rng, *, pool_height: int) -> list:
 
 def variant_gradients(config: RunConfig, params, x, target) -> dict[str, np.ndarray]:
     """`config.variant` built from `params`: float64 gradients of the loss by parameter name,
-    and the input's under `INPUT`, through the training step's own tape
-    (`hierlstm.model.training.TrainingStep.gradients`)."""
-    from hierlstm.model.training import TrainingStep
-
-    step = TrainingStep(build_model(config, params), config)
-    _, grads, input_grad = step.gradients(x, target)
-    found = {name: np.asarray(grad, np.float64) for name, grad in grads.items()}
-    found[INPUT] = np.asarray(input_grad, np.float64)
-    return found
+    and the input's under `INPUT`, on this process's backend
+    (`hierlstm.model.portable.gradients`: on TensorFlow the training step's own tape, on JAX
+    `jax.value_and_grad` of the stateless loss, on PyTorch autograd)."""
+    _, found, input_grad = backend_gradients(build_model(config, params), config, x, target)
+    return {**found, INPUT: input_grad}
 
 
 def _worst_error(gradients, directions) -> tuple[float, str]:
@@ -205,9 +201,20 @@ def judge(
     )
 
 
+def _op_errors() -> tuple[type[Exception], ...]:
+    """The errors of an op a device or XLA cannot run: TensorFlow's OpError; none elsewhere."""
+    if keras.backend.backend() != "tensorflow":
+        return ()
+    import tensorflow as tf
+
+    return (tf.errors.OpError,)
+
+
 def _failure_line(error) -> str:
     """One line for an op error: the op and node XLA has no kernel for (its raw message is a
     node dump), else the message's first line."""
+    import tensorflow as tf
+
     node = re.search(r"\{\{node ([^}]+)\}\} = (\w+)", error.message)
     if isinstance(error, tf.errors.UnimplementedError) and node:
         return f"UnimplementedError: no kernel for the {node.group(2)} op at {node.group(1)}"[:300]
@@ -216,18 +223,19 @@ def _failure_line(error) -> str:
 
 
 def check_gradients(config: RunConfig, seed: int = 0, variants=None) -> list[GradientCheckResult]:
-    """Every variant's (or `variants`') gradients at `config`'s sizes, precision and XLA setting
-    against the oracle's directional derivatives and against the first variant's gradients
-    (the first that ran). A variant that cannot run is a result with its `error`."""
+    """Every variant's (every one this backend builds, `backend_variants`, or `variants`')
+    gradients at `config`'s sizes, precision and XLA setting against the oracle's directional
+    derivatives and against the first variant's gradients (the first that ran). A variant that
+    cannot run is a result with its `error`."""
     problem = gradient_problem(config, seed)
     tolerance, difference_tolerance = GRADIENT_TOLERANCES[config.precision]
     results, reference, reference_name = [], None, ""
-    for name in variants or VARIANTS:
+    for name in variants or backend_variants():
         try:
             gradients = variant_gradients(
                 config.replace(variant=name), problem.params, problem.inputs, problem.target
             )
-        except tf.errors.OpError as error:  # an op this device or XLA cannot run
+        except _op_errors() as error:  # an op this device or XLA cannot run
             failure = _failure_line(error)
             results.append(
                 GradientCheckResult(

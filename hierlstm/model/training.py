@@ -2,10 +2,10 @@
 functions. The loss and its target are `hierlstm.model.loss`'s (mean squared error to a fixed
 standard-normal target, computed in float32 whatever the precision).
 
-The optimizer is Keras's SGD (learning rate 0.01, no momentum) or Adam (learning rate 0.001),
-the defaults of both; under mixed_float16 it is wrapped in Keras's `LossScaleOptimizer`, which
-scales the loss before the gradient and unscales the gradients before the update, so 16-bit
-gradients do not underflow.
+The optimizer (`hierlstm.model.optimizers.make_optimizer`, the same on every backend) is Keras's
+SGD (learning rate 0.01, no momentum) or Adam (learning rate 0.001), the defaults of both; under
+mixed_float16 it is wrapped in Keras's `LossScaleOptimizer`, which scales the loss before the
+gradient and unscales the gradients before the update, so 16-bit gradients do not underflow.
 
 `TrainingStep` compiles four functions (XLA when the config asks), each traced once:
     forward(inputs, target) -> loss                       training=True, no gradient
@@ -25,22 +25,9 @@ import tensorflow as tf
 
 from hierlstm.config import RunConfig
 from hierlstm.model.loss import mean_squared_error
+from hierlstm.model.optimizers import LEARNING_RATES, make_optimizer  # noqa: F401 (re-exported)
 from hierlstm.model.params import PARAM_SLOTS, param_variables
 from hierlstm.registry import VARIANTS
-
-LEARNING_RATES = {"sgd": 0.01, "adam": 0.001}  # Keras's defaults for both
-
-
-def make_optimizer(config: RunConfig) -> keras.optimizers.Optimizer:
-    """`config.optimizer` as a Keras optimizer; loss-scaled under mixed_float16."""
-    rate = LEARNING_RATES[config.optimizer]
-    if config.optimizer == "adam":
-        optimizer = keras.optimizers.Adam(learning_rate=rate, name="adam")
-    else:
-        optimizer = keras.optimizers.SGD(learning_rate=rate, name="sgd")
-    if config.precision == "mixed_float16":
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer, name="loss_scale")
-    return optimizer
 
 
 class TrainingStep:

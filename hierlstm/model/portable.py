@@ -1,0 +1,167 @@
+"""A built model as functions on this process's Keras backend (TensorFlow, JAX or PyTorch): the
+forward pass compiled the backend's way, the training loss, its gradients, and the optimizer.
+
+    forward_function(model, config)(x)       (B, H, T, 1) -> (B, T, outer)
+    gradients(model, config, x, target)      loss, {parameter name: gradient}, input gradient
+
+The compiled forward pass: TensorFlow `tf.function` (XLA when the config asks); JAX `jax.jit`
+of the model's stateless call, always XLA; PyTorch eager under `torch.no_grad()`. Gradients:
+TensorFlow through `hierlstm.model.training.TrainingStep`'s tape; JAX `jax.value_and_grad` of
+the stateless loss; PyTorch autograd (`backward`). The loss is `hierlstm.model.loss`'s on
+every backend, in float32, scaled by the loss-scale optimizer's scale under mixed_float16 (and
+the gradients unscaled), as the training step scales it. Only the running backend is imported.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+from keras import ops
+
+from hierlstm.config import RunConfig
+from hierlstm.model.loss import mean_squared_error
+from hierlstm.model.optimizers import make_optimizer
+from hierlstm.model.params import PARAM_SLOTS, param_variables
+
+
+def loss_of(outputs, target):
+    """The training loss (`hierlstm.model.loss`) of a (B, T, outer) output, in float32, with
+    `keras.ops` (any backend, inside a jit or a tape)."""
+    return mean_squared_error(ops.cast(outputs, "float32"), target, ops.mean)
+
+
+def parameter_positions(model) -> list[int]:
+    """Where each parameter (`PARAM_SLOTS` order) sits in `model.trainable_variables`, the order
+    a stateless call takes them in. Raises ValueError for a trainable variable outside the
+    parameter set."""
+    by_name = param_variables(model)
+    position = {id(variable): index for index, variable in enumerate(model.trainable_variables)}
+    if len(position) != len(PARAM_SLOTS):
+        raise ValueError(
+            f"{model.name} has {len(position)} trainable variables; the parameter set has "
+            f"{len(PARAM_SLOTS)}."
+        )
+    return [position[id(by_name[name])] for name in PARAM_SLOTS]
+
+
+def backend_state(model) -> tuple[list, list]:
+    """(trainable, non-trainable) variable values of `model`, the arrays a stateless call takes."""
+    trainable = [variable.value for variable in model.trainable_variables]
+    return trainable, [variable.value for variable in model.non_trainable_variables]
+
+
+def stateless_forward(model, training: bool = False):
+    """(trainable, non_trainable, inputs) -> outputs (B, T, outer): `model`'s stateless call,
+    a pure function for `jax.jit`."""
+
+    def forward(trainable, non_trainable, inputs):
+        return model.stateless_call(trainable, non_trainable, inputs, training=training)[0]
+
+    return forward
+
+
+def stateless_loss(model, optimizer=None):
+    """(trainable, non_trainable, optimizer_variables, inputs, target) -> (scaled loss, loss),
+    training=True: a pure function for `jax.value_and_grad(..., has_aux=True)`. The loss is
+    scaled by a `LossScaleOptimizer`'s scale, read in a stateless scope as Keras's own JAX
+    trainer reads it (keras/src/backend/jax/trainer.py)."""
+    forward = stateless_forward(model, training=True)
+    scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+
+    def loss_fn(trainable, non_trainable, optimizer_variables, inputs, target):
+        loss = loss_of(forward(trainable, non_trainable, inputs), target)
+        if not scaled:
+            return loss, loss
+        mapping = list(zip(optimizer.variables, optimizer_variables, strict=True))
+        with keras.StatelessScope(state_mapping=mapping):
+            return optimizer.scale_loss(loss), loss
+
+    return loss_fn
+
+
+def forward_function(model, config: RunConfig):
+    """`model`'s inference call compiled the backend's way: x (B, H, T, 1) float32 -> (B, T,
+    outer) in the backend's array type. Inputs must be the backend's arrays (`to_backend`)."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        jitted = jax.jit(stateless_forward(model))
+        trainable, non_trainable = backend_state(model)
+        return lambda inputs: jitted(trainable, non_trainable, inputs)
+    if backend == "torch":
+        import torch
+
+        def eager_forward(inputs):
+            with torch.no_grad():
+                return model(inputs, training=False)
+
+        return eager_forward
+    import tensorflow as tf
+
+    return tf.function(lambda inputs: model(inputs, training=False), jit_compile=config.xla)
+
+
+def to_backend(array):
+    """A numpy array as the backend's array on its default device (Keras's device scope)."""
+    return ops.convert_to_tensor(np.asarray(array))
+
+
+def loss_scale(optimizer) -> float:
+    """The factor the loss is multiplied by before the gradient (1 without loss scaling)."""
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        return float(ops.convert_to_numpy(optimizer.dynamic_scale))
+    return 1.0
+
+
+def gradients(model, config: RunConfig, inputs, target):
+    """The true (unscaled) gradients of the loss of `model` (built for `config`, training=True)
+    at numpy `inputs` (B, H, T, 1) and `target` (B, T, outer): (loss, {parameter name: float64
+    gradient}, float64 input gradient (B, H, T, 1))."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        from hierlstm.model.training import TrainingStep
+
+        loss, grads, input_grad = TrainingStep(model, config).gradients(inputs, target)
+        found = {name: np.asarray(grad, np.float64) for name, grad in grads.items()}
+        return float(loss), found, np.asarray(input_grad, np.float64)
+    scale = loss_scale(make_optimizer(config))
+    if backend == "jax":
+        loss, grads, input_grad = _jax_gradients(model, inputs, target, scale)
+    else:
+        loss, grads, input_grad = _torch_gradients(model, inputs, target, scale)
+    found = {
+        name: ops.convert_to_numpy(grad).astype(np.float64) / scale
+        for name, grad in zip(PARAM_SLOTS, grads, strict=True)
+    }
+    return float(loss), found, ops.convert_to_numpy(input_grad).astype(np.float64) / scale
+
+
+def _jax_gradients(model, inputs, target, scale: float):
+    import jax
+
+    positions = parameter_positions(model)
+    trainable, non_trainable = backend_state(model)
+    forward = stateless_forward(model, training=True)
+
+    def scaled_loss(trainable, inputs):
+        loss = loss_of(forward(trainable, non_trainable, inputs), target)
+        return loss * scale, loss
+
+    grad_fn = jax.jit(jax.value_and_grad(scaled_loss, argnums=(0, 1), has_aux=True))
+    (_, loss), (grads, input_grad) = grad_fn(trainable, to_backend(inputs))
+    return loss, [grads[index] for index in positions], input_grad
+
+
+def _torch_gradients(model, inputs, target, scale: float):
+    import torch
+
+    variables = [param_variables(model)[name] for name in PARAM_SLOTS]
+    for variable in model.trainable_variables:
+        variable.value.grad = None
+    inputs = to_backend(inputs).detach().requires_grad_(True)
+    loss = loss_of(model(inputs, training=True), to_backend(target))
+    (loss * scale).backward()
+    grads = [variable.value.grad for variable in variables]
+    with torch.no_grad():
+        return loss.detach(), grads, inputs.grad
