@@ -1,5 +1,6 @@
-"""What every timed run is made of: the progress callback, one timed call ended by the device
-sync, the standard input, and `PreparedRun`, a built model's compiled function ready to time.
+"""What every timed TensorFlow run is made of: the progress callback and the standard input
+(`hierlstm.timing.basics`, shared with the other backends), one timed call ended by the device
+sync, and `PreparedRun`, a built model's compiled function ready to time.
 The harness (`hierlstm.timing.harness`) and the training step's timing
 (`hierlstm.timing.training`) share them; the harness re-exports them."""
 
@@ -7,9 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 
-import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import RunConfig
@@ -21,19 +20,12 @@ from hierlstm.model.cudnn import (
     ran_cudnn_training,
     refusal,
 )
-
-Progress = Callable[[float, str], None]
-
-
-def no_progress(fraction: float, message: str) -> None:
-    pass
-
-
-def scaled_progress(progress: Progress, start: float, end: float, prefix: str = "") -> Progress:
-    """A callback mapping 0..1 onto start..end of `progress`."""
-    return lambda fraction, message: progress(
-        start + (end - start) * fraction, f"{prefix}{message}"
-    )
+from hierlstm.timing.basics import (  # noqa: F401 (re-exported: the harness's vocabulary)
+    Progress,
+    make_inputs,
+    no_progress,
+    scaled_progress,
+)
 
 
 def timed_call(function, *arguments) -> float:
@@ -51,13 +43,6 @@ def timed_call(function, *arguments) -> float:
     function(*arguments)
     tf.test.experimental.sync_devices()
     return time.perf_counter() - start
-
-
-def make_inputs(config: RunConfig, seed: int = 0) -> np.ndarray:
-    """Standard-normal input, (batch, height, time, 1) float32, from a numpy seed."""
-    rng = np.random.default_rng(seed)
-    shape = (config.batch_size, config.height, config.time_steps, 1)
-    return rng.standard_normal(shape, dtype=np.float32)
 
 
 @dataclasses.dataclass

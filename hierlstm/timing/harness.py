@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
 import time
 from collections import defaultdict
@@ -34,7 +33,6 @@ import tensorflow as tf
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.distributed import cluster, distribute
 from hierlstm.hardware import device_string, resolve_device, versions
-from hierlstm.model import cost
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.records import BenchResult, CompareResult
@@ -50,10 +48,8 @@ from hierlstm.timing.calls import (  # re-exported: the harness's vocabulary
 )
 from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.memory import memory_probe
-from hierlstm.timing.training import phase_fields, prepare_training
-
-NOISY_IQR_RATIO = 0.10  # iqr / median above this flags a run as noisy
-
+from hierlstm.timing.summary import NOISY_IQR_RATIO, make_result  # noqa: F401 (re-exported)
+from hierlstm.timing.training import prepare_training
 
 # --- the forward function and what ran inside it --------------------------------------------
 
@@ -163,41 +159,21 @@ def prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: P
 def _result(
     run: PreparedRun, samples, warmup: int, peak_bytes: int, peak_kind: str, phases=None
 ) -> BenchResult:
-    """The record of a run: `samples` are the step's (the forward pass's, for inference) times,
-    `phases` a training run's {phase: samples}."""
-    samples = np.asarray(samples, dtype=np.float64)
-    config = run.config
-    median = float(np.median(samples))
-    p10, p25, p75, p90 = (float(value) for value in np.percentile(samples, [10, 25, 75, 90]))
-    training = config.task == "training"
-    flops = cost.training_flops(config) if training else cost.model_flops(config)
-    return BenchResult(
-        config=config,
-        first_call_s=run.first_call_s,
-        median_s=median,
-        p10_s=p10,
-        p90_s=p90,
-        iqr_s=p75 - p25,
-        mean_s=float(np.mean(samples)),
-        std_s=float(np.std(samples, ddof=1)) if len(samples) > 1 else 0.0,
-        min_s=float(np.min(samples)),
-        repeats=len(samples),
+    """The record of a run (`hierlstm.timing.summary.make_result`): `samples` are the step's
+    (the forward pass's, for inference) times, `phases` a training run's {phase: samples}."""
+    return make_result(
+        run.config,
+        samples,
         warmup=warmup,
-        noisy=(p75 - p25) / median > NOISY_IQR_RATIO,
-        samples_per_s=config.batch_size / median,
-        steps_per_s=config.batch_size * config.time_steps / median,
-        flops=flops,
-        gflops_per_s=flops / median / 1e9,
-        peak_memory_bytes=int(peak_bytes),
-        peak_memory_kind=peak_kind,
+        first_call_s=run.first_call_s,
+        peak_bytes=peak_bytes,
+        peak_kind=peak_kind,
         kernel=run.kernel,
         kernel_reason=run.kernel_reason,
-        trace_count=int(run.forward.experimental_get_tracing_count()),
+        trace_count=run.forward.experimental_get_tracing_count(),
         device=run.label or device_string(run.device),
         versions=versions(),
-        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
-        samples_json=json.dumps(samples.tolist()),  # stored, so two runs compare by samples
-        **phase_fields(phases or {}),
+        phases=phases,
     )
 
 

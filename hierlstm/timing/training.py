@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import time
 
-import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import RunConfig
@@ -31,8 +30,7 @@ from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target
 from hierlstm.model.params import init_params, read_params
 from hierlstm.timing.calls import PreparedRun, Progress, lstm_kernel, make_inputs, timed_call
-
-PHASES = ("forward", "forward_backward", "update")  # BenchResult's <phase>_median_s, ...
+from hierlstm.timing.summary import PHASES, phase_fields  # noqa: F401 (re-exported)
 
 
 @dataclasses.dataclass
@@ -98,17 +96,3 @@ def prepare_training(config: RunConfig, *, seed: int, model=None, progress: Prog
         target=target,
         phases=phases,
     )
-
-
-def phase_fields(phase_samples: dict[str, list[float]]) -> dict[str, float]:
-    """BenchResult's phase fields from each phase's samples: <phase>_median_s, _p10_s, _p90_s
-    and phase_sum_s (forward_backward + update medians); {} for an inference run."""
-    if not phase_samples:
-        return {}
-    fields = {}
-    for name in PHASES:
-        samples = np.asarray(phase_samples[name], dtype=np.float64)
-        p10, median, p90 = (float(value) for value in np.percentile(samples, [10, 50, 90]))
-        fields.update({f"{name}_median_s": median, f"{name}_p10_s": p10, f"{name}_p90_s": p90})
-    fields["phase_sum_s"] = fields["forward_backward_median_s"] + fields["update_median_s"]
-    return fields
