@@ -1,0 +1,99 @@
+"""Which LSTM kernel ran on JAX and PyTorch, read from what actually ran, and why, from the
+backend's rule (`hierlstm.model.cudnn.RULES`). TensorFlow's reader is its graph-op check
+(`hierlstm.timing.calls.lstm_kernel`).
+
+- JAX: Keras's cuDNN LSTM (keras/src/backend/jax/rnn.py, via `jax.experimental.rnn`) lowers to
+  an XLA custom call whose target is `cudnn_rnn_ffi`, and its backward to `cudnn_rnn_bwd_ffi`
+  (`hipdnn_` on ROCm; jaxlib/gpu_rnn.py). They are found in the lowered program's text
+  (StableHLO `stablehlo.custom_call @cudnn_rnn_ffi`, or HLO `custom_call_target="..."`). The
+  generic loop is a `while` of dots and logistic ops, with no such call.
+- PyTorch: Keras's cuDNN LSTM is `torch._VF.lstm` on CUDA tensors, which dispatches to
+  `aten::_cudnn_rnn` (backward `aten::_cudnn_rnn_backward`); the profiler's op names of one
+  call show it. On a CPU Keras's torch LSTM runs its own loop (`_fallback_lstm`: one input
+  projection, then matmuls and activations per step), `RNN(LSTMCell)` the generic loop.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+
+from hierlstm.config import RunConfig
+from hierlstm.i18n import t
+from hierlstm.model.cudnn import RULES
+
+CUDNN_CALL = re.compile(r"\b(?:cu|hip)dnn_rnn(_bwd)?_ffi\b")  # group 1: "_bwd" for backward
+TORCH_CUDNN_FORWARD = "aten::_cudnn_rnn"
+TORCH_CUDNN_BACKWARD = "aten::_cudnn_rnn_backward"
+# jaxlib's CUDA plugins: without one, JAX has no GPU backend and no cuDNN (the jax[cpu] wheel).
+JAX_CUDA_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_plugins.xla_cuda12")
+
+
+def jax_cudnn_calls(program_text: str) -> dict[str, int]:
+    """How many cuDNN RNN custom calls a lowered JAX program holds: {"forward": n, "backward":
+    m}, from its StableHLO or HLO text."""
+    found = {"forward": 0, "backward": 0}
+    for match in CUDNN_CALL.finditer(program_text):
+        found["backward" if match.group(1) else "forward"] += 1
+    return found
+
+
+def ran_cudnn_jax(program_text: str, training: bool = False) -> bool:
+    """Whether a lowered program ran cuDNN's LSTM: its forward call (and, for a training step,
+    its backward call too)."""
+    calls = jax_cudnn_calls(program_text)
+    return calls["forward"] > 0 and (not training or calls["backward"] > 0)
+
+
+def torch_op_names(function, *arguments) -> set[str]:
+    """The names of every op the PyTorch profiler records over one call of `function`."""
+    import torch
+
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities) as profile:
+        function(*arguments)
+    return {event.name for event in profile.events()}
+
+
+def ran_cudnn_torch(op_names: set[str], training: bool = False) -> bool:
+    """Whether profiled op names show cuDNN's LSTM (and, for a training step, its backward)."""
+    forward = TORCH_CUDNN_FORWARD in op_names
+    return forward and (not training or TORCH_CUDNN_BACKWARD in op_names)
+
+
+def backend_facts(backend: str) -> dict[str, bool]:
+    """What the backend's rule asks of this machine: a CUDA build, and Keras's own GPU check
+    (the one that decides whether the LSTM emits cuDNN: `_is_gpu_available` on JAX,
+    `_is_cuda_cudnn_available` on PyTorch). Imports the backend."""
+    # The modules themselves: each backend package exports a function named `rnn` that shadows
+    # the module of that name.
+    rnn = importlib.import_module(f"keras.src.backend.{backend}.rnn")
+    if backend == "jax":
+        cuda_build = any(_found(plugin) for plugin in JAX_CUDA_PLUGINS)
+        return {"cuda_build": cuda_build, "gpu_visible": bool(rnn._is_gpu_available())}
+    import torch
+
+    return {
+        "cuda_build": torch.version.cuda is not None,
+        "gpu_visible": bool(rnn._is_cuda_cudnn_available()),
+    }
+
+
+def _found(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is absent
+        return False
+
+
+def lstm_kernel(config: RunConfig, backend: str, ran: bool, **conditions) -> tuple[str, str]:
+    """("cudnn", "") when what ran held cuDNN's LSTM, else ("generic", why) in English, the
+    reason from the backend's rule (`RULES`) with this machine's facts; `conditions` are the
+    rule's others (`masked`, `compiling` on PyTorch)."""
+    if ran:
+        return "cudnn", ""
+    key = RULES[backend](config, **backend_facts(backend), **conditions)
+    return "generic", t(key or "kernel.why.other", "en")
