@@ -10,8 +10,9 @@ API the worker processes call (`hierlstm.backends.worker`).
                                       backend builds, as JSON-able data
 
 Inside a TensorFlow process `prepare` is the harness's (`hierlstm.timing.harness.prepare`),
-wrapped to the same surface; on JAX and PyTorch it is `hierlstm.backends.compile`'s. Until a
-config names its backend, the backend is the process's (`keras.backend.backend()`).
+wrapped to the same surface; on JAX and PyTorch it is `hierlstm.backends.compile`'s. A
+config's `backend` must be the process's (`keras.backend.backend()`): a config for another
+backend is refused in one sentence.
 """
 
 from __future__ import annotations
@@ -64,9 +65,8 @@ class BackendRun:
 
 def _refusal(config: RunConfig, backend: str) -> str:
     """One sentence when this backend cannot run `config`, else ""."""
-    wanted = getattr(config, "backend", None)  # a config that names its backend
-    if wanted and wanted != backend:
-        return f"backend {wanted} was asked for; this process's Keras backend is {backend}."
+    if config.backend != backend:
+        return f"backend {config.backend} was asked for; this process's Keras backend is {backend}."
     if message := backend_refusal(config.variant, backend):
         return message
     if backend != "tensorflow" and config.strategy != "none":
@@ -208,11 +208,12 @@ def result(run: BackendRun, samples, warmup, peak_bytes, peak_kind, phases=None)
 def check(config: RunConfig, seed: int = 0) -> dict:
     """The forward oracle (`hierlstm.model.check`) and the gradient oracle
     (`hierlstm.model.gradcheck`) of every variant this backend builds, at `config`'s sizes and
-    precision: {"backend", "config", "forward": [...], "gradients": [...], "ok"}, JSON-able,
-    the same shape on every backend."""
+    precision (its variant is not used; its backend must be the process's): {"backend",
+    "config", "forward": [...], "gradients": [...], "ok"}, JSON-able, the same shape on every
+    backend."""
     backend = keras.backend.backend()
-    if backend == "torch" and config.xla:
-        raise SettingError(_refusal(config, backend))
+    if message := _refusal(config, backend):
+        raise SettingError(message)
     forward = [outcome.to_dict() for outcome in check_variants(config, seed)]
     gradients = [outcome.to_dict() for outcome in check_gradients(config, seed)]
     return {

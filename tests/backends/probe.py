@@ -23,7 +23,7 @@ from hierlstm.model.reference import reference_forward
 from hierlstm.timing import summary
 
 TINY = hierlstm.config.RunConfig(
-    batch_size=2, time_steps=3, height=6, filters=2, inner_units=3, outer_units=4
+    batch_size=2, time_steps=3, height=6, filters=2, inner_units=3, outer_units=4, backend=current()
 )
 
 
@@ -66,10 +66,22 @@ def parameters() -> dict:
 
 
 def refusals() -> dict:
+    """The one sentence of each refusal: a config for TensorFlow (at `prepare`, and at `check`),
+    xla (refused on torch only), fused for this backend (by the config) and fused's config for
+    TensorFlow built here (by `build_model`)."""
     found = {}
-    for key, config in (("fused", TINY.replace(variant="fused")), ("xla", TINY.replace(xla=True))):
+    attempts = {
+        "other_backend": lambda: local.prepare(TINY.replace(backend="tensorflow"), seed=0),
+        "check_other_backend": lambda: local.check(TINY.replace(backend="tensorflow")),
+        "xla": lambda: local.prepare(TINY.replace(xla=True), seed=0),
+        "fused_config": lambda: TINY.replace(variant="fused"),
+        "fused_build": lambda: builders.build_model(
+            TINY.replace(variant="fused", backend="tensorflow")
+        ),
+    }
+    for key, attempt in attempts.items():
         try:
-            local.prepare(config, seed=0)
+            attempt()
             found[key] = ""
         except hierlstm.config.SettingError as error:
             found[key] = str(error)

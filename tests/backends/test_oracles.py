@@ -65,12 +65,15 @@ def test_one_parameter_set_and_the_same_names_as_tensorflow(probed):
 
 
 def test_what_the_backend_cannot_run_is_refused_in_one_sentence(probed):
-    refused = probed["refusals"]
-    assert refused["fused"] == (
+    refused, backend = probed["refusals"], probed["backend"]
+    wrong = f"backend tensorflow was asked for; this process's Keras backend is {backend}."
+    assert refused["other_backend"] == refused["check_other_backend"] == wrong
+    assert refused["fused_config"].startswith("variant fused runs on tensorflow only")
+    assert refused["fused_build"] == (
         "variant fused runs on the tensorflow backend only (it calls TensorFlow itself); "
-        f"this process's Keras backend is {probed['backend']}."
+        f"this process's Keras backend is {backend}."
     )
-    if probed["backend"] == "torch":
+    if backend == "torch":
         assert refused["xla"].startswith("xla applies to TensorFlow and JAX;")
         assert refused["xla"].count(". ") == 0  # one sentence
     else:
