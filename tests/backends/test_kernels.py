@@ -79,7 +79,8 @@ def test_a_mask_and_torchs_tracing_are_their_own_reasons():
     assert RULES["jax"](folded, **GPU, masked=True) == "kernel.why.masked"
     assert RULES["torch"](folded, **GPU, masked=True) == "kernel.why.masked"
     assert RULES["torch"](folded, **GPU, compiling=True) == "kernel.why.compiling"
-    # the earlier reasons still come first
+    # the earlier reasons still come first, the mask before tracing
+    assert RULES["torch"](folded, **GPU, masked=True, compiling=True) == "kernel.why.masked"
     assert RULES["torch"](folded, cuda_build=True, gpu_visible=False, compiling=True) == (
         "kernel.why.no_gpu_torch"
     )
