@@ -3,6 +3,7 @@
 perturbed parameter that fails both, the same parameter names as TensorFlow's model, the
 timed runs' records, and no TensorFlow imported by the layers that must not need it."""
 
+import json
 import math
 
 import numpy as np
@@ -86,6 +87,7 @@ def test_timed_runs_make_the_same_record_as_tensorflow(probed):
         steps = [sample["step"] for sample in samples]
         assert all(step > 0 for step in steps) and run["first_call_s"] > 0
         assert record["median_s"] == pytest.approx(float(np.median(steps)))
+        assert json.loads(record["samples_json"]) == pytest.approx(steps)  # kept, as TF's are
         assert record["repeats"] == 3 and record["warmup"] == 1
         assert record["peak_memory_bytes"] == 123 and record["status"] == "ok"
         assert record["device"].startswith("/CPU:0 (")
