@@ -13,7 +13,15 @@
 #      same benches of a training step (forward, backward, SGD update, and its phases);
 #   4. the PyTorch peer on the same device (python -m benchmarks.gpu_peer) when torch is installed
 #      (a CUDA build of it on a GPU);
-#   5. report.md: the machine, the versions, every table and ratio.
+#   5. Keras's other backends, each whose packages are installed (requirements-backends-gpu.txt
+#      on a GPU machine): `check --backend B` (forward and training) for each, then the portable
+#      variants on every installed backend at each shape, forward and training, interleaved
+#      across the backends' worker processes (backends-<shape>.out, backends-train-<shape>.out);
+#   6. report.md: the machine, the versions, every table and ratio (the backends' steps are in
+#      steps.tsv and their JSON beside it).
+# Without TensorFlow (a venv with only JAX and PyTorch) steps 1-4 cannot run and are skipped:
+# the portable variants still run on JAX and torch (the command line's path for them imports no
+# TensorFlow).
 # On a machine where TensorFlow sees no GPU the same steps run on the CPU and the report says
 # so. A few minutes on a GPU; the longest single step is time_distributed's first call at 200
 # time steps (it traces 200 inner LSTM calls, on the CPU, whatever the device: about 30 s, 50 s
@@ -25,7 +33,9 @@
 # Under XLA every LSTM takes the generic kernel (XLA cannot compile cuDNN's), so each table's
 # "XLA / no XLA" column is the real choice on a GPU: XLA with the generic kernel against cuDNN
 # without XLA; its kernel column shows both.
-# Exit status: doctor's (0 every device works, 1 a GPU is present but unusable, 2 bad setup).
+# DRY_RUN=1 prints each step's command instead of running it (and writes no report).
+# Exit status: doctor's (0 every device works, 1 a GPU is present but unusable, 2 bad setup);
+# without TensorFlow, 0.
 set -u
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
@@ -50,6 +60,10 @@ BEGAN=$(date +%s)
 step() {
     name="$1"
     shift
+    if [ "${DRY_RUN:-0}" = 1 ]; then
+        echo "$name: $*"
+        return 0
+    fi
     started=$(date +%s)
     printf '%-28s ' "$name" >&2
     "$@" > "$OUT/$name.out" 2> "$OUT/$name.log"
@@ -61,6 +75,20 @@ step() {
 }
 
 echo "hierlstm GPU check: writing $OUT" >&2
+# The Keras backends whose packages are installed (hierlstm.backends.missing imports none of them).
+INSTALLED=$("$PY" -c "from hierlstm.backends import BACKENDS, missing; print(' '.join(b for b in BACKENDS if missing(b) is None))") || exit 2
+PORTABLE=$("$PY" -c "from hierlstm.registry import VARIANTS; print(' '.join(n for n, v in VARIANTS.items() if len(v.backends) > 1))") || exit 2
+echo "installed Keras backends: ${INSTALLED:-none}" >&2
+DOCTOR=0
+case " $INSTALLED " in
+    *" tensorflow "*) TENSORFLOW=1 ;;
+    *) TENSORFLOW=0
+       echo "TensorFlow is not installed: its steps are skipped; the portable variants run on" \
+            "the other backends." >&2
+       printf '%s\t%s\t%s\t%s\n' tensorflow skipped 0 "TensorFlow is not installed" >> "$OUT/steps.tsv" ;;
+esac
+
+if [ "$TENSORFLOW" = 1 ]; then
 step doctor "$PY" -m hierlstm doctor --json
 DOCTOR=$?
 if ! "$PY" -c "import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))['tensorflow_gpus'] else 1)" "$OUT/doctor.out" 2>/dev/null; then
@@ -138,7 +166,49 @@ case "$PEER" in
             >> "$OUT/steps.tsv" ;;
 esac
 
+fi  # TensorFlow's steps
+
+# Keras's other backends: each installed one checked, then the portable variants on all of them,
+# interleaved across their worker processes (TensorFlow's too when it is installed).
+BACKEND_FLAGS=""
+for backend in $INSTALLED; do
+    BACKEND_FLAGS="$BACKEND_FLAGS --backend $backend"
+    if [ "$backend" != tensorflow ]; then
+        step "check-$backend" "$PY" -m hierlstm check --backend "$backend" --json
+        step "check-training-$backend" "$PY" -m hierlstm check --task training --backend "$backend" --json
+    fi
+done
+PORTABLE_FLAGS=""
+for variant in $PORTABLE; do
+    PORTABLE_FLAGS="$PORTABLE_FLAGS --variant $variant"
+done
+if [ "$INSTALLED" != tensorflow ] && [ -n "$INSTALLED" ]; then
+    for shape in $SHAPES; do
+        batch=${shape%x*}
+        steps=${shape#*x}
+        TRAIN_FLAGS=""
+        for variant in $PORTABLE; do
+            if [ "$variant" != time_distributed ] || [ "$shape" = 8x50 ]; then
+                TRAIN_FLAGS="$TRAIN_FLAGS --variant $variant"
+            fi
+        done
+        # shellcheck disable=SC2086 # the flags are lists of words
+        step "backends-$shape" "$PY" -m hierlstm bench $BACKEND_FLAGS $PORTABLE_FLAGS \
+            --batch-size "$batch" --time-steps "$steps" --repeats "$REPEATS" --warmup "$WARMUP" \
+            --json --db "$DB"
+        # shellcheck disable=SC2086
+        step "backends-train-$shape" "$PY" -m hierlstm bench --task training $BACKEND_FLAGS \
+            $TRAIN_FLAGS --batch-size "$batch" --time-steps "$steps" --repeats "$REPEATS" \
+            --warmup "$WARMUP" --json --db "$DB"
+    done
+fi
+
 step export "$PY" -m hierlstm results export --format json --output "$OUT/results.json" --db "$DB"
-"$PY" -m benchmarks.gpu_report "$OUT" --seconds "$(($(date +%s) - BEGAN))" || exit 2
-echo "report: $OUT/report.md (send the whole folder)" >&2
+[ "${DRY_RUN:-0}" = 1 ] && exit 0
+if [ "$TENSORFLOW" = 1 ]; then
+    "$PY" -m benchmarks.gpu_report "$OUT" --seconds "$(($(date +%s) - BEGAN))" || exit 2
+    echo "report: $OUT/report.md (send the whole folder)" >&2
+else
+    echo "no report.md without TensorFlow: the JSON outputs and steps.tsv are in $OUT" >&2
+fi
 exit "$DOCTOR"

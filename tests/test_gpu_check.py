@@ -104,3 +104,54 @@ def test_the_report_shows_a_training_step_and_its_phases(tmp_path):
         phases = line.split("|")[-2].strip()
         forward, backward, rest = phases.split(" / ")
         assert float(forward) > 0 and float(backward) > 0 and "(" in rest
+
+
+def _dry_run(tmp_path: Path, installed: str) -> tuple[str, str]:
+    """The script's steps with `installed` as the Keras backends whose packages import: a
+    python that answers that one question and hands every other to this interpreter."""
+    fake = tmp_path / "python"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        f'    *"import BACKENDS, missing"*) echo "{installed}" ;;\n'
+        f'    *) exec "{sys.executable}" "$@" ;;\n'
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    out = tmp_path / f"out-{installed.replace(' ', '-')}"
+    env = {**os.environ, "PYTHON": str(fake), "OUT": str(out), "DRY_RUN": "1", "QUICK": "1"}
+    completed = subprocess.run(
+        [str(SCRIPT)], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout, (out / "steps.tsv").read_text()
+
+
+PORTABLE_FLAGS = (
+    "--variant nested --variant time_distributed --variant folded --variant shared_cell"
+)
+
+
+def test_without_tensorflow_the_portable_variants_still_run_on_jax_and_torch(tmp_path):
+    out, steps = _dry_run(tmp_path, "jax torch")
+    names = [line.split(":")[0] for line in out.splitlines()]
+    assert names == [
+        *("check-jax", "check-training-jax", "check-torch", "check-training-torch"),
+        *("backends-8x50", "backends-train-8x50", "export"),
+    ]
+    assert f"bench --backend jax --backend torch {PORTABLE_FLAGS} --batch-size 8" in out
+    assert "fused" not in out and "vectorized_map" not in out and "doctor" not in out
+    assert "tensorflow\tskipped\t0\tTensorFlow is not installed" in steps
+
+
+def test_every_installed_backend_runs_beside_tensorflow_s_own_steps(tmp_path):
+    out, _ = _dry_run(tmp_path, "tensorflow jax torch")
+    names = [line.split(":")[0] for line in out.splitlines()]
+    assert names[:4] == ["doctor", "check-float32", "check-mixed_float16", "check-mixed_bfloat16"]
+    assert {"bench-8x50", "bench-8x50-xla", "train-8x50", "check-jax", "check-torch"} <= set(names)
+    (line,) = [line for line in out.splitlines() if line.startswith("backends-8x50:")]
+    assert f"--backend tensorflow --backend jax --backend torch {PORTABLE_FLAGS}" in line
+    (bench,) = [line for line in out.splitlines() if line.startswith("bench-8x50:")]
+    assert "--variant fused" in bench and "--backend" not in bench  # TensorFlow's six, in-process
+    alone, _ = _dry_run(tmp_path, "tensorflow")
+    assert "backends-" not in alone and "--backend" not in alone
