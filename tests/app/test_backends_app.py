@@ -6,6 +6,7 @@ numbers."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,48 @@ def test_the_lesson_shows_this_machine_s_backend_numbers_or_how_to_make_them(lan
     assert list(table["median_ms"].round(6)) == [20.0, 30.0, 50.0]
     assert list(table["vs_tensorflow"].round(6)) == [1.0, 1.5, 2.5]  # 30/20, 50/20
     assert at.get_by_key("lesson-backends") is not None
+
+
+def test_a_run_on_two_backends_in_their_workers_is_drawn_and_stored_in_both_languages(database):
+    query = {"lang": "zh", "variants": "nested,folded", "backend": "tensorflow,jax"}
+    at = _open("app_pages/benchmark.py", query)
+    at.button(key="run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    outcome = at.session_state["benchmark"].result
+    pairs = [(r.config.variant, r.config.backend) for r in outcome.compared.results]
+    assert pairs == [
+        ("nested", "tensorflow"),
+        ("nested", "jax"),
+        ("folded", "tensorflow"),
+        ("folded", "jax"),
+    ]
+    assert [r.status for r in outcome.compared.results] == ["ok"] * 4
+    # every sample of the JAX configs was timed in a worker process, not in this one
+    assert len(set(outcome.compared.pids)) == 2 and os.getpid() not in outcome.compared.pids
+    assert outcome.baseline == "nested · tensorflow" and outcome.compared.baseline == 0
+    for lang in ("zh", "en"):
+        if lang == "en":
+            at.selectbox(key="lang").set_value("en").run()
+        assert not at.exception and not at.error
+        figure = _latency_figure(at)
+        assert [trace["name"] for trace in figure["data"]] == [f"{v} · {b}" for v, b in pairs]
+        patterns = [trace["marker"].get("pattern", {}).get("shape", "") for trace in figure["data"]]
+        assert patterns == ["", "/", "", "/"]
+        head = t("bench.summary.fastest", lang, variant="{}", ms=0, device="", batch=0, time=0)
+        assert at.success[0].value.startswith(head.split("{}")[0])
+    stored = ResultStore(database).rows()
+    assert sorted(zip(stored["variant"], stored["backend"], strict=True)) == sorted(pairs)
+    assert set(stored.loc[stored["backend"] == "jax", "jax_version"]) != {""}
+    at.switch_page("app_pages/results.py").run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="results_backend").options == ["jax", "tensorflow"]
+    assert all(" · " in label for label in at.multiselect(key="results_compare").options)
+
+
+def _latency_figure(at: AppTest) -> dict:
+    import json
+
+    block = at.get_by_key("bench-latency")
+    chart = block.get("plotly_chart")[0]
+    return json.loads(chart.proto.spec)
