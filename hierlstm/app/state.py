@@ -113,15 +113,8 @@ IN_PROCESS = "tensorflow"  # the backend of the server's own process
 def backend_missing(name: str) -> str | None:
     """None when backend `name`'s packages are installed, else one English sentence naming
     what is missing and how to get it (`hierlstm.backends.missing`, which imports nothing)."""
-    try:
-        from hierlstm.backends import missing
-    except ImportError:  # TEMPORARY until hierlstm.backends lands
-        import importlib.util
+    from hierlstm.backends import missing
 
-        package = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}[name]
-        if importlib.util.find_spec(package) is None:
-            return f"{package} is not installed; run make run BACKENDS=1."
-        return None
     return missing(name)
 
 
