@@ -15,7 +15,7 @@ controls = sidebar.current_controls()
 _ = state.text
 
 
-configs = controls.configs
+configs = controls.variant_configs
 # Lazy tabs: only the open one is drawn (switching reruns the page, the traces are cached). A
 # new browser draws one figure and one table, not one per variant, before the page is idle.
 tabs = (

@@ -79,6 +79,12 @@ class Controls:
         what the page checks, locks, estimates and times."""
         return configs_of(self.config, self.choice)
 
+    @functools.cached_property
+    def variant_configs(self) -> tuple[RunConfig, ...]:
+        """One config per selected variant, on TensorFlow: what is traced and built in this
+        process (the Shape trace), whatever the Backend choice."""
+        return tuple(self.config.replace(variant=name) for name in self.variants)
+
     @property
     def several_backends(self) -> bool:
         return len({config.backend for config in self.configs}) > 1
