@@ -312,7 +312,7 @@ else:
             device=numbers.attrs["device"],
         )
     )
-    left, right = st.columns([2, 3])
+    left, right = st.columns([1, 1])
     shown = numbers.assign(median_ms=numbers["median_s"] * 1e3)
     shown = shown[["variant", "backend", "median_ms", "vs_tensorflow"]].copy()
     shown.attrs = {}
@@ -321,6 +321,8 @@ else:
             shown,
             key="lesson-backends-table",
             column_config={
+                "variant": st.column_config.TextColumn(_("column.variant")),
+                "backend": st.column_config.TextColumn(_("column.backend")),
                 "median_ms": st.column_config.NumberColumn(
                     _("lesson.backends.col.ms"), format="%.3g"
                 ),
@@ -331,4 +333,5 @@ else:
         )
     with right:
         figure = bar_charts.timing_figure(numbers, "variant", _("lesson.backends.chart"), lang)
+        figure.update_yaxes(type="log", dtick="D2")  # the backends differ by orders of magnitude
         display.chart(figure, shown, key="lesson-backends")

@@ -55,9 +55,14 @@ def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title
             cliponaxis=False,
             hovertemplate="%{x}: %{y:.4g}<extra></extra>",
         )
-        if key is not None:
+        if key is not None:  # the pattern over the variant's colour, so the values stay legible
             bar.name = f"{key[0]} · {key[1]}"
-            bar.marker.pattern.shape = backend_pattern(key[1])
+            bar.marker.pattern = {
+                "shape": backend_pattern(key[1]),
+                "fillmode": "overlay",
+                "fgcolor": "rgba(255, 255, 255, 0.6)",
+                "size": 9,
+            }
         if low is not None:
             bar.error_y = error_bars(
                 values,

@@ -12,23 +12,39 @@ import streamlit as st
 
 from hierlstm.app.caches import model_lstms
 from hierlstm.app.devices import cached_device_report
-from hierlstm.app.state import language, text
+from hierlstm.app.state import label, language, text
 from hierlstm.i18n import MESSAGES
 from hierlstm.model import cudnn, trace_notes
 from hierlstm.records import BenchResult
 
 
+def _translated_reason(english: str) -> str:
+    """A backend's kernel reason (the English of a `kernel.why.*` message) in the session's
+    language; as it is when no message has that English."""
+    if not english:
+        return text("kernel.why.cudnn")
+    keys = {MESSAGES[key]["en"]: key for key in MESSAGES if key.startswith("kernel.why.")}
+    return text(keys[english]) if english in keys else english
+
+
 def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:
     """The LSTM kernel that ran, per LSTM of every measured variant, and why (the rule of
-    `hierlstm.model.cudnn`, the same as the harness's `kernel_reason`)."""
+    `hierlstm.model.cudnn`, the same as the harness's `kernel_reason`). A JAX or torch run's
+    is what its worker found and its backend's rule (`hierlstm.backends.kernels`); with several
+    backends each variant is named with its backend."""
     report = cached_device_report()
+    several = len({result.config.backend for result in results}) > 1
     rows = []
     for result in results:
         if result.status != "ok":
             continue
         config = result.config
         for path, kind, _layer in model_lstms(config):
-            if kind == "layer" and result.kernel == "cudnn":
+            if config.backend != "tensorflow" and kind == "cell":  # never cuDNN, any backend
+                ran, why = "generic", text("kernel.why.cell")
+            elif config.backend != "tensorflow":  # the worker's reason: a kernel.why.* in English
+                ran, why = result.kernel, _translated_reason(result.kernel_reason)
+            elif kind == "layer" and result.kernel == "cudnn":
                 ran, why = "cudnn", text("kernel.why.cudnn")
             else:
                 key = cudnn.refusal(
@@ -40,7 +56,7 @@ def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:
                 ran, why = "generic", text(key or "kernel.why.other")
             rows.append(
                 {
-                    text("kernel.col.variant"): config.variant,
+                    text("kernel.col.variant"): label(config, several),
                     text("kernel.col.lstm"): path,
                     text("kernel.col.kind"): text(f"kernel.kind.{kind}"),
                     text("kernel.col.ran"): ran,

@@ -23,7 +23,7 @@ from hierlstm.config import RunConfig, Timing, data_folder
 from hierlstm.profiling import ProfileResult, zip_logdir
 from hierlstm.records import CONFIG_COLUMNS, CompareResult
 from hierlstm.refusals import Refused, writable_folder
-from hierlstm.registry import BACKENDS
+from hierlstm.registry import BACKENDS, VARIANTS
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 
 # --- a run across Keras backends ------------------------------------------------------------
@@ -338,7 +338,7 @@ COMPARISON_COLUMNS = (
 
 def latest_comparison(rows: pd.DataFrame, host: str | None = None) -> pd.DataFrame:
     """This host's latest stored comparison of several backends, one row per (variant,
-    backend) in stored order (variants as first stored, backends in `BACKENDS` order).
+    backend), in registry order, then `BACKENDS` order.
 
     Columns `COMPARISON_COLUMNS`: median_s, p10_s, p90_s as stored, `vs_tensorflow` = the
     row's median / the same variant's TensorFlow median in the comparison (NaN without one).
@@ -361,7 +361,7 @@ def latest_comparison(rows: pd.DataFrame, host: str | None = None) -> pd.DataFra
     if latest["backend"].nunique() < 2:
         return empty
     order = {name: index for index, name in enumerate(BACKENDS)}
-    variants = {name: index for index, name in enumerate(dict.fromkeys(same["variant"]))}
+    variants = {name: index for index, name in enumerate(VARIANTS)}
     latest = latest.assign(
         _variant=latest["variant"].map(variants), _backend=latest["backend"].map(order)
     ).sort_values(["_variant", "_backend"])

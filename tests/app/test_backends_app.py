@@ -165,6 +165,13 @@ def test_a_run_on_two_backends_in_their_workers_is_drawn_and_stored_in_both_lang
         assert len(fastest) == 1, summary
         if fastest != ["nested · tensorflow"]:  # its paired speed-up against the baseline
             assert summary.count("nested · tensorflow") == 1, summary
+        # the kernel of each LSTM, by variant and backend; JAX's reason is its worker's rule
+        kernels = at.get_by_key("bench-kernels").table[0].value
+        assert set(kernels.iloc[:, 0]) == {f"{v} · {b}" for v, b in pairs}
+        why = kernels[kernels.iloc[:, 0] == "folded · jax"].iloc[:, 4]
+        reason = outcome.compared.results[3].kernel_reason
+        assert len(why) == 2 and reason and "TensorFlow" not in reason
+        assert set(why) == ({reason} if lang == "en" else set(why) - {reason})
     stored = ResultStore(database).rows()
     assert sorted(zip(stored["variant"], stored["backend"], strict=True)) == sorted(pairs)
     assert set(stored.loc[stored["backend"] == "jax", "jax_version"]) != {""}
@@ -178,3 +185,33 @@ def _latency_figure(at: AppTest) -> dict:
     import json
 
     return json.loads(at.get_by_key("bench-latency").proto.spec)
+
+
+def test_a_sweep_on_two_backends_draws_one_curve_per_variant_and_backend(database):
+    at = _open(
+        "app_pages/scaling.py", {"lang": "en", "variants": "folded", "backend": "tensorflow,torch"}
+    )
+    at.get_by_key("sweep_values_time_steps").set_value("2, 4")
+    at.button(key="run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    frame = at.session_state["scaling"].result["frame"]
+    points = sorted(zip(frame["backend"], frame["value"], frame["status"], strict=True))
+    assert points == [("tensorflow", 2, "ok"), ("tensorflow", 4, "ok")] + [
+        ("torch", 2, "ok"),
+        ("torch", 4, "ok"),
+    ]
+    import json
+
+    figure = json.loads(at.get_by_key("scaling-latency").proto.spec)
+    curves = {trace["name"]: trace["line"].get("dash", "solid") for trace in figure["data"]}
+    assert curves == {"folded · tensorflow": "solid", "folded · torch": "dot"}
+    stored = ResultStore(database).rows()
+    assert sorted(zip(stored["backend"], stored["time_steps"], strict=True)) == [
+        ("tensorflow", 2),
+        ("tensorflow", 4),
+        ("torch", 2),
+        ("torch", 4),
+    ]
+    at.selectbox(key="lang").set_value("zh").run()
+    assert not at.exception and not at.error
