@@ -9,10 +9,13 @@ recurrent-network FLOP counts, so these are lower bounds dominated by the matrix
 - Permute and reshapes:     0 (they move data, they do no arithmetic).
 
 A training step's memory beyond the weights (`kept_activation_bytes`, `training_state_bytes`)
-is counted from the same geometry; see each function for what it counts.
+is counted from the same geometry; see each function for what it counts. `memory_parts` splits
+a whole step's memory into its five parts, the total their sum.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS
@@ -141,3 +144,85 @@ def training_state_bytes(config: RunConfig) -> int:
     """Bytes a training step holds beside the weights: one float32 gradient per parameter and
     the optimizer's float32 slots (`OPTIMIZER_SLOTS`)."""
     return 4 * total_params(config) * (1 + OPTIMIZER_SLOTS[config.optimizer])
+
+
+# Scalars each Keras 3 optimizer keeps beside its slots: its iteration count (int64) and its
+# learning rate (float32); under mixed_float16 the LossScaleOptimizer around it keeps its own
+# two and a step counter (int64) and the dynamic loss scale (float32).
+OPTIMIZER_SCALAR_BYTES = 8 + 4
+LOSS_SCALE_SCALAR_BYTES = 8 + 4 + 8 + 4
+MEMORY_PARTS = ("parameters", "gradients", "optimizer", "kept_activations", "transient")
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryParts:
+    """A training step's memory by part, in bytes (`memory_parts`); `total` is their sum."""
+
+    parameters: int
+    gradients: int
+    optimizer: int
+    kept_activations: int
+    transient: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.as_dict().values())
+
+    def as_dict(self) -> dict[str, int]:
+        """Part name -> bytes, in `MEMORY_PARTS` order."""
+        return {name: getattr(self, name) for name in MEMORY_PARTS}
+
+
+def optimizer_bytes(config: RunConfig) -> int:
+    """Bytes of the optimizer's variables: `OPTIMIZER_SLOTS` float32 copies of every parameter
+    (Adam's two moments; SGD without momentum none) and its scalars (`OPTIMIZER_SCALAR_BYTES`,
+    plus `LOSS_SCALE_SCALAR_BYTES` under mixed_float16)."""
+    scalars = OPTIMIZER_SCALAR_BYTES
+    if config.precision == "mixed_float16":
+        scalars += LOSS_SCALE_SCALAR_BYTES
+    return 4 * total_params(config) * OPTIMIZER_SLOTS[config.optimizer] + scalars
+
+
+def transient_bytes(config: RunConfig) -> int:
+    """The largest working set one layer's backward pass holds at once beyond the kept
+    activations: the gradient of its output and the gradient of its input, in the compute
+    dtype (the loss's in float32). The pool's, (B, R, T, C) and (B, H, T, C), is the largest at
+    the question's geometry; the conv needs no input gradient (the input is no variable), and
+    an LSTM's per-step gate gradients (B, 4U) are small beside its sequences'."""
+    batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
+    conv = batch * config.height * time * config.filters  # (B, H, T, C)
+    pooled = batch * config.rows * time * config.filters  # (B, R, T, C)
+    summaries = batch * time * config.inner_units  # (B, T, inner)
+    outputs = batch * time * config.outer_units  # (B, T, outer)
+    return max(
+        4 * outputs,  # the loss's gradient of the output, float32
+        size * (outputs + summaries),  # the outer LSTM
+        size * (summaries + pooled),  # the inner LSTM: (B, T, inner) back to (B*T, R, C)
+        size * (pooled + conv),  # the max-pool: (B, R, T, C) back to (B, H, T, C)
+    )
+
+
+def memory_parts(config: RunConfig) -> MemoryParts:
+    """A training step's memory by part, from the geometry alone:
+    - parameters: every trainable variable, float32 under every precision (the mixed policies
+      keep float32 variables and cast them to the compute dtype when a layer runs);
+    - gradients: one per parameter, of its variable's shape and dtype (float32);
+    - optimizer: its variables (`optimizer_bytes`);
+    - kept_activations: what the forward pass keeps for the backward pass
+      (`kept_activation_bytes`: the compute dtype, float16 or bfloat16 under the mixed
+      policies, the input float32);
+    - transient: the largest backward working set of one layer (`transient_bytes`).
+    The total assumes every part is alive at once, as at the start of the backward pass plus
+    its largest layer's work: an upper bound of the ideal step, which frees kept activations as
+    the backward pass walks back. What a variant holds beyond it (loop accumulators, per-step
+    slices, XLA's buffers, the allocator's rounding) shows in the measured peak beside it.
+    The non-trainable seed-generator states of Keras's LSTMs (16 bytes each) are left out.
+    """
+    parameters = 4 * total_params(config)
+    return MemoryParts(
+        parameters=parameters,
+        gradients=parameters,
+        optimizer=optimizer_bytes(config),
+        kept_activations=kept_activation_bytes(config),
+        transient=transient_bytes(config),
+    )
