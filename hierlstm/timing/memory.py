@@ -1,5 +1,11 @@
 """Peak memory during timed calls: TensorFlow's GPU allocator peak on a GPU, the growth of the
-process's resident set (sampled by a thread) on a CPU."""
+process's resident set (sampled by a thread) on a CPU.
+
+Neither reports memory by part (weights, gradients, optimizer slots, activations): the GPU
+allocator knows bytes in use, not what they hold, and on a CPU TensorFlow keeps no statistics
+at all, so the parts are the cost model's (`hierlstm.model.cost.memory_parts`) and a probe's
+one number stands beside them as what was measured.
+"""
 
 from __future__ import annotations
 
@@ -75,14 +81,17 @@ class GpuAllocatorPeak:
 
     kind = "gpu_allocator_peak"
 
-    def __init__(self, device: str):
+    def __init__(self, device: str, memory_info=None, reset_stats=None):
         self.device = device.lstrip("/")  # "/GPU:0" -> "GPU:0", as the memory APIs take it
+        # TensorFlow's own by default; a test hands in an allocator's stand-in
+        self._memory_info = memory_info or tf.config.experimental.get_memory_info
+        self._reset_stats = reset_stats or tf.config.experimental.reset_memory_stats
 
     def reset(self):
-        tf.config.experimental.reset_memory_stats(self.device)
+        self._reset_stats(self.device)
 
     def peak_bytes(self) -> int:
-        return int(tf.config.experimental.get_memory_info(self.device)["peak"])
+        return int(self._memory_info(self.device)["peak"])
 
     def __enter__(self):
         return self
@@ -93,3 +102,14 @@ class GpuAllocatorPeak:
 
 def memory_probe(device: str):
     return GpuAllocatorPeak(device) if "GPU" in device else CpuRssGrowth()
+
+
+def peak_over_calls(call, count: int, probe) -> tuple[list, int]:
+    """`count` results of `call()` and the largest peak `probe` (inside its `with`) saw over
+    one call, reset before each: a step's own peak, not the process's history."""
+    results, peak = [], 0
+    for _ in range(count):
+        probe.reset()
+        results.append(call())
+        peak = max(peak, probe.peak_bytes())
+    return results, peak
