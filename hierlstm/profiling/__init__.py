@@ -1,6 +1,7 @@
 """The TensorFlow Profiler around a few steps of a prepared run (`profile`), and the reading of
 its XSpace capture into time per op, per layer and per device stream (`xspace`), checked
-against XProf's own tools in the tests."""
+against XProf's own tools in the tests, and one step of it in time (a timeline, Chrome
+trace-event JSON)."""
 
 from hierlstm._lazy import lazy_exports
 
@@ -12,10 +13,14 @@ EXPORTS = {
     "profile": "profiler",
     "prune_profiles": "profiler",
     "zip_logdir": "profiler",
+    "memory_estimate": "profiler",
+    "chrome_trace": "profiler",
     "OUTSIDE": "xspace",
     "SpaceSummary": "xspace",
     "find_xplane": "xspace",
     "read_xspace": "xspace",
     "summarise": "xspace",
+    "StepTimeline": "xspace",
+    "step_timeline": "xspace",
 }
 __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

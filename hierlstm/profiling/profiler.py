@@ -11,7 +11,10 @@ layers and the "outside any layer" bucket are defined there). Then, with the pro
 stopped, the same run is timed `timing.repeats` times by the harness's own timed call
 (`PreparedRun.call`, what `benchmark` samples), in the same call on the same built model: the
 harness median beside the profiled step median says how much the profiler itself slowed the
-step.
+step. Those harness calls also measure the step's memory peak (`hierlstm.timing.memory`), set
+beside the cost model's parts (`memory_estimate`); the capture's last step is kept in time
+(`ProfileResult.timeline`, `hierlstm.profiling.xspace.step_timeline`), which `chrome_trace`
+writes as Chrome trace-event JSON.
 
 The log directory is kept, for TensorBoard or XProf (`tensorboard --logdir DIR`, the Profile
 tab); by default a new folder under `hierlstm.config.data_folder()`/profiles, beside the
@@ -35,11 +38,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import logging
 import re
 import shutil
 import threading
 import zipfile
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -60,11 +65,20 @@ from hierlstm.config import (
 )
 from hierlstm.hardware import device_string, resolve_device, versions
 from hierlstm.model.builders import build_model
+from hierlstm.model.cost import memory_parts
 from hierlstm.model.params import init_params
-from hierlstm.profiling.xspace import OUTSIDE, find_xplane, read_xspace, summarise
+from hierlstm.profiling.xspace import (
+    OUTSIDE,
+    StepTimeline,
+    find_xplane,
+    read_xspace,
+    step_timeline,
+    summarise,
+)
 from hierlstm.refusals import Refusal, Refused, refusal_of, writable_folder
 from hierlstm.timing import Progress, no_progress, prepare, scaled_progress
 from hierlstm.timing.breakdown import top_level_layers
+from hierlstm.timing.memory import memory_probe, peak_over_calls
 
 DEFAULT_STEPS = 10
 _log = logging.getLogger(__name__)
@@ -115,6 +129,11 @@ class ProfileResult:
     device: str
     kernel: str
     versions: dict[str, str]
+    # the largest peak of one harness call (`hierlstm.timing.memory`: the GPU allocator's, or
+    # the CPU's RSS growth, as `peak_memory_kind` says), and the last step in time
+    peak_memory_bytes: int = 0
+    peak_memory_kind: str = ""
+    timeline: StepTimeline | None = None
 
     @property
     def op_s(self) -> float:
@@ -156,7 +175,19 @@ class ProfileResult:
             "device": self.device,
             "kernel": self.kernel,
             "versions": dict(self.versions),
+            "peak_memory_bytes": self.peak_memory_bytes,
+            "peak_memory_kind": self.peak_memory_kind,
+            "memory_parts": memory_estimate(self.config),
         }
+
+
+def memory_estimate(config: RunConfig) -> dict[str, int] | None:
+    """A training step's memory by part and its total, in bytes (`memory_parts`); None for a
+    forward pass, which keeps no gradients, slots or activations for a backward pass."""
+    if config.task != "training":
+        return None
+    parts = memory_parts(config)
+    return {**parts.as_dict(), "total": parts.total}
 
 
 def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
@@ -261,10 +292,12 @@ def profile(
         run.call()
         progress(0.2 + 0.1 * (index + 1) / timing.warmup, f"warm-up {index + 1}")
     _profiled_steps(run, logdir, steps, scaled_progress(progress, 0.3, 0.7))
-    harness = [run.call() for _ in range(timing.repeats)]
+    with memory_probe(run.device) as probe:
+        harness, peak = peak_over_calls(run.call, timing.repeats, probe)
     progress(0.8, "reading the capture")
     xplane = find_xplane(logdir)
-    summary = summarise(read_xspace(xplane), [layer.name for layer in layers])
+    space = read_xspace(xplane)
+    summary = summarise(space, [layer.name for layer in layers])
     types = {layer.name: type(layer).__name__ for layer in layers}
     frame = summary.layers
     frame.insert(1, "type", [types.get(name, "") for name in frame["layer"]])
@@ -285,6 +318,9 @@ def profile(
         device=run.label or device_string(run.device),
         kernel=run.kernel,
         versions=versions(),
+        peak_memory_bytes=int(peak),
+        peak_memory_kind=probe.kind,
+        timeline=step_timeline(space, [layer.name for layer in layers]),
     )
     progress(1.0, f"profiled step {result.profiled_step_s * 1e3:.3g} ms")
     return result
@@ -300,3 +336,38 @@ def zip_logdir(logdir: str | Path) -> bytes:
             if path.is_file():
                 archive.write(path, path.relative_to(root).as_posix())
     return buffer.getvalue()
+
+
+def chrome_trace(timelines: Mapping[str, StepTimeline]) -> dict:
+    """Steps (`ProfileResult.timeline`, by label) as Chrome trace-event JSON, which Perfetto
+    and chrome://tracing open: one process per (label, plane) and one thread per line, named by
+    "M" events; one complete ("X") event per op, ts and dur in microseconds from its step's
+    start, so the steps of several variants start together; cat is the op's layer."""
+    trace: list[dict] = []
+    pids = itertools.count(1)
+    for label, timeline in timelines.items():
+        for plane, lines in timeline.events.groupby("plane", sort=False):
+            pid = next(pids)
+            trace.append(_named("process_name", pid, 0, f"{label} {plane}"))
+            trace.append({**_named("process_sort_index", pid, 0, ""), "args": {"sort_index": pid}})
+            for tid, (thread, events) in enumerate(lines.groupby("thread", sort=False), 1):
+                trace.append(_named("thread_name", pid, tid, thread))
+                trace += [
+                    {
+                        "name": row.name or row.type,
+                        "cat": row.layer,
+                        "ph": "X",
+                        "ts": float(row.start_s) * 1e6,
+                        "dur": float(row.duration_s) * 1e6,
+                        "pid": pid,
+                        "tid": tid,
+                        "args": {"type": row.type, "layer": row.layer, "depth": int(row.depth)},
+                    }
+                    for row in events.itertuples()
+                ]
+    steps = {label: {"step": t.step, "step_us": t.step_s * 1e6} for label, t in timelines.items()}
+    return {"traceEvents": trace, "displayTimeUnit": "ms", "otherData": {"steps": steps}}
+
+
+def _named(kind: str, pid: int, tid: int, name: str) -> dict:
+    return {"name": kind, "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
