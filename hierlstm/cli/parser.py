@@ -193,6 +193,12 @@ def _add_profile_options(parser):
         help="where the capture goes (default: a new folder under the user data directory's "
         "profiles/); kept, for TensorBoard or XProf",
     )
+    parser.add_argument(
+        "--trace-json",
+        metavar="FILE",
+        help="also write the last profiled step as Chrome trace-event JSON (Perfetto, "
+        "chrome://tracing)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     _add_db(parser)
     parser.add_argument("--no-store", action="store_true", help="do not store the summary row")

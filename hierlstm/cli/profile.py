@@ -10,11 +10,17 @@ kept for TensorBoard or XProf.
                   layers [{layer, type, host_s, device_s, time_s, ops, share}],
                   op_types [{type, time_s, ops, share}], lines [{line, op_s, busy_s}],
                   kernels [{kernel, op_type, layer, time_s, launches}] (a device's; [] on a CPU),
-                  logdir, xplane, device, kernel, versions; times in seconds per step
+                  logdir, xplane, device, kernel, versions; times in seconds per step;
+                  peak_memory_bytes and peak_memory_kind (the largest harness call's: the GPU
+                  allocator's peak, or a CPU's RSS growth), memory_parts (a training step's
+                  estimate by part in bytes: parameters, gradients, optimizer,
+                  kept_activations, transient, total; null for a forward pass)
     stored_id     the summary row's id in the results file, or null with --no-store
     open_with     the commands that open the log directory
+`--trace-json FILE` also writes the last profiled step as Chrome trace-event JSON
+(`hierlstm.profiling.profiler.chrome_trace`), which Perfetto and chrome://tracing open.
 Exit status 0 when the profile ran, 1 when the run failed (one line on stderr), 2 for a bad
-argument (one `error:` line, before TensorFlow is imported).
+argument or a file the machine refuses (one `error:` line, before TensorFlow is imported).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from hierlstm.cli.timing import (
     within_limits,
 )
 from hierlstm.config import BOUNDS, SettingError
-from hierlstm.refusals import writable_folder
+from hierlstm.refusals import Refused, refusing, writable_folder
 
 
 def profile_settings(args):
@@ -51,6 +57,20 @@ def profile_settings(args):
             raise UsageError(
                 f"--logdir must be a folder (it is made if missing); got {args.logdir!r}."
             )
+    if args.trace_json is not None:
+        trace = Path(args.trace_json).expanduser()
+        if not args.trace_json.strip() or trace.is_dir():
+            raise UsageError(
+                f"--trace-json must name a file (its folder is made if missing); "
+                f"got {args.trace_json!r}."
+            )
+        try:
+            writable_folder("profile", trace.parent, trace)
+        except Refused as error:  # its fix names --logdir: said here for this flag instead
+            raise UsageError(
+                f"--trace-json must be a file in a folder this process can write; got "
+                f"{args.trace_json!r} ({error.refusal.kind.replace('_', ' ')})."
+            ) from None
     return config, timing_from_args(args), steps, logdir
 
 
@@ -62,7 +82,7 @@ def cmd_profile(args) -> int:
     from hierlstm.measure import NotStored, profile_and_store
     from hierlstm.timing import RUN_FAILURES, error_line
 
-    config, timing, steps, logdir = profile_settings(args)
+    config, timing, steps, logdir = profile_settings(args)  # --trace-json checked there too
     check_device(config)
     within_limits([config])
     store = open_store(args)
@@ -85,6 +105,9 @@ def cmd_profile(args) -> int:
         kind = "refused" if isinstance(error, SettingError) else "failed"
         print(f"profile {kind}: {error_line(error)}", file=sys.stderr)
         return 1
+    if args.trace_json is not None:
+        if status := write_trace(result, Path(args.trace_json).expanduser()):
+            return status
     if args.json:
         document = {
             "environment": environment(),
@@ -100,6 +123,54 @@ def cmd_profile(args) -> int:
     if store:
         print(f"stored the profile's summary in {store.path}", file=sys.stderr)
     return 0
+
+
+def write_trace(result, path: Path) -> int:
+    """The last profiled step as Chrome trace-event JSON in `path`; 0, or 1 with one line."""
+    from hierlstm.profiling import chrome_trace
+
+    document = chrome_trace({result.config.variant: result.timeline})
+    try:
+        with refusing("profile", path):
+            path.write_text(json.dumps(document), encoding="utf-8")
+    except OSError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    events = sum(event["ph"] == "X" for event in document["traceEvents"])
+    print(
+        f"wrote step {result.timeline.step} ({events} ops) as a Chrome trace to {path}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _mib(size: float) -> str:
+    return f"{size / 2**20:.3f}"
+
+
+def format_memory(result) -> list[str]:
+    """The memory lines: the measured peak, and for a training step its estimate by part."""
+    from hierlstm.profiling import memory_estimate
+
+    kind = {
+        "gpu_allocator_peak": "the GPU allocator's peak over one call (bytes in use, weights, "
+        "slots and inputs included)",
+        "cpu_rss_growth": "the growth of the process's RSS over one call: on a CPU TensorFlow's "
+        "allocator keeps no statistics, so no part and no peak can be measured; RSS growth "
+        "misses memory the allocator reuses from earlier calls and counts other threads'",
+    }.get(result.peak_memory_kind, result.peak_memory_kind)
+    lines = [f"memory measured: {_mib(result.peak_memory_bytes)} MiB, {kind}"]
+    estimate = memory_estimate(result.config)
+    if estimate is None:
+        return [*lines, "memory by part: a training step's (add --task training)", ""]
+    rows = [(part, _mib(size), f"{size:,}") for part, size in estimate.items()]
+    return [
+        *lines,
+        "memory estimated by part (a training step, from the geometry; the total assumes every "
+        "part alive at once):",
+        text_table(("part", "MiB", "bytes"), rows),
+        "",
+    ]
 
 
 def _ms(seconds: float) -> str:
@@ -145,6 +216,7 @@ def format_profile(result, top: int = 12) -> str:
         ]
         header = ("device kernel", "op type", "layer", "ms/step", "launches/step")
         lines += [text_table(header, kernel_rows), ""]
+    lines += format_memory(result)
     lines.append(f"log: {result.logdir}")
     lines.append("open it: " + "  or  ".join(open_commands(result.logdir)))
     return "\n".join(lines)

@@ -39,6 +39,7 @@ def test_profile_json_schema_and_stored_row(capsys, tmp_path):
         *("harness_repeats", "step_s", "op_s", "outside_s", "layers", "op_types", "lines"),
         "kernels",
         *("logdir", "xplane", "device", "kernel", "versions"),
+        *("peak_memory_bytes", "peak_memory_kind", "memory_parts"),
     }
     assert profile["config"]["batch_size"] == 2 and profile["steps"] == 2
     assert len(profile["step_s"]) == 2 and profile["harness_repeats"] == 3
@@ -91,6 +92,9 @@ BAD = [
     (["profile", "--variant", "folded", "--repeats", "0"], "--repeats must be a whole number"),
     (["profile", "--variant", "folded", "--logdir", "README.md"], "--logdir must be a folder"),
     (["profile", "--variant", "folded", "--strategy", "mirrored"], "unrecognized arguments"),
+    (["profile", "--variant", "folded", "--trace-json", "hierlstm"], "--trace-json must name a"),
+    (["profile", "--variant", "folded", "--trace-json", " "], "got ' '."),
+    (["profile", "--variant", "folded", "--trace-json", "README.md/t.json"], "(not folder)."),
 ]
 
 
