@@ -1,16 +1,26 @@
 """Profile: the selected variants run under the TensorFlow Profiler, each step's time per layer
-(from the ops' name scopes) beside the separate-call split, the top op types, the threads and
-streams, a GPU's kernels, and the capture as a .zip for TensorBoard; every profile stored."""
+(from the ops' name scopes) beside the separate-call split, one step in time (and as a Chrome
+trace), a training step's memory by part beside its measured peak, the top op types, the
+threads and streams, a GPU's kernels, and the capture as a .zip for TensorBoard; every profile
+stored."""
+
+import json
 
 import streamlit as st
 
 from hierlstm.app import caches, display, outcomes, profile_charts, runs, sidebar, state
 from hierlstm.config import Timing
-from hierlstm.profiling import DEFAULT_STEPS
+from hierlstm.profiling import DEFAULT_STEPS, chrome_trace
 
 controls = sidebar.current_controls()
 _ = state.text
 KEY = "profile"
+
+
+def headers(frame):
+    """A table with its column names in the session's language."""
+    return frame.rename(columns=lambda name: _(f"profile.column.{name}"))
+
 
 low, high = state.limits_of("profile_steps")
 steps = int(
@@ -94,6 +104,41 @@ display.chart(
 )
 st.caption(_("profile.layers.caption"))
 
+st.subheader(_("profile.timeline"))
+timelines = {profile.variant: profile.result.timeline for profile in done}
+colors = profile_charts.layer_colors(splits.values())
+display.chart(
+    profile_charts.timeline_figure(timelines, colors, lang),
+    profile_charts.timeline_frame(timelines),
+    key="profile-timeline",
+)
+st.caption(_("profile.timeline.caption"))
+if any(len(timeline.events) > profile_charts.MAX_TIMELINE_BARS for timeline in timelines.values()):
+    st.caption(_("profile.timeline.capped", cap=profile_charts.MAX_TIMELINE_BARS))
+st.download_button(
+    _("profile.timeline.download"),
+    lambda: json.dumps(chrome_trace(timelines)),  # made only when clicked
+    file_name="hierlstm-step-trace.json",
+    mime="application/json",
+    key="profile-trace-json",
+    icon=":material/download:",
+    on_click="ignore",
+)
+
+st.subheader(_("profile.memory"))
+memory = profile_charts.memory_frame(profile.result for profile in done)
+if memory.empty:
+    st.info(_("profile.memory.inference"), icon=":material/memory:")
+else:
+    display.chart(profile_charts.memory_figure(memory, lang), memory, key="profile-memory")
+    st.caption(_("profile.memory.caption"))
+    kinds = set(memory.loc[memory["source"] == "measured", "part"])
+    repeats = done[0].result.harness_repeats
+    if "gpu_allocator_peak" in kinds:
+        st.caption(_("profile.memory.gpu", repeats=repeats))
+    if "cpu_rss_growth" in kinds:
+        st.info(_("profile.memory.cpu", repeats=repeats), icon=":material/info:")
+
 tabs = st.tabs([profile.variant for profile in done])
 for tab, profile in zip(tabs, done, strict=True):
     result = profile.result
@@ -111,18 +156,22 @@ for tab, profile in zip(tabs, done, strict=True):
         with left:
             st.subheader(_("profile.ops"))
             display.table(
-                display.in_ms(result.op_types.head(12)),
+                headers(display.in_ms(result.op_types.head(12))),
                 key=f"profile-ops-{profile.variant}",
-                column_config={"share": st.column_config.NumberColumn(format="percent")},
+                column_config={
+                    _("profile.column.share"): st.column_config.NumberColumn(format="percent")
+                },
             )
         with right:
             st.subheader(_("profile.lines"))
-            display.table(display.in_ms(result.lines), key=f"profile-lines-{profile.variant}")
+            lines = headers(display.in_ms(result.lines))
+            display.table(lines, key=f"profile-lines-{profile.variant}")
         st.subheader(_("profile.kernels"))
         if result.kernels.empty:
             st.caption(_("profile.kernels.none"))
         else:
-            display.table(display.in_ms(result.kernels), key=f"profile-kernels-{profile.variant}")
+            kernels = headers(display.in_ms(result.kernels))
+            display.table(kernels, key=f"profile-kernels-{profile.variant}")
         st.download_button(
             _("profile.download", variant=profile.variant),
             profile.archive,

@@ -1,24 +1,33 @@
-"""The Profile page's figure: per variant, where a step's time goes by layer, as the TensorFlow
-Profiler saw it (each op's self time, by its layer's name scope) beside the Benchmark page's
-separate-call split (each layer timed as its own function). Shares, not milliseconds: the
-profiler slows what it records, and a separate call pays its own dispatch, so the two splits are
-compared by the fraction of the variant's time each layer takes. Frames in, plotly out; no
-Streamlit.
+"""The Profile page's figures. Frames in, plotly out; no Streamlit.
+
+- The split: per variant, where a step's time goes by layer, as the TensorFlow Profiler saw it
+  (each op's self time, by its layer's name scope) beside the Benchmark page's separate-call
+  split (each layer timed as its own function). Shares, not milliseconds: the profiler slows
+  what it records, and a separate call pays its own dispatch, so the two splits are compared by
+  the fraction of the variant's time each layer takes.
+- The timeline: one step of each variant in time, one row per thread or stream, each op a bar
+  from its start to its end, coloured by layer with the split's colours, the variants one
+  above the other on one time axis (ms from the step's start).
+- Memory: a training step's estimated parts stacked beside the measured peak, per variant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from hierlstm.app.figure_style import apply_layout
+from hierlstm.app.figure_style import apply_layout, variant_color
 from hierlstm.i18n import t
+from hierlstm.model.cost import MEMORY_PARTS, memory_parts
 from hierlstm.profiling import OUTSIDE
 
 # Layers are not variants: a palette of their own, assigned in order of first appearance, so a
-# layer name (conv, inner_lstm, ...) has one colour across every variant's bars.
+# layer name (conv, inner_lstm, ...) has one colour across every variant's bars; one colour
+# each for the 11 top-level layer names of today's six variants and one more.
 _LAYER_PALETTE = (
     "#0072B2",
     "#E69F00",
@@ -28,8 +37,23 @@ _LAYER_PALETTE = (
     "#D55E00",
     "#F0E442",
     "#882255",
+    "#44AA99",
+    "#332288",
+    "#117733",
+    "#AA4499",
 )
 _OUTSIDE_COLOR = "#BBBBBB"
+
+
+def layer_colors(frames: Iterable[pd.DataFrame]) -> dict[str, str]:
+    """Layer -> colour, in order of first appearance over the frames' `layer` columns, then
+    `OUTSIDE` in grey: the split's colours, which the timeline takes too."""
+    layers = dict.fromkeys(
+        layer for frame in frames for layer in frame["layer"] if layer != OUTSIDE
+    )
+    colors = {name: _LAYER_PALETTE[i % len(_LAYER_PALETTE)] for i, name in enumerate(layers)}
+    colors[OUTSIDE] = _OUTSIDE_COLOR
+    return colors
 
 
 def split_frame(profiled: pd.DataFrame, separate: pd.DataFrame | None) -> pd.DataFrame:
@@ -61,13 +85,8 @@ def layer_split_figure(splits: Mapping[str, pd.DataFrame], lang: str = "en") -> 
         "profiler": t("profile.method.profiler", lang),
         "separate": t("profile.method.separate", lang),
     }
-    layers = list(
-        dict.fromkeys(
-            layer for frame in splits.values() for layer in frame["layer"] if layer != OUTSIDE
-        )
-    )
-    colors = {name: _LAYER_PALETTE[i % len(_LAYER_PALETTE)] for i, name in enumerate(layers)}
-    colors[OUTSIDE] = _OUTSIDE_COLOR
+    colors = layer_colors(splits.values())
+    layers = [name for name in colors if name != OUTSIDE]
     bars = [
         (variant, method)
         for variant, frame in splits.items()
@@ -108,4 +127,201 @@ def layer_split_figure(splits: Mapping[str, pd.DataFrame], lang: str = "en") -> 
         t("profile.chart.y", lang),
         legend_right=True,
         height=max(300, 120 + 46 * len(bars)),
+    )
+
+
+# A bar is an SVG path in the browser: past a few thousand a figure stops being interactive.
+MAX_TIMELINE_BARS = 3000
+_BAR_WIDTH = 0.8  # of a row, for an op at depth 0; each level inside is drawn thinner
+_LONG_ID = re.compile(r"/(-?\d{4})\d{5,}")  # TF's thread names end in a 19-digit id
+
+
+def line_label(plane: str, thread: str) -> str:
+    """A row's name: the plane without "/host:" or "/device:", then the thread, its long
+    numeric id cut to four digits ("CPU tf_Compute/1302…", "GPU:0 Stream #13(...)")."""
+    short = plane.removeprefix("/host:").removeprefix("/device:")
+    return f"{short} {_LONG_ID.sub(lambda match: f'/{match.group(1)}…', thread)}"
+
+
+def drawn_events(events: pd.DataFrame, cap: int = MAX_TIMELINE_BARS) -> pd.DataFrame:
+    """The events a timeline draws: all of them up to `cap`, else the `cap` longest."""
+    if len(events) <= cap:
+        return events
+    return events.nlargest(cap, "duration_s", keep="first").sort_index()
+
+
+def timeline_frame(timelines: Mapping[str, object]) -> pd.DataFrame:
+    """Every variant's step events in one frame (a variant column, times in ms): the figure's
+    data as CSV, every event, drawn or not."""
+    frames = [timeline.events.assign(variant=variant) for variant, timeline in timelines.items()]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if frame.empty:
+        return frame
+    frame["start_ms"], frame["duration_ms"] = frame["start_s"] * 1e3, frame["duration_s"] * 1e3
+    columns = ["variant", "line", "start_ms", "duration_ms", "name", "type", "layer", "depth"]
+    return frame[columns]
+
+
+def timeline_figure(
+    timelines: Mapping[str, object],
+    colors: Mapping[str, str],
+    lang: str = "en",
+    cap: int = MAX_TIMELINE_BARS,
+) -> go.Figure:
+    """One step per variant (`StepTimeline`s by variant), one above the other on a shared time
+    axis: horizontal bars (base = start, length = duration, ms) on one row per line, coloured
+    by layer (`colors`, from `layer_colors`), ops nested in another op thinner on top of it.
+    Each variant draws at most `cap` bars, the longest, and its title says so."""
+    variants = list(timelines)
+    titles = []
+    for variant in variants:
+        timeline, count = timelines[variant], len(timelines[variant].events)
+        shown = min(count, cap)
+        key = "chart.timeline.row" if shown == count else "chart.timeline.row_capped"
+        titles.append(
+            t(key, lang, variant=variant, ops=count, shown=shown, ms=timeline.step_s * 1e3)
+        )
+    figure = make_subplots(
+        rows=max(1, len(variants)),
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=titles or None,
+        vertical_spacing=0.12 if len(variants) > 1 else 0.0,
+        row_heights=[max(1, timelines[v].events["line"].nunique()) for v in variants] or None,
+    )
+    legend = set()
+    hover = (
+        f"%{{customdata[0]}}<br>{t('chart.timeline.type', lang)}: %{{customdata[1]}}"
+        f"<br>{t('chart.timeline.duration', lang)}: %{{customdata[2]:.3g}} µs"
+    )
+    for row, variant in enumerate(variants, 1):
+        events = drawn_events(timelines[variant].events, cap)
+        labels = [
+            line_label(plane, thread)
+            for plane, thread in zip(events["plane"], events["thread"], strict=True)
+        ]
+        events = events.assign(label=labels)
+        order = {layer: index for index, layer in enumerate(colors)}  # the legend in model order
+        groups = events.groupby(["depth", "layer"], sort=False)
+        for (depth, layer), group in sorted(
+            groups, key=lambda g: (g[0][0], order.get(g[0][1], 99))
+        ):
+            name = t("profile.outside", lang) if layer == OUTSIDE else layer
+            figure.add_trace(
+                go.Bar(
+                    orientation="h",
+                    y=group["label"],
+                    base=group["start_s"] * 1e3,
+                    x=group["duration_s"] * 1e3,
+                    width=_BAR_WIDTH * 0.7**depth,
+                    name=name,
+                    legendgroup=layer,
+                    showlegend=layer not in legend,
+                    marker_color=colors.get(layer, _OUTSIDE_COLOR),
+                    marker_line_width=0,
+                    customdata=group[["name", "type"]]
+                    .assign(us=group["duration_s"] * 1e6)
+                    .to_numpy(),
+                    hovertemplate=hover + f"<extra>{name}</extra>",
+                ),
+                row=row,
+                col=1,
+            )
+            legend.add(layer)
+        figure.update_yaxes(autorange="reversed", row=row, col=1)
+    figure.update_layout(barmode="overlay", bargap=0)
+    figure.update_xaxes(rangemode="tozero")
+    rows = sum(max(1, timelines[v].events["line"].nunique()) for v in variants)
+    apply_layout(
+        figure,
+        t("chart.timeline.title", lang),
+        "",
+        "",
+        legend_right=True,
+        height=max(320, 140 + 110 * len(variants) + 50 * rows),
+    )
+    # after the layout, which titles the first row's axis: the time axis is the bottom row's
+    figure.update_xaxes(title_text=t("chart.timeline.x", lang), row=max(1, len(variants)), col=1)
+    return figure
+
+
+_MIB = 2**20
+_PART_COLORS = {
+    "parameters": "#0072B2",
+    "gradients": "#56B4E9",
+    "optimizer": "#009E73",
+    "kept_activations": "#E69F00",
+    "transient": "#CC79A7",
+}
+
+
+def memory_frame(results: Iterable) -> pd.DataFrame:
+    """Per training-step profile (`ProfileResult`), the estimated parts and the measured peak
+    in long form: variant, source ("estimate" or "measured"), part (a `MEMORY_PARTS` name, or
+    the probe's kind for the measured row), bytes, mib. Forward passes are left out."""
+    rows = []
+    for result in results:
+        if result.config.task != "training":
+            continue
+        variant = result.config.variant
+        for part, size in memory_parts(result.config).as_dict().items():
+            rows.append((variant, "estimate", part, size))
+        rows.append((variant, "measured", result.peak_memory_kind, result.peak_memory_bytes))
+    frame = pd.DataFrame(rows, columns=["variant", "source", "part", "bytes"])
+    frame["mib"] = frame["bytes"] / _MIB
+    return frame
+
+
+def memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
+    """Per variant two bars: the estimate stacked by part, and the measured peak beside it
+    (labelled with what the probe measures: the GPU allocator's peak, or a CPU's RSS growth,
+    which is not the same quantity)."""
+    variants = list(dict.fromkeys(frame["variant"]))
+    estimate_label, figure = t("chart.memory.estimate", lang), go.Figure()
+    for part in MEMORY_PARTS:
+        rows = frame[(frame["source"] == "estimate") & (frame["part"] == part)]
+        name = t(f"chart.memory.part.{part}", lang)
+        figure.add_bar(
+            x=[list(rows["variant"]), [estimate_label] * len(rows)],
+            y=rows["mib"],
+            name=name,
+            marker_color=_PART_COLORS[part],
+            customdata=rows["bytes"],
+            hovertemplate=f"{name}: %{{y:.4g}} MiB (%{{customdata:,}} B)<extra>%{{x}}</extra>",
+        )
+    measured = frame[frame["source"] == "measured"]
+    for kind in dict.fromkeys(measured["part"]):
+        rows = measured[measured["part"] == kind]
+        name = t(f"chart.memory.measured.{kind}", lang)
+        figure.add_bar(
+            x=[list(rows["variant"]), [t("chart.memory.measured", lang)] * len(rows)],
+            y=rows["mib"],
+            name=name,
+            marker_color=[variant_color(v) for v in rows["variant"]],
+            marker_pattern_shape="/",
+            text=[f"{value:.3g}" for value in rows["mib"]],
+            textposition="outside",
+            cliponaxis=False,
+            customdata=rows["bytes"],
+            hovertemplate=f"{name}: %{{y:.4g}} MiB (%{{customdata:,}} B)<extra>%{{x}}</extra>",
+        )
+    totals = frame[frame["source"] == "estimate"].groupby("variant", sort=False)["mib"].sum()
+    figure.add_scatter(
+        x=[list(totals.index), [estimate_label] * len(totals)],
+        y=totals.to_numpy(),
+        mode="text",
+        text=[f"{value:.3g}" for value in totals],
+        textposition="top center",
+        showlegend=False,
+        hoverinfo="skip",
+    )
+    figure.update_yaxes(rangemode="tozero")
+    return apply_layout(
+        figure,
+        t("chart.memory.title", lang),
+        t("chart.variant", lang),
+        t("chart.memory.y", lang),
+        barmode="relative",
+        legend_right=True,
+        height=max(360, 200 + 30 * len(variants)),
     )

@@ -13,6 +13,7 @@ import pytest
 from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
+from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"  # the frame app.py serves
@@ -262,7 +263,7 @@ def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, datab
     app.number_input(key="profile_steps").set_value(2)
     _run(app)
     _clean(app)
-    assert _plotly_charts(app) == 1  # the two splits of every variant in one figure
+    assert _plotly_charts(app) == 2  # the two splits of every variant in one figure; a step
     figure = json.loads(app.get("plotly_chart")[0].proto.spec)
     bars = {bar["name"]: bar for bar in figure["data"]}
     assert {"conv", "pool", "permute", "nested_rnn", "inner_lstm", "outer_lstm"} <= set(bars)
@@ -281,9 +282,9 @@ def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, datab
     assert sorted(profiles["variant"]) == ["folded", "nested"] and set(profiles["steps"]) == {2}
     assert store.count() == 0  # a profile is not a benchmark row
     for variant in ("nested", "folded"):
-        ops = _table(app, f"profile-ops-{variant}")
-        assert ops["type"].str.contains("MatMul").any()
-        assert (ops["time_ms"] >= 0).all()
+        ops = _table(app, f"profile-ops-{variant}")  # headers through the catalogue
+        assert ops[t("profile.column.type")].str.contains("MatMul").any()
+        assert (ops[t("profile.column.time_ms")] >= 0).all()
         assert not _table(app, f"profile-lines-{variant}").empty
     assert any("Nothing ran on a GPU" in caption.value for caption in app.caption)
     downloads = [button for button in app.get("download_button") if "capture" in button.label]

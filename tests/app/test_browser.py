@@ -363,11 +363,15 @@ def test_profile_page_draws_the_profiler_s_split(server, page):
     page.get_by_text("Each layer's share of a step").wait_for(timeout=RUN_TIMEOUT_MS)
     _wait_idle(page)
     _no_exception(page)
-    assert page.locator(".js-plotly-plot").count() == 1
+    assert page.locator(".js-plotly-plot").count() == 2  # the split, then one step in time
     figure = page.locator(".js-plotly-plot").first
     for label in ("nested · profiler", "folded · separate calls", "inner_lstm"):
         figure.get_by_text(label).first.wait_for()
+    timeline = page.locator(".js-plotly-plot").nth(1)
+    timeline.get_by_text("One step in time").first.wait_for()
+    timeline.get_by_text("nested: ").first.wait_for()  # one row of bars per variant
     page.get_by_text("Download nested's capture").wait_for()
+    page.get_by_text("Download the steps as a Chrome trace").wait_for()
     profiles = ResultStore(database).profiles()
     assert len(profiles) - before == 2 and set(profiles["steps"]) == {3}
     _screenshot(page, "profile.png", "screenshot-profile.png")

@@ -9,6 +9,7 @@ import string
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -219,7 +220,16 @@ def all_figures(lang: str) -> list[go.Figure]:
         profile_charts.layer_split_figure(
             {"folded": profile_charts.split_frame(profiled_layers(), breakdown)}, lang
         ),
+        profile_charts.memory_figure(profile_charts.memory_frame([profiled_step()]), lang),
     ]
+
+
+def profiled_step():
+    """What the memory figure reads of a training step's `ProfileResult`."""
+    config = RunConfig(variant="folded", batch_size=2, time_steps=3, task="training")
+    return SimpleNamespace(
+        config=config, peak_memory_bytes=2**20, peak_memory_kind="cpu_rss_growth"
+    )
 
 
 def profiled_layers(conv=0.001, lstm=0.003, outside=0.0) -> pd.DataFrame:

@@ -43,6 +43,8 @@ AFTER = {
         "profile-ops-nested",
         "profile-lines-folded",
         "profile-zip-nested",
+        "profile-timeline",
+        "profile-trace-json",
     ),
     "scaling": ("scaling-latency", "scaling-cost", "scaling-table", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
