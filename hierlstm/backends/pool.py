@@ -1,0 +1,577 @@
+"""Keras backends side by side: one worker process per backend (`hierlstm.backends.worker`),
+started on first use and kept, and `compare` in interleaved rounds across them.
+
+`BackendPool` speaks the worker's line protocol, one request at a time (the next request goes
+only after the previous answer, so one process runs at a time). A worker that dies (killed, a
+segfault, out of memory: end of file on its pipe, or a non-zero exit) becomes one failed result
+whose error says why in one sentence (its exit code or signal, and the last line it wrote to
+stderr); the next request starts a new one. `close()` ends every worker and waits for it, so
+none outlives the pool. Nothing here imports TensorFlow or Keras: the CLI runs JAX and PyTorch
+in a venv without TensorFlow.
+
+`shared_pool()` is one pool per process, closed when the process exits: the app keeps it for
+its server's life; the CLI makes its own `BackendPool` per command.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hierlstm.backends.worker import encode, failed, one_line
+from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
+from hierlstm.records import BenchResult, CompareResult
+
+Progress = Callable[[float, str], None]
+_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the hierlstm package
+_STDERR_LINES = 200
+_EXIT_WAIT_S = 10.0
+
+
+class WorkerDied(Exception):
+    """A worker process that ended while a request was in flight; the message is the sentence
+    a failed result carries."""
+
+
+class WorkerBug(RuntimeError):
+    """A worker answered that a bug of ours stopped a request (its traceback is on its stderr)."""
+
+
+def _no_progress(fraction: float, message: str) -> None:
+    pass
+
+
+def _scaled(progress: Progress, start: float, end: float, prefix: str = "") -> Progress:
+    return lambda fraction, message: progress(start + (end - start) * fraction, prefix + message)
+
+
+def describe_exit(code: int | None) -> str:
+    """ "exit code 3", "killed by SIGKILL", or "no exit code" (still running)."""
+    if code is None:
+        return "no exit code"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class Worker:
+    """One backend's worker process and its pipes."""
+
+    def __init__(self, backend: str, python: str = sys.executable):
+        self.backend = backend
+        self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+        environment = dict(os.environ, KERAS_BACKEND=backend)
+        path = environment.get("PYTHONPATH", "")
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), path]))
+        self.process = subprocess.Popen(
+            [python, "-m", "hierlstm.backends.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env=environment,
+        )
+        self._next_id = 0
+        self._reader = threading.Thread(target=self._drain, daemon=True, name=f"{backend}-stderr")
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _drain(self) -> None:
+        for line in self.process.stderr:
+            if line.strip():
+                self._stderr.append(line.rstrip())
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        return list(self._stderr)[-lines:]
+
+    def _died(self) -> WorkerDied:
+        try:
+            code = self.process.wait(timeout=_EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:  # its stdout closed but it runs on: end it
+            self.process.kill()
+            code = self.process.wait()
+        self._reader.join(timeout=2.0)
+        last = self._stderr[-1] if self._stderr else "nothing"
+        return WorkerDied(
+            f"the {self.backend} worker (pid {self.pid}) died ({describe_exit(code)}); the last "
+            f"line on its stderr: {one_line(last)}"
+        )
+
+    def request(self, op: str, **fields) -> dict:
+        """Sends one request and returns its answer; raises WorkerDied if the process ends
+        first, WorkerBug if it answers that a bug stopped the request."""
+        self._next_id += 1
+        message = {"id": self._next_id, "op": op, **fields}
+        try:
+            self.process.stdin.write(encode(message))
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except (BrokenPipeError, OSError, ValueError):
+            line = ""
+        if not line:
+            raise self._died()
+        answer = json.loads(line)
+        if answer.get("bug"):
+            raise WorkerBug(f"the {self.backend} worker hit an internal error: {answer['error']}")
+        return answer
+
+    def close(self) -> None:
+        """Asks the worker to exit, and ends it if it does not; waits for it either way."""
+        if self.alive():
+            with contextlib.suppress(WorkerDied, WorkerBug, OSError, ValueError):
+                self.request("close")
+            try:
+                self.process.wait(timeout=_EXIT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        self._reader.join(timeout=2.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """A run prepared in a worker: its handle there and what the first call found."""
+
+    config: RunConfig
+    handle: int
+    worker_pid: int
+    first_call_s: float
+    kernel: str
+    kernel_reason: str
+    trace_count: int
+    device: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One sample from a worker: the step (and a training run's phases), the worker's own wall
+    and CPU time around it, its memory peak, and the pool's wall time of the round trip."""
+
+    times: dict[str, float]
+    wall_s: float
+    cpu_s: float
+    peak_bytes: int
+    peak_kind: str
+    round_trip_s: float
+
+
+class RunFailed(Exception):
+    """A request that failed inside a run: `result` is its failed record; `died` says the
+    worker process ended (every run it held is gone with it)."""
+
+    def __init__(self, result: BenchResult, *, died: bool = False):
+        super().__init__(result.error)
+        self.result, self.died = result, died
+
+
+class BackendPool:
+    """One worker process per Keras backend, started on first use and kept until `close()`."""
+
+    def __init__(self, python: str = sys.executable):
+        self.python = python
+        self.workers: dict[str, Worker] = {}
+        self._lock = threading.Lock()  # one request in flight at a time, whoever sends it
+
+    def __enter__(self) -> BackendPool:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def worker(self, backend: str) -> Worker:
+        """`backend`'s worker, started now if it has none or the last one died."""
+        worker = self.workers.get(backend)
+        if worker is None or not worker.alive():
+            if worker is not None:
+                worker.close()
+            worker = self.workers[backend] = Worker(backend, self.python)
+        return worker
+
+    def request(self, backend: str, op: str, **fields) -> dict:
+        with self._lock:
+            return self.worker(backend).request(op, **fields)
+
+    def _answer(self, config: RunConfig, op: str, **fields) -> dict:
+        """A request about `config`; a failed run (a dead worker too) raises RunFailed."""
+        try:
+            answer = self.request(config.backend, op, config=config.to_dict(), **fields)
+        except WorkerDied as error:
+            raise RunFailed(failed(config, str(error)), died=True) from None
+        if not answer["ok"]:
+            raise RunFailed(BenchResult.from_row(answer["row"]))
+        return answer
+
+    def prepare(self, config: RunConfig, *, seed: int = 0) -> Prepared:
+        """Builds `config` in its backend's worker and runs its timed first call."""
+        answer = self._answer(config, "prepare", seed=seed)
+        fields = {name: answer[name] for name in ("first_call_s", "kernel", "kernel_reason")}
+        return Prepared(
+            config,
+            answer["handle"],
+            answer["pid"],
+            trace_count=answer["trace_count"],
+            device=answer["device"],
+            **fields,
+        )
+
+    def _handle_request(self, run: Prepared, op: str, **fields) -> dict:
+        worker = self.workers.get(run.config.backend)
+        if worker is None or worker.pid != run.worker_pid or not worker.alive():
+            raise RunFailed(
+                failed(
+                    run.config,
+                    f"the {run.config.backend} worker that prepared this run (pid "
+                    f"{run.worker_pid}) is gone; prepare it again.",
+                )
+            )
+        try:
+            with self._lock:
+                answer = worker.request(op, handle=run.handle, **fields)
+        except WorkerDied as error:
+            raise RunFailed(failed(run.config, str(error)), died=True) from None
+        if not answer["ok"]:
+            raise RunFailed(failed(run.config, answer["error"]))
+        return answer
+
+    def sample(self, run: Prepared) -> Sample:
+        """One sample of a prepared run, with the pool's wall time of its round trip."""
+        start = time.perf_counter()
+        answer = self._handle_request(run, "sample")
+        round_trip = time.perf_counter() - start
+        return Sample(
+            {name: float(value) for name, value in answer["sample"].items()},
+            answer["wall_s"],
+            answer["cpu_s"],
+            int(answer["peak_bytes"]),
+            answer["peak_kind"],
+            round_trip,
+        )
+
+    def result(
+        self, run: Prepared, samples, warmup: int, peak_bytes: int, peak_kind: str, phases=None
+    ) -> BenchResult:
+        """The run's record, made in its worker (`hierlstm.backends.local.result`); the run's
+        handle is released there."""
+        answer = self._handle_request(
+            run,
+            "result",
+            samples=[float(value) for value in samples],
+            phases={name: list(values) for name, values in (phases or {}).items()},
+            warmup=warmup,
+            peak_bytes=int(peak_bytes),
+            peak_kind=peak_kind,
+        )
+        return BenchResult.from_row(answer["row"])
+
+    def check(self, config: RunConfig, *, seed: int = 0) -> dict:
+        """`hierlstm.backends.local.check` in `config`'s backend: the oracle report."""
+        return self._answer(config, "check", seed=seed)["report"]
+
+    def profile(self, config: RunConfig, timing: Timing, *, steps: int, logdir: str) -> dict:
+        """`config` profiled in its backend's worker: what was written and what it says."""
+        return self._answer(
+            config,
+            "profile",
+            steps=steps,
+            warmup=timing.warmup,
+            repeats=timing.repeats,
+            seed=timing.seed,
+            logdir=str(logdir),
+        )["profile"]
+
+    def pids(self) -> dict[str, int]:
+        return {name: worker.pid for name, worker in self.workers.items() if worker.alive()}
+
+    def close(self) -> None:
+        """Ends every worker and waits for each (no orphans)."""
+        with self._lock:
+            for worker in self.workers.values():
+                worker.close()
+            self.workers.clear()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ProfileRecord:
+    """A worker's profile document in the shape the store's profiles table reads
+    (`hierlstm.results.profiles.profile_row`, as from `ProfileResult`), without TensorFlow."""
+
+    config: RunConfig
+    steps: int
+    warmup: int
+    harness_repeats: int
+    profiled_step_s: float
+    harness_median_s: float
+    layers: object  # DataFrames: layer/type/time_s/share/ops, type/time_s/share/ops, ...
+    op_types: object
+    kernels: object
+    device: str
+    kernel: str
+    logdir: str
+    versions: dict
+
+    @property
+    def op_s(self) -> float:
+        frame = self.layers if not self.layers.empty else self.op_types
+        return float(frame["time_s"].sum()) if not frame.empty else 0.0
+
+    @property
+    def outside_s(self) -> float:
+        if self.layers.empty:
+            return 0.0
+        return float(self.layers.loc[self.layers["layer"] == "outside any layer", "time_s"].sum())
+
+    def top(self, frame: str, key: str) -> tuple[str, float]:
+        table = getattr(self, frame)
+        if table.empty or table["time_s"].max() <= 0:
+            return "", 0.0
+        row = table.loc[table["time_s"].idxmax()]
+        return str(row[key]), float(row["share"])
+
+
+def profile_record(document: dict) -> ProfileRecord:
+    import pandas as pd
+
+    layers = pd.DataFrame(document["layers"], columns=["layer", "type", "time_s", "share", "ops"])
+    layers["type"] = layers["type"].fillna("")
+    op_types = pd.DataFrame(document["op_types"], columns=["type", "time_s", "ops", "share"])
+    kernels = pd.DataFrame(
+        document["kernels"], columns=["kernel", "op_type", "layer", "time_s", "launches"]
+    )
+    fields = ("steps", "warmup", "harness_repeats", "profiled_step_s", "harness_median_s")
+    return ProfileRecord(
+        RunConfig(**document["config"]),
+        **{name: document[name] for name in fields},
+        layers=layers,
+        op_types=op_types,
+        kernels=kernels,
+        device=document["device"],
+        kernel=document["kernel"],
+        logdir=document["logdir"],
+        versions=document["versions"],
+    )
+
+
+_SHARED: BackendPool | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool() -> BackendPool:
+    """This process's pool, made on first use and closed when the process exits."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            import atexit
+
+            _SHARED = BackendPool()
+            atexit.register(_SHARED.close)
+        return _SHARED
+
+
+# --- interleaved rounds across processes ----------------------------------------------------
+
+
+def device_keys(config: RunConfig) -> tuple[str, ...]:
+    """The device lock keys of `config` (`hierlstm.admission.runlock`), found without
+    TensorFlow: "CPU" for cpu, "GPU:N" for gpu:N, and for auto the first GPU when the driver
+    lists one (TensorFlow's auto takes it; a JAX or PyTorch CUDA build does too), else "CPU".
+    A TensorFlow config keeps `runlock.device_keys`'s own answer where TensorFlow is loaded."""
+    if config.device == "cpu":
+        return ("CPU",)
+    if config.device.startswith("gpu:"):
+        return (f"GPU:{config.device.split(':')[1]}",)
+    from hierlstm.hardware.gpu import visible_driver_gpus
+    from hierlstm.hardware.nvidia import query_driver
+
+    gpus = visible_driver_gpus(query_driver().gpus, os.environ)
+    return ("GPU:0",) if gpus else ("CPU",)
+
+
+@dataclasses.dataclass
+class BackendsCompare(CompareResult):
+    """`CompareResult` of a run across worker processes, with each sample's second timers:
+    `round_trips[i]` the pool's wall time of each timed round trip of config i, `worker_wall[i]`
+    and `worker_cpu[i]` the worker's own perf_counter and process_time around each sample, and
+    `pids[i]` the worker process that ran it."""
+
+    samples: list[list[float]] = dataclasses.field(default_factory=list)  # the step times
+    round_trips: list[list[float]] = dataclasses.field(default_factory=list)
+    worker_wall: list[list[float]] = dataclasses.field(default_factory=list)
+    worker_cpu: list[list[float]] = dataclasses.field(default_factory=list)
+    pids: list[int] = dataclasses.field(default_factory=list)
+
+
+def paired_speedups(times: np.ndarray, baseline: int, failures) -> tuple[list, list, list]:
+    """Median, p10 and p90 over rounds of baseline / config time, paired within each round
+    (as `hierlstm.timing.harness.compare`); NaN where either failed."""
+    medians, lows, highs = [], [], []
+    for index in range(times.shape[1]):
+        if index in failures or baseline in failures:
+            median = low = high = math.nan
+        else:
+            ratios = times[:, baseline] / times[:, index]
+            median = float(np.median(ratios))
+            low, high = (float(value) for value in np.percentile(ratios, [10, 90]))
+        medians.append(median)
+        lows.append(low)
+        highs.append(high)
+    return medians, lows, highs
+
+
+def compare(
+    configs: Sequence[RunConfig],
+    timing: Timing = DEFAULT_TIMING,
+    *,
+    baseline: int = 0,
+    on_progress: Progress | None = None,
+    pool: BackendPool | None = None,
+    lock: bool = True,
+    lock_name: str = "bench",
+    program: str = "cli",
+    on_wait=None,
+) -> CompareResult:
+    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...), across
+    backends.
+
+    When every config is TensorFlow's, this is `hierlstm.timing.harness.compare`, in this
+    process, exactly as before (the caller holds the device lock). When any is not, every
+    config, TensorFlow's too, runs in its backend's worker process (`pool`, else this process's
+    `shared_pool()`), so each backend has its own process and its own threads: each config is
+    prepared there (its first call timed apart), then `timing.warmup` untimed rounds, then the
+    timed rounds, each asking every config for one sample in turn; one process runs at a time,
+    since the next request goes only after the previous answer. With `lock` (the default) all
+    of it runs under the device lock (`hierlstm.admission.runlock.hold`, the keys of
+    `device_keys`). A config that fails (its worker dying included) gets a failed record and NaN
+    speed-ups; the others go on, in a new worker when theirs died. Returns a `BackendsCompare`,
+    whose second timers say how long each round trip took.
+    """
+    configs = list(configs)
+    if not configs:
+        raise ValueError("compare needs at least one config; got none.")
+    if not 0 <= baseline < len(configs):
+        raise ValueError(f"baseline must be an index from 0 to {len(configs) - 1}; got {baseline}.")
+    if all(config.backend == "tensorflow" for config in configs):
+        from hierlstm.timing.harness import compare as in_process
+
+        return in_process(configs, timing, baseline=baseline, on_progress=on_progress)
+    held = contextlib.nullcontext()
+    if lock:
+        from hierlstm.admission.runlock import hold
+
+        keys = {key for config in configs for key in device_keys(config)}
+        held = hold(keys, name=lock_name, program=program, on_wait=on_wait)
+    progress, pool = on_progress or _no_progress, pool or shared_pool()
+    with held:
+        return _rounds(configs, timing, baseline, progress, pool)
+
+
+def _rounds(configs, timing: Timing, baseline: int, progress: Progress, pool) -> BackendsCompare:
+    count, repeats = len(configs), timing.repeats
+    runs: list[Prepared | None] = [None] * count
+    pids = [0] * count
+    failures: dict[int, BenchResult] = {}
+
+    def fail(index: int, error: RunFailed) -> None:
+        dead = runs[index].worker_pid if runs[index] is not None else None
+        failures[index], runs[index] = error.result, None
+        if error.died:  # the worker took every run it held with it: the same reason for each
+            for other, run in enumerate(runs):
+                if (
+                    run is not None
+                    and run.config.backend == configs[index].backend
+                    and (dead is None or run.worker_pid == dead)
+                ):
+                    failures[other], runs[other] = failed(run.config, error.result.error), None
+
+    for index, config in enumerate(configs):
+        label = f"{config.variant} on {config.backend} ({index})"
+        progress(0.3 * index / count, f"{label}: building and the first call")
+        try:
+            runs[index] = pool.prepare(config, seed=timing.seed)
+            pids[index] = runs[index].worker_pid
+        except RunFailed as error:
+            fail(index, error)
+    for round_index in range(timing.warmup):
+        for index, run in enumerate(runs):
+            if run is not None:
+                try:
+                    pool.sample(run)
+                except RunFailed as error:
+                    fail(index, error)
+        progress(0.3 + 0.1 * (round_index + 1) / timing.warmup, f"warm-up round {round_index + 1}")
+    times = np.full((repeats, count), math.nan)
+    seconds = {name: [[] for _ in range(count)] for name in ("round_trip", "wall", "cpu")}
+    phases = [collections.defaultdict(list) for _ in range(count)]
+    peaks, kinds = [0] * count, [""] * count
+    for round_index in range(repeats):
+        for index, run in enumerate(runs):
+            if run is None:
+                continue
+            try:
+                sample = pool.sample(run)
+            except RunFailed as error:
+                fail(index, error)
+                continue
+            step = dict(sample.times)
+            times[round_index, index] = step.pop("step")
+            for name, value in step.items():
+                phases[index][name].append(value)
+            peaks[index], kinds[index] = max(peaks[index], sample.peak_bytes), sample.peak_kind
+            seconds["round_trip"][index].append(sample.round_trip_s)
+            seconds["wall"][index].append(sample.wall_s)
+            seconds["cpu"][index].append(sample.cpu_s)
+        progress(0.4 + 0.55 * (round_index + 1) / repeats, f"round {round_index + 1}/{repeats}")
+    results = []
+    for index, run in enumerate(runs):
+        if run is not None:
+            try:
+                run_phases = dict(phases[index])
+                results.append(
+                    pool.result(
+                        run, times[:, index], timing.warmup, peaks[index], kinds[index], run_phases
+                    )
+                )
+                continue
+            except RunFailed as error:
+                fail(index, error)
+        results.append(failures[index])
+    speedups, lows, highs = paired_speedups(times, baseline, failures)
+    progress(1.0, "done")
+    return BackendsCompare(
+        results,
+        speedups,
+        lows,
+        highs,
+        baseline,
+        [{} for _ in configs],
+        samples=[[float(value) for value in column if not math.isnan(value)] for column in times.T],
+        round_trips=seconds["round_trip"],
+        worker_wall=seconds["wall"],
+        worker_cpu=seconds["cpu"],
+        pids=pids,
+    )

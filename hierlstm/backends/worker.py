@@ -1,0 +1,504 @@
+"""One Keras backend's worker process: `KERAS_BACKEND=jax python -m hierlstm.backends.worker`.
+
+Keras fixes its backend when it is imported, so each backend runs in a process of its own,
+started once by `hierlstm.backends.pool` and kept. The protocol is one JSON object per line:
+requests on stdin, answers on stdout (nothing else is written there), logs on stderr.
+
+    {"id": 1, "op": "prepare", "config": {...}, "seed": 0}
+        -> {"id": 1, "ok": true, "handle": 1, "first_call_s", "kernel", "kernel_reason",
+            "trace_count", "device", "pid"}
+    {"id": 2, "op": "sample", "handle": 1}
+        -> {"id": 2, "ok": true, "sample": {"step": s, ...phases}, "wall_s", "cpu_s",
+            "peak_bytes", "peak_kind"}
+    {"id": 3, "op": "result", "handle": 1, "samples": [...], "phases": {...}, "warmup": 3,
+     "peak_bytes": 0, "peak_kind": "cpu_rss_growth"}
+        -> {"id": 3, "ok": true, "row": BenchResult.to_row()}   (the handle is released)
+    {"id": 4, "op": "check", "config": {...}, "seed": 0}  -> {"id": 4, "ok": true, "report": {...}}
+    {"id": 5, "op": "profile", "config": {...}, "steps": 5, "warmup": 2, "repeats": 5,
+     "seed": 0, "logdir": "DIR"}                          -> {"id": 5, "ok": true, "profile": {...}}
+    {"id": 6, "op": "close"}                              -> {"id": 6, "ok": true}, then exit 0
+
+A result crosses the pipe as `BenchResult.to_row()` and is rebuilt with `BenchResult.from_row`
+(the records module's one row format; no pickle), as the CLI's `worker` command prints
+`to_dict()`. A request that fails inside a run (out of memory, an op the backend cannot run, a
+setting refused) answers {"ok": false, "row": <a failed result's row>, "error": "one line"}; a
+bug of ours answers {"ok": false, "bug": true, "error": "one line"} and its traceback goes to
+stderr. No traceback ever goes to stdout. `wall_s` and `cpu_s` are this process's
+`time.perf_counter` and `time.process_time` around the sample: a second timer for the step
+time, which the pool checks against its own round trip.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import math
+import os
+import platform
+import sys
+import threading
+import time
+import traceback
+from importlib import metadata
+from typing import IO, Any
+
+from hierlstm.config import RunConfig, SettingError
+from hierlstm.model import cost
+from hierlstm.records import BenchResult
+
+_MAX_ERROR_CHARS = 300
+_log = logging.getLogger("hierlstm.backends.worker")
+
+
+# --- what both ends of the pipe share (no TensorFlow, no Keras) ------------------------------
+
+
+def package_version(name: str) -> str:
+    """An installed distribution's version without importing it ("" when absent)."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def backend_versions(backend: str) -> dict[str, str]:
+    """python, keras, numpy and the backend's own package: stored with every result."""
+    found = {
+        "python": platform.python_version(),
+        "keras": package_version("keras"),
+        "numpy": package_version("numpy"),
+        backend: package_version(backend),
+    }
+    return {key: value for key, value in found.items() if value}
+
+
+def one_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return (lines[0] if lines else "unknown error")[:_MAX_ERROR_CHARS]
+
+
+def failed(config: RunConfig, error: str, versions: dict[str, str] | None = None) -> BenchResult:
+    """A failed run's record, as `hierlstm.timing.failures.failed_result` makes it (status
+    "failed", the one-line `error`, NaN times), without TensorFlow: the device is the config's
+    spec, the versions the backend's."""
+    nan = math.nan
+    training = config.task == "training"
+    return BenchResult(
+        config=config,
+        first_call_s=nan,
+        median_s=nan,
+        p10_s=nan,
+        p90_s=nan,
+        iqr_s=nan,
+        mean_s=nan,
+        std_s=nan,
+        min_s=nan,
+        repeats=0,
+        warmup=0,
+        noisy=False,
+        samples_per_s=nan,
+        steps_per_s=nan,
+        flops=cost.training_flops(config) if training else cost.model_flops(config),
+        gflops_per_s=nan,
+        peak_memory_bytes=0,
+        peak_memory_kind="",
+        kernel="",
+        kernel_reason="",
+        trace_count=0,
+        device=config.device,
+        versions=versions or backend_versions(config.backend),
+        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
+        status="failed",
+        error=one_line(error),
+    )
+
+
+def encode(message: dict) -> str:
+    """One line of the protocol (NaN allowed: both ends are Python's json)."""
+    return json.dumps(message, default=_json_default, allow_nan=True) + "\n"
+
+
+def _json_default(value):
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON-able")
+
+
+# --- inside the worker: the backend's failures, memory, the requests -------------------------
+
+
+def run_failures(backend: str) -> tuple[type[BaseException], ...]:
+    """What a run on `backend` can raise that is the run's failure, not a bug of ours."""
+    if backend == "tensorflow":
+        from hierlstm.timing.failures import RUN_FAILURES
+
+        return RUN_FAILURES
+    if backend == "jax":
+        import jax
+
+        return (jax.errors.JaxRuntimeError, MemoryError, SettingError)
+    import torch
+
+    return (torch.OutOfMemoryError, MemoryError, SettingError)
+
+
+def failure_line(backend: str, error: BaseException) -> str:
+    """One friendly line, in the words of `hierlstm.timing.failures.error_line`."""
+    if backend == "tensorflow":
+        from hierlstm.timing.failures import error_line
+
+        return error_line(error)
+    text = one_line(str(error) or type(error).__name__)
+    if (
+        isinstance(error, MemoryError)
+        or "RESOURCE_EXHAUSTED" in str(error)
+        or (type(error).__name__ == "OutOfMemoryError")
+    ):
+        return f"out of memory (try a smaller batch_size or time_steps): {text}"[:_MAX_ERROR_CHARS]
+    if isinstance(error, SettingError):
+        return text
+    return f"{backend} could not run this model ({type(error).__name__}): {text}"[:_MAX_ERROR_CHARS]
+
+
+def _resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class RssPeak:
+    """The growth of this process's resident set during one sample, read by a thread every 5
+    ms (the same method as `hierlstm.timing.memory.CpuRssGrowth`, without TensorFlow)."""
+
+    kind = "cpu_rss_growth"
+
+    def __enter__(self):
+        self._stop = threading.Event()
+        self._base = self._peak = _resident_bytes()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="rss-peak")
+        self._thread.start()
+        return self
+
+    def _watch(self):
+        while not self._stop.wait(0.005):
+            self._peak = max(self._peak, _resident_bytes())
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        self._thread.join()
+        self._peak = max(self._peak, _resident_bytes())
+        self.peak_bytes = max(0, self._peak - self._base)
+
+
+class TorchCudaPeak:
+    """PyTorch's CUDA allocator peak during one sample (exact, kept by the allocator)."""
+
+    kind = "gpu_allocator_peak"
+
+    def __enter__(self):
+        import torch
+
+        torch.cuda.reset_peak_memory_stats()
+        return self
+
+    def __exit__(self, *exc_info):
+        import torch
+
+        self.peak_bytes = int(torch.cuda.max_memory_allocated())
+
+
+class TensorFlowPeak:
+    """`hierlstm.timing.memory.memory_probe` around one sample (TensorFlow's own probes)."""
+
+    def __init__(self, device: str):
+        from hierlstm.timing.memory import memory_probe
+
+        self._probe = memory_probe(device)
+        self.kind = self._probe.kind
+
+    def __enter__(self):
+        self._probe.__enter__()
+        self._probe.reset()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.peak_bytes = self._probe.peak_bytes()
+        self._probe.__exit__(*exc_info)
+
+
+def memory_probe(backend: str, device: str):
+    if backend == "tensorflow":
+        return TensorFlowPeak(device)
+    if backend == "torch" and "cuda" in device.lower():
+        return TorchCudaPeak()
+    return RssPeak()  # JAX keeps no resettable peak; its host memory is the process's
+
+
+class Worker:
+    """The requests of one backend's process: prepared runs by handle."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.failures = run_failures(backend)
+        self.runs: dict[int, Any] = {}
+        self._next = 0
+
+    @property
+    def local(self):
+        return importlib.import_module("hierlstm.backends.local")
+
+    def config(self, request: dict) -> RunConfig:
+        config = RunConfig(**request["config"])
+        if config.backend != self.backend:
+            raise SettingError(
+                f"backend {config.backend!r} cannot run in the {self.backend} worker; each "
+                "backend has its own process."
+            )
+        return config
+
+    def prepare(self, request: dict) -> dict:
+        run = self.local.prepare(self.config(request), seed=int(request.get("seed", 0)))
+        self._next += 1
+        self.runs[self._next] = run
+        return {
+            "handle": self._next,
+            "first_call_s": run.first_call_s,
+            "kernel": run.kernel,
+            "kernel_reason": run.kernel_reason,
+            "trace_count": run.trace_count,
+            "device": run.device,
+            "pid": os.getpid(),
+        }
+
+    def sample(self, request: dict) -> dict:
+        run = self.runs[request["handle"]]
+        probe = memory_probe(self.backend, run.device)
+        cpu, start = time.process_time(), time.perf_counter()
+        with probe:
+            sample = run.sample()
+        wall = time.perf_counter() - start
+        return {
+            "sample": sample,
+            "wall_s": wall,
+            "cpu_s": time.process_time() - cpu,
+            "peak_bytes": probe.peak_bytes,
+            "peak_kind": probe.kind,
+        }
+
+    def result(self, request: dict) -> dict:
+        run = self.runs.pop(request["handle"])
+        result = self.local.result(
+            run,
+            request["samples"],
+            int(request["warmup"]),
+            int(request.get("peak_bytes", 0)),
+            str(request.get("peak_kind", "")),
+            request.get("phases") or {},
+        )
+        return {"row": result.to_row()}
+
+    def check(self, request: dict) -> dict:
+        return {"report": self.local.check(self.config(request), seed=int(request.get("seed", 0)))}
+
+    def profile(self, request: dict) -> dict:
+        return {"profile": profile(self, self.config(request), request)}
+
+    def release(self, request: dict) -> dict:
+        self.runs.pop(request["handle"], None)
+        return {}
+
+    def answer(self, request: dict) -> dict:
+        """The answer to one request; a run's failure and a bug are answers too."""
+        op = request.get("op")
+        base = {"id": request.get("id")}
+        handler = getattr(self, op, None) if op in OPS else None
+        if handler is None:
+            return {**base, "ok": False, "bug": True, "error": f"unknown request {op!r}"}
+        try:
+            return {**base, "ok": True, **handler(request)}
+        except self.failures as error:
+            line = failure_line(self.backend, error)
+            answer = {**base, "ok": False, "error": line}
+            if "config" in request:
+                config = RunConfig(**request["config"])
+                answer["row"] = failed(config, line, backend_versions(self.backend)).to_row()
+            return answer
+        except Exception as error:  # a bug of ours: the traceback to stderr, one line back
+            traceback.print_exc(file=sys.stderr)
+            line = f"{type(error).__name__}: {one_line(str(error) or type(error).__name__)}"
+            return {**base, "ok": False, "bug": True, "error": line[:_MAX_ERROR_CHARS]}
+
+
+# --- profiles: each backend's own profiler around prepared steps -----------------------------
+
+JAX_ATTRIBUTION = (
+    "per op and per layer: JAX's profiler writes an XSpace whose XLA ops carry the name scopes "
+    "Keras opens per layer in their HLO metadata, read by hierlstm.profiling.xspace"
+)
+JAX_UNREAD = (
+    "the XSpace capture is written but not summarised: reading it needs TensorFlow's "
+    "protobufs (hierlstm.profiling.xspace), absent here; open it in XProf"
+)
+TORCH_ATTRIBUTION = (
+    "per op only (torch.profiler's key_averages, self CPU time): Keras layers on PyTorch emit "
+    "no named ranges, so no op can be given to a layer; the layers table is empty"
+)
+
+
+def _layer_names(config: RunConfig, seed: int) -> list[str]:
+    """The model's top-level layer names (the profile's per-layer rows)."""
+    from hierlstm.model.builders import build_model
+    from hierlstm.model.params import init_params
+
+    model = build_model(config, init_params(config, seed))
+    return [layer.name for layer in model.layers if type(layer).__name__ != "InputLayer"]
+
+
+def _records(frame) -> list[dict]:
+    return frame.to_dict(orient="records")
+
+
+def _jax_capture(run, logdir, steps: int, layers: list[str]) -> dict:
+    import importlib.util
+
+    import jax
+
+    with jax.profiler.trace(str(logdir)):
+        for index in range(steps):
+            with jax.profiler.StepTraceAnnotation("step", step_num=index):
+                run.sample()
+    from hierlstm.profiling.xspace import find_xplane
+
+    xplane = find_xplane(logdir)
+    if importlib.util.find_spec("tensorflow") is None:
+        return {"trace": str(xplane), "attribution": JAX_UNREAD, "layers": [], "op_types": []}
+    from hierlstm.profiling.xspace import read_xspace, summarise
+
+    summary = summarise(read_xspace(xplane), layers)
+    return {
+        "trace": str(xplane),
+        "attribution": JAX_ATTRIBUTION,
+        "step_s": list(summary.step_s),
+        "layers": _records(summary.layers),
+        "op_types": _records(summary.op_types),
+        "lines": _records(summary.lines),
+    }
+
+
+def _torch_capture(run, logdir, steps: int) -> dict:
+    import torch
+    from torch.profiler import ProfilerActivity, record_function
+
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as profiler:
+        for _ in range(steps):
+            with record_function("step"):
+                run.sample()
+    trace = logdir / "torch_trace.json"
+    profiler.export_chrome_trace(str(trace))
+    averages = [event for event in profiler.key_averages() if event.key != "step"]
+    step = next(event for event in profiler.key_averages() if event.key == "step")
+    total = sum(event.self_cpu_time_total for event in averages) or 1.0
+    op_types = sorted(
+        (
+            {
+                "type": event.key,
+                "time_s": event.self_cpu_time_total * 1e-6 / steps,
+                "ops": event.count / steps,
+                "share": event.self_cpu_time_total / total,
+            }
+            for event in averages
+            if event.self_cpu_time_total > 0
+        ),
+        key=lambda row: -row["time_s"],
+    )
+    return {
+        "trace": str(trace),
+        "attribution": TORCH_ATTRIBUTION,
+        "step_s": [step.cpu_time_total * 1e-6 / step.count] * step.count,
+        "layers": [],
+        "op_types": op_types,
+        "lines": [],
+    }
+
+
+def profile(worker: Worker, config: RunConfig, request: dict) -> dict:
+    """`config` profiled in this process: prepared, warmed up, `steps` steps under the
+    backend's profiler (TensorFlow: `hierlstm.profiling.profiler.profile` itself), then
+    `repeats` timed samples with the profiler off; the JSON form of the profile."""
+    from pathlib import Path
+
+    import numpy as np
+
+    steps, seed = int(request["steps"]), int(request.get("seed", 0))
+    logdir = Path(request["logdir"])
+    logdir.mkdir(parents=True, exist_ok=True)
+    if worker.backend == "tensorflow":
+        from hierlstm.config import Timing
+        from hierlstm.profiling.profiler import profile as tf_profile
+
+        timing = Timing(int(request["warmup"]), int(request["repeats"]), seed)
+        found = tf_profile(config, timing, steps=steps, logdir=logdir).to_dict()
+        return {**found, "trace": found["xplane"], "attribution": "per op and per layer"}
+    layers = _layer_names(config, seed)
+    run = worker.local.prepare(config, seed=seed)
+    for _ in range(int(request["warmup"])):
+        run.sample()
+    if worker.backend == "jax":
+        found = _jax_capture(run, logdir, steps, layers)
+    else:
+        found = _torch_capture(run, logdir, steps)
+    harness = [run.sample()["step"] for _ in range(int(request["repeats"]))]
+    step_s = found.get("step_s") or [math.nan]
+    return {
+        "variant": config.variant,
+        "config": config.to_dict(),
+        "steps": steps,
+        "warmup": int(request["warmup"]),
+        "profiled_step_s": float(np.median(step_s)),
+        "harness_median_s": float(np.median(harness)),
+        "harness_repeats": len(harness),
+        "kernels": [],
+        "logdir": str(logdir),
+        "device": run.device,
+        "kernel": run.kernel,
+        "versions": backend_versions(worker.backend),
+        **found,
+    }
+
+
+OPS = ("prepare", "sample", "result", "check", "profile", "release")
+
+
+def serve(worker: Worker, requests: IO[str], answers: IO[str]) -> None:
+    for line in requests:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if request.get("op") == "close":
+            answers.write(encode({"id": request.get("id"), "ok": True}))
+            answers.flush()
+            return
+        answers.write(encode(worker.answer(request)))
+        answers.flush()
+
+
+def main() -> int:
+    backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    # Only the protocol goes to stdout: anything a library prints goes to stderr instead.
+    answers, sys.stdout = sys.stdout, sys.stderr
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    if backend == "tensorflow":
+        from hierlstm._native import import_tensorflow_quietly
+
+        import_tensorflow_quietly().get_logger().setLevel("ERROR")
+    serve(Worker(backend), sys.stdin, answers)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

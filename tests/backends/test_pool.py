@@ -1,0 +1,144 @@
+"""The pool of backend workers, in real subprocesses (KERAS_BACKEND=jax and torch): interleaved
+rounds across processes under the device lock, each sample within its round trip, a worker
+killed with SIGKILL mid-run (one failed result with its reason, a new worker next), a worker
+that exits with a message, and no orphan after close()."""
+
+import math
+import os
+import signal
+import stat
+import sys
+
+import pytest
+
+from hierlstm.admission import runlock
+from hierlstm.backends import pool as pool_module
+from hierlstm.backends.pool import BackendPool, RunFailed, Worker, WorkerDied, compare
+from hierlstm.config import RunConfig, Timing
+
+TINY = RunConfig(variant="folded", batch_size=2, time_steps=3)
+TIMING = Timing(warmup=1, repeats=3, seed=0)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with BackendPool() as shared:
+        yield shared
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_compare_interleaves_backends_in_their_own_processes_under_the_lock(pool):
+    configs = [TINY.replace(backend="jax"), TINY.replace(backend="torch")]
+    configs.append(TINY.replace(variant="nested", backend="jax"))
+    held = []
+
+    def progress(fraction, message):
+        if message.startswith("round"):
+            held.append(runlock.is_free("CPU"))
+
+    outcome = compare(configs, TIMING, pool=pool, on_progress=progress)
+    assert held and not any(held)  # every timed round ran under the CPU's device lock
+    assert [result.status for result in outcome.results] == ["ok"] * 3, [
+        result.error for result in outcome.results
+    ]
+    assert [result.config.backend for result in outcome.results] == ["jax", "torch", "jax"]
+    assert outcome.results[0].versions["jax"] and "tensorflow" not in outcome.results[0].versions
+    assert outcome.results[1].versions["torch"]
+    pids = pool.pids()
+    assert outcome.pids == [pids["jax"], pids["torch"], pids["jax"]]
+    assert pids["jax"] != pids["torch"] != os.getpid()
+    for index, result in enumerate(outcome.results):
+        assert result.repeats == TIMING.repeats and result.first_call_s > 0
+        # The second timers: each sample is inside the worker's own timer and the round trip.
+        samples = outcome.samples[index]
+        assert len(samples) == len(outcome.round_trips[index]) == TIMING.repeats
+        for sample, wall, trip in zip(
+            samples, outcome.worker_wall[index], outcome.round_trips[index], strict=True
+        ):
+            assert 0 < sample <= wall <= trip
+        assert math.isclose(result.median_s, sorted(samples)[1])
+    assert outcome.speedups[0] == 1.0 and outcome.speedups[1] > 0
+
+
+def test_a_worker_killed_mid_run_is_one_failed_result_and_the_next_request_starts_anew(pool):
+    config = TINY.replace(backend="torch")
+    run = pool.prepare(config, seed=0)
+    pool.sample(run)
+    old = run.worker_pid
+    os.kill(old, signal.SIGKILL)
+    with pytest.raises(RunFailed) as failure:
+        pool.sample(run)
+    result = failure.value.result
+    assert result.status == "failed" and result.config == config
+    assert result.error.startswith(f"the torch worker (pid {old}) died (killed by SIGKILL)")
+    assert math.isnan(result.median_s)
+    assert gone(old)
+    again = pool.prepare(config, seed=0)  # a new process
+    assert again.worker_pid != old and pool.pids()["torch"] == again.worker_pid
+    assert pool.sample(again).times["step"] > 0
+
+
+def test_a_kill_during_compare_fails_that_backend_and_the_others_go_on(pool):
+    configs = [TINY.replace(backend="torch"), TINY.replace(backend="jax")]
+
+    def progress(fraction, message):
+        if message.startswith("round 1/"):
+            os.kill(pool.pids()["torch"], signal.SIGKILL)
+
+    outcome = compare(configs, TIMING, pool=pool, on_progress=progress)
+    torch_result, jax_result = outcome.results
+    assert torch_result.status == "failed" and "killed by SIGKILL" in torch_result.error
+    assert jax_result.status == "ok" and jax_result.repeats == TIMING.repeats
+    assert math.isnan(outcome.speedups[1])  # the baseline failed
+
+
+def test_a_worker_that_exits_says_its_exit_code_and_last_stderr_line(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text(
+        "#!/bin/sh\necho 'starting' >&2\necho 'Fatal Python error: Aborted' >&2\nexit 3\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    worker = Worker("jax", python=str(fake))
+    with pytest.raises(WorkerDied) as died:
+        worker.request("sample", handle=1)
+    assert str(died.value) == (
+        f"the jax worker (pid {worker.pid}) died (exit code 3); the last line on its stderr: "
+        "Fatal Python error: Aborted"
+    )
+    worker.close()
+
+
+def test_close_leaves_no_worker_behind():
+    with BackendPool() as own:
+        own.prepare(TINY.replace(backend="jax"), seed=0)
+        pid = own.pids()["jax"]
+        assert not gone(pid)
+    assert gone(pid) and own.pids() == {}
+
+
+def test_only_tensorflow_stays_in_process(monkeypatch):
+    """All-TensorFlow configs take the harness's in-process compare, no worker started."""
+    calls = []
+
+    class Harness:
+        @staticmethod
+        def compare(configs, timing, *, baseline, on_progress):
+            calls.append(configs)
+            return "in process"
+
+    monkeypatch.setitem(sys.modules, "hierlstm.timing.harness", Harness)
+    own = BackendPool()
+    assert compare([TINY, TINY.replace(variant="nested")], TIMING, pool=own) == "in process"
+    assert len(calls) == 1 and own.workers == {}
+
+
+def test_device_keys_without_tensorflow():
+    assert pool_module.device_keys(TINY.replace(device="cpu")) == ("CPU",)
+    assert pool_module.device_keys(TINY.replace(device="gpu:1")) == ("GPU:1",)
