@@ -42,6 +42,7 @@ def build_parser() -> Parser:
     check = commands.add_parser("check", help="every variant against the numpy reference")
     _add_geometry(check, variant=False)
     check.add_argument("--seed", default="0", metavar="N")
+    _add_backend(check)
     check.add_argument("--xla", action="store_true", help="compile each variant with XLA")
     check.add_argument(
         "--task",
@@ -122,6 +123,45 @@ def build_parser() -> Parser:
     return parser
 
 
+def _add_backend(parser):
+    parser.add_argument(
+        "--backend",
+        action="append",
+        metavar="NAME",
+        help="tensorflow (the default) | jax | torch: the Keras backend, each in its own "
+        "process; repeat to run every variant on each",
+    )
+
+
+def backends_from_args(args) -> list[str]:
+    """The --backend names, each once, in order (default: tensorflow alone); an unknown one,
+    or one whose package is not installed (`hierlstm.backends.missing`), is a UsageError."""
+    from hierlstm.registry import BACKENDS
+
+    names = list(dict.fromkeys(getattr(args, "backend", None) or ["tensorflow"]))
+    for name in names:
+        if name not in BACKENDS:
+            raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}; got {name!r}.")
+    from hierlstm import backends
+
+    for name in names:
+        if reason := backends.missing(name):
+            raise UsageError(reason)
+    return names
+
+
+def refuse_unsupported(variant: str, backend: str) -> None:
+    """A UsageError naming the variant and the backends it has, when `backend` is not one."""
+    from hierlstm.registry import VARIANTS
+
+    has = VARIANTS[variant].backends if variant in VARIANTS else (backend,)
+    if backend not in has:
+        raise UsageError(
+            f"variant {variant} runs on {', '.join(has)} only, not on --backend {backend} "
+            "(it calls TensorFlow itself); choose another variant or backend."
+        )
+
+
 def _add_db(parser):
     parser.add_argument(
         "--db",
@@ -156,8 +196,9 @@ def _add_run_options(parser, *, strategy: bool = True):
     parser.add_argument(
         "--variant", action="append", required=True, help="repeat to time several variants"
     )
-    if strategy:
+    if strategy:  # bench and sweep (not the multi-worker member, TensorFlow's alone)
         _add_strategy(parser)
+        _add_backend(parser)
     parser.add_argument(
         "--logical-cpus",
         dest="logical_cpus",
@@ -175,6 +216,7 @@ def _add_run_options(parser, *, strategy: bool = True):
 def _add_profile_options(parser):
     parser.add_argument("--variant", required=True, help="a name from `variants`")
     _add_run_settings(parser)
+    _add_backend(parser)
     low, high = BOUNDS["profile_steps"]
     parser.add_argument(
         "--steps", default="10", metavar="N", help=f"profiled steps, {low} to {high} (default 10)"

@@ -11,7 +11,9 @@ import sys
 from hierlstm.cli.format import format_bench, format_scaling, json_default, text_table
 from hierlstm.cli.parser import (
     UsageError,
+    backends_from_args,
     config_from_args,
+    refuse_unsupported,
     shard_of,
     timing_from_args,
     value_list,
@@ -21,15 +23,26 @@ from hierlstm.refusals import refusing, writable_file
 
 
 def run_settings(args) -> tuple[list, Timing]:
-    """One RunConfig per --variant (all other settings shared) and the Timing: the checks that
-    need no TensorFlow, so `main` runs them before importing it."""
+    """One RunConfig per --variant and --backend (the variants x backends product, all other
+    settings shared) and the Timing: the checks that need no TensorFlow, so `main` runs them
+    before importing it. A variant that a backend cannot run is refused, naming the backends it
+    has, before anything runs."""
     strategy = {"strategy": "multi_worker"} if args.command == "worker" else {}
     if args.optimizer is not None and args.task != "training":
         raise UsageError("--optimizer sets a training step's update; add --task training.")
+    backends = backends_from_args(args)
     configs = []
     for variant in args.variant:
-        namespace = argparse.Namespace(**{**vars(args), "variant": variant})
-        configs.append(config_from_args(namespace, xla=args.xla, **strategy))
+        for backend in backends:
+            refuse_unsupported(variant, backend)
+            namespace = argparse.Namespace(**{**vars(args), "variant": variant})
+            config = config_from_args(namespace, xla=args.xla, backend=backend, **strategy)
+            if backend != "tensorflow" and config.strategy != "none":
+                raise UsageError(
+                    f"--strategy {config.strategy} is TensorFlow's tf.distribute; --backend "
+                    f"{backend} runs on one device (strategy none)."
+                )
+            configs.append(config)
     return configs, timing_from_args(args)
 
 
@@ -160,6 +173,11 @@ def progress_printer(enabled: bool):
 
 
 def cmd_bench(args) -> int:
+    configs, timing = run_settings(args)
+    if any(config.backend != "tensorflow" for config in configs):
+        from hierlstm.cli.backends import bench_in_workers
+
+        return bench_in_workers(args, configs, timing)
     from hierlstm.measure import NotStored, compare_and_store
 
     configs, timing = _run_configs(args)
@@ -256,6 +274,10 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
 
 
 def cmd_sweep(args) -> int:
+    if any(config.backend != "tensorflow" for config in run_settings(args)[0]):
+        from hierlstm.cli.backends import sweep_in_workers
+
+        return sweep_in_workers(args)
     import pandas as pd
 
     from hierlstm.measure import NotStored, sweep_and_store

@@ -1,0 +1,308 @@
+"""`check`, `bench`, `sweep` and `profile` with `--backend jax|torch`: every config runs in its
+Keras backend's worker process (`hierlstm.backends.pool`), TensorFlow's too when several
+backends are asked for, and this process imports no TensorFlow (the CLI works in a venv without
+it). The output has the same shape as the TensorFlow-only commands', with each row's backend."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from hierlstm.cli.format import format_bench, json_default, text_table
+from hierlstm.cli.parser import UsageError, backends_from_args, refuse_unsupported, seed_number
+from hierlstm.cli.timing import (
+    open_store,
+    progress_printer,
+    run_settings,
+    said_not_stored,
+    sweep_values,
+)
+from hierlstm.refusals import Refused
+
+WORKER_COMMANDS = ("check", "bench", "sweep", "profile")
+
+
+def in_workers(args) -> bool:
+    """Whether the command runs in worker processes: any --backend other than tensorflow."""
+    if args.command not in WORKER_COMMANDS:
+        return False
+    return any(name != "tensorflow" for name in backends_from_args(args))
+
+
+def worker_limits():
+    """`hierlstm.admission.limits.current_limits()`, its GPU budget read from the driver
+    (nvidia-smi) rather than from TensorFlow, which this process does not import."""
+    import os
+
+    from hierlstm.admission import limits
+    from hierlstm.hardware import gpu
+    from hierlstm.hardware.nvidia import query_driver
+
+    if os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip():
+        return limits.current_limits()  # the budget is given: TensorFlow is not asked
+    gpus = gpu.visible_driver_gpus(query_driver().gpus, os.environ)
+    free = tuple(g.memory_free_mb for g in gpus if g.memory_free_mb is not None)
+    if free:
+        budget, source = gpu.gpu_budget(free, gpu.memory_limit_mb())
+    else:
+        budget, source = limits._available_ram_bytes() // 4, "25% of available RAM"
+    sizes = limits.max_sizes()
+    return limits.Limits(
+        max_batch=sizes["batch_size"],
+        max_time_steps=sizes["time_steps"],
+        memory_budget_bytes=budget,
+        memory_budget_source=source,
+        trace_budget_steps=limits.env_int("HIERLSTM_TRACE_BUDGET_STEPS", 200),
+        confirm_seconds=float(limits.env_int("HIERLSTM_CONFIRM_SECONDS", 30)),
+    )
+
+
+def within_limits(configs) -> None:
+    """The server limits (as `hierlstm.cli.timing.within_limits`), without TensorFlow."""
+    from hierlstm.admission import LimitError, check_limits
+
+    bounds = worker_limits()
+    for config in configs:
+        try:
+            check_limits(config, bounds)
+        except LimitError as error:
+            raise UsageError(str(error)) from None
+
+
+def _waiting(holder, seconds: float) -> None:
+    print(
+        f"waiting for another run ({holder.describe('en')}) to finish: one timing run per device "
+        "at a time; the wait is not timed.",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _store_all(store, results) -> tuple[list[str], str]:
+    """(stored ids, the refusal's sentence or ""): stores until the store first refuses."""
+    ids = []
+    for result in results:
+        if store is None:
+            break
+        try:
+            ids.append(store.add(result))
+        except Refused as error:
+            return ids, str(error)
+    return ids, ""
+
+
+def _label(config) -> str:
+    return f"{config.variant} [{config.backend}]"
+
+
+def bench_in_workers(args, configs, timing) -> int:
+    from hierlstm.backends.pool import BackendPool, compare
+
+    within_limits(configs)
+    store = open_store(args)
+    names = [config.variant for config in configs]
+    baseline = names.index("nested") if "nested" in names else 0
+    with BackendPool() as pool:
+        outcome = compare(
+            configs,
+            timing,
+            baseline=baseline,
+            pool=pool,
+            on_progress=progress_printer(sys.stderr.isatty()),
+            on_wait=_waiting,
+        )
+    ids, refused = _store_all(store, outcome.results)
+    rows = []
+    for index, result in enumerate(outcome.results):
+        row = result.to_dict()
+        row["speedup_vs_baseline"] = outcome.speedups[index]
+        row["baseline"] = _label(configs[baseline])
+        if ids and index < len(ids):
+            row["id"] = ids[index]
+        rows.append(row)
+    if args.json:
+        env = {"backends": sorted({config.backend for config in configs})}
+        if store:
+            env["stored_in"] = str(store.path)
+        print(json.dumps({"environment": env, "results": rows}, indent=2, default=json_default))
+    else:
+        labels = [_label(result.config) for result in outcome.results]
+        shown = [{**row, "variant": label} for row, label in zip(rows, labels, strict=True)]
+        print(format_bench(shown))
+        for result in outcome.results:
+            if result.status != "ok":
+                print(f"{_label(result.config)} failed: {result.error}", file=sys.stderr)
+        if store and not refused:
+            print(f"stored {len(ids)} results in {store.path}", file=sys.stderr)
+    if refused:
+        return said_not_stored(refused)
+    return 0 if all(result.status == "ok" for result in outcome.results) else 1
+
+
+def sweep_in_workers(args) -> int:
+    """The sweep point by point, every config of a point compared in the same rounds."""
+    from hierlstm.backends.pool import BackendPool, compare
+
+    values = sweep_values(args)
+    configs, timing = run_settings(args)
+    within_limits(config.replace(**{args.axis: max(values)}) for config in configs if values)
+    store = open_store(args)
+    points, refused = [], ""
+    with BackendPool() as pool:
+        for value in values:
+            outcome = compare(
+                [config.replace(**{args.axis: value}) for config in configs],
+                timing,
+                pool=pool,
+                on_wait=_waiting,
+            )
+            ids, refused = _store_all(None if refused else store, outcome.results)
+            for result in outcome.results:
+                point = {"variant": result.config.variant, "backend": result.config.backend}
+                point |= {"axis": args.axis, "value": value, "status": result.status}
+                point |= {"error": result.error, "median_s": result.median_s}
+                points.append(point | {"first_call_s": result.first_call_s})
+            print(f"{args.axis} {value} done", file=sys.stderr, flush=True)
+    if args.json or args.csv:
+        if args.csv:
+            import pandas as pd
+
+            pd.DataFrame(points).to_csv(args.csv, index=False)
+            print(f"wrote {len(points)} points to {args.csv}", file=sys.stderr)
+        else:
+            document = {"axis": args.axis, "shard": args.shard, "points": points}
+            print(json.dumps(document, indent=2, default=json_default))
+    else:
+        lines = [
+            (
+                f"{point['variant']} [{point['backend']}]",
+                point["value"],
+                point["status"],
+                f"{point['median_s'] * 1e3:.2f}" if point["status"] == "ok" else point["error"],
+                f"{point['first_call_s']:.2f}" if point["status"] == "ok" else "",
+            )
+            for point in points
+        ]
+        header = ("variant [backend]", args.axis, "status", "median ms", "first call s")
+        print(text_table(header, lines))
+    if refused:
+        return said_not_stored(refused)
+    return 0 if all(point["status"] == "ok" for point in points) else 1
+
+
+def check_in_workers(args, config) -> int:
+    """Each backend's oracle report (`hierlstm.backends.local.check`), from its worker."""
+    from hierlstm.backends.pool import BackendPool, RunFailed
+
+    seed = seed_number(args.seed)
+    reports, ok = {}, True
+    with BackendPool() as pool:
+        for backend in backends_from_args(args):
+            try:
+                reports[backend] = pool.check(config.replace(backend=backend), seed=seed)
+            except RunFailed as error:
+                reports[backend] = {"ok": False, "error": error.result.error}
+            ok = ok and _report_ok(reports[backend])
+    if args.json:
+        print(
+            json.dumps({"task": config.task, "backends": reports}, indent=2, default=json_default)
+        )
+        return 0 if ok else 1
+    for backend, report in reports.items():
+        print(f"{backend}: {'ok' if _report_ok(report) else 'FAIL'}")
+        print(_report_text(report))
+    return 0 if ok else 1
+
+
+def _report_ok(report) -> bool:
+    """A report passes when it says so, or when every entry in it that says does."""
+    if isinstance(report, dict):
+        if "ok" in report and isinstance(report["ok"], bool):
+            return report["ok"]
+        return all(_report_ok(value) for value in report.values())
+    if isinstance(report, list):
+        return all(_report_ok(value) for value in report)
+    return True
+
+
+def _report_text(report, indent: str = "  ") -> str:
+    return indent + json.dumps(report, default=json_default)[:2000]
+
+
+def profile_in_workers(args) -> int:
+    """`profile --backend`: each backend's capture written in its worker, its summary printed
+    and stored as a profile row with its backend."""
+    from hierlstm.backends.pool import BackendPool, RunFailed
+    from hierlstm.cli.profile import profile_settings
+
+    config, timing, steps, logdir = profile_settings(args)
+    within_limits([config])
+    store = open_store(args)
+    documents, status = [], 0
+    with BackendPool() as pool:
+        for backend in backends_from_args(args):
+            refuse_unsupported(config.variant, backend)
+            folder = logdir or _default_logdir(config.replace(backend=backend))
+            try:
+                documents.append(
+                    pool.profile(
+                        config.replace(backend=backend), timing, steps=steps, logdir=folder
+                    )
+                )
+            except RunFailed as error:
+                print(f"profile failed on {backend}: {error.result.error}", file=sys.stderr)
+                status = 1
+    refused = ""
+    for document in documents:
+        if store is not None and not refused:
+            try:
+                document["stored_id"] = store.add_profile(_profile_record(document))
+            except Refused as error:
+                refused = str(error)
+    if args.json:
+        print(json.dumps({"profiles": documents}, indent=2, default=json_default))
+    else:
+        for document in documents:
+            print(_format_profile(document))
+    if refused:
+        return said_not_stored(refused)
+    return status
+
+
+def _default_logdir(config):
+    from datetime import UTC, datetime
+
+    from hierlstm.config import data_folder
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
+    return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}-{config.backend}"
+
+
+def _profile_record(document):
+    from hierlstm.backends.pool import profile_record
+
+    return profile_record(document)
+
+
+def _format_profile(document) -> str:
+    config = document["config"]
+    lines = [
+        f"{config['variant']} on {config['backend']}: batch {config['batch_size']}, time "
+        f"{config['time_steps']}, {document['steps']} profiled steps on {document['device']} "
+        f"({document['kernel']} LSTM kernel)",
+        f"step time: profiler {document['profiled_step_s'] * 1e3:.3f} ms, harness "
+        f"{document['harness_median_s'] * 1e3:.3f} ms; {document['attribution']}",
+        "",
+    ]
+    layer_rows = [
+        (row["layer"], f"{row['time_s'] * 1e3:.3f}", f"{row['share']:.1%}")
+        for row in document["layers"]
+    ]
+    lines += [text_table(("layer", "ms/step", "share"), layer_rows), ""]
+    op_rows = [
+        (row["type"], f"{row['time_s'] * 1e3:.3f}", f"{row['share']:.1%}", f"{row['ops']:g}")
+        for row in document["op_types"][:12]
+    ]
+    lines += [text_table(("op", "ms/step", "share", "calls/step"), op_rows), ""]
+    lines.append(f"capture: {document['trace']} (in {document['logdir']})")
+    return "\n".join(lines)

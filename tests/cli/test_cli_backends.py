@@ -1,0 +1,83 @@
+"""`--backend` on the command line: the JAX and PyTorch paths run with TensorFlow's import
+blocked, a variant a backend lacks and a backend not installed are refused in one line (exit 2)
+before anything runs, and the variants x backends product is what is timed."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hierlstm import backends
+from hierlstm.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--batch-size", "2", "--time-steps", "3"]
+# Python's documented way to make an import fail: None in sys.modules raises ImportError.
+NO_TENSORFLOW = (
+    "import sys, runpy; sys.modules['tensorflow'] = None; sys.argv = ['hierlstm', *sys.argv[1:]]; "
+    "runpy.run_module('hierlstm', run_name='__main__')"
+)
+
+
+def without_tensorflow(*argv):
+    return subprocess.run(
+        [sys.executable, "-c", NO_TENSORFLOW, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "HIERLSTM_DB": os.devnull},
+    )
+
+
+def test_check_and_bench_on_jax_and_torch_never_import_tensorflow():
+    checked = without_tensorflow("check", "--backend", "jax", "--json", *TINY)
+    assert checked.returncode == 0, checked.stderr[-2000:]
+    report = json.loads(checked.stdout)
+    assert list(report["backends"]) == ["jax"] and report["backends"]["jax"]
+    bench = without_tensorflow(
+        "bench", "--backend", "jax", "--backend", "torch", "--variant", "folded",
+        "--repeats", "2", "--warmup", "1", "--no-store", "--json", *TINY,
+    )  # fmt: skip
+    assert bench.returncode == 0, bench.stderr[-2000:]
+    results = json.loads(bench.stdout)["results"]
+    assert [(row["variant"], row["config"]["backend"]) for row in results] == [
+        ("folded", "jax"),
+        ("folded", "torch"),
+    ]
+    assert all(row["status"] == "ok" and row["repeats"] == 2 for row in results)
+    assert all("tensorflow" not in row["versions"] for row in results)
+
+
+def test_a_variant_without_the_backend_is_refused_before_anything_runs(capsys):
+    status = main(["bench", "--backend", "jax", "--variant", "fused", "--no-store", *TINY])
+    _, err = capsys.readouterr()
+    assert status == 2
+    assert err == (
+        "error: variant fused runs on tensorflow only, not on --backend jax (it calls "
+        "TensorFlow itself); choose another variant or backend.\n"
+    )
+
+
+def test_an_unknown_backend_is_refused(capsys):
+    assert main(["check", "--backend", "theano"]) == 2
+    _, err = capsys.readouterr()
+    assert err == "error: --backend must be one of tensorflow, jax, torch; got 'theano'.\n"
+
+
+@pytest.mark.parametrize("command", ["check", "bench", "sweep", "profile"])
+def test_a_missing_backend_package_is_refused(capsys, monkeypatch, command):
+    sentence = "the torch backend needs the torch package, which is not installed here."
+    monkeypatch.setattr(backends, "missing", lambda name: sentence if name == "torch" else None)
+    extra = {
+        "check": [],
+        "bench": ["--variant", "folded", "--no-store"],
+        "sweep": ["--variant", "folded", "--axis", "time_steps", "--values", "2", "--no-store"],
+        "profile": ["--variant", "folded", "--no-store"],
+    }[command]
+    assert main([command, "--backend", "jax", "--backend", "torch", *extra, *TINY]) == 2
+    _, err = capsys.readouterr()
+    assert err == f"error: {sentence}\n"
