@@ -37,6 +37,11 @@ BENCHMARKS = {
         Benchmark(
             "gpu_peer", "the fastest variants against PyTorch on one device, GPU if any", "torch"
         ),
+        Benchmark(
+            "backends",
+            "the portable variants on TensorFlow, JAX and PyTorch, a worker process each",
+            "torch",
+        ),
         Benchmark("gpu_report", "the markdown report of gpu_check.sh, from its output folder"),
         Benchmark("first_page", "a fresh server's first page, every page, in Chromium", "chromium"),
         Benchmark("browser_floor", "what a new browser costs before any of our work", "chromium"),

@@ -1,0 +1,155 @@
+"""The portable variants on TensorFlow, JAX and PyTorch, each backend in its own worker process
+(`hierlstm.backends.pool`), interleaved, beside the PyTorch-native peer of `vs_pytorch`.
+
+    .venv/bin/python -m benchmarks.backends [--repeats 5] [--shapes 8x50,32x100,128x200]
+        [--variants folded,nested,...] [--task both]
+
+Per shape and task, every variant x backend is prepared in its backend's worker (first call
+apart), warmed up, then timed in interleaved rounds: each round asks every config for one sample
+in turn (one process running at a time) and then times one call of the PyTorch-native model
+(`benchmarks.vs_pytorch.torch_model`: nn.LSTM, the same parameters) in this process. Printed:
+each config's median and its ratio to the same variant on TensorFlow, paired per round (never
+one absolute time as truth), and the native peer's ratio to the best Keras config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from benchmarks.common import header, markdown_table
+from hierlstm.backends.pool import BackendPool, RunFailed
+from hierlstm.config import RunConfig
+from hierlstm.registry import VARIANTS
+
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def native_peer(config: RunConfig):
+    """One timed call of the PyTorch-native model (forward, or SGD training step)."""
+    import torch
+
+    from benchmarks.vs_pytorch import torch_model
+    from hierlstm.model.loss import loss_target, mean_squared_error
+    from hierlstm.model.params import init_params
+    from hierlstm.model.training import LEARNING_RATES
+    from hierlstm.timing.harness import make_inputs
+
+    model = torch_model(init_params(config), torch)
+    inputs = torch.from_numpy(make_inputs(config))
+    if config.task == "inference":
+
+        def call():
+            with torch.inference_mode():
+                start = time.perf_counter()
+                model(inputs)
+                return time.perf_counter() - start
+
+        return call
+    model.train()
+    target = torch.from_numpy(loss_target(config))
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
+
+    def step():
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        mean_squared_error(model(inputs), target, torch.mean).backward()
+        optimizer.step()
+        return time.perf_counter() - start
+
+    return step
+
+
+def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int) -> str:
+    base = RunConfig(batch_size=batch, time_steps=steps, task=task)
+    # time_distributed unrolls one inner LSTM call per step: past 50 steps its trace alone
+    # takes minutes (the trace budget of hierlstm.admission.limits refuses it there too).
+    variants = [v for v in variants if v != "time_distributed" or steps <= 50]
+    configs = [base.replace(variant=v, backend=b) for v in variants for b in BACKENDS]
+    runs, errors = {}, {}
+    for config in configs:
+        try:
+            runs[config] = pool.prepare(config, seed=0)
+        except RunFailed as error:
+            errors[config] = error.result.error
+    peer = native_peer(base)
+    for _ in range(2):  # warm-up rounds
+        for run in runs.values():
+            pool.sample(run)
+        peer()
+    times = {config: [] for config in runs}
+    times["peer"] = []
+    for _ in range(repeats):
+        for config, run in runs.items():
+            times[config].append(pool.sample(run).times["step"])
+        times["peer"].append(peer())
+    for config, run in runs.items():
+        pool.result(run, times[config], 2, 0, "")  # releases the handle in its worker
+    rows = []
+    for config in configs:
+        name = f"{config.variant} [{config.backend}]"
+        if config in errors:
+            rows.append((name, "failed", errors[config][:80], "", ""))
+            continue
+        tf_config = config.replace(backend="tensorflow")
+        ratio = ""
+        if tf_config in times:
+            paired = np.array(times[config]) / np.array(times[tf_config])
+            ratio = f"{np.median(paired):.2f} ({np.min(paired):.2f}-{np.max(paired):.2f})"
+        rows.append(
+            (
+                name,
+                f"{np.median(times[config]) * 1e3:.2f}",
+                ratio,
+                f"{runs[config].first_call_s:.2f}",
+                runs[config].kernel,
+            )
+        )
+    best = min(runs, key=lambda config: np.median(times[config]))
+    paired = np.array(times["peer"]) / np.array(times[best])
+    rows.append(
+        (
+            "PyTorch native (nn.LSTM)",
+            f"{np.median(times['peer']) * 1e3:.2f}",
+            f"{np.median(paired):.2f} of {best.variant} [{best.backend}]",
+            "",
+            "",
+        )
+    )
+    what = "forward pass" if task == "inference" else "training step (SGD)"
+    title = f"### {batch}x{steps}, {what}, {repeats} interleaved rounds\n\n"
+    heading = ("variant [backend]", "median ms", "/ TensorFlow (min-max)", "first call s", "kernel")
+    return title + markdown_table(heading, rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    portable = [name for name, v in VARIANTS.items() if set(BACKENDS) <= set(v.backends)]
+    parser.add_argument("--variants", default=",".join(portable))
+    parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
+    args = parser.parse_args(argv)
+    tasks = ("inference", "training") if args.task == "both" else (args.task,)
+    print(header("The portable variants on three Keras backends, one process each"))
+    print(
+        "Each backend in its own worker process with its own threads; one process runs at a "
+        "time; ratios paired per round against the same variant on TensorFlow. A shared "
+        "machine: small repeats, read the ratios, not the milliseconds.\n"
+    )
+    with BackendPool() as pool:
+        for shape in args.shapes.split(","):
+            batch, steps = (int(part) for part in shape.split("x"))
+            for task in tasks:
+                table = shape_table(
+                    pool, args.variants.split(","), batch, steps, task, args.repeats
+                )
+                print(table, "\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()
