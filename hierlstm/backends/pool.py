@@ -73,10 +73,10 @@ def describe_exit(code: int | None) -> str:
 class Worker:
     """One backend's worker process and its pipes."""
 
-    def __init__(self, backend: str, python: str = sys.executable):
+    def __init__(self, backend: str, python: str = sys.executable, environment=None):
         self.backend = backend
         self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
-        environment = dict(os.environ, KERAS_BACKEND=backend)
+        environment = {**os.environ, **(environment or {}), "KERAS_BACKEND": backend}
         path = environment.get("PYTHONPATH", "")
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), path]))
         self.process = subprocess.Popen(
@@ -191,10 +191,11 @@ class RunFailed(Exception):
 
 
 class BackendPool:
-    """One worker process per Keras backend, started on first use and kept until `close()`."""
+    """One worker process per Keras backend, started on first use and kept until `close()`;
+    `environment` is added to each worker's (a benchmark's thread counts, say)."""
 
-    def __init__(self, python: str = sys.executable):
-        self.python = python
+    def __init__(self, python: str = sys.executable, environment: dict[str, str] | None = None):
+        self.python, self.environment = python, dict(environment or {})
         self.workers: dict[str, Worker] = {}
         self._lock = threading.Lock()  # one request in flight at a time, whoever sends it
 
@@ -210,7 +211,7 @@ class BackendPool:
         if worker is None or not worker.alive():
             if worker is not None:
                 worker.close()
-            worker = self.workers[backend] = Worker(backend, self.python)
+            worker = self.workers[backend] = Worker(backend, self.python, self.environment)
         return worker
 
     def request(self, backend: str, op: str, **fields) -> dict:

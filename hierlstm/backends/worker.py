@@ -487,8 +487,21 @@ def serve(worker: Worker, requests: IO[str], answers: IO[str]) -> None:
         answers.flush()
 
 
+def _exit_with_parent(parent: int, poll: float = 1.0) -> None:
+    """Ends this process when the one that started it has gone (killed without closing us):
+    a worker never outlives its pool, even mid-request."""
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
 def main() -> int:
     backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    _exit_with_parent(os.getppid())
     # Only the protocol goes to stdout: anything a library prints goes to stderr instead.
     answers, sys.stdout = sys.stdout, sys.stderr
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)

@@ -7,7 +7,10 @@ import math
 import os
 import signal
 import stat
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +19,11 @@ from hierlstm.backends import pool as pool_module
 from hierlstm.backends.pool import BackendPool, RunFailed, Worker, WorkerDied, compare
 from hierlstm.config import RunConfig, Timing
 
+ROOT = Path(__file__).resolve().parents[2]
+PARENT = (
+    "import time; from hierlstm.backends.pool import Worker; worker = Worker('jax'); "
+    "print(worker.pid, flush=True); time.sleep(120)"
+)
 TINY = RunConfig(variant="folded", batch_size=2, time_steps=3)
 TIMING = Timing(warmup=1, repeats=3, seed=0)
 
@@ -121,6 +129,19 @@ def test_close_leaves_no_worker_behind():
         pid = own.pids()["jax"]
         assert not gone(pid)
     assert gone(pid) and own.pids() == {}
+
+
+def test_a_worker_ends_when_its_parent_is_killed():
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    child = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while not gone(child) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert gone(child)  # adopted by init, which reaps it once it exits
 
 
 def test_only_tensorflow_stays_in_process(monkeypatch):
