@@ -209,24 +209,38 @@ def check_in_workers(args, config) -> int:
         )
         return 0 if ok else 1
     for backend, report in reports.items():
-        print(f"{backend}: {'ok' if _report_ok(report) else 'FAIL'}")
-        print(_report_text(report))
+        print(_report_text(backend, config, report))
     return 0 if ok else 1
 
 
 def _report_ok(report) -> bool:
-    """A report passes when it says so, or when every entry in it that says does."""
-    if isinstance(report, dict):
-        if "ok" in report and isinstance(report["ok"], bool):
-            return report["ok"]
-        return all(_report_ok(value) for value in report.values())
-    if isinstance(report, list):
-        return all(_report_ok(value) for value in report)
-    return True
+    return bool(report.get("ok")) and "error" not in report
 
 
-def _report_text(report, indent: str = "  ") -> str:
-    return indent + json.dumps(report, default=json_default)[:2000]
+def _report_text(backend: str, config, report) -> str:
+    """One backend's oracle report as `check` prints TensorFlow's: a line per variant."""
+    lines = [
+        f"{backend}: batch {config.batch_size}, time {config.time_steps}, {config.precision}: "
+        "max |variant - numpy reference|, and the gradients against central differences"
+    ]
+    if "error" in report:
+        return "\n".join([*lines, f"  FAIL: {report['error']}"])
+    for row in report.get("forward", []):
+        verdict = "ok" if row["ok"] else "FAIL"
+        lines.append(
+            f"  {row['variant']:<17} forward {row['max_abs_diff']:.2e} (tolerance "
+            f"{row['tolerance']:.0e})  {verdict}"
+        )
+    for row in report.get("gradients", []):
+        verdict = "ok" if row["ok"] else "FAIL"
+        if row.get("error"):
+            lines.append(f"  {row['variant']:<17} gradients {verdict}: {row['error']}")
+            continue
+        lines.append(
+            f"  {row['variant']:<17} gradients {row['worst_error']:.1e} at {row['worst_tensor']}"
+            f" (tolerance {row['tolerance']:.0e})  {verdict}"
+        )
+    return "\n".join(lines)
 
 
 def profile_in_workers(args) -> int:
@@ -238,17 +252,17 @@ def profile_in_workers(args) -> int:
     config, timing, steps, logdir = profile_settings(args)
     within_limits([config])
     store = open_store(args)
-    documents, status = [], 0
+    documents, status, names = [], 0, backends_from_args(args)
+    for backend in names:  # every refusal before anything runs
+        refuse_unsupported(config.variant, backend)
     with BackendPool() as pool:
-        for backend in backends_from_args(args):
-            refuse_unsupported(config.variant, backend)
-            folder = logdir or _default_logdir(config.replace(backend=backend))
+        for backend in names:
+            run = config.replace(backend=backend)
+            folder = _default_logdir(run) if logdir is None else logdir
+            if logdir is not None and len(names) > 1:
+                folder = logdir / backend  # one capture per backend, side by side
             try:
-                documents.append(
-                    pool.profile(
-                        config.replace(backend=backend), timing, steps=steps, logdir=folder
-                    )
-                )
+                documents.append(pool.profile(run, timing, steps=steps, logdir=folder))
             except RunFailed as error:
                 print(f"profile failed on {backend}: {error.result.error}", file=sys.stderr)
                 status = 1

@@ -81,3 +81,33 @@ def test_a_missing_backend_package_is_refused(capsys, monkeypatch, command):
     assert main([command, "--backend", "jax", "--backend", "torch", *extra, *TINY]) == 2
     _, err = capsys.readouterr()
     assert err == f"error: {sentence}\n"
+
+
+def test_profile_on_jax_and_torch_writes_each_capture_and_stores_a_row_per_backend(tmp_path):
+    from hierlstm.results.store import ResultStore
+
+    database = tmp_path / "results.sqlite3"
+    completed = subprocess.run(
+        [sys.executable, "-m", "hierlstm", "profile", "--backend", "jax", "--backend", "torch",
+         "--variant", "folded", "--steps", "2", "--warmup", "1", "--repeats", "2", "--json",
+         "--db", str(database), "--logdir", str(tmp_path / "capture"), *TINY],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    jax_profile, torch_profile = json.loads(completed.stdout)["profiles"]
+    assert jax_profile["trace"].endswith(".xplane.pb")
+    assert Path(jax_profile["trace"]).parent.parent.parent.parent == tmp_path / "capture" / "jax"
+    layers = {row["layer"]: row["time_s"] for row in jax_profile["layers"]}
+    assert {"conv", "inner_lstm", "outer_lstm", "outside any layer"} <= set(layers)
+    assert layers["inner_lstm"] > 0 and layers["outer_lstm"] > 0  # found by Keras's name scopes
+    assert len(jax_profile["step_s"]) == 2
+    assert Path(torch_profile["trace"]) == tmp_path / "capture" / "torch" / "torch_trace.json"
+    assert json.loads(Path(torch_profile["trace"]).read_text())["traceEvents"]
+    assert torch_profile["layers"] == [] and "per op only" in torch_profile["attribution"]
+    assert any(row["type"] == "aten::mm" for row in torch_profile["op_types"])
+    assert abs(sum(row["share"] for row in torch_profile["op_types"]) - 1) < 1e-9
+    rows = ResultStore(database).profiles()
+    assert sorted(rows["backend"]) == ["jax", "torch"]
+    stored = rows.set_index("backend")
+    assert stored.loc["jax", "top_layer"] in layers and stored.loc["jax", "jax_version"]
+    assert stored.loc["torch", "torch_version"] and stored.loc["torch", "top_layer"] == ""
