@@ -2,7 +2,7 @@
 (`hierlstm.backends.pool`), interleaved, beside the PyTorch-native peer of `vs_pytorch`.
 
     .venv/bin/python -m benchmarks.backends [--repeats 5] [--shapes 8x50,32x100,128x200]
-        [--variants folded,nested,...] [--task both]
+        [--variants folded,nested,...] [--task both] [--threads N]
 
 Per shape and task, every variant x backend is prepared in its backend's worker (first call
 apart), warmed up, then timed in interleaved rounds: each round asks every config for one sample
@@ -10,6 +10,11 @@ in turn (one process running at a time) and then times one call of the PyTorch-n
 (`benchmarks.vs_pytorch.torch_model`: nn.LSTM, the same parameters) in this process. Printed:
 each config's median and its ratio to the same variant on TensorFlow, paired per round (never
 one absolute time as truth), and the native peer's ratio to the best Keras config.
+
+`--threads N` sets every process's intra-op threads (OMP_NUM_THREADS and MKL_NUM_THREADS for
+PyTorch, TF_NUM_INTRAOP_THREADS for TensorFlow, the peer's `torch.set_num_threads`); JAX's
+XLA:CPU has no such setting and keeps its own pool. On a machine that other jobs load, PyTorch's
+OpenMP threads spin at their barriers while a core is taken: one thread each is the fair run.
 """
 
 from __future__ import annotations
@@ -27,9 +32,12 @@ from hierlstm.registry import VARIANTS
 BACKENDS = ("tensorflow", "jax", "torch")
 
 
-def native_peer(config: RunConfig):
+def native_peer(config: RunConfig, threads: int | None):
     """One timed call of the PyTorch-native model (forward, or SGD training step)."""
     import torch
+
+    if threads:
+        torch.set_num_threads(threads)
 
     from benchmarks.vs_pytorch import torch_model
     from hierlstm.model.loss import loss_target, mean_squared_error
@@ -62,7 +70,7 @@ def native_peer(config: RunConfig):
     return step
 
 
-def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int) -> str:
+def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int, threads) -> str:
     base = RunConfig(batch_size=batch, time_steps=steps, task=task)
     # time_distributed unrolls one inner LSTM call per step: past 50 steps its trace alone
     # takes minutes (the trace budget of hierlstm.admission.limits refuses it there too).
@@ -74,7 +82,7 @@ def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int)
             runs[config] = pool.prepare(config, seed=0)
         except RunFailed as error:
             errors[config] = error.result.error
-    peer = native_peer(base)
+    peer = native_peer(base, threads)
     for _ in range(2):  # warm-up rounds
         for run in runs.values():
             pool.sample(run)
@@ -133,15 +141,21 @@ def main(argv: list[str] | None = None) -> None:
     portable = [name for name, v in VARIANTS.items() if set(BACKENDS) <= set(v.backends)]
     parser.add_argument("--variants", default=",".join(portable))
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
+    parser.add_argument("--threads", type=int, help="intra-op threads of every process")
     args = parser.parse_args(argv)
+    environment = {}
+    if args.threads:
+        names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
+        environment = dict.fromkeys(names, str(args.threads))
     tasks = ("inference", "training") if args.task == "both" else (args.task,)
     print(header("The portable variants on three Keras backends, one process each"))
     print(
         "Each backend in its own worker process with its own threads; one process runs at a "
         "time; ratios paired per round against the same variant on TensorFlow. A shared "
-        "machine: small repeats, read the ratios, not the milliseconds.\n"
+        f"machine: small repeats, read the ratios, not the milliseconds. Threads per process: "
+        f"{args.threads or 'each library default'}.\n"
     )
-    with BackendPool() as pool:
+    with BackendPool(environment=environment) as pool:
         for shape in args.shapes.split(","):
             batch, steps = (int(part) for part in shape.split("x"))
             for task in tasks:
