@@ -159,9 +159,8 @@ def main(argv: list[str] | None = None) -> None:
         for shape in args.shapes.split(","):
             batch, steps = (int(part) for part in shape.split("x"))
             for task in tasks:
-                table = shape_table(
-                    pool, args.variants.split(","), batch, steps, task, args.repeats
-                )
+                variants = args.variants.split(",")
+                table = shape_table(pool, variants, batch, steps, task, args.repeats, args.threads)
                 print(table, "\n", flush=True)
 
 
