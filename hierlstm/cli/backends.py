@@ -69,6 +69,26 @@ def within_limits(configs) -> None:
             raise UsageError(str(error)) from None
 
 
+def worker_environment(configs) -> dict:
+    """`bench --json`'s environment without TensorFlow: where, when, and each backend's
+    versions (its worker's are in every result's `versions`)."""
+    import datetime
+    import os
+    import platform
+    import socket
+
+    from hierlstm.backends.worker import backend_versions
+
+    return {
+        "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_cores": len(os.sched_getaffinity(0)),
+        "backends": {config.backend: backend_versions(config.backend) for config in configs},
+    }
+
+
 def _waiting(holder, seconds: float) -> None:
     print(
         f"waiting for another run ({holder.describe('en')}) to finish: one timing run per device "
@@ -121,7 +141,7 @@ def bench_in_workers(args, configs, timing) -> int:
             row["id"] = ids[index]
         rows.append(row)
     if args.json:
-        env = {"backends": sorted({config.backend for config in configs})}
+        env = worker_environment(configs)
         if store:
             env["stored_in"] = str(store.path)
         print(json.dumps({"environment": env, "results": rows}, indent=2, default=json_default))

@@ -44,7 +44,7 @@ def gone(pid: int) -> bool:
 
 def test_compare_interleaves_backends_in_their_own_processes_under_the_lock(pool):
     configs = [TINY.replace(backend="jax"), TINY.replace(backend="torch")]
-    configs.append(TINY.replace(variant="nested", backend="jax"))
+    configs += [TINY.replace(variant="nested", backend="jax"), TINY]  # TensorFlow's in a worker
     held = []
 
     def progress(fraction, message):
@@ -53,15 +53,21 @@ def test_compare_interleaves_backends_in_their_own_processes_under_the_lock(pool
 
     outcome = compare(configs, TIMING, pool=pool, on_progress=progress)
     assert held and not any(held)  # every timed round ran under the CPU's device lock
-    assert [result.status for result in outcome.results] == ["ok"] * 3, [
+    assert [result.status for result in outcome.results] == ["ok"] * 4, [
         result.error for result in outcome.results
     ]
-    assert [result.config.backend for result in outcome.results] == ["jax", "torch", "jax"]
+    assert [result.config.backend for result in outcome.results] == [
+        "jax",
+        "torch",
+        "jax",
+        "tensorflow",
+    ]
     assert outcome.results[0].versions["jax"] and "tensorflow" not in outcome.results[0].versions
     assert outcome.results[1].versions["torch"]
     pids = pool.pids()
-    assert outcome.pids == [pids["jax"], pids["torch"], pids["jax"]]
-    assert pids["jax"] != pids["torch"] != os.getpid()
+    assert outcome.pids == [pids["jax"], pids["torch"], pids["jax"], pids["tensorflow"]]
+    assert len({*pids.values(), os.getpid()}) == 4  # a process per backend, none this one
+    assert outcome.results[3].versions["tensorflow"]
     for index, result in enumerate(outcome.results):
         assert result.repeats == TIMING.repeats and result.first_call_s > 0
         # The second timers: each sample is inside the worker's own timer and the round trip.

@@ -43,13 +43,27 @@ def test_check_and_bench_on_jax_and_torch_never_import_tensorflow():
         "--repeats", "2", "--warmup", "1", "--no-store", "--json", *TINY,
     )  # fmt: skip
     assert bench.returncode == 0, bench.stderr[-2000:]
-    results = json.loads(bench.stdout)["results"]
+    document = json.loads(bench.stdout)
+    assert set(document["environment"]["backends"]) == {"jax", "torch"}
+    assert document["environment"]["backends"]["torch"]["torch"].startswith("2.")
+    results = document["results"]
     assert [(row["variant"], row["config"]["backend"]) for row in results] == [
         ("folded", "jax"),
         ("folded", "torch"),
     ]
     assert all(row["status"] == "ok" and row["repeats"] == 2 for row in results)
     assert all("tensorflow" not in row["versions"] for row in results)
+    swept = without_tensorflow(
+        "sweep", "--backend", "torch", "--variant", "nested", "--axis", "time_steps",
+        "--values", "2,3", "--repeats", "1", "--warmup", "0", "--no-store", "--json",
+        "--batch-size", "2",
+    )  # fmt: skip
+    assert swept.returncode == 0, swept.stderr[-2000:]
+    points = json.loads(swept.stdout)["points"]
+    assert [(p["backend"], p["value"], p["status"]) for p in points] == [
+        ("torch", 2, "ok"),
+        ("torch", 3, "ok"),
+    ]
 
 
 def test_a_variant_without_the_backend_is_refused_before_anything_runs(capsys):
