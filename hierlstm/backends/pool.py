@@ -225,7 +225,9 @@ class BackendPool:
         except WorkerDied as error:
             raise RunFailed(failed(config, str(error)), died=True) from None
         if not answer["ok"]:
-            raise RunFailed(BenchResult.from_row(answer["row"]))
+            if "row" in answer:
+                raise RunFailed(BenchResult.from_row(answer["row"]))
+            raise RunFailed(failed(config, answer["error"]))
         return answer
 
     def prepare(self, config: RunConfig, *, seed: int = 0) -> Prepared:

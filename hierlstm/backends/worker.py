@@ -21,7 +21,8 @@ requests on stdin, answers on stdout (nothing else is written there), logs on st
 A result crosses the pipe as `BenchResult.to_row()` and is rebuilt with `BenchResult.from_row`
 (the records module's one row format; no pickle), as the CLI's `worker` command prints
 `to_dict()`. A request that fails inside a run (out of memory, an op the backend cannot run, a
-setting refused) answers {"ok": false, "row": <a failed result's row>, "error": "one line"}; a
+setting refused) answers {"ok": false, "row": <a failed result's row>, "error": "one line"} (no
+"row" when the request's config is itself refused: the pool makes the record from its own); a
 bug of ours answers {"ok": false, "bug": true, "error": "one line"} and its traceback goes to
 stderr. No traceback ever goes to stdout. `wall_s` and `cpu_s` are this process's
 `time.perf_counter` and `time.process_time` around the sample: a second timer for the step
@@ -324,9 +325,11 @@ class Worker:
         except self.failures as error:
             line = failure_line(self.backend, error)
             answer = {**base, "ok": False, "error": line}
-            if "config" in request:
+            try:  # the failed result's row, when the config itself is one
                 config = RunConfig(**request["config"])
-                answer["row"] = failed(config, line, backend_versions(self.backend)).to_row()
+            except (KeyError, TypeError, SettingError):
+                return answer  # no config, or one RunConfig refuses: the pool has its own
+            answer["row"] = failed(config, line, backend_versions(self.backend)).to_row()
             return answer
         except Exception as error:  # a bug of ours: the traceback to stderr, one line back
             traceback.print_exc(file=sys.stderr)

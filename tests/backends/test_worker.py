@@ -63,9 +63,11 @@ def test_a_jax_worker_prepares_samples_results_checks_and_fails_cleanly():
     assert result.status == "ok" and result.config == TINY
     assert result.median_s == 0.375 and result.repeats == 2 and result.warmup == 1
     assert result.versions["jax"] and "tensorflow" not in result.versions
-    refused = by_id[6]
-    assert not refused["ok"] and "fused" in refused["error"]
-    assert BenchResult.from_row(refused["row"]).status == "failed"
+    refused = by_id[6]  # a config RunConfig itself refuses: one line, and no row to rebuild
+    assert not refused["ok"] and "row" not in refused and not refused.get("bug")
+    assert refused["error"] == (
+        "variant fused runs on tensorflow only (it calls TensorFlow itself); got backend 'jax'."
+    )
     assert not by_id[7]["ok"] and by_id[7]["bug"] and by_id[7]["error"].startswith("KeyError")
     assert by_id[8]["bug"] and by_id[8]["error"] == "unknown request 'teleport'"
     assert "Traceback" in stderr  # the bug's traceback went to stderr, never to stdout
