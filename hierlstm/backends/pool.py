@@ -18,140 +18,24 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import json
 import math
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 
-from hierlstm.backends.worker import encode, failed, one_line
+from hierlstm.backends.protocol import Worker, WorkerDied, failed
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.records import BenchResult, CompareResult
 
 Progress = Callable[[float, str], None]
-_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the hierlstm package
-_STDERR_LINES = 200
-_EXIT_WAIT_S = 10.0
-
-
-class WorkerDied(Exception):
-    """A worker process that ended while a request was in flight; the message is the sentence
-    a failed result carries."""
-
-
-class WorkerBug(RuntimeError):
-    """A worker answered that a bug of ours stopped a request (its traceback is on its stderr)."""
 
 
 def _no_progress(fraction: float, message: str) -> None:
     pass
-
-
-def _scaled(progress: Progress, start: float, end: float, prefix: str = "") -> Progress:
-    return lambda fraction, message: progress(start + (end - start) * fraction, prefix + message)
-
-
-def describe_exit(code: int | None) -> str:
-    """ "exit code 3", "killed by SIGKILL", or "no exit code" (still running)."""
-    if code is None:
-        return "no exit code"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
-
-
-class Worker:
-    """One backend's worker process and its pipes."""
-
-    def __init__(self, backend: str, python: str = sys.executable, environment=None):
-        self.backend = backend
-        self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
-        environment = {**os.environ, **(environment or {}), "KERAS_BACKEND": backend}
-        path = environment.get("PYTHONPATH", "")
-        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), path]))
-        self.process = subprocess.Popen(
-            [python, "-m", "hierlstm.backends.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            bufsize=1,
-            env=environment,
-        )
-        self._next_id = 0
-        self._reader = threading.Thread(target=self._drain, daemon=True, name=f"{backend}-stderr")
-        self._reader.start()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def _drain(self) -> None:
-        for line in self.process.stderr:
-            if line.strip():
-                self._stderr.append(line.rstrip())
-
-    def stderr_tail(self, lines: int = 20) -> list[str]:
-        return list(self._stderr)[-lines:]
-
-    def _died(self) -> WorkerDied:
-        try:
-            code = self.process.wait(timeout=_EXIT_WAIT_S)
-        except subprocess.TimeoutExpired:  # its stdout closed but it runs on: end it
-            self.process.kill()
-            code = self.process.wait()
-        self._reader.join(timeout=2.0)
-        last = self._stderr[-1] if self._stderr else "nothing"
-        return WorkerDied(
-            f"the {self.backend} worker (pid {self.pid}) died ({describe_exit(code)}); the last "
-            f"line on its stderr: {one_line(last)}"
-        )
-
-    def request(self, op: str, **fields) -> dict:
-        """Sends one request and returns its answer; raises WorkerDied if the process ends
-        first, WorkerBug if it answers that a bug stopped the request."""
-        self._next_id += 1
-        message = {"id": self._next_id, "op": op, **fields}
-        try:
-            self.process.stdin.write(encode(message))
-            self.process.stdin.flush()
-            line = self.process.stdout.readline()
-        except (BrokenPipeError, OSError, ValueError):
-            line = ""
-        if not line:
-            raise self._died()
-        answer = json.loads(line)
-        if answer.get("bug"):
-            raise WorkerBug(f"the {self.backend} worker hit an internal error: {answer['error']}")
-        return answer
-
-    def close(self) -> None:
-        """Asks the worker to exit, and ends it if it does not; waits for it either way."""
-        if self.alive():
-            with contextlib.suppress(WorkerDied, WorkerBug, OSError, ValueError):
-                self.request("close")
-            try:
-                self.process.wait(timeout=_EXIT_WAIT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            with contextlib.suppress(OSError, ValueError):
-                stream.close()
-        self._reader.join(timeout=2.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -317,67 +201,6 @@ class BackendPool:
             for worker in self.workers.values():
                 worker.close()
             self.workers.clear()
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ProfileRecord:
-    """A worker's profile document in the shape the store's profiles table reads
-    (`hierlstm.results.profiles.profile_row`, as from `ProfileResult`), without TensorFlow."""
-
-    config: RunConfig
-    steps: int
-    warmup: int
-    harness_repeats: int
-    profiled_step_s: float
-    harness_median_s: float
-    layers: object  # DataFrames: layer/type/time_s/share/ops, type/time_s/share/ops, ...
-    op_types: object
-    kernels: object
-    device: str
-    kernel: str
-    logdir: str
-    versions: dict
-
-    @property
-    def op_s(self) -> float:
-        frame = self.layers if not self.layers.empty else self.op_types
-        return float(frame["time_s"].sum()) if not frame.empty else 0.0
-
-    @property
-    def outside_s(self) -> float:
-        if self.layers.empty:
-            return 0.0
-        return float(self.layers.loc[self.layers["layer"] == "outside any layer", "time_s"].sum())
-
-    def top(self, frame: str, key: str) -> tuple[str, float]:
-        table = getattr(self, frame)
-        if table.empty or table["time_s"].max() <= 0:
-            return "", 0.0
-        row = table.loc[table["time_s"].idxmax()]
-        return str(row[key]), float(row["share"])
-
-
-def profile_record(document: dict) -> ProfileRecord:
-    import pandas as pd
-
-    layers = pd.DataFrame(document["layers"], columns=["layer", "type", "time_s", "share", "ops"])
-    layers["type"] = layers["type"].fillna("")
-    op_types = pd.DataFrame(document["op_types"], columns=["type", "time_s", "ops", "share"])
-    kernels = pd.DataFrame(
-        document["kernels"], columns=["kernel", "op_type", "layer", "time_s", "launches"]
-    )
-    fields = ("steps", "warmup", "harness_repeats", "profiled_step_s", "harness_median_s")
-    return ProfileRecord(
-        RunConfig(**document["config"]),
-        **{name: document[name] for name in fields},
-        layers=layers,
-        op_types=op_types,
-        kernels=kernels,
-        device=document["device"],
-        kernel=document["kernel"],
-        logdir=document["logdir"],
-        versions=document["versions"],
-    )
 
 
 _SHARED: BackendPool | None = None

@@ -34,98 +34,18 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import math
 import os
-import platform
 import sys
 import threading
 import time
 import traceback
-from importlib import metadata
 from typing import IO, Any
 
+from hierlstm.backends.protocol import backend_versions, encode, failed, one_line
 from hierlstm.config import RunConfig, SettingError
-from hierlstm.model import cost
-from hierlstm.records import BenchResult
 
 _MAX_ERROR_CHARS = 300
 _log = logging.getLogger("hierlstm.backends.worker")
-
-
-# --- what both ends of the pipe share (no TensorFlow, no Keras) ------------------------------
-
-
-def package_version(name: str) -> str:
-    """An installed distribution's version without importing it ("" when absent)."""
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return ""
-
-
-def backend_versions(backend: str) -> dict[str, str]:
-    """python, keras, numpy and the backend's own package: stored with every result."""
-    found = {
-        "python": platform.python_version(),
-        "keras": package_version("keras"),
-        "numpy": package_version("numpy"),
-        backend: package_version(backend),
-    }
-    return {key: value for key, value in found.items() if value}
-
-
-def one_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return (lines[0] if lines else "unknown error")[:_MAX_ERROR_CHARS]
-
-
-def failed(config: RunConfig, error: str, versions: dict[str, str] | None = None) -> BenchResult:
-    """A failed run's record, as `hierlstm.timing.failures.failed_result` makes it (status
-    "failed", the one-line `error`, NaN times), without TensorFlow: the device is the config's
-    spec, the versions the backend's."""
-    nan = math.nan
-    training = config.task == "training"
-    return BenchResult(
-        config=config,
-        first_call_s=nan,
-        median_s=nan,
-        p10_s=nan,
-        p90_s=nan,
-        iqr_s=nan,
-        mean_s=nan,
-        std_s=nan,
-        min_s=nan,
-        repeats=0,
-        warmup=0,
-        noisy=False,
-        samples_per_s=nan,
-        steps_per_s=nan,
-        flops=cost.training_flops(config) if training else cost.model_flops(config),
-        gflops_per_s=nan,
-        peak_memory_bytes=0,
-        peak_memory_kind="",
-        kernel="",
-        kernel_reason="",
-        trace_count=0,
-        device=config.device,
-        versions=versions or backend_versions(config.backend),
-        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
-        status="failed",
-        error=one_line(error),
-    )
-
-
-def encode(message: dict) -> str:
-    """One line of the protocol (NaN allowed: both ends are Python's json)."""
-    return json.dumps(message, default=_json_default, allow_nan=True) + "\n"
-
-
-def _json_default(value):
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON-able")
 
 
 # --- inside the worker: the backend's failures, memory, the requests -------------------------
@@ -307,6 +227,8 @@ class Worker:
         return {"report": self.local.check(self.config(request), seed=int(request.get("seed", 0)))}
 
     def profile(self, request: dict) -> dict:
+        from hierlstm.backends.profiles import profile
+
         return {"profile": profile(self, self.config(request), request)}
 
     def release(self, request: dict) -> dict:
@@ -335,143 +257,6 @@ class Worker:
             traceback.print_exc(file=sys.stderr)
             line = f"{type(error).__name__}: {one_line(str(error) or type(error).__name__)}"
             return {**base, "ok": False, "bug": True, "error": line[:_MAX_ERROR_CHARS]}
-
-
-# --- profiles: each backend's own profiler around prepared steps -----------------------------
-
-JAX_ATTRIBUTION = (
-    "per op and per layer: JAX's profiler writes an XSpace whose XLA ops carry the name scopes "
-    "Keras opens per layer in their HLO metadata, read by hierlstm.profiling.xspace"
-)
-JAX_UNREAD = (
-    "the XSpace capture is written but not summarised: reading it needs TensorFlow's "
-    "protobufs (hierlstm.profiling.xspace), absent here; open it in XProf"
-)
-TORCH_ATTRIBUTION = (
-    "per op only (torch.profiler's key_averages, self CPU time): Keras layers on PyTorch emit "
-    "no named ranges, so no op can be given to a layer; the layers table is empty"
-)
-
-
-def _layer_names(config: RunConfig, seed: int) -> list[str]:
-    """The model's top-level layer names (the profile's per-layer rows)."""
-    from hierlstm.model.builders import build_model
-    from hierlstm.model.params import init_params
-
-    model = build_model(config, init_params(config, seed))
-    return [layer.name for layer in model.layers if type(layer).__name__ != "InputLayer"]
-
-
-def _records(frame) -> list[dict]:
-    return frame.to_dict(orient="records")
-
-
-def _jax_capture(run, logdir, steps: int, layers: list[str]) -> dict:
-    import importlib.util
-
-    import jax
-
-    with jax.profiler.trace(str(logdir)):
-        for index in range(steps):
-            with jax.profiler.StepTraceAnnotation("step", step_num=index):
-                run.sample()
-    from hierlstm.profiling.xspace import find_xplane
-
-    xplane = find_xplane(logdir)
-    if importlib.util.find_spec("tensorflow") is None:
-        return {"trace": str(xplane), "attribution": JAX_UNREAD, "layers": [], "op_types": []}
-    from hierlstm.profiling.xspace import read_xspace, summarise
-
-    summary = summarise(read_xspace(xplane), layers)
-    return {
-        "trace": str(xplane),
-        "attribution": JAX_ATTRIBUTION,
-        "step_s": list(summary.step_s),
-        "layers": _records(summary.layers),
-        "op_types": _records(summary.op_types),
-        "lines": _records(summary.lines),
-    }
-
-
-def _torch_capture(run, logdir, steps: int) -> dict:
-    import torch
-    from torch.profiler import ProfilerActivity, record_function
-
-    with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as profiler:
-        for _ in range(steps):
-            with record_function("step"):
-                run.sample()
-    trace = logdir / "torch_trace.json"
-    profiler.export_chrome_trace(str(trace))
-    averages = [event for event in profiler.key_averages() if event.key != "step"]
-    step = next(event for event in profiler.key_averages() if event.key == "step")
-    total = sum(event.self_cpu_time_total for event in averages) or 1.0
-    op_types = sorted(
-        (
-            {
-                "type": event.key,
-                "time_s": event.self_cpu_time_total * 1e-6 / steps,
-                "ops": event.count / steps,
-                "share": event.self_cpu_time_total / total,
-            }
-            for event in averages
-            if event.self_cpu_time_total > 0
-        ),
-        key=lambda row: -row["time_s"],
-    )
-    return {
-        "trace": str(trace),
-        "attribution": TORCH_ATTRIBUTION,
-        "step_s": [step.cpu_time_total * 1e-6 / step.count] * step.count,
-        "layers": [],
-        "op_types": op_types,
-        "lines": [],
-    }
-
-
-def profile(worker: Worker, config: RunConfig, request: dict) -> dict:
-    """`config` profiled in this process: prepared, warmed up, `steps` steps under the
-    backend's profiler (TensorFlow: `hierlstm.profiling.profiler.profile` itself), then
-    `repeats` timed samples with the profiler off; the JSON form of the profile."""
-    from pathlib import Path
-
-    import numpy as np
-
-    steps, seed = int(request["steps"]), int(request.get("seed", 0))
-    logdir = Path(request["logdir"])
-    logdir.mkdir(parents=True, exist_ok=True)
-    if worker.backend == "tensorflow":
-        from hierlstm.config import Timing
-        from hierlstm.profiling.profiler import profile as tf_profile
-
-        timing = Timing(int(request["warmup"]), int(request["repeats"]), seed)
-        found = tf_profile(config, timing, steps=steps, logdir=logdir).to_dict()
-        return {**found, "trace": found["xplane"], "attribution": "per op and per layer"}
-    layers = _layer_names(config, seed)
-    run = worker.local.prepare(config, seed=seed)
-    for _ in range(int(request["warmup"])):
-        run.sample()
-    if worker.backend == "jax":
-        found = _jax_capture(run, logdir, steps, layers)
-    else:
-        found = _torch_capture(run, logdir, steps)
-    harness = [run.sample()["step"] for _ in range(int(request["repeats"]))]
-    step_s = found.get("step_s") or [math.nan]
-    return {
-        "variant": config.variant,
-        "config": config.to_dict(),
-        "steps": steps,
-        "warmup": int(request["warmup"]),
-        "profiled_step_s": float(np.median(step_s)),
-        "harness_median_s": float(np.median(harness)),
-        "harness_repeats": len(harness),
-        "kernels": [],
-        "logdir": str(logdir),
-        "device": run.device,
-        "kernel": run.kernel,
-        "versions": backend_versions(worker.backend),
-        **found,
-    }
 
 
 OPS = ("prepare", "sample", "result", "check", "profile", "release")

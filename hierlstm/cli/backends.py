@@ -19,12 +19,10 @@ from hierlstm.cli.timing import (
 )
 from hierlstm.refusals import Refused
 
-WORKER_COMMANDS = ("check", "bench", "sweep", "profile")
-
 
 def in_workers(args) -> bool:
     """Whether the command runs in worker processes: any --backend other than tensorflow."""
-    if args.command not in WORKER_COMMANDS:
+    if args.command not in IN_WORKERS:
         return False
     return any(name != "tensorflow" for name in backends_from_args(args))
 
@@ -115,9 +113,10 @@ def _label(config) -> str:
     return f"{config.variant} [{config.backend}]"
 
 
-def bench_in_workers(args, configs, timing) -> int:
+def bench_in_workers(args) -> int:
     from hierlstm.backends.pool import BackendPool, compare
 
+    configs, timing = run_settings(args)
     within_limits(configs)
     store = open_store(args)
     names = [config.variant for config in configs]
@@ -210,10 +209,12 @@ def sweep_in_workers(args) -> int:
     return 0 if all(point["status"] == "ok" for point in points) else 1
 
 
-def check_in_workers(args, config) -> int:
+def check_in_workers(args) -> int:
     """Each backend's oracle report (`hierlstm.backends.local.check`), from its worker."""
     from hierlstm.backends.pool import BackendPool, RunFailed
+    from hierlstm.cli.commands import check_config
 
+    config = check_config(args)
     seed = seed_number(args.seed)
     reports, ok = {}, True
     with BackendPool() as pool:
@@ -313,7 +314,7 @@ def _default_logdir(config):
 
 
 def _profile_record(document):
-    from hierlstm.backends.pool import profile_record
+    from hierlstm.backends.profiles import profile_record
 
     return profile_record(document)
 
@@ -340,3 +341,12 @@ def _format_profile(document) -> str:
     lines += [text_table(("op", "ms/step", "share", "calls/step"), op_rows), ""]
     lines.append(f"capture: {document['trace']} (in {document['logdir']})")
     return "\n".join(lines)
+
+
+# The commands that run in the backends' workers when any --backend is not tensorflow.
+IN_WORKERS = {
+    "check": check_in_workers,
+    "bench": bench_in_workers,
+    "sweep": sweep_in_workers,
+    "profile": profile_in_workers,
+}

@@ -62,10 +62,6 @@ def check_config(args):
 
 def cmd_check(args) -> int:
     config = check_config(args)
-    from hierlstm.cli.backends import check_in_workers, in_workers
-
-    if in_workers(args):
-        return check_in_workers(args, config)
     seed = seed_number(args.seed)
     if config.task == "training":
         return _check_training(args, config, seed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from hierlstm.cli.backends import in_workers
+from hierlstm.cli.backends import IN_WORKERS, in_workers
 from hierlstm.cli.commands import check_config, cmd_check, cmd_results, cmd_trace, cmd_variants
 from hierlstm.cli.doctor import cmd_doctor
 from hierlstm.cli.parser import (
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
             return COMMANDS[args.command](args)
         SETTINGS[args.command](args)
         if in_workers(args):  # another Keras backend: its own process; TensorFlow not here
-            return COMMANDS[args.command](args)
+            return IN_WORKERS[args.command](args)
         _gpu_memory_limit()
         from hierlstm._native import import_tensorflow_quietly
 

@@ -79,10 +79,6 @@ def open_commands(logdir: str) -> list[str]:
 
 
 def cmd_profile(args) -> int:
-    from hierlstm.cli.backends import in_workers, profile_in_workers
-
-    if in_workers(args):
-        return profile_in_workers(args)
     from hierlstm.measure import NotStored, profile_and_store
     from hierlstm.timing import RUN_FAILURES, error_line
 

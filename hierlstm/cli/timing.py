@@ -173,11 +173,6 @@ def progress_printer(enabled: bool):
 
 
 def cmd_bench(args) -> int:
-    configs, timing = run_settings(args)
-    if any(config.backend != "tensorflow" for config in configs):
-        from hierlstm.cli.backends import bench_in_workers
-
-        return bench_in_workers(args, configs, timing)
     from hierlstm.measure import NotStored, compare_and_store
 
     configs, timing = _run_configs(args)
@@ -274,10 +269,6 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
 
 
 def cmd_sweep(args) -> int:
-    if any(config.backend != "tensorflow" for config in run_settings(args)[0]):
-        from hierlstm.cli.backends import sweep_in_workers
-
-        return sweep_in_workers(args)
     import pandas as pd
 
     from hierlstm.measure import NotStored, sweep_and_store

@@ -1,0 +1,207 @@
+"""Profiles on JAX and PyTorch, inside a backend's worker (`profile`), and the record the store's
+profiles table reads from the document it sends back (`profile_record`, on the pool's side).
+JAX's profiler writes an XSpace that `hierlstm.profiling.xspace` reads per op and per layer;
+torch.profiler gives op names only. TensorFlow's worker runs `hierlstm.profiling.profiler`."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from hierlstm.backends.protocol import backend_versions
+from hierlstm.config import RunConfig
+
+JAX_ATTRIBUTION = (
+    "per op and per layer: JAX's profiler writes an XSpace whose XLA ops carry the name scopes "
+    "Keras opens per layer in their HLO metadata, read by hierlstm.profiling.xspace"
+)
+JAX_UNREAD = (
+    "the XSpace capture is written but not summarised: reading it needs TensorFlow's "
+    "protobufs (hierlstm.profiling.xspace), absent here; open it in XProf"
+)
+TORCH_ATTRIBUTION = (
+    "per op only (torch.profiler's key_averages, self CPU time): Keras layers on PyTorch emit "
+    "no named ranges, so no op can be given to a layer; the layers table is empty"
+)
+
+
+def _layer_names(config: RunConfig, seed: int) -> list[str]:
+    """The model's top-level layer names (the profile's per-layer rows)."""
+    from hierlstm.model.builders import build_model
+    from hierlstm.model.params import init_params
+
+    model = build_model(config, init_params(config, seed))
+    return [layer.name for layer in model.layers if type(layer).__name__ != "InputLayer"]
+
+
+def _records(frame) -> list[dict]:
+    return frame.to_dict(orient="records")
+
+
+def _jax_capture(run, logdir, steps: int, layers: list[str]) -> dict:
+    import importlib.util
+
+    import jax
+
+    with jax.profiler.trace(str(logdir)):
+        for index in range(steps):
+            with jax.profiler.StepTraceAnnotation("step", step_num=index):
+                run.sample()
+    from hierlstm.profiling.xspace import find_xplane
+
+    xplane = find_xplane(logdir)
+    if importlib.util.find_spec("tensorflow") is None:
+        return {"trace": str(xplane), "attribution": JAX_UNREAD, "layers": [], "op_types": []}
+    from hierlstm.profiling.xspace import read_xspace, summarise
+
+    summary = summarise(read_xspace(xplane), layers)
+    return {
+        "trace": str(xplane),
+        "attribution": JAX_ATTRIBUTION,
+        "step_s": list(summary.step_s),
+        "layers": _records(summary.layers),
+        "op_types": _records(summary.op_types),
+        "lines": _records(summary.lines),
+    }
+
+
+def _torch_capture(run, logdir, steps: int) -> dict:
+    import torch
+    from torch.profiler import ProfilerActivity, record_function
+
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as profiler:
+        for _ in range(steps):
+            with record_function("step"):
+                run.sample()
+    trace = logdir / "torch_trace.json"
+    profiler.export_chrome_trace(str(trace))
+    averages = [event for event in profiler.key_averages() if event.key != "step"]
+    step = next(event for event in profiler.key_averages() if event.key == "step")
+    total = sum(event.self_cpu_time_total for event in averages) or 1.0
+    op_types = sorted(
+        (
+            {
+                "type": event.key,
+                "time_s": event.self_cpu_time_total * 1e-6 / steps,
+                "ops": event.count / steps,
+                "share": event.self_cpu_time_total / total,
+            }
+            for event in averages
+            if event.self_cpu_time_total > 0
+        ),
+        key=lambda row: -row["time_s"],
+    )
+    return {
+        "trace": str(trace),
+        "attribution": TORCH_ATTRIBUTION,
+        "step_s": [step.cpu_time_total * 1e-6 / step.count] * step.count,
+        "layers": [],
+        "op_types": op_types,
+        "lines": [],
+    }
+
+
+def profile(worker, config: RunConfig, request: dict) -> dict:
+    """`config` profiled in this process: prepared, warmed up, `steps` steps under the
+    backend's profiler (TensorFlow: `hierlstm.profiling.profiler.profile` itself), then
+    `repeats` timed samples with the profiler off; the JSON form of the profile."""
+    from pathlib import Path
+
+    import numpy as np
+
+    steps, seed = int(request["steps"]), int(request.get("seed", 0))
+    logdir = Path(request["logdir"])
+    logdir.mkdir(parents=True, exist_ok=True)
+    if worker.backend == "tensorflow":
+        from hierlstm.config import Timing
+        from hierlstm.profiling.profiler import profile as tf_profile
+
+        timing = Timing(int(request["warmup"]), int(request["repeats"]), seed)
+        found = tf_profile(config, timing, steps=steps, logdir=logdir).to_dict()
+        return {**found, "trace": found["xplane"], "attribution": "per op and per layer"}
+    layers = _layer_names(config, seed)
+    run = worker.local.prepare(config, seed=seed)
+    for _ in range(int(request["warmup"])):
+        run.sample()
+    if worker.backend == "jax":
+        found = _jax_capture(run, logdir, steps, layers)
+    else:
+        found = _torch_capture(run, logdir, steps)
+    harness = [run.sample()["step"] for _ in range(int(request["repeats"]))]
+    step_s = found.get("step_s") or [math.nan]
+    return {
+        "variant": config.variant,
+        "config": config.to_dict(),
+        "steps": steps,
+        "warmup": int(request["warmup"]),
+        "profiled_step_s": float(np.median(step_s)),
+        "harness_median_s": float(np.median(harness)),
+        "harness_repeats": len(harness),
+        "kernels": [],
+        "logdir": str(logdir),
+        "device": run.device,
+        "kernel": run.kernel,
+        "versions": backend_versions(worker.backend),
+        **found,
+    }
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ProfileRecord:
+    """A worker's profile document in the shape the store's profiles table reads
+    (`hierlstm.results.profiles.profile_row`, as from `ProfileResult`), without TensorFlow."""
+
+    config: RunConfig
+    steps: int
+    warmup: int
+    harness_repeats: int
+    profiled_step_s: float
+    harness_median_s: float
+    layers: object  # DataFrames: layer/type/time_s/share/ops, type/time_s/share/ops, ...
+    op_types: object
+    kernels: object
+    device: str
+    kernel: str
+    logdir: str
+    versions: dict
+
+    @property
+    def op_s(self) -> float:
+        frame = self.layers if not self.layers.empty else self.op_types
+        return float(frame["time_s"].sum()) if not frame.empty else 0.0
+
+    @property
+    def outside_s(self) -> float:
+        if self.layers.empty:
+            return 0.0
+        return float(self.layers.loc[self.layers["layer"] == "outside any layer", "time_s"].sum())
+
+    def top(self, frame: str, key: str) -> tuple[str, float]:
+        table = getattr(self, frame)
+        if table.empty or table["time_s"].max() <= 0:
+            return "", 0.0
+        row = table.loc[table["time_s"].idxmax()]
+        return str(row[key]), float(row["share"])
+
+
+def profile_record(document: dict) -> ProfileRecord:
+    import pandas as pd
+
+    layers = pd.DataFrame(document["layers"], columns=["layer", "type", "time_s", "share", "ops"])
+    layers["type"] = layers["type"].fillna("")
+    op_types = pd.DataFrame(document["op_types"], columns=["type", "time_s", "ops", "share"])
+    kernels = pd.DataFrame(
+        document["kernels"], columns=["kernel", "op_type", "layer", "time_s", "launches"]
+    )
+    fields = ("steps", "warmup", "harness_repeats", "profiled_step_s", "harness_median_s")
+    return ProfileRecord(
+        RunConfig(**document["config"]),
+        **{name: document[name] for name in fields},
+        layers=layers,
+        op_types=op_types,
+        kernels=kernels,
+        device=document["device"],
+        kernel=document["kernel"],
+        logdir=document["logdir"],
+        versions=document["versions"],
+    )

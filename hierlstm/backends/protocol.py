@@ -1,0 +1,206 @@
+"""Both ends of a backend worker's pipe (`hierlstm.backends.worker`): the JSON line format, a
+failed run's record made without TensorFlow, the backends' versions read without importing them,
+and `Worker`, the child process on the pool's side with its pipes and the sentence it leaves
+when it dies. No TensorFlow, no Keras."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import math
+import os
+import platform
+import signal
+import subprocess
+import sys
+import threading
+from importlib import metadata
+from pathlib import Path
+
+from hierlstm.config import RunConfig
+from hierlstm.model import cost
+from hierlstm.records import BenchResult
+
+_MAX_ERROR_CHARS = 300
+_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the hierlstm package
+_STDERR_LINES = 200
+_EXIT_WAIT_S = 10.0
+
+
+def package_version(name: str) -> str:
+    """An installed distribution's version without importing it ("" when absent)."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def backend_versions(backend: str) -> dict[str, str]:
+    """python, keras, numpy and the backend's own package: stored with every result."""
+    found = {
+        "python": platform.python_version(),
+        "keras": package_version("keras"),
+        "numpy": package_version("numpy"),
+        backend: package_version(backend),
+    }
+    return {key: value for key, value in found.items() if value}
+
+
+def one_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return (lines[0] if lines else "unknown error")[:_MAX_ERROR_CHARS]
+
+
+def failed(config: RunConfig, error: str, versions: dict[str, str] | None = None) -> BenchResult:
+    """A failed run's record, as `hierlstm.timing.failures.failed_result` makes it (status
+    "failed", the one-line `error`, NaN times), without TensorFlow: the device is the config's
+    spec, the versions the backend's."""
+    nan = math.nan
+    training = config.task == "training"
+    return BenchResult(
+        config=config,
+        first_call_s=nan,
+        median_s=nan,
+        p10_s=nan,
+        p90_s=nan,
+        iqr_s=nan,
+        mean_s=nan,
+        std_s=nan,
+        min_s=nan,
+        repeats=0,
+        warmup=0,
+        noisy=False,
+        samples_per_s=nan,
+        steps_per_s=nan,
+        flops=cost.training_flops(config) if training else cost.model_flops(config),
+        gflops_per_s=nan,
+        peak_memory_bytes=0,
+        peak_memory_kind="",
+        kernel="",
+        kernel_reason="",
+        trace_count=0,
+        device=config.device,
+        versions=versions or backend_versions(config.backend),
+        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
+        status="failed",
+        error=one_line(error),
+    )
+
+
+def encode(message: dict) -> str:
+    """One line of the protocol (NaN allowed: both ends are Python's json)."""
+    return json.dumps(message, default=_json_default, allow_nan=True) + "\n"
+
+
+def _json_default(value):
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON-able")
+
+
+class WorkerDied(Exception):
+    """A worker process that ended while a request was in flight; the message is the sentence
+    a failed result carries."""
+
+
+class WorkerBug(RuntimeError):
+    """A worker answered that a bug of ours stopped a request (its traceback is on its stderr)."""
+
+
+def describe_exit(code: int | None) -> str:
+    """ "exit code 3", "killed by SIGKILL", or "no exit code" (still running)."""
+    if code is None:
+        return "no exit code"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class Worker:
+    """One backend's worker process and its pipes."""
+
+    def __init__(self, backend: str, python: str = sys.executable, environment=None):
+        self.backend = backend
+        self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+        environment = {**os.environ, **(environment or {}), "KERAS_BACKEND": backend}
+        path = environment.get("PYTHONPATH", "")
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), path]))
+        self.process = subprocess.Popen(
+            [python, "-m", "hierlstm.backends.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env=environment,
+        )
+        self._next_id = 0
+        self._reader = threading.Thread(target=self._drain, daemon=True, name=f"{backend}-stderr")
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _drain(self) -> None:
+        for line in self.process.stderr:
+            if line.strip():
+                self._stderr.append(line.rstrip())
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        return list(self._stderr)[-lines:]
+
+    def _died(self) -> WorkerDied:
+        try:
+            code = self.process.wait(timeout=_EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:  # its stdout closed but it runs on: end it
+            self.process.kill()
+            code = self.process.wait()
+        self._reader.join(timeout=2.0)
+        last = self._stderr[-1] if self._stderr else "nothing"
+        return WorkerDied(
+            f"the {self.backend} worker (pid {self.pid}) died ({describe_exit(code)}); the last "
+            f"line on its stderr: {one_line(last)}"
+        )
+
+    def request(self, op: str, **fields) -> dict:
+        """Sends one request and returns its answer; raises WorkerDied if the process ends
+        first, WorkerBug if it answers that a bug stopped the request."""
+        self._next_id += 1
+        message = {"id": self._next_id, "op": op, **fields}
+        try:
+            self.process.stdin.write(encode(message))
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except (BrokenPipeError, OSError, ValueError):
+            line = ""
+        if not line:
+            raise self._died()
+        answer = json.loads(line)
+        if answer.get("bug"):
+            raise WorkerBug(f"the {self.backend} worker hit an internal error: {answer['error']}")
+        return answer
+
+    def close(self) -> None:
+        """Asks the worker to exit, and ends it if it does not; waits for it either way."""
+        if self.alive():
+            with contextlib.suppress(WorkerDied, WorkerBug, OSError, ValueError):
+                self.request("close")
+            try:
+                self.process.wait(timeout=_EXIT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        self._reader.join(timeout=2.0)
