@@ -8,7 +8,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
-import math
 import os
 import platform
 import signal
@@ -19,8 +18,8 @@ from importlib import metadata
 from pathlib import Path
 
 from hierlstm.config import RunConfig
-from hierlstm.model import cost
 from hierlstm.records import BenchResult
+from hierlstm.timing.summary import failed_record
 
 _MAX_ERROR_CHARS = 300
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding the hierlstm package
@@ -53,39 +52,10 @@ def one_line(text: str) -> str:
 
 
 def failed(config: RunConfig, error: str, versions: dict[str, str] | None = None) -> BenchResult:
-    """A failed run's record, as `hierlstm.timing.failures.failed_result` makes it (status
-    "failed", the one-line `error`, NaN times), without TensorFlow: the device is the config's
-    spec, the versions the backend's."""
-    nan = math.nan
-    training = config.task == "training"
-    return BenchResult(
-        config=config,
-        first_call_s=nan,
-        median_s=nan,
-        p10_s=nan,
-        p90_s=nan,
-        iqr_s=nan,
-        mean_s=nan,
-        std_s=nan,
-        min_s=nan,
-        repeats=0,
-        warmup=0,
-        noisy=False,
-        samples_per_s=nan,
-        steps_per_s=nan,
-        flops=cost.training_flops(config) if training else cost.model_flops(config),
-        gflops_per_s=nan,
-        peak_memory_bytes=0,
-        peak_memory_kind="",
-        kernel="",
-        kernel_reason="",
-        trace_count=0,
-        device=config.device,
-        versions=versions or backend_versions(config.backend),
-        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
-        status="failed",
-        error=one_line(error),
-    )
+    """A failed run's record, as `hierlstm.timing.failures.failed_result` makes it, without
+    TensorFlow: the device is the config's spec, the versions the backend's."""
+    versions = versions or backend_versions(config.backend)
+    return failed_record(config, one_line(error), device=config.device, versions=versions)
 
 
 def encode(message: dict) -> str:

@@ -3,15 +3,14 @@ refused) and become a failed result with one friendly line; anything else is a b
 
 from __future__ import annotations
 
-import math
 import re
 
 import tensorflow as tf
 
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.hardware import device_string, versions
-from hierlstm.model import cost
 from hierlstm.records import BenchResult
+from hierlstm.timing.summary import failed_record
 
 # What a run can raise that is the run's failure, not a bug of ours: TensorFlow's op errors
 # (out of memory included), the host out of memory, and a setting that a check refused (a
@@ -68,37 +67,8 @@ def error_line(error: BaseException | str) -> str:
 
 def failed_result(config: RunConfig, error: BaseException | str) -> BenchResult:
     """The record of a run that failed: status "failed", a one-line `error`, NaN times."""
-    nan = math.nan
-    training = config.task == "training"
     try:
         device = device_string(config.device)
     except SettingError:
         device = config.device
-    return BenchResult(
-        config=config,
-        first_call_s=nan,
-        median_s=nan,
-        p10_s=nan,
-        p90_s=nan,
-        iqr_s=nan,
-        mean_s=nan,
-        std_s=nan,
-        min_s=nan,
-        repeats=0,
-        warmup=0,
-        noisy=False,
-        samples_per_s=nan,
-        steps_per_s=nan,
-        flops=cost.training_flops(config) if training else cost.model_flops(config),
-        gflops_per_s=nan,
-        peak_memory_bytes=0,
-        peak_memory_kind="",
-        kernel="",
-        kernel_reason="",
-        trace_count=0,
-        device=device,
-        versions=versions(),
-        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
-        status="failed",
-        error=error_line(error),
-    )
+    return failed_record(config, error_line(error), device=device, versions=versions())

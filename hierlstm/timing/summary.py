@@ -1,10 +1,12 @@
 """A timed run's samples made into its `BenchResult` record, the same way on every Keras backend
 (TensorFlow's harness, and `hierlstm.backends.local` on JAX and PyTorch): median, spread, the
-noisy flag, throughput, the analytic FLOPs and the training phases. Imports no TensorFlow."""
+noisy flag, throughput, the analytic FLOPs and the training phases; and a failed run's record
+(`failed_record`). Imports no TensorFlow."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -79,4 +81,39 @@ def make_result(
         kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
         samples_json=json.dumps(samples.tolist()),  # stored, so two runs compare by samples
         **phase_fields(phases or {}),
+    )
+
+
+def failed_record(config: RunConfig, error: str, *, device: str, versions: dict) -> BenchResult:
+    """The record of a run that failed, on any backend: status "failed", the one-line `error`,
+    NaN times, the analytic FLOPs and (for a training step) the activations it would keep."""
+    nan = math.nan
+    training = config.task == "training"
+    return BenchResult(
+        config=config,
+        first_call_s=nan,
+        median_s=nan,
+        p10_s=nan,
+        p90_s=nan,
+        iqr_s=nan,
+        mean_s=nan,
+        std_s=nan,
+        min_s=nan,
+        repeats=0,
+        warmup=0,
+        noisy=False,
+        samples_per_s=nan,
+        steps_per_s=nan,
+        flops=cost.training_flops(config) if training else cost.model_flops(config),
+        gflops_per_s=nan,
+        peak_memory_bytes=0,
+        peak_memory_kind="",
+        kernel="",
+        kernel_reason="",
+        trace_count=0,
+        device=device,
+        versions=versions,
+        kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
+        status="failed",
+        error=error,
     )
