@@ -18,7 +18,7 @@ kept for TensorBoard or XProf.
     stored_id     the summary row's id in the results file, or null with --no-store
     open_with     the commands that open the log directory
 `--trace-json FILE` also writes the last profiled step as Chrome trace-event JSON
-(`hierlstm.profiling.profiler.chrome_trace`), which Perfetto and chrome://tracing open.
+(`hierlstm.profiling.timeline.chrome_trace`), which Perfetto and chrome://tracing open.
 Exit status 0 when the profile ran, 1 when the run failed (one line on stderr), 2 for a bad
 argument or a file the machine refuses (one `error:` line, before TensorFlow is imported).
 """

@@ -14,13 +14,13 @@ EXPORTS = {
     "prune_profiles": "profiler",
     "zip_logdir": "profiler",
     "memory_estimate": "profiler",
-    "chrome_trace": "profiler",
+    "chrome_trace": "timeline",
     "OUTSIDE": "xspace",
     "SpaceSummary": "xspace",
     "find_xplane": "xspace",
     "read_xspace": "xspace",
     "summarise": "xspace",
-    "StepTimeline": "xspace",
-    "step_timeline": "xspace",
+    "StepTimeline": "timeline",
+    "step_timeline": "timeline",
 }
 __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

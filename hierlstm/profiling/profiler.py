@@ -13,8 +13,8 @@ stopped, the same run is timed `timing.repeats` times by the harness's own timed
 harness median beside the profiled step median says how much the profiler itself slowed the
 step. Those harness calls also measure the step's memory peak (`hierlstm.timing.memory`), set
 beside the cost model's parts (`memory_estimate`); the capture's last step is kept in time
-(`ProfileResult.timeline`, `hierlstm.profiling.xspace.step_timeline`), which `chrome_trace`
-writes as Chrome trace-event JSON.
+(`ProfileResult.timeline`, `hierlstm.profiling.timeline.step_timeline`), which
+`hierlstm.profiling.timeline.chrome_trace` writes as Chrome trace-event JSON.
 
 The log directory is kept, for TensorBoard or XProf (`tensorboard --logdir DIR`, the Profile
 tab); by default a new folder under `hierlstm.config.data_folder()`/profiles, beside the
@@ -38,13 +38,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import itertools
 import logging
 import re
 import shutil
 import threading
 import zipfile
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -67,14 +65,8 @@ from hierlstm.hardware import device_string, resolve_device, versions
 from hierlstm.model.builders import build_model
 from hierlstm.model.cost import memory_parts
 from hierlstm.model.params import init_params
-from hierlstm.profiling.xspace import (
-    OUTSIDE,
-    StepTimeline,
-    find_xplane,
-    read_xspace,
-    step_timeline,
-    summarise,
-)
+from hierlstm.profiling.timeline import StepTimeline, step_timeline
+from hierlstm.profiling.xspace import OUTSIDE, find_xplane, read_xspace, summarise
 from hierlstm.refusals import Refusal, Refused, refusal_of, writable_folder
 from hierlstm.timing import Progress, no_progress, prepare, scaled_progress
 from hierlstm.timing.breakdown import top_level_layers
@@ -336,38 +328,3 @@ def zip_logdir(logdir: str | Path) -> bytes:
             if path.is_file():
                 archive.write(path, path.relative_to(root).as_posix())
     return buffer.getvalue()
-
-
-def chrome_trace(timelines: Mapping[str, StepTimeline]) -> dict:
-    """Steps (`ProfileResult.timeline`, by label) as Chrome trace-event JSON, which Perfetto
-    and chrome://tracing open: one process per (label, plane) and one thread per line, named by
-    "M" events; one complete ("X") event per op, ts and dur in microseconds from its step's
-    start, so the steps of several variants start together; cat is the op's layer."""
-    trace: list[dict] = []
-    pids = itertools.count(1)
-    for label, timeline in timelines.items():
-        for plane, lines in timeline.events.groupby("plane", sort=False):
-            pid = next(pids)
-            trace.append(_named("process_name", pid, 0, f"{label} {plane}"))
-            trace.append({**_named("process_sort_index", pid, 0, ""), "args": {"sort_index": pid}})
-            for tid, (thread, events) in enumerate(lines.groupby("thread", sort=False), 1):
-                trace.append(_named("thread_name", pid, tid, thread))
-                trace += [
-                    {
-                        "name": row.name or row.type,
-                        "cat": row.layer,
-                        "ph": "X",
-                        "ts": float(row.start_s) * 1e6,
-                        "dur": float(row.duration_s) * 1e6,
-                        "pid": pid,
-                        "tid": tid,
-                        "args": {"type": row.type, "layer": row.layer, "depth": int(row.depth)},
-                    }
-                    for row in events.itertuples()
-                ]
-    steps = {label: {"step": t.step, "step_us": t.step_s * 1e6} for label, t in timelines.items()}
-    return {"traceEvents": trace, "displayTimeUnit": "ms", "otherData": {"steps": steps}}
-
-
-def _named(kind: str, pid: int, tid: int, name: str) -> dict:
-    return {"name": kind, "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}

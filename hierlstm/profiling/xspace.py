@@ -36,8 +36,7 @@ metadata tables. What is counted, and how:
   layers plus `OUTSIDE` add up to the op time exactly.
 Op types are as TensorFlow wrote them: oneDNN's `_MklMatMul` on a CPU build with oneDNN, an
 XLA thunk as `XLA <opcode>` (`XLA dot`, `XLA fusion`, `XLA while`), a compiled function's call
-op as `XLA function`. `step_timeline` gives one step's op events, each at its start and whole
-duration on its line.
+op as `XLA function`. One step in time is `hierlstm.profiling.timeline`'s, from the same events.
 """
 
 from __future__ import annotations
@@ -256,7 +255,7 @@ def _inside(start: int, end: int, steps: Sequence[tuple[int, int]], starts: Sequ
     return index >= 0 and end <= steps[index][1]
 
 
-def _events_inside(plane, line, steps: Sequence[tuple[int, int]]):
+def events_inside(plane, line, steps: Sequence[tuple[int, int]]):
     """The line's events (not the markers) fully inside one of `steps` (sorted, disjoint),
     and their (start, duration) in picoseconds."""
     base, starts = line.timestamp_ns * 1000, [start for start, _ in steps]
@@ -282,7 +281,7 @@ def op_events(space) -> tuple[list[OpEvent], dict[str, tuple[int, int]], list[tu
     for plane in space.planes:
         on_device = plane.name.startswith("/device:")
         for line in plane.lines:
-            kept, timed = _events_inside(plane, line, steps)
+            kept, timed = events_inside(plane, line, steps)
             if not kept:
                 continue
             label = f"{plane.name} {line.display_name or line.name}"
@@ -364,57 +363,3 @@ def _kernels(ops: Sequence[OpEvent], layer_names: Sequence[str], count: int) -> 
         columns=["kernel", "op_type", "layer", "time_s", "launches"],
     )
     return frame.sort_values(["time_s", "kernel"], ascending=[False, True], ignore_index=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class StepTimeline:
-    """One step of a capture in time: its op events at their whole durations (a timeline draws
-    an op around the ops nested in it), `step` the marker's index, `step_s` its duration.
-
-    events: line ("<plane> <line>", as `op_events` names it), plane, thread, start_s (from the
-    step's start), duration_s, name (TF op name; "" when unknown), type, layer (`layer_of`),
-    depth (0 for an op no other op on its line holds, 1 inside one, ...); by line, then start.
-    """
-
-    step: int
-    step_s: float
-    events: pd.DataFrame
-
-
-TIMELINE_COLUMNS = ("line", "plane", "thread", "start_s", "duration_s", "name", "type", "layer")
-
-
-def _depths(timed: Sequence[tuple[int, int]]) -> list[int]:
-    """Nesting depth of each (start, duration) of one line among the others, input order."""
-    order = sorted(range(len(timed)), key=lambda i: (timed[i][0], -timed[i][1]))
-    depths, ends = [0] * len(timed), []  # the open events' ends, outermost first
-    for index in order:
-        while ends and ends[-1] < sum(timed[index]):
-            ends.pop()
-        depths[index] = len(ends)
-        ends.append(sum(timed[index]))
-    return depths
-
-
-def step_timeline(space, layer_names: Sequence[str], step: int = -1) -> StepTimeline:
-    """The op events of step `step` (by default the last marker: each marker holds a whole
-    step, and the last is the farthest from the profiler's start). Raises ValueError when the
-    capture holds no step marker or no step `step`."""
-    steps = step_intervals(space)
-    if not -len(steps) <= step < len(steps):  # none at all when nothing was profiled
-        raise ValueError(f"the capture holds {len(steps)} step marker(s); no step {step}.")
-    first, last = steps[step]
-    hlo, rows = hlo_instructions(space), []
-    for plane in space.planes:
-        for line in plane.lines:
-            kept, timed = _events_inside(plane, line, [(first, last)])
-            ops = [classify(plane, event, hlo) for event in kept]
-            found = [(op, at) for op, at in zip(ops, timed, strict=True) if op is not None]
-            thread, depths = line.display_name or line.name, _depths([at for _, at in found])
-            for ((name, kind), (start, duration)), depth in zip(found, depths, strict=True):
-                where = (f"{plane.name} {thread}", plane.name, thread, (start - first) * _PS)
-                layer = layer_of(name, layer_names)
-                rows.append((*where, duration * _PS, name, kind, layer, depth))
-    events = pd.DataFrame(rows, columns=[*TIMELINE_COLUMNS, "depth"])
-    events = events.sort_values(["line", "start_s", "depth"], ignore_index=True)
-    return StepTimeline(step % len(steps), (last - first) * _PS, events)

@@ -14,7 +14,7 @@ from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.model.cost import MEMORY_PARTS, memory_parts
 from hierlstm.profiling import OUTSIDE, StepTimeline
-from hierlstm.profiling.xspace import TIMELINE_COLUMNS
+from hierlstm.profiling.timeline import TIMELINE_COLUMNS
 
 THREAD = "tf_Compute/1302392353698861789"
 

@@ -21,7 +21,8 @@ from hierlstm.profiling import (
     read_xspace,
     step_timeline,
 )
-from hierlstm.profiling.xspace import TIMELINE_COLUMNS, op_events
+from hierlstm.profiling.timeline import TIMELINE_COLUMNS
+from hierlstm.profiling.xspace import op_events
 
 TIMING = Timing(warmup=1, repeats=3)
 STEPS = 3
