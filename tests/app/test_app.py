@@ -28,13 +28,6 @@ TINY = {
 
 
 @pytest.fixture
-def database(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "results.sqlite3"
-    monkeypatch.setenv("HIERLSTM_DB", str(path))
-    return path
-
-
-@pytest.fixture
 def app(database) -> AppTest:
     return AppTest.from_file(str(APP), default_timeout=120)
 

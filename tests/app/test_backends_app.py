@@ -22,13 +22,6 @@ TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 MISSING = "jax is not installed here; run make run BACKENDS=1."  # a sentence of the seam's
 
 
-@pytest.fixture
-def database(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "results.sqlite3"
-    monkeypatch.setenv("HIERLSTM_DB", str(path))
-    return path
-
-
 def _open(page: str, query: dict) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=180)
     at.query_params = {**TINY, **query}

@@ -23,13 +23,6 @@ APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 
 
-@pytest.fixture
-def database(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "results.sqlite3"
-    monkeypatch.setenv("HIERLSTM_DB", str(path))
-    return path
-
-
 def _open(page: str, query: dict) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.query_params = {**TINY, **query}

@@ -56,13 +56,6 @@ OTHER = {"en": "zh", "zh": "en"}
 T4 = GpuInfo(index=0, name="Tesla T4", compute_capability=(7, 5))  # no fast bfloat16
 
 
-@pytest.fixture
-def database(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "results.sqlite3"
-    monkeypatch.setenv("HIERLSTM_DB", str(path))
-    return path
-
-
 def _page(name: str):
     return next(page for page in PAGES if page.name == name)
 

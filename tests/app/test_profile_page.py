@@ -24,11 +24,7 @@ TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 TABLES = ("profile-ops", "profile-lines")
 
 
-@pytest.fixture(autouse=True)
-def database(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "results.sqlite3"
-    monkeypatch.setenv("HIERLSTM_DB", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("database")  # every test here on its own results file
 
 
 def profiled(query: dict) -> AppTest:
