@@ -23,19 +23,15 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from hierlstm.backends.protocol import Worker, WorkerDied, failed
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.records import BenchResult, CompareResult
-
-Progress = Callable[[float, str], None]
-
-
-def _no_progress(fraction: float, message: str) -> None:
-    pass
+from hierlstm.timing.basics import Progress, no_progress
+from hierlstm.timing.summary import paired_speedups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,23 +248,6 @@ class BackendsCompare(CompareResult):
     pids: list[int] = dataclasses.field(default_factory=list)
 
 
-def paired_speedups(times: np.ndarray, baseline: int, failures) -> tuple[list, list, list]:
-    """Median, p10 and p90 over rounds of baseline / config time, paired within each round
-    (as `hierlstm.timing.harness.compare`); NaN where either failed."""
-    medians, lows, highs = [], [], []
-    for index in range(times.shape[1]):
-        if index in failures or baseline in failures:
-            median = low = high = math.nan
-        else:
-            ratios = times[:, baseline] / times[:, index]
-            median = float(np.median(ratios))
-            low, high = (float(value) for value in np.percentile(ratios, [10, 90]))
-        medians.append(median)
-        lows.append(low)
-        highs.append(high)
-    return medians, lows, highs
-
-
 def compare(
     configs: Sequence[RunConfig],
     timing: Timing = DEFAULT_TIMING,
@@ -311,7 +290,7 @@ def compare(
 
         keys = {key for config in configs for key in device_keys(config)}
         held = hold(keys, name=lock_name, program=program, on_wait=on_wait)
-    progress, pool = on_progress or _no_progress, pool or shared_pool()
+    progress, pool = on_progress or no_progress, pool or shared_pool()
     with held:
         return _rounds(configs, timing, baseline, progress, pool)
 

@@ -48,7 +48,7 @@ from hierlstm.timing.calls import (  # re-exported: the harness's vocabulary
 )
 from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.memory import memory_probe
-from hierlstm.timing.summary import NOISY_IQR_RATIO, make_result  # noqa: F401 (re-exported)
+from hierlstm.timing.summary import NOISY_IQR_RATIO, make_result, paired_speedups  # noqa: F401 (re-exported)
 from hierlstm.timing.training import prepare_training
 
 # --- the forward function and what ran inside it --------------------------------------------
@@ -302,17 +302,7 @@ def compare(
         )
         for index in range(count)
     ]
-    speedups, p10s, p90s = [], [], []
-    for index in range(count):
-        if index in failures or baseline in failures:
-            median = p10 = p90 = math.nan
-        else:
-            ratios = times[:, baseline] / times[:, index]  # paired within each round
-            median = np.median(ratios)
-            p10, p90 = np.percentile(ratios, [10, 90])
-        speedups.append(float(median))
-        p10s.append(float(p10))
-        p90s.append(float(p90))
+    speedups, p10s, p90s = paired_speedups(times, baseline, failures)
     progress(1.0, "done")
     details = [{} if run is None else dict(run.details) for run in runs]
     return CompareResult(results, speedups, p10s, p90s, baseline, details)
