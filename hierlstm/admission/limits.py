@@ -20,6 +20,7 @@ import dataclasses
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.hardware import gpu, query_driver
@@ -86,13 +87,24 @@ def _driver_free_mb() -> tuple[int, ...]:
         return free
 
 
-def _gpu_budget() -> tuple[int, str] | None:
-    """The GPU budget when TensorFlow sees a GPU (`gpu.gpu_budget`; the RAM's when neither
-    nvidia-smi nor HIERLSTM_GPU_MEMORY_MB says how much memory there is); None without a GPU.
-    TensorFlow is imported here, not at import time: a config costs no TensorFlow."""
+def tensorflow_sees_a_gpu() -> bool:
+    """Whether TensorFlow lists a GPU. TensorFlow is imported here, not at import time: a
+    config costs no TensorFlow."""
     import tensorflow as tf
 
-    if not tf.config.list_physical_devices("GPU"):
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
+def driver_sees_a_gpu() -> bool:
+    """Whether nvidia-smi reports a GPU this process may use (CUDA_VISIBLE_DEVICES): the
+    question for a process that runs JAX or PyTorch and never imports TensorFlow."""
+    return bool(gpu.visible_driver_gpus(query_driver().gpus, os.environ))
+
+
+def _gpu_budget(sees_a_gpu: Callable[[], bool]) -> tuple[int, str] | None:
+    """The GPU budget when `sees_a_gpu()` (`gpu.gpu_budget`; the RAM's when neither
+    nvidia-smi nor HIERLSTM_GPU_MEMORY_MB says how much memory there is); None without a GPU."""
+    if not sees_a_gpu():
         return None
     try:
         limit = gpu.memory_limit_mb()
@@ -125,15 +137,17 @@ def max_sizes() -> dict[str, int]:
     }
 
 
-def current_limits() -> Limits:
-    """The limits in force now (environment read on every call, so a test can change them)."""
+def current_limits(sees_a_gpu: Callable[[], bool] = tensorflow_sees_a_gpu) -> Limits:
+    """The limits in force now (environment read on every call, so a test can change them).
+    `sees_a_gpu` says whether the GPU budget applies: TensorFlow's view by default, the
+    driver's (`driver_sees_a_gpu`) in a process without TensorFlow."""
     sizes = max_sizes()
     budget_mb = os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip()
     if budget_mb:
         budget = env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
         source = "HIERLSTM_MEMORY_BUDGET_MB"
     else:
-        on_gpu = _gpu_budget()
+        on_gpu = _gpu_budget(sees_a_gpu)
         if on_gpu:
             budget, source = on_gpu
         else:

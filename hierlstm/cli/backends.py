@@ -28,31 +28,11 @@ def in_workers(args) -> bool:
 
 
 def worker_limits():
-    """`hierlstm.admission.limits.current_limits()`, its GPU budget read from the driver
-    (nvidia-smi) rather than from TensorFlow, which this process does not import."""
-    import os
-
+    """`hierlstm.admission.limits.current_limits()`, the GPU budget applying when the driver
+    (nvidia-smi) reports a GPU: this process does not import TensorFlow to ask it."""
     from hierlstm.admission import limits
-    from hierlstm.hardware import gpu
-    from hierlstm.hardware.nvidia import query_driver
 
-    if os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip():
-        return limits.current_limits()  # the budget is given: TensorFlow is not asked
-    gpus = gpu.visible_driver_gpus(query_driver().gpus, os.environ)
-    free = tuple(g.memory_free_mb for g in gpus if g.memory_free_mb is not None)
-    if free:
-        budget, source = gpu.gpu_budget(free, gpu.memory_limit_mb())
-    else:
-        budget, source = limits._available_ram_bytes() // 4, "25% of available RAM"
-    sizes = limits.max_sizes()
-    return limits.Limits(
-        max_batch=sizes["batch_size"],
-        max_time_steps=sizes["time_steps"],
-        memory_budget_bytes=budget,
-        memory_budget_source=source,
-        trace_budget_steps=limits.env_int("HIERLSTM_TRACE_BUDGET_STEPS", 200),
-        confirm_seconds=float(limits.env_int("HIERLSTM_CONFIRM_SECONDS", 30)),
-    )
+    return limits.current_limits(sees_a_gpu=limits.driver_sees_a_gpu)
 
 
 def within_limits(configs) -> None:
