@@ -50,12 +50,17 @@ endif
 run: $(RUN_NEEDS)
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
+# Every test, one worker process per core (pytest-xdist): each file runs whole in one worker,
+# in the order tests/conftest.py gives (the slowest files first, so the workers end together).
+# TEST_WORKERS=0 runs them in this process, one after another.
+TEST_WORKERS ?= auto
 test: $(DEV) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The quick loop: the pure modules and the model, no browser, no app, and TensorFlow only in
 # the tests that import it. `make test` still runs everything, and is what CI runs.
 FAST_TESTS := tests/test_config.py tests/test_imports.py tests/test_readme.py tests/test_fast_tier.py \
+	tests/test_suite_order.py \
 	tests/test_catalogue.py \
 	tests/model tests/results tests/hardware/test_gpu.py tests/admission/test_limits.py \
 	tests/admission/test_estimate.py

@@ -20,3 +20,7 @@ os.environ["HIERLSTM_WARMUP"] = "trace"
 # session imports it once, here, before any test thread could import it beside another.
 if os.environ.get("HIERLSTM_TESTS") != "fast":
     import_tensorflow_quietly()
+
+
+# The slowest files first, for `make test`'s workers (tests/suite_order.py).
+from suite_order import pytest_collection_modifyitems  # noqa: E402, F401
