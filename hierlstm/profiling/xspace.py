@@ -30,7 +30,8 @@ metadata tables. What is counted, and how:
   shows how busy each line was in all (`busy_s`) beside its op time (`op_s`).
 - Layers. An op belongs to the first top-level layer of the model whose name is a component
   of its scope, as is or with Keras's uniquifying suffix (`inner_lstm` matches `inner_lstm_1`
-  in `folded_1/inner_lstm_1/while/body/_1/...`, and gradients `gradient_tape/folded_1/...`).
+  in `folded_1/inner_lstm_1/while/body/_1/...`, and gradients `gradient_tape/folded_1/...`),
+  or inside JAX's transformations (its gradients `jit(f)/transpose(jvp(inner_lstm))/...`).
   Ops with no layer in their scope (the input's copy, the loss, the optimizer's update, an XLA
   copy that HLO gives no op_name, the compiled function's own call op) are `OUTSIDE`, so the
   layers plus `OUTSIDE` add up to the op time exactly.
@@ -55,6 +56,9 @@ OUTSIDE = "outside any layer"
 _PS = 1e-12  # seconds per picosecond
 _TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")  # "scope/name:Type"
 _KERAS_SUFFIX = re.compile(r"^(.+)_\d+$")
+# JAX names a transformed function's scope by its transformations: `transpose(jvp(inner_lstm))`
+# is the backward pass of layer inner_lstm (TensorFlow's scope names hold no parentheses).
+_JAX_WRAPPED = re.compile(r"^(?:[A-Za-z_]+\()+([^()]+)\)+$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,9 +124,12 @@ def read_xspace(path: str | Path):
 
 def layer_of(op_name: str, layer_names: Iterable[str]) -> str:
     """The top-level layer `op_name` belongs to: the first scope component that is a layer's
-    name, or that name with Keras's `_N` suffix; `OUTSIDE` when none is."""
+    name, or that name with Keras's `_N` suffix, JAX's transformations around it unwrapped
+    (`transpose(jvp(conv))` is conv's); `OUTSIDE` when none is."""
     names = set(layer_names)
     for component in op_name.split("/"):
+        if wrapped := _JAX_WRAPPED.match(component):
+            component = wrapped.group(1)
         if component in names:
             return component
         suffixed = _KERAS_SUFFIX.match(component)

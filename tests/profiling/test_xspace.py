@@ -91,6 +91,9 @@ def test_uncounted_events_are_their_parent_s_own_work():
         ("folded_1/Identity", OUTSIDE),  # the model's own scope is no layer
         ("StatefulPartitionedCall_1/sgd/AssignSubVariableOp", OUTSIDE),
         ("convolution/conv_x", OUTSIDE),  # neither a name nor a name with an _N suffix
+        ("jit(counted)/transpose(jvp(inner_lstm))/while/body/dot_general", "inner_lstm"),
+        ("jit(forward_backward)/jvp(conv)/conv_general_dilated", "conv"),
+        ("jit(update)/sgd/sub", OUTSIDE),
         ("", OUTSIDE),
     ],
 )
