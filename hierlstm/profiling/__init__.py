@@ -22,5 +22,7 @@ EXPORTS = {
     "summarise": "xspace",
     "StepTimeline": "timeline",
     "step_timeline": "timeline",
+    "torch_step_timeline": "timeline",
+    "UNATTRIBUTED": "timeline",
 }
 __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

@@ -1,6 +1,7 @@
 """One step of a profiler capture in time (`step_timeline`: every op on its thread or stream,
 coloured later by its layer), and steps as Chrome trace-event JSON (`chrome_trace`), which
-Perfetto and chrome://tracing open. The capture is read by `hierlstm.profiling.xspace`."""
+Perfetto and chrome://tracing open. An XSpace (TensorFlow's or JAX's) is read by
+`hierlstm.profiling.xspace`; torch.profiler's Chrome trace by `torch_step_timeline`."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ class StepTimeline:
 
 
 TIMELINE_COLUMNS = ("line", "plane", "thread", "start_s", "duration_s", "name", "type", "layer")
+# The layer of an op that no layer can be given: torch.profiler's ops carry no name scope.
+UNATTRIBUTED = "no layer attribution"
 
 
 def _depths(timed: Sequence[tuple[int, int]]) -> list[int]:
@@ -73,6 +76,50 @@ def step_timeline(space, layer_names: Sequence[str], step: int = -1) -> StepTime
     events = pd.DataFrame(rows, columns=[*TIMELINE_COLUMNS, "depth"])
     events = events.sort_values(["line", "start_s", "depth"], ignore_index=True)
     return StepTimeline(step % len(steps), (last - first) * _PS, events)
+
+
+def torch_step_timeline(trace: Mapping, step: int = -1) -> StepTimeline:
+    """Step `step` (by default the last) of torch.profiler's Chrome trace (`export_chrome_trace`,
+    a loaded JSON object), as `step_timeline` gives an XSpace's: the step is a complete ("X")
+    event named "step" (`record_function("step")`), its ops the "cpu_op" complete events inside
+    it, each on its thread, at its whole duration, nested by time; every op's layer is
+    `UNATTRIBUTED`. Times are read in whole nanoseconds, so an op that ends with its step is
+    inside it. Raises ValueError when the trace holds no step `step`."""
+    events = [event for event in trace.get("traceEvents", []) if event.get("ph") == "X"]
+
+    def interval(event) -> tuple[int, int]:  # (start, duration) in ns; the trace's are µs
+        start = round(float(event["ts"]) * 1e3)
+        return start, round(float(event["ts"]) * 1e3 + float(event.get("dur", 0)) * 1e3) - start
+
+    marks = sorted(
+        interval(e) for e in events if e.get("name") == "step" and e.get("cat") == "user_annotation"
+    )
+    if not -len(marks) <= step < len(marks):
+        raise ValueError(f"the trace holds {len(marks)} step marker(s); no step {step}.")
+    first, length = marks[step]
+    threads = {
+        (event.get("pid"), event.get("tid")): event.get("args", {}).get("name", "")
+        for event in trace.get("traceEvents", [])
+        if event.get("ph") == "M" and event.get("name") == "thread_name"
+    }
+    lines: dict[str, list] = {}
+    for event in events:
+        start, duration = interval(event)
+        if event.get("cat") != "cpu_op" or not first <= start <= start + duration <= first + length:
+            continue
+        key = (event.get("pid"), event.get("tid"))
+        lines.setdefault(threads.get(key) or f"thread {key[1]}", []).append(
+            (start, duration, str(event.get("name", "")))
+        )
+    rows = []
+    for thread, ops in lines.items():
+        depths = _depths([(start, duration) for start, duration, _ in ops])
+        for (start, duration, name), depth in zip(ops, depths, strict=True):
+            where = (f"/host:CPU {thread}", "/host:CPU", thread, (start - first) * 1e-9)
+            rows.append((*where, duration * 1e-9, name, name, UNATTRIBUTED, depth))
+    frame = pd.DataFrame(rows, columns=[*TIMELINE_COLUMNS, "depth"])
+    frame = frame.sort_values(["line", "start_s", "depth"], ignore_index=True)
+    return StepTimeline(step % len(marks), length * 1e-9, frame)
 
 
 def chrome_trace(timelines: Mapping[str, StepTimeline]) -> dict:

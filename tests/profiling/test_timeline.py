@@ -21,7 +21,7 @@ from hierlstm.profiling import (
     read_xspace,
     step_timeline,
 )
-from hierlstm.profiling.timeline import TIMELINE_COLUMNS
+from hierlstm.profiling.timeline import TIMELINE_COLUMNS, UNATTRIBUTED, torch_step_timeline
 from hierlstm.profiling.xspace import op_events
 
 TIMING = Timing(warmup=1, repeats=3)
@@ -147,3 +147,41 @@ def test_a_profile_measures_the_steps_memory_beside_its_parts(profiles, label):
     assert document["memory_parts"] == {**parts.as_dict(), "total": parts.total}
     assert document["peak_memory_kind"] == "cpu_rss_growth"
     assert memory_estimate(result.config.replace(task="inference")) is None
+
+
+def torch_trace() -> dict:
+    """torch.profiler's export in miniature: two steps (µs as it writes them), ops nested in the
+    second, one op outside every step, the thread named by an "M" event."""
+
+    def op(name, ts, dur, cat="cpu_op"):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 7, "tid": 7, "ts": ts, "dur": dur}
+
+    return {
+        "traceEvents": [
+            {"ph": "M", "name": "thread_name", "pid": 7, "tid": 7, "args": {"name": "python"}},
+            op("step", 1000.0, 50.0, "user_annotation"),
+            op("aten::mm", 1010.0, 20.0),
+            op("step", 2000.123, 40.0, "user_annotation"),
+            op("aten::linear", 2000.123, 30.0),  # starts with its step
+            op("aten::addmm", 2005.5, 24.623),  # ends with its parent (float µs)
+            op("aten::tanh", 2032.0, 8.123),  # ends with the step
+            op("aten::zero_", 2100.0, 1.0),  # after the last step: not in it
+        ]
+    }
+
+
+def test_a_torch_trace_s_last_step_is_its_ops_in_time_nested_without_layers():
+    step = torch_step_timeline(torch_trace())
+    assert step.step == 1 and step.step_s == pytest.approx(40e-6)
+    events = step.events
+    assert list(events["name"]) == ["aten::linear", "aten::addmm", "aten::tanh"]
+    assert list(events["depth"]) == [0, 1, 0]
+    assert list(events["start_s"]) == pytest.approx([0, 5.377e-6, 31.877e-6])
+    assert list(events["duration_s"]) == pytest.approx([30e-6, 24.623e-6, 8.123e-6])
+    assert set(events["layer"]) == {UNATTRIBUTED} and set(events["line"]) == {"/host:CPU python"}
+    first = torch_step_timeline(torch_trace(), step=0)
+    assert list(first.events["name"]) == ["aten::mm"]
+    trace = chrome_trace({"folded · torch": step})  # the page's download reads it as any other
+    assert sum(event["ph"] == "X" for event in trace["traceEvents"]) == 3
+    with pytest.raises(ValueError, match="2 step marker"):
+        torch_step_timeline(torch_trace(), step=2)
