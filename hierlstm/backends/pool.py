@@ -176,8 +176,12 @@ class BackendPool:
         """`hierlstm.backends.local.check` in `config`'s backend: the oracle report."""
         return self._answer(config, "check", seed=seed)["report"]
 
-    def profile(self, config: RunConfig, timing: Timing, *, steps: int, logdir: str) -> dict:
-        """`config` profiled in its backend's worker: what was written and what it says."""
+    def profile(
+        self, config: RunConfig, timing: Timing, *, steps: int, logdir: str, read: bool = True
+    ) -> dict:
+        """`config` profiled in its backend's worker: what was written and what it says
+        (`read=False`: a JAX capture left for this process to read,
+        `hierlstm.backends.profiles.read_profile`)."""
         return self._answer(
             config,
             "profile",
@@ -186,6 +190,7 @@ class BackendPool:
             repeats=timing.repeats,
             seed=timing.seed,
             logdir=str(logdir),
+            read=read,
         )["profile"]
 
     def pids(self) -> dict[str, int]:

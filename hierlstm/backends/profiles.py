@@ -1,7 +1,13 @@
 """Profiles on JAX and PyTorch, inside a backend's worker (`profile`), and the record the store's
 profiles table reads from the document it sends back (`profile_record`, on the pool's side).
 JAX's profiler writes an XSpace that `hierlstm.profiling.xspace` reads per op and per layer;
-torch.profiler gives op names only. TensorFlow's worker runs `hierlstm.profiling.profiler`."""
+torch.profiler gives op names only. TensorFlow's worker runs `hierlstm.profiling.profiler`.
+
+Reading an XSpace needs TensorFlow's protobufs: a JAX worker reads its capture itself when
+TensorFlow is installed, unless the request says `read: false` (the app, whose own process has
+TensorFlow loaded already, reads it there with `read_profile` instead of paying a TensorFlow
+import in the worker). `read_profile` also gives the capture's last step in time: JAX's from
+the XSpace, torch's from its Chrome trace's complete events."""
 
 from __future__ import annotations
 
@@ -38,9 +44,29 @@ def _records(frame) -> list[dict]:
     return frame.to_dict(orient="records")
 
 
-def _jax_capture(run, logdir, steps: int, layers: list[str]) -> dict:
+def _can_read_xspace() -> bool:
     import importlib.util
 
+    return importlib.util.find_spec("tensorflow") is not None
+
+
+def _xspace_fields(space, layers: list[str]) -> dict:
+    """What a JAX capture's XSpace says, in the document's fields (a GPU's kernels among them:
+    the device planes' events, as for TensorFlow)."""
+    from hierlstm.profiling.xspace import summarise
+
+    summary = summarise(space, layers)
+    return {
+        "attribution": JAX_ATTRIBUTION,
+        "step_s": list(summary.step_s),
+        "layers": _records(summary.layers),
+        "op_types": _records(summary.op_types),
+        "lines": _records(summary.lines),
+        "kernels": _records(summary.kernels),
+    }
+
+
+def _jax_capture(run, logdir, steps: int, layers: list[str], read: bool) -> dict:
     import jax
 
     with jax.profiler.trace(str(logdir)):
@@ -50,19 +76,11 @@ def _jax_capture(run, logdir, steps: int, layers: list[str]) -> dict:
     from hierlstm.profiling.xspace import find_xplane
 
     xplane = find_xplane(logdir)
-    if importlib.util.find_spec("tensorflow") is None:
+    if not read or not _can_read_xspace():
         return {"trace": str(xplane), "attribution": JAX_UNREAD, "layers": [], "op_types": []}
-    from hierlstm.profiling.xspace import read_xspace, summarise
+    from hierlstm.profiling.xspace import read_xspace
 
-    summary = summarise(read_xspace(xplane), layers)
-    return {
-        "trace": str(xplane),
-        "attribution": JAX_ATTRIBUTION,
-        "step_s": list(summary.step_s),
-        "layers": _records(summary.layers),
-        "op_types": _records(summary.op_types),
-        "lines": _records(summary.lines),
-    }
+    return {"trace": str(xplane), **_xspace_fields(read_xspace(xplane), layers)}
 
 
 def _torch_capture(run, logdir, steps: int) -> dict:
@@ -101,10 +119,29 @@ def _torch_capture(run, logdir, steps: int) -> dict:
     }
 
 
+def _harness(worker, run, repeats: int) -> tuple[list[float], int, str]:
+    """`repeats` samples with the profiler off, and the largest memory peak of one, where this
+    backend and device really measure one (`worker.memory_probe`: PyTorch's CUDA allocator, a
+    CPU's RSS growth); JAX on a GPU keeps no resettable peak and its host's RSS is not the GPU's
+    memory, so there the peak is (0, "")."""
+    gpu_jax = worker.backend == "jax" and not run.device.startswith("/CPU")
+    times, peak, kind = [], 0, ""
+    for _ in range(repeats):
+        if gpu_jax:
+            times.append(run.sample()["step"])
+            continue
+        probe = worker.memory_probe(run.device)
+        with probe:
+            times.append(run.sample()["step"])
+        peak, kind = max(peak, probe.peak_bytes), probe.kind
+    return times, peak, kind
+
+
 def profile(worker, config: RunConfig, request: dict) -> dict:
     """`config` profiled in this process: prepared, warmed up, `steps` steps under the
     backend's profiler (TensorFlow: `hierlstm.profiling.profiler.profile` itself), then
-    `repeats` timed samples with the profiler off; the JSON form of the profile."""
+    `repeats` timed samples with the profiler off (their memory peak beside); the JSON form of
+    the profile. A JAX capture is left unread when the request says `read: false`."""
     from pathlib import Path
 
     import numpy as np
@@ -124,10 +161,10 @@ def profile(worker, config: RunConfig, request: dict) -> dict:
     for _ in range(int(request["warmup"])):
         run.sample()
     if worker.backend == "jax":
-        found = _jax_capture(run, logdir, steps, layers)
+        found = _jax_capture(run, logdir, steps, layers, bool(request.get("read", True)))
     else:
         found = _torch_capture(run, logdir, steps)
-    harness = [run.sample()["step"] for _ in range(int(request["repeats"]))]
+    harness, peak, kind = _harness(worker, run, int(request["repeats"]))
     step_s = found.get("step_s") or [math.nan]
     return {
         "variant": config.variant,
@@ -137,7 +174,10 @@ def profile(worker, config: RunConfig, request: dict) -> dict:
         "profiled_step_s": float(np.median(step_s)),
         "harness_median_s": float(np.median(harness)),
         "harness_repeats": len(harness),
+        "peak_memory_bytes": peak,
+        "peak_memory_kind": kind,
         "kernels": [],
+        "layer_names": layers,
         "logdir": str(logdir),
         "device": run.device,
         "kernel": run.kernel,
@@ -149,7 +189,10 @@ def profile(worker, config: RunConfig, request: dict) -> dict:
 @dataclasses.dataclass(frozen=True, eq=False)
 class ProfileRecord:
     """A worker's profile document in the shape the store's profiles table reads
-    (`hierlstm.results.profiles.profile_row`, as from `ProfileResult`), without TensorFlow."""
+    (`hierlstm.results.profiles.profile_row`, as from `ProfileResult`), without TensorFlow,
+    and what the Profile page draws of it (the fields after `versions`, as `ProfileResult`
+    names them: `lines` empty for torch, `timeline` None where the capture was not read in
+    time, peak_memory_kind "" where nothing measured the memory)."""
 
     config: RunConfig
     steps: int
@@ -164,6 +207,13 @@ class ProfileRecord:
     kernel: str
     logdir: str
     versions: dict
+    lines: object = None  # DataFrame: line/op_s/busy_s
+    step_s: tuple[float, ...] = ()
+    attribution: str = ""  # the worker's sentence on what the capture attributes
+    trace: str = ""  # the capture file, under logdir
+    peak_memory_bytes: int = 0
+    peak_memory_kind: str = ""
+    timeline: object = None  # a StepTimeline (`hierlstm.profiling.timeline`), or None
 
     @property
     def op_s(self) -> float:
@@ -184,7 +234,8 @@ class ProfileRecord:
         return str(row[key]), float(row["share"])
 
 
-def profile_record(document: dict) -> ProfileRecord:
+def profile_record(document: dict, timeline=None) -> ProfileRecord:
+    """The record of a worker's profile document (`timeline`: its step in time, if read)."""
     import pandas as pd
 
     layers = pd.DataFrame(document["layers"], columns=["layer", "type", "time_s", "share", "ops"])
@@ -204,4 +255,45 @@ def profile_record(document: dict) -> ProfileRecord:
         kernel=document["kernel"],
         logdir=document["logdir"],
         versions=document["versions"],
+        lines=pd.DataFrame(document.get("lines", []), columns=["line", "op_s", "busy_s"]),
+        step_s=tuple(document.get("step_s", ())),
+        attribution=document.get("attribution", ""),
+        trace=document.get("trace", ""),
+        peak_memory_bytes=int(document.get("peak_memory_bytes", 0)),
+        peak_memory_kind=document.get("peak_memory_kind", ""),
+        timeline=timeline,
     )
+
+
+def read_profile(document: dict) -> ProfileRecord:
+    """A worker's profile read in this process, which has TensorFlow's protobufs: a JAX capture
+    the worker left unread (`read: false`) summarised here, and the last profiled step in time
+    (`hierlstm.profiling.timeline`: JAX's from its XSpace, torch's from its Chrome trace);
+    None in `timeline` when the capture holds no step marker."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from hierlstm.profiling import timeline
+
+    backend = document["config"]["backend"]
+    step = None
+    if backend == "jax":
+        from hierlstm.profiling.xspace import read_xspace
+
+        space = read_xspace(document["trace"])
+        if document["attribution"] == JAX_UNREAD:
+            document = {**document, **_xspace_fields(space, document["layer_names"])}
+            document["profiled_step_s"] = float(np.median(document["step_s"]))
+        try:
+            step = timeline.step_timeline(space, document["layer_names"])
+        except ValueError:  # no step marker: nothing was profiled in time
+            step = None
+    elif backend == "torch":
+        trace = json.loads(Path(document["trace"]).read_text(encoding="utf-8"))
+        try:
+            step = timeline.torch_step_timeline(trace)
+        except ValueError:
+            step = None
+    return profile_record(document, step)

@@ -15,7 +15,8 @@ requests on stdin, answers on stdout (nothing else is written there), logs on st
         -> {"id": 3, "ok": true, "row": BenchResult.to_row()}   (the handle is released)
     {"id": 4, "op": "check", "config": {...}, "seed": 0}  -> {"id": 4, "ok": true, "report": {...}}
     {"id": 5, "op": "profile", "config": {...}, "steps": 5, "warmup": 2, "repeats": 5,
-     "seed": 0, "logdir": "DIR"}                          -> {"id": 5, "ok": true, "profile": {...}}
+     "seed": 0, "logdir": "DIR", "read": true}            -> {"id": 5, "ok": true, "profile": {...}}
+        ("read": false leaves a JAX capture unread, for `hierlstm.backends.profiles.read_profile`)
     {"id": 6, "op": "close"}                              -> {"id": 6, "ok": true}, then exit 0
 
 A result crosses the pipe as `BenchResult.to_row()` and is rebuilt with `BenchResult.from_row`
@@ -155,7 +156,7 @@ class TensorFlowPeak:
 def memory_probe(backend: str, device: str):
     if backend == "tensorflow":
         return TensorFlowPeak(device)
-    if backend == "torch" and "cuda" in device.lower():
+    if backend == "torch" and device.upper().startswith("/GPU"):  # "/GPU:0 (NVIDIA ...)"
         return TorchCudaPeak()
     return RssPeak()  # JAX keeps no resettable peak; its host memory is the process's
 
@@ -225,6 +226,10 @@ class Worker:
 
     def check(self, request: dict) -> dict:
         return {"report": self.local.check(self.config(request), seed=int(request.get("seed", 0)))}
+
+    def memory_probe(self, device: str):
+        """A probe of one sample's memory peak on `device` (`memory_probe`)."""
+        return memory_probe(self.backend, device)
 
     def profile(self, request: dict) -> dict:
         from hierlstm.backends.profiles import profile
