@@ -82,7 +82,8 @@ _WRITE_REFUSALS = {
     "Read-only file system": "read_only",
     "Permission denied": "denied",
 }
-_CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)$")  # default_logdir
+# default_logdir's names (a JAX or torch capture's, the app's and the CLI's, end in its backend)
+_CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)(-[a-z]+)?$")
 
 
 def kept_profiles() -> int:
@@ -183,9 +184,11 @@ def memory_estimate(config: RunConfig) -> dict[str, int] | None:
 
 
 def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
-    """A new folder for one capture: <data folder>/profiles/<UTC time>-<variant>-<task>."""
+    """A new folder for one capture: <data folder>/profiles/<UTC time>-<variant>-<task>, and
+    -<backend> after it for a capture a JAX or torch worker writes."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S_%fZ")
-    return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}"
+    backend = "" if config.backend == "tensorflow" else f"-{config.backend}"
+    return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}{backend}"
 
 
 def prune_profiles(keep: int | None = None) -> list[Path]:

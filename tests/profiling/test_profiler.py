@@ -112,12 +112,16 @@ def test_the_default_log_folder_is_new_under_the_data_folder(monkeypatch, tmp_pa
     first, second = profiler.default_logdir(config), profiler.default_logdir(config)
     assert first.parent == tmp_path / "hierlstm" / "profiles"
     assert first.name.endswith("-nested-training") and first != second
+    assert profiler.default_logdir(config.replace(backend="torch")).name.endswith(
+        "-nested-training-torch"
+    )
 
 
 def test_the_default_folder_keeps_only_the_newest_captures(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     parent = tmp_path / "hierlstm" / "profiles"
-    old = [f"2026010{day}T000000_000000Z-folded-inference" for day in range(1, 6)]
+    old = [f"2026010{day}T000000_000000Z-folded-inference" for day in range(1, 5)]
+    old.append("20260105T000000_000000Z-folded-inference-jax")  # a worker's capture, pruned too
     for name in [*old, "mine"]:  # "mine": not a default capture's name, never removed
         (parent / name).mkdir(parents=True)
     removed = profiler.prune_profiles(keep=2)
