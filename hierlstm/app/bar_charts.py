@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from hierlstm.app.figure_style import (
     apply_layout,
+    backend_marker_pattern,
     backend_pattern,
     empty_figure,
     error_bars,
@@ -57,12 +58,7 @@ def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title
         )
         if key is not None:  # the pattern over the variant's colour, so the values stay legible
             bar.name = f"{key[0]} · {key[1]}"
-            bar.marker.pattern = {
-                "shape": backend_pattern(key[1]),
-                "fillmode": "overlay",
-                "fgcolor": "rgba(255, 255, 255, 0.6)",
-                "size": 9,
-            }
+            bar.marker.pattern = backend_marker_pattern(backend_pattern(key[1]))
         if low is not None:
             bar.error_y = error_bars(
                 values,

@@ -29,6 +29,12 @@ def backend_pattern(name: str) -> str:
     return BACKEND_PATTERNS.get(name, ".")
 
 
+def backend_marker_pattern(shape) -> dict:
+    """A bar marker's pattern of `shape` (one, or one per bar: `backend_pattern`s), drawn over
+    the bar's own colour, so that colour keeps meaning the variant and values stay legible."""
+    return {"shape": shape, "fillmode": "overlay", "fgcolor": "rgba(255, 255, 255, 0.6)", "size": 9}
+
+
 def backend_dash(name: str) -> str:
     return BACKEND_DASHES.get(name, "dashdot")
 

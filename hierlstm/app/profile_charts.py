@@ -9,6 +9,12 @@
   from its start to its end, coloured by layer with the split's colours, the variants one
   above the other on one time axis (ms from the step's start).
 - Memory: a training step's estimated parts stacked beside the measured peak, per variant.
+
+Each figure takes its profiles by label: the variant, and its backend when the run had several
+("folded · jax"); the bars of a run on several backends carry their backend's pattern
+(`figure_style.backend_pattern`) over their own colour. The timeline's bars do not: one op is
+a sliver, too thin for a pattern, and each backend has its own rows, titled by its label.
+torch's ops carry no layer (`UNATTRIBUTED`): its timeline is one colour of its own.
 """
 
 from __future__ import annotations
@@ -20,10 +26,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from hierlstm.app.figure_style import apply_layout, variant_color
+from hierlstm.app.figure_style import (
+    apply_layout,
+    backend_marker_pattern,
+    backend_pattern,
+    variant_color,
+)
 from hierlstm.i18n import t
 from hierlstm.model.cost import MEMORY_PARTS, memory_parts
-from hierlstm.profiling import OUTSIDE
+from hierlstm.profiling import OUTSIDE, UNATTRIBUTED
 
 # Layers are not variants: a palette of their own, assigned in order of first appearance, so a
 # layer name (conv, inner_lstm, ...) has one colour across every variant's bars; one colour
@@ -43,13 +54,26 @@ _LAYER_PALETTE = (
     "#AA4499",
 )
 _OUTSIDE_COLOR = "#BBBBBB"
+_UNATTRIBUTED_COLOR = "#6F6F6F"
+
+
+def layer_name(layer: str, lang: str) -> str:
+    """A layer as a legend names it: the two buckets that are no layer in the language."""
+    if layer == OUTSIDE:
+        return t("profile.outside", lang)
+    if layer == UNATTRIBUTED:
+        return t("profile.unattributed", lang)
+    return layer
 
 
 def layer_colors(frames: Iterable[pd.DataFrame]) -> dict[str, str]:
     """Layer -> colour, in order of first appearance over the frames' `layer` columns, then
     `OUTSIDE` in grey: the split's colours, which the timeline takes too."""
     layers = dict.fromkeys(
-        layer for frame in frames for layer in frame["layer"] if layer != OUTSIDE
+        layer
+        for frame in frames
+        for layer in frame["layer"]
+        if layer not in (OUTSIDE, UNATTRIBUTED)
     )
     colors = {name: _LAYER_PALETTE[i % len(_LAYER_PALETTE)] for i, name in enumerate(layers)}
     colors[OUTSIDE] = _OUTSIDE_COLOR
@@ -78,15 +102,21 @@ def split_frames(splits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     )[["variant", "method", "layer", "time_s", "share"]]
 
 
-def layer_split_figure(splits: Mapping[str, pd.DataFrame], lang: str = "en") -> go.Figure:
-    """Stacked horizontal bars, two per variant (the profiler's split, then the separate
-    calls'), each segment one layer's share of that bar's time; hover gives ms per step."""
+def layer_split_figure(
+    splits: Mapping[str, pd.DataFrame],
+    lang: str = "en",
+    backends: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """Stacked horizontal bars, two per profile (the profiler's split, then the separate
+    calls'), each segment one layer's share of that bar's time; hover gives ms per step.
+    `splits` by label; `backends` (label -> backend): with several, each bar in its
+    backend's pattern."""
     method_label = {
         "profiler": t("profile.method.profiler", lang),
         "separate": t("profile.method.separate", lang),
     }
     colors = layer_colors(splits.values())
-    layers = [name for name in colors if name != OUTSIDE]
+    layers = [name for name in colors if name not in (OUTSIDE, UNATTRIBUTED)]
     bars = [
         (variant, method)
         for variant, frame in splits.items()
@@ -94,6 +124,10 @@ def layer_split_figure(splits: Mapping[str, pd.DataFrame], lang: str = "en") -> 
         if (frame["method"] == method).any()
     ]
     labels = [f"{variant} · {method_label[method]}" for variant, method in bars]
+    backends = backends or {}
+    patterns = None
+    if len(set(backends.values())) > 1:
+        patterns = backend_marker_pattern([backend_pattern(backends[label]) for label, _ in bars])
     figure = go.Figure()
     for layer in [*layers, OUTSIDE]:
         shares, times = [], []
@@ -104,13 +138,14 @@ def layer_split_figure(splits: Mapping[str, pd.DataFrame], lang: str = "en") -> 
             times.append(float(row["time_s"].sum()) * 1e3)
         if not any(shares):
             continue
-        name = t("profile.outside", lang) if layer == OUTSIDE else layer
+        name = layer_name(layer, lang)
         figure.add_bar(
             y=labels,
             x=shares,
             name=name,
             orientation="h",
             marker_color=colors[layer],
+            marker_pattern=patterns,
             customdata=times,
             text=[f"{share:.0f}%" if share >= 6 else "" for share in shares],
             textposition="inside",
@@ -206,7 +241,7 @@ def timeline_figure(
         for (depth, layer), group in sorted(
             groups, key=lambda g: (g[0][0], order.get(g[0][1], 99))
         ):
-            name = t("profile.outside", lang) if layer == OUTSIDE else layer
+            name = layer_name(layer, lang)
             figure.add_trace(
                 go.Bar(
                     orientation="h",
@@ -217,7 +252,9 @@ def timeline_figure(
                     name=name,
                     legendgroup=layer,
                     showlegend=layer not in legend,
-                    marker_color=colors.get(layer, _OUTSIDE_COLOR),
+                    marker_color=_UNATTRIBUTED_COLOR
+                    if layer == UNATTRIBUTED
+                    else colors.get(layer, _OUTSIDE_COLOR),
                     marker_line_width=0,
                     customdata=group[["name", "type"]]
                     .assign(us=group["duration_s"] * 1e6)
@@ -255,34 +292,41 @@ _PART_COLORS = {
 }
 
 
-def memory_frame(results: Iterable) -> pd.DataFrame:
-    """Per training-step profile (`ProfileResult`), the estimated parts and the measured peak
-    in long form: variant, source ("estimate" or "measured"), part (a `MEMORY_PARTS` name, or
-    the probe's kind for the measured row), bytes, mib. Forward passes are left out."""
+def memory_frame(results: Iterable, labels: Iterable[str] | None = None) -> pd.DataFrame:
+    """Per training-step profile (`ProfileResult`, or a worker's `ProfileRecord`), the
+    estimated parts and the measured peak in long form: variant, source ("estimate" or
+    "measured"), part (a `MEMORY_PARTS` name, or the probe's kind for the measured row), bytes,
+    mib, then backend and label (`labels`, one per result; the variant when none are given).
+    Forward passes are left out, and so is the measured row of a profile that measured none."""
+    results = list(results)
+    labels = [r.config.variant for r in results] if labels is None else list(labels)
     rows = []
-    for result in results:
+    for result, label in zip(results, labels, strict=True):
         if result.config.task != "training":
             continue
-        variant = result.config.variant
+        variant, backend = result.config.variant, result.config.backend
         for part, size in memory_parts(result.config).as_dict().items():
-            rows.append((variant, "estimate", part, size))
-        rows.append((variant, "measured", result.peak_memory_kind, result.peak_memory_bytes))
-    frame = pd.DataFrame(rows, columns=["variant", "source", "part", "bytes"])
-    frame["mib"] = frame["bytes"] / _MIB
+            rows.append((variant, "estimate", part, size, backend, label))
+        if result.peak_memory_kind:
+            kind, peak = result.peak_memory_kind, result.peak_memory_bytes
+            rows.append((variant, "measured", kind, peak, backend, label))
+    frame = pd.DataFrame(rows, columns=["variant", "source", "part", "bytes", "backend", "label"])
+    frame.insert(4, "mib", frame["bytes"] / _MIB)
     return frame
 
 
 def memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
-    """Per variant two bars: the estimate stacked by part, and the measured peak beside it
+    """Per profile two bars: the estimate stacked by part, and the measured peak beside it
     (labelled with what the probe measures: the GPU allocator's peak, or a CPU's RSS growth,
-    which is not the same quantity)."""
-    variants = list(dict.fromkeys(frame["variant"]))
+    which is not the same quantity), in its variant's colour, hatched; with several backends,
+    in its backend's pattern instead."""
+    labels = list(dict.fromkeys(frame["label"]))
     estimate_label, figure = t("chart.memory.estimate", lang), go.Figure()
     for part in MEMORY_PARTS:
         rows = frame[(frame["source"] == "estimate") & (frame["part"] == part)]
         name = t(f"chart.memory.part.{part}", lang)
         figure.add_bar(
-            x=[list(rows["variant"]), [estimate_label] * len(rows)],
+            x=[list(rows["label"]), [estimate_label] * len(rows)],
             y=rows["mib"],
             name=name,
             marker_color=_PART_COLORS[part],
@@ -290,22 +334,25 @@ def memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
             hovertemplate=f"{name}: %{{y:.4g}} MiB (%{{customdata:,}} B)<extra>%{{x}}</extra>",
         )
     measured = frame[frame["source"] == "measured"]
+    several = frame["backend"].nunique() > 1
     for kind in dict.fromkeys(measured["part"]):
         rows = measured[measured["part"] == kind]
         name = t(f"chart.memory.measured.{kind}", lang)
         figure.add_bar(
-            x=[list(rows["variant"]), [t("chart.memory.measured", lang)] * len(rows)],
+            x=[list(rows["label"]), [t("chart.memory.measured", lang)] * len(rows)],
             y=rows["mib"],
             name=name,
             marker_color=[variant_color(v) for v in rows["variant"]],
-            marker_pattern_shape="/",
+            marker_pattern=backend_marker_pattern([backend_pattern(b) for b in rows["backend"]])
+            if several
+            else {"shape": "/"},
             text=[f"{value:.3g}" for value in rows["mib"]],
             textposition="outside",
             cliponaxis=False,
             customdata=rows["bytes"],
             hovertemplate=f"{name}: %{{y:.4g}} MiB (%{{customdata:,}} B)<extra>%{{x}}</extra>",
         )
-    totals = frame[frame["source"] == "estimate"].groupby("variant", sort=False)["mib"].sum()
+    totals = frame[frame["source"] == "estimate"].groupby("label", sort=False)["mib"].sum()
     figure.add_scatter(
         x=[list(totals.index), [estimate_label] * len(totals)],
         y=totals.to_numpy(),
@@ -323,5 +370,5 @@ def memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
         t("chart.memory.y", lang),
         barmode="relative",
         legend_right=True,
-        height=max(360, 200 + 30 * len(variants)),
+        height=max(360, 200 + 30 * len(labels)),
     )
