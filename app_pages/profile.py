@@ -1,15 +1,26 @@
-"""Profile: the selected variants run under the TensorFlow Profiler, each step's time per layer
-(from the ops' name scopes) beside the separate-call split, one step in time (and as a Chrome
-trace), a training step's memory by part beside its measured peak, the top op types, the
-threads and streams, a GPU's kernels, and the capture as a .zip for TensorBoard; every profile
-stored."""
+"""Profile: every selected variant on every chosen backend under that backend's profiler
+(TensorFlow's in this process, JAX's and torch's in their workers), each step's time per layer
+(from the ops' name scopes) beside TensorFlow's separate-call split, one step in time (and as a
+Chrome trace), a training step's memory by part beside its measured peak, the top op types,
+the threads and streams, a GPU's kernels, and the capture as a .zip; every profile stored.
+What a backend's profiler cannot give is one line per profile where it would be."""
 
 import json
 
 import streamlit as st
 
-from hierlstm.app import caches, display, outcomes, profile_charts, runs, sidebar, state
+from hierlstm.app import (
+    caches,
+    display,
+    outcomes,
+    profile_charts,
+    profile_runs,
+    runs,
+    sidebar,
+    state,
+)
 from hierlstm.config import Timing
+from hierlstm.i18n import MESSAGES
 from hierlstm.profiling import DEFAULT_STEPS, chrome_trace
 
 controls = sidebar.current_controls()
@@ -20,6 +31,18 @@ KEY = "profile"
 def headers(frame):
     """A table with its column names in the session's language."""
     return frame.rename(columns=lambda name: _(f"profile.column.{name}"))
+
+
+def gap_lines(profiles, section: str) -> None:
+    """One line per profile whose backend cannot give `section`, saying why."""
+    for profile in profiles:
+        if key := profile.gaps().get(section):
+            st.caption(_(key, label=profile.label, backend=profile.backend))
+
+
+def suffixed(key: str, backend: str) -> str:
+    """`key`.jax or `key`.torch, the backend's own wording, where the catalogue has one."""
+    return f"{key}.{backend}" if f"{key}.{backend}" in MESSAGES else key
 
 
 low, high = state.limits_of("profile_steps")
@@ -35,31 +58,31 @@ steps = int(
     )
 )
 
-configs = outcomes.profiled_configs(controls)
-if elsewhere := sorted({c.backend for c in controls.configs} - {c.backend for c in configs}):
-    st.caption(_("control.backends.profile_cli", backends=", ".join(elsewhere)))
+configs = profile_runs.profiled_configs(controls)
 if controls.run and configs:
     if problem := runs.run_problem(configs):
         st.error(problem, icon=":material/block:")
     else:
         timing = controls.timing
-        # For the estimate: each profile is about a benchmark with `steps` more calls, and its
-        # separate-call split about one more.
+        # For the estimate: each profile is about a benchmark with `steps` more calls, and a
+        # TensorFlow profile's separate-call split about one more.
         estimated = Timing(timing.warmup, timing.repeats + steps, timing.seed)
+        split = [config for config in configs if config.backend == state.IN_PROCESS]
         runs.start_run(
             KEY,
-            lambda progress: outcomes.run_profiles(controls, steps, progress),
+            lambda progress: profile_runs.run_profiles(controls, steps, progress),
             configs,
-            runs.Workload((*configs, *configs), estimated),
+            runs.Workload((*configs, *split), estimated),
         )
 runs.show_run_outcome(KEY)
 
 outcome = runs.slot(KEY).result
 if outcome is None:
+    names = [state.label(config, controls.several_backends) for config in configs]
     st.info(
         _(
             "profile.press_run",
-            variants=", ".join(controls.variants),
+            variants=", ".join(names),
             steps=steps,
             batch=controls.config.batch_size,
             time=controls.config.time_steps,
@@ -75,58 +98,67 @@ done = [profile for profile in outcome.profiles if profile.result is not None]
 for profile in outcome.profiles:
     if profile.result is None:
         st.error(
-            _("profile.failed", variant=profile.variant, error=profile.error),
+            _("profile.failed", variant=profile.label, error=profile.error),
             icon=":material/error:",
         )
 if not done:
     st.stop()
 
-columns = st.columns(len(done))
-for column, profile in zip(columns, done, strict=True):
-    result = profile.result
-    column.metric(
-        _("profile.metric.step", variant=profile.variant),
-        display.format_ms(result.profiled_step_s),
-        _("profile.metric.harness", ms=result.harness_median_s * 1e3),
-        delta_color="off",
-        delta_arrow="off",
-        help=_("profile.metric.step.help", steps=result.steps, repeats=result.harness_repeats),
-    )
+width = min(3, len(done))  # at most three metrics a row
+for first in range(0, len(done), width):
+    for column, profile in zip(st.columns(width), done[first : first + width], strict=False):
+        result = profile.result
+        column.metric(
+            _("profile.metric.step", variant=profile.label),
+            display.format_ms(result.profiled_step_s),
+            _("profile.metric.harness", ms=result.harness_median_s * 1e3),
+            delta_color="off",
+            delta_arrow="off",
+            help=_("profile.metric.step.help", steps=result.steps, repeats=result.harness_repeats),
+        )
 
 splits = {
-    profile.variant: profile_charts.split_frame(profile.result.layers, profile.separate)
+    profile.label: profile_charts.split_frame(profile.result.layers, profile.separate)
     for profile in done
 }
-display.chart(
-    profile_charts.layer_split_figure(splits, lang),
-    profile_charts.split_frames(splits),
-    key="profile-layers",
-)
-st.caption(_("profile.layers.caption"))
+backends = {profile.label: profile.backend for profile in done}
+if any(not frame.empty for frame in splits.values()):  # torch's profiles alone have none
+    display.chart(
+        profile_charts.layer_split_figure(splits, lang, backends),
+        profile_charts.split_frames(splits),
+        key="profile-layers",
+    )
+    st.caption(_("profile.layers.caption"))
+gap_lines(done, "split")
 
 st.subheader(_("profile.timeline"))
-timelines = {profile.variant: profile.result.timeline for profile in done}
+timelines = {p.label: p.result.timeline for p in done if p.result.timeline is not None}
 colors = profile_charts.layer_colors(splits.values())
-display.chart(
-    profile_charts.timeline_figure(timelines, colors, lang),
-    profile_charts.timeline_frame(timelines),
-    key="profile-timeline",
-)
-st.caption(_("profile.timeline.caption"))
-if any(len(timeline.events) > profile_charts.MAX_TIMELINE_BARS for timeline in timelines.values()):
-    st.caption(_("profile.timeline.capped", cap=profile_charts.MAX_TIMELINE_BARS))
-st.download_button(
-    _("profile.timeline.download"),
-    lambda: json.dumps(chrome_trace(timelines)),  # made only when clicked
-    file_name="hierlstm-step-trace.json",
-    mime="application/json",
-    key="profile-trace-json",
-    icon=":material/download:",
-    on_click="ignore",
-)
+if timelines:
+    display.chart(
+        profile_charts.timeline_figure(timelines, colors, lang),
+        profile_charts.timeline_frame(timelines),
+        key="profile-timeline",
+    )
+    st.caption(_("profile.timeline.caption"))
+    if any(len(tl.events) > profile_charts.MAX_TIMELINE_BARS for tl in timelines.values()):
+        st.caption(_("profile.timeline.capped", cap=profile_charts.MAX_TIMELINE_BARS))
+gap_lines(done, "timeline")
+if timelines:
+    st.download_button(
+        _("profile.timeline.download"),
+        lambda: json.dumps(chrome_trace(timelines)),  # made only when clicked
+        file_name="hierlstm-step-trace.json",
+        mime="application/json",
+        key="profile-trace-json",
+        icon=":material/download:",
+        on_click="ignore",
+    )
 
 st.subheader(_("profile.memory"))
-memory = profile_charts.memory_frame(profile.result for profile in done)
+memory = profile_charts.memory_frame(
+    [profile.result for profile in done], [profile.label for profile in done]
+)
 if memory.empty:
     st.info(_("profile.memory.inference"), icon=":material/memory:")
 else:
@@ -138,14 +170,15 @@ else:
         st.caption(_("profile.memory.gpu", repeats=repeats))
     if "cpu_rss_growth" in kinds:
         st.info(_("profile.memory.cpu", repeats=repeats), icon=":material/info:")
+    gap_lines([p for p in done if p.result.config.task == "training"], "memory")
 
-tabs = st.tabs([profile.variant for profile in done])
+tabs = st.tabs([profile.label for profile in done])
 for tab, profile in zip(tabs, done, strict=True):
-    result = profile.result
+    result, backend = profile.result, profile.backend
     with tab:
         st.markdown(
             _(
-                "profile.summary",
+                suffixed("profile.summary", backend),
                 op=result.op_s * 1e3,
                 share=result.op_s / result.profiled_step_s,
                 outside=result.outside_s * 1e3,
@@ -157,30 +190,35 @@ for tab, profile in zip(tabs, done, strict=True):
             st.subheader(_("profile.ops"))
             display.table(
                 headers(display.in_ms(result.op_types.head(12))),
-                key=f"profile-ops-{profile.variant}",
+                key=f"profile-ops-{profile.key}",
                 column_config={
                     _("profile.column.share"): st.column_config.NumberColumn(format="percent")
                 },
             )
         with right:
             st.subheader(_("profile.lines"))
-            lines = headers(display.in_ms(result.lines))
-            display.table(lines, key=f"profile-lines-{profile.variant}")
+            if result.lines.empty:
+                gap_lines([profile], "lines")
+            else:
+                lines = headers(display.in_ms(result.lines))
+                display.table(lines, key=f"profile-lines-{profile.key}")
         st.subheader(_("profile.kernels"))
-        if result.kernels.empty:
+        if "kernels" in profile.gaps():
+            gap_lines([profile], "kernels")
+        elif result.kernels.empty:
             st.caption(_("profile.kernels.none"))
         else:
             kernels = headers(display.in_ms(result.kernels))
-            display.table(kernels, key=f"profile-kernels-{profile.variant}")
+            display.table(kernels, key=f"profile-kernels-{profile.key}")
         st.download_button(
-            _("profile.download", variant=profile.variant),
+            _(suffixed("profile.download", backend), variant=profile.label),
             profile.archive,
-            file_name=f"hierlstm-profile-{profile.variant}.zip",
+            file_name=f"hierlstm-profile-{profile.key}.zip",
             mime="application/zip",
-            key=f"profile-zip-{profile.variant}",
+            key=f"profile-zip-{profile.key}",
             icon=":material/download:",
             on_click="ignore",
         )
-        st.caption(_("profile.open", logdir=result.logdir))
+        st.caption(_(suffixed("profile.open", backend), logdir=result.logdir))
 stored = sum(profile.stored_id is not None for profile in done)
 st.caption(_("profile.stored", count=stored, path=str(caches.store_path())))

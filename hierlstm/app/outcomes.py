@@ -1,6 +1,6 @@
 """What the timing pages run, through the same run-and-store functions as the command line
 (`hierlstm.measure`): the benchmark with its per-layer split, the sweeps over time, batch
-or replicas, and the TensorFlow Profiler's captures beside the separate-call split. Each
+or replicas (the Profile page's runs are `hierlstm.app.profile_runs`'s). Each
 returns an outcome that keeps the records it measured (with their `RunConfig`s); the page draws
 it."""
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import socket
-import tempfile
 from collections.abc import Sequence
 
 import pandas as pd
@@ -19,10 +18,9 @@ from hierlstm.app import state
 from hierlstm.app.caches import note_write, result_store
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
-from hierlstm.config import RunConfig, Timing, data_folder
-from hierlstm.profiling import ProfileResult, zip_logdir
+from hierlstm.config import RunConfig, Timing
 from hierlstm.records import CONFIG_COLUMNS, CompareResult
-from hierlstm.refusals import Refused, writable_folder
+from hierlstm.refusals import Refused
 from hierlstm.registry import BACKENDS, VARIANTS
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 
@@ -247,78 +245,6 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
 
     frame = _each_variant(replica_configs(controls), progress, run)
     return {"frame": frame, "axis": "replicas", "settings": settings_of(controls)}
-
-
-@dataclasses.dataclass(frozen=True)
-class VariantProfile:
-    """One variant on the Profile page: its profile (or why it failed), the separate-call
-    split of the same layers, the capture as a .zip, the stored row's id."""
-
-    variant: str
-    result: ProfileResult | None
-    separate: pd.DataFrame | None
-    archive: bytes
-    stored_id: str | None
-    error: str = ""
-
-
-def capture_folder() -> str | None:
-    """Where a profile's capture goes: the default folder (None) when the data folder takes
-    files, else a new temporary folder, so a profile still runs and shows (the banner says
-    that results are not kept, and why)."""
-    try:
-        writable_folder("profile", data_folder() / "profiles")
-    except Refused:
-        return tempfile.mkdtemp(prefix="hierlstm-profile-")
-    return None
-
-
-def profiled_configs(controls: Controls) -> list[RunConfig]:
-    """The configs the Profile page profiles: TensorFlow's (its profiler runs in this
-    process); JAX's and torch's profiles are the command line's (`profile --backend`)."""
-    return [config for config in controls.configs if config.backend == "tensorflow"]
-
-
-@dataclasses.dataclass(frozen=True)
-class ProfileOutcome:
-    profiles: tuple[VariantProfile, ...]
-    settings: dict  # `settings_of` the controls it ran with, and the steps
-
-
-def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileOutcome:
-    """Each selected variant profiled for `steps` steps (its summary row stored), then its
-    layers timed as separate calls on the same settings; a variant's failure is its one line,
-    the others still run."""
-    profiles = []
-    configs = profiled_configs(controls)
-    count = len(configs)
-    for index, config in enumerate(configs):
-
-        def part(start, end, offset=index, prefix=config.variant):
-            return lambda f, m: progress(
-                (offset + start + (end - start) * f) / count, f"{prefix}: {m}"
-            )
-
-        try:
-            result, stored = kept(
-                lambda config=config: measure.profile_and_store(
-                    config,
-                    controls.timing,
-                    result_store(),
-                    steps=steps,
-                    logdir=capture_folder(),
-                    on_progress=part(0, 0.7),
-                )
-            )
-            separate = layer_breakdown(config, controls.timing, on_progress=part(0.7, 1))
-        except RUN_FAILURES as error:
-            failed = VariantProfile(config.variant, None, None, b"", None, error_line(error))
-            profiles.append(failed)
-            continue
-        archive = zip_logdir(result.logdir)
-        profiles.append(VariantProfile(config.variant, result, separate, archive, stored))
-    settings = {**settings_of(controls), "steps": steps}
-    return ProfileOutcome(tuple(profiles), settings)
 
 
 # --- the Lesson's numbers for the three backends -----------------------------------------------

@@ -239,7 +239,7 @@ def profile_record(document: dict, timeline=None) -> ProfileRecord:
     import pandas as pd
 
     layers = pd.DataFrame(document["layers"], columns=["layer", "type", "time_s", "share", "ops"])
-    layers["type"] = layers["type"].fillna("")
+    layers["type"] = layers["type"].astype(object).fillna("")  # JAX's rows have no type
     op_types = pd.DataFrame(document["op_types"], columns=["type", "time_s", "ops", "share"])
     kernels = pd.DataFrame(
         document["kernels"], columns=["kernel", "op_type", "layer", "time_s", "launches"]

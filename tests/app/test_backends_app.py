@@ -13,7 +13,7 @@ import pytest
 from factories import make_result
 from streamlit.testing.v1 import AppTest
 
-from hierlstm.app import sidebar
+from hierlstm.app import profile_runs, sidebar
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.results.store import ResultStore
 
@@ -99,8 +99,10 @@ def test_a_variant_without_a_chosen_backend_is_left_out_with_one_line(lang, data
     assert [c for c in _captions(at) if c.startswith("ℹ️")] == ["ℹ️ " + fallback]
     assert [(c.variant, c.backend) for c in _controls(at).configs] == [("fused", "tensorflow")]
     at = _open("app_pages/profile.py", {"lang": lang, "variants": "folded", "backend": "jax"})
-    profile_cli = t("control.backends.profile_cli", lang, backends="jax")
-    assert profile_cli in [c.value for c in at.main.caption]
+    # JAX's profile runs from the page now (its worker), not only from the command line
+    press = t("profile.press_run", lang, variants="folded", steps=10, batch=2, time=4)
+    assert [info.value for info in at.info] == [press]
+    assert [c.backend for c in profile_runs.profiled_configs(_controls(at))] == ["jax"]
 
 
 def _seed_comparison(database: Path) -> None:

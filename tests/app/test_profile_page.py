@@ -1,22 +1,29 @@
 """The Profile page's timeline, Chrome-trace download, memory by part and table headers, in
 English and Chinese: a forward pass (memory: what to set instead), a training step on this CPU
-(what cannot be measured, and the RSS growth beside the estimate), and a training step whose
-probe is a GPU allocator's (a stand-in: no GPU here)."""
+(what cannot be measured, and the RSS growth beside the estimate), a training step whose
+probe is a GPU allocator's (a stand-in: no GPU here), one run on TensorFlow, JAX and torch (the
+last two in the process's shared worker pool, real processes: each profile labelled with its
+backend, stored with it, and what its backend cannot give said in one line), and a profile its
+worker refuses (one error line, the others drawn)."""
 
 from __future__ import annotations
 
 import base64
+import io
 import json
+import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from hierlstm.app import profile_charts
+from hierlstm.app import display, profile_charts
 from hierlstm.i18n import t
 from hierlstm.model.cost import MEMORY_PARTS, memory_parts
-from hierlstm.profiling import profiler
+from hierlstm.profiling import OUTSIDE, UNATTRIBUTED, profiler
+from hierlstm.results.store import ResultStore
 from hierlstm.timing.memory import GpuAllocatorPeak
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
@@ -27,17 +34,19 @@ TABLES = ("profile-ops", "profile-lines")
 pytestmark = pytest.mark.usefixtures("database")  # every test here on its own results file
 
 
-def profiled(query: dict) -> AppTest:
+def profiled(query: dict, check=None) -> AppTest:
+    """The Profile page run on `query`'s settings, 2 steps; `check` (default `clean`) after."""
+    check = check or clean
     at = AppTest.from_file(str(APP), default_timeout=180)
     at.query_params = {**TINY, **query}
     at.run()
     at.switch_page("app_pages/profile.py").run()
     at.number_input(key="profile_steps").set_value(2)
     at.button(key="run").click().run()
-    clean(at)
+    check(at)
     if at.warning:  # a training step's estimate can pass the time asked about: confirmed
         at.button(key="profile-confirm-yes").click().run()
-        clean(at)
+        check(at)
     return at
 
 
@@ -175,3 +184,149 @@ def test_a_training_step_on_a_gpu_shows_the_allocator_peak_in_both_languages(mon
         )
         assert t("profile.memory.gpu", lang, repeats=2) in [c.value for c in at.caption]
         assert t("profile.memory.cpu", lang, repeats=2) not in [i.value for i in at.info]
+
+
+# --- every backend's profile ------------------------------------------------------------------
+BACKENDS = ("tensorflow", "jax", "torch")
+LABELS = {backend: f"folded · {backend}" for backend in BACKENDS}
+
+
+def test_a_run_on_three_backends_profiles_each_in_its_process_and_says_what_each_lacks(database):
+    """One run (folded on TensorFlow here, on JAX and torch in the process's shared worker
+    pool), then the page drawn in both languages from the same outcome."""
+    at = profiled({"lang": "en", "variants": "folded", "backend": ",".join(BACKENDS)})
+    profiles = at.session_state["profile"].result.profiles
+    assert [(p.variant, p.backend, p.label) for p in profiles] == [
+        ("folded", backend, LABELS[backend]) for backend in BACKENDS
+    ]
+    found = {p.backend: p for p in profiles}
+    # a stored row per backend, with its backend, each the row the profile says it stored
+    rows = ResultStore(database).profiles().set_index("id")
+    assert sorted(rows["backend"]) == sorted(BACKENDS) and set(rows["variant"]) == {"folded"}
+    assert {rows.loc[p.stored_id, "backend"]: p.backend for p in profiles} == {
+        b: b for b in BACKENDS
+    }
+    check_numbers(found)
+    check_captures(found)
+    for lang in ("en", "zh"):
+        if lang == "zh":
+            switch(at, "zh")  # the outcome drawn again in the other language
+        check_backend_page(at, found, lang)
+
+
+def check_numbers(found) -> None:
+    """Each profile's numbers against another reading of the same capture."""
+    for backend, profile in found.items():
+        result = profile.result
+        assert result.profiled_step_s > 0 and result.harness_median_s > 0, backend
+        assert result.config.backend == backend
+        op_types = float(result.op_types["time_s"].sum())
+        assert op_types > 0
+        if backend == "torch":  # op self times inside the step markers: at most the step
+            assert result.layers.empty and result.op_s == pytest.approx(op_types)
+            assert result.op_s <= result.profiled_step_s * 1.001
+            events = result.timeline.events
+            assert set(events["layer"]) == {UNATTRIBUTED}
+            top = result.op_types.iloc[0]  # its ops per step in the averages and in the trace
+            assert (events["name"] == top["type"]).sum() == pytest.approx(top["ops"])
+        else:  # per layer and per op type: two groupings of the same self times
+            assert result.op_s == pytest.approx(op_types, rel=1e-9)
+            assert OUTSIDE in set(result.layers["layer"])
+            layers = set(result.timeline.events["layer"]) - {OUTSIDE}
+            assert {"conv", "inner_lstm", "outer_lstm"} <= layers, backend
+    assert found["jax"].result.timeline.events["line"].str.startswith("/host:CPU").all()
+
+
+def check_captures(found) -> None:
+    """Each download's archive holds its backend's capture file."""
+    for backend, profile in found.items():
+        names = zipfile.ZipFile(io.BytesIO(profile.archive)).namelist()
+        if backend == "torch":
+            assert names == ["torch_trace.json"]
+        else:
+            assert any(name.endswith(".xplane.pb") for name in names), (backend, names)
+        assert os.path.isdir(profile.result.logdir)
+
+
+def check_backend_page(at: AppTest, found, lang: str) -> None:
+    captions = [c.value for c in at.caption]
+    # the split: TensorFlow's two bars, JAX's profiler bar, none for torch; one line each
+    split = figure(at, "profile-layers")
+    method = {m: t(f"profile.method.{m}", lang) for m in ("profiler", "separate")}
+    bars = [
+        f"{LABELS['tensorflow']} · {method['profiler']}",
+        f"{LABELS['tensorflow']} · {method['separate']}",
+        f"{LABELS['jax']} · {method['profiler']}",
+    ]
+    assert all(list(trace["y"]) == bars for trace in split["data"])
+    assert all(trace["marker"]["pattern"]["shape"] == ["", "", "/"] for trace in split["data"])
+    assert t("profile.gap.split.torch", lang, label=LABELS["torch"]) in captions
+    assert t("profile.gap.split.separate", lang, label=LABELS["jax"]) in captions
+    # the step in time: one row of subplots per backend, torch's said to be one colour
+    timelines = {p.label: p.result.timeline for p in found.values()}
+    titles = [note["text"] for note in figure(at, "profile-timeline")["layout"]["annotations"]]
+    for label, timeline in timelines.items():
+        count = len(timeline.events)
+        assert (
+            t(
+                "chart.timeline.row",
+                lang,
+                variant=label,
+                ops=count,
+                shown=count,
+                ms=timeline.step_s * 1e3,
+            )
+            in titles
+        )
+    assert t("profile.gap.timeline.torch", lang, label=LABELS["torch"]) in captions
+    assert [info.value for info in at.info] == [t("profile.memory.inference", lang)]
+    # the metrics, a tab per profile, each with its backend's summary and tables
+    metrics = {m.label: m for m in at.metric}
+    assert [tab.label for tab in at.tabs] == list(LABELS.values())
+    markdown = [m.value for m in at.markdown]
+    for backend, profile in found.items():
+        result = profile.result
+        metric = metrics[t("profile.metric.step", lang, variant=profile.label)]
+        assert metric.value == display.format_ms(result.profiled_step_s)
+        op_total = float(result.op_types["time_s"].sum())  # the op table's, every row
+        key = {"tensorflow": "profile.summary"}.get(backend, f"profile.summary.{backend}")
+        summary = t(
+            key,
+            lang,
+            op=result.op_s * 1e3,
+            share=result.op_s / result.profiled_step_s,
+            outside=result.outside_s * 1e3,
+            device=result.device,
+        )
+        assert summary in markdown and f"**{op_total * 1e3:.3g} ms**" in summary
+        ops = at.get_by_key(f"profile-ops-{profile.key}").dataframe[0].value
+        shown = ops[t("profile.column.time_ms", lang)].to_numpy()
+        assert shown == pytest.approx(result.op_types["time_s"].head(12).to_numpy() * 1e3)
+        zipped = at.get_by_key(f"profile-zip-{profile.key}")
+        name = "profile.download.torch" if backend == "torch" else "profile.download"
+        assert zipped.label == t(name, lang, variant=profile.label)
+    assert t("profile.gap.lines.torch", lang, label=LABELS["torch"]) in captions
+    assert t("profile.gap.kernels.torch", lang, label=LABELS["torch"]) in captions
+    assert t("profile.kernels.none", lang) in captions  # TensorFlow's and JAX's, on a CPU
+
+
+def test_a_profile_its_worker_refuses_is_one_line_and_the_others_are_drawn(database):
+    """torch refuses xla in its worker (a run's failure, answered by the real process): one
+    error line for that profile; JAX's, compiled by XLA as always, drawn and stored."""
+    at = profiled(
+        {"lang": "zh", "variants": "folded", "backend": "jax,torch", "xla": "true"},
+        check=lambda at: not at.exception or pytest.fail(str([e.value for e in at.exception])),
+    )
+    torch = at.session_state["profile"].result.profiles[1]
+    assert torch.result is None and torch.backend == "torch" and "xla" in torch.error
+    for lang in ("zh", "en"):
+        if lang == "en":
+            at.selectbox(key="lang").set_value("en").run()
+            assert not at.exception
+        failed = t("profile.failed", lang, variant="folded · torch", error=torch.error)
+        assert [e.value for e in at.error] == [failed]
+        assert [tab.label for tab in at.tabs] == ["folded · jax"]
+        assert at.get_by_key("profile-ops-folded-jax") is not None
+        titles = [n["text"] for n in figure(at, "profile-timeline")["layout"]["annotations"]]
+        assert len(titles) == 1 and titles[0].startswith("folded · jax")
+    assert list(ResultStore(database).profiles()["backend"]) == ["jax"]

@@ -1,0 +1,183 @@
+"""What the Profile page runs: every selected variant on every chosen backend under that
+backend's profiler, each summary row stored. TensorFlow's in this process, through the same
+run-and-store function as the command line (`hierlstm.measure.profile_and_store`), beside its
+separate-call split; JAX's and torch's in their workers (the process's
+`hierlstm.backends.pool.shared_pool()`), their captures read here
+(`hierlstm.backends.profiles.read_profile`). A profile's failure is its one line; the others
+still run. Each profile says which of the page's sections its backend cannot give (`gaps`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from hierlstm import measure
+from hierlstm.app import state
+from hierlstm.app.caches import note_write, result_store
+from hierlstm.app.outcomes import kept, settings_of
+from hierlstm.app.runs import Progress
+from hierlstm.app.sidebar import Controls
+from hierlstm.config import RunConfig, Timing, data_folder
+from hierlstm.profiling import ProfileResult, default_logdir, prune_profiles, zip_logdir
+from hierlstm.profiling.profiler import kept_profiles
+from hierlstm.refusals import Refused, writable_folder
+from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
+
+if TYPE_CHECKING:
+    from hierlstm.backends.profiles import ProfileRecord
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantProfile:
+    """One profile on the Profile page, of a variant on a backend: its profile (or why it
+    failed), the separate-call split of the same layers (TensorFlow's; None on JAX and torch),
+    the capture as a .zip, the stored row's id, and its name in the page (`state.label`).
+
+    `result` is a `ProfileResult` (TensorFlow, in this process) or a
+    `hierlstm.backends.profiles.ProfileRecord` (JAX or torch, from its worker): the same
+    fields where the page reads them."""
+
+    variant: str
+    result: ProfileResult | ProfileRecord | None
+    separate: pd.DataFrame | None
+    archive: bytes
+    stored_id: str | None
+    error: str = ""
+    backend: str = state.IN_PROCESS
+    label: str = ""  # the variant, and its backend when the run had several
+
+    @property
+    def key(self) -> str:
+        """Its widgets' key suffix: the variant, and its backend when it is not TensorFlow."""
+        if self.backend == state.IN_PROCESS:
+            return self.variant
+        return f"{self.variant}-{self.backend}"
+
+    def gaps(self) -> dict[str, str]:
+        """What this profile's backend cannot give, by the page's section: section -> the
+        message key of its one line (`profile.gap.*`, with the profile's `label`)."""
+        found = {}
+        if self.backend == "torch":
+            found |= {"split": "profile.gap.split.torch", "lines": "profile.gap.lines.torch"}
+            found["kernels"] = "profile.gap.kernels.torch"
+        elif self.backend != state.IN_PROCESS:
+            found["split"] = "profile.gap.split.separate"
+        if self.result is not None and self.result.timeline is None:
+            found["timeline"] = "profile.gap.timeline"
+        elif self.backend == "torch":
+            found["timeline"] = "profile.gap.timeline.torch"
+        if self.result is not None and not self.result.peak_memory_kind:
+            found["memory"] = "profile.gap.memory"
+        return found
+
+
+def capture_folder() -> str | None:
+    """Where a profile's capture goes: the default folder (None) when the data folder takes
+    files, else a new temporary folder, so a profile still runs and shows (the banner says
+    that results are not kept, and why)."""
+    try:
+        writable_folder("profile", data_folder() / "profiles")
+    except Refused:
+        return tempfile.mkdtemp(prefix="hierlstm-profile-")
+    return None
+
+
+def worker_folder(config: RunConfig) -> Path:
+    """Where a JAX or torch worker writes its capture: a new default folder (the oldest pruned,
+    as TensorFlow's are), else one in a new temporary folder."""
+    folder = capture_folder()
+    if folder is not None:
+        return Path(folder) / f"{config.variant}-{config.backend}"
+    prune_profiles(kept_profiles() - 1)  # with this one, the newest HIERLSTM_KEEP_PROFILES
+    return default_logdir(config)
+
+
+def profiled_configs(controls: Controls) -> list[RunConfig]:
+    """The configs the Profile page profiles: every selected variant on every chosen backend
+    (TensorFlow's profiler runs in this process, JAX's and torch's in their workers)."""
+    return list(controls.configs)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileOutcome:
+    profiles: tuple[VariantProfile, ...]
+    settings: dict  # `settings_of` the controls it ran with, and the steps
+
+    @property
+    def several_backends(self) -> bool:
+        return len({profile.backend for profile in self.profiles}) > 1
+
+
+def _profile_here(config: RunConfig, timing: Timing, steps: int, part) -> VariantProfile:
+    """`config` under the TensorFlow Profiler in this process, then its separate-call split."""
+    result, stored = kept(
+        lambda: measure.profile_and_store(
+            config,
+            timing,
+            result_store(),
+            steps=steps,
+            logdir=capture_folder(),
+            on_progress=part(0, 0.7),
+        )
+    )
+    separate = layer_breakdown(config, timing, on_progress=part(0.7, 1))
+    return VariantProfile(config.variant, result, separate, zip_logdir(result.logdir), stored)
+
+
+def _profile_in_worker(config: RunConfig, timing: Timing, steps: int, part) -> VariantProfile:
+    """`config` profiled in its backend's worker (this process's pool), its capture read here
+    (`read_profile`), its summary row stored; a failed run raises `RunFailed`."""
+    from hierlstm.backends.pool import shared_pool
+    from hierlstm.backends.profiles import read_profile
+
+    part(0, 0.9)(0.0, state.text("profile.progress.worker", backend=config.backend))
+    document = shared_pool().profile(
+        config, timing, steps=steps, logdir=str(worker_folder(config)), read=False
+    )
+    part(0, 0.9)(1.0, state.text("profile.progress.reading"))
+    record = read_profile(document)
+    stored, store = None, result_store()
+    try:
+        stored = store.add_profile(record) if store is not None else None
+        note_write(None)
+    except Refused as error:
+        note_write(error)
+    return VariantProfile(
+        config.variant, record, None, zip_logdir(record.logdir), stored, backend=config.backend
+    )
+
+
+def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileOutcome:
+    """Each selected config (variant x backend) profiled for `steps` steps, its summary row
+    stored: TensorFlow's in this process, then its layers timed as separate calls on the same
+    settings; JAX's and torch's in their workers. A profile's failure is its one line, the
+    others still run."""
+    from hierlstm.backends.pool import RunFailed
+
+    profiles = []
+    configs = profiled_configs(controls)
+    count, several = len(configs), len({config.backend for config in configs}) > 1
+    for index, config in enumerate(configs):
+        label = state.label(config, several)
+
+        def part(start, end, offset=index, prefix=label):
+            return lambda f, m: progress(
+                (offset + start + (end - start) * f) / count, f"{prefix}: {m}"
+            )
+
+        try:
+            if config.backend == state.IN_PROCESS:
+                found = _profile_here(config, controls.timing, steps, part)
+            else:
+                found = _profile_in_worker(config, controls.timing, steps, part)
+        except RUN_FAILURES as error:
+            found = VariantProfile(config.variant, None, None, b"", None, error_line(error))
+        except RunFailed as error:
+            found = VariantProfile(config.variant, None, None, b"", None, error.result.error)
+        profiles.append(dataclasses.replace(found, backend=config.backend, label=label))
+    settings = {**settings_of(controls), "steps": steps}
+    return ProfileOutcome(tuple(profiles), settings)
