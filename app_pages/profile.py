@@ -34,10 +34,13 @@ def headers(frame):
 
 
 def gap_lines(profiles, section: str) -> None:
-    """One line per profile whose backend cannot give `section`, saying why."""
+    """What `section` lacks, and why: one line per reason, naming each profile it holds for."""
+    reasons: dict[tuple[str, str], list[str]] = {}
     for profile in profiles:
         if key := profile.gaps().get(section):
-            st.caption(_(key, label=profile.label, backend=profile.backend))
+            reasons.setdefault((key, profile.backend), []).append(profile.label)
+    for (key, backend), labels in reasons.items():
+        st.caption(_(key, label=", ".join(labels), backend=backend))
 
 
 def suffixed(key: str, backend: str) -> str:
@@ -141,6 +144,8 @@ if timelines:
         key="profile-timeline",
     )
     st.caption(_("profile.timeline.caption"))
+    if not profile_charts.shares_time_axis(timelines):
+        st.caption(_("profile.timeline.own_axes", ratio=profile_charts.SHARED_AXIS_RATIO))
     if any(len(tl.events) > profile_charts.MAX_TIMELINE_BARS for tl in timelines.values()):
         st.caption(_("profile.timeline.capped", cap=profile_charts.MAX_TIMELINE_BARS))
 gap_lines(done, "timeline")

@@ -171,7 +171,12 @@ def related_sources(function) -> list[tuple[str, str]]:
 
 
 def format_ms(seconds: float) -> str:
-    return "—" if seconds is None or math.isnan(seconds) else f"{seconds * 1e3:.3g} ms"
+    """Seconds as milliseconds to three figures ("8.1 ms"), whole past a second ("1,630 ms",
+    never "1.63e+03 ms"); "—" for none."""
+    if seconds is None or math.isnan(seconds):
+        return "—"
+    ms = seconds * 1e3
+    return f"{ms:,.0f} ms" if ms >= 1000 else f"{ms:.3g} ms"
 
 
 def in_ms(frame: pd.DataFrame) -> pd.DataFrame:

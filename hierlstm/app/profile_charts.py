@@ -197,6 +197,17 @@ def timeline_frame(timelines: Mapping[str, object]) -> pd.DataFrame:
     return frame[columns]
 
 
+# Steps within this factor of each other share one time axis; past it (a torch step beside a
+# JAX one, 500x here) the short ones would be slivers, so each row gets its own.
+SHARED_AXIS_RATIO = 10
+
+
+def shares_time_axis(timelines: Mapping[str, object]) -> bool:
+    """Whether the steps are alike enough in length to be drawn on one time axis."""
+    lengths = [timeline.step_s for timeline in timelines.values() if timeline.step_s > 0]
+    return not lengths or max(lengths) <= SHARED_AXIS_RATIO * min(lengths)
+
+
 def timeline_figure(
     timelines: Mapping[str, object],
     colors: Mapping[str, str],
@@ -204,9 +215,10 @@ def timeline_figure(
     cap: int = MAX_TIMELINE_BARS,
 ) -> go.Figure:
     """One step per variant (`StepTimeline`s by variant), one above the other on a shared time
-    axis: horizontal bars (base = start, length = duration, ms) on one row per line, coloured
-    by layer (`colors`, from `layer_colors`), ops nested in another op thinner on top of it.
-    Each variant draws at most `cap` bars, the longest, and its title says so."""
+    axis (each on its own when their lengths differ past `SHARED_AXIS_RATIO`): horizontal bars
+    (base = start, length = duration, ms) on one row per line, coloured by layer (`colors`,
+    from `layer_colors`), ops nested in another op thinner on top of it. Each variant draws at
+    most `cap` bars, the longest, and its title says so."""
     variants = list(timelines)
     titles = []
     for variant in variants:
@@ -219,7 +231,7 @@ def timeline_figure(
     figure = make_subplots(
         rows=max(1, len(variants)),
         cols=1,
-        shared_xaxes=True,
+        shared_xaxes=shares_time_axis(timelines),
         subplot_titles=titles or None,
         vertical_spacing=0.12 if len(variants) > 1 else 0.0,
         row_heights=[max(1, timelines[v].events["line"].nunique()) for v in variants] or None,

@@ -264,7 +264,12 @@ def check_backend_page(at: AppTest, found, lang: str) -> None:
     assert t("profile.gap.split.separate", lang, label=LABELS["jax"]) in captions
     # the step in time: one row of subplots per backend, torch's said to be one colour
     timelines = {p.label: p.result.timeline for p in found.values()}
-    titles = [note["text"] for note in figure(at, "profile-timeline")["layout"]["annotations"]]
+    drawn = figure(at, "profile-timeline")["layout"]
+    titles = [note["text"] for note in drawn["annotations"]]
+    lengths = [timeline.step_s for timeline in timelines.values()]
+    own_axes = max(lengths) > 10 * min(lengths)  # torch's eager step beside JAX's compiled one
+    assert ("matches" not in drawn["xaxis"]) == own_axes
+    assert (t("profile.timeline.own_axes", lang, ratio=10) in captions) == own_axes
     for label, timeline in timelines.items():
         count = len(timeline.events)
         assert (
