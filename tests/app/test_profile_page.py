@@ -22,7 +22,8 @@ from streamlit.testing.v1 import AppTest
 from hierlstm.app import display, profile_charts
 from hierlstm.i18n import t
 from hierlstm.model.cost import MEMORY_PARTS, memory_parts
-from hierlstm.profiling import OUTSIDE, UNATTRIBUTED, profiler
+from hierlstm.profiling import OUTSIDE, UNATTRIBUTED, profiler, torch_step_timeline
+from hierlstm.profiling.xspace import self_times
 from hierlstm.results.store import ResultStore
 from hierlstm.timing.memory import GpuAllocatorPeak
 
@@ -222,9 +223,13 @@ def check_numbers(found) -> None:
         assert result.config.backend == backend
         op_types = float(result.op_types["time_s"].sum())
         assert op_types > 0
-        if backend == "torch":  # op self times inside the step markers: at most the step
+        if backend == "torch":  # key_averages' self CPU time beside the Chrome trace's
             assert result.layers.empty and result.op_s == pytest.approx(op_types)
-            assert result.op_s <= result.profiled_step_s * 1.001
+            trace = json.loads(Path(result.trace).read_text())
+            steps = [torch_step_timeline(trace, step).events for step in range(result.steps)]
+            timed = [list(zip(e["start_s"], e["duration_s"], strict=True)) for e in steps]
+            traced = [sum(self_times(events)) for events in timed]
+            assert result.op_s == pytest.approx(sum(traced) / result.steps, rel=2e-3)
             events = result.timeline.events
             assert set(events["layer"]) == {UNATTRIBUTED}
             top = result.op_types.iloc[0]  # its ops per step in the averages and in the trace
@@ -234,6 +239,8 @@ def check_numbers(found) -> None:
             assert OUTSIDE in set(result.layers["layer"])
             layers = set(result.timeline.events["layer"]) - {OUTSIDE}
             assert {"conv", "inner_lstm", "outer_lstm"} <= layers, backend
+    jax = found["jax"].result  # the last step's ops, one by one, are the ops counted per step
+    assert len(jax.timeline.events) == pytest.approx(jax.op_types["ops"].sum())
     assert found["jax"].result.timeline.events["line"].str.startswith("/host:CPU").all()
 
 
