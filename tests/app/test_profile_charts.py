@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from hierlstm.app import profile_charts
+from hierlstm.app.figure_style import variant_color
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.model.cost import MEMORY_PARTS, memory_parts
@@ -145,3 +146,26 @@ def test_every_layer_of_a_profile_of_all_variants_has_its_own_colour():
     layers += ["inner_lstm", "unfold", "inner_rnn", "fused_lstm"]  # every variant's, today
     colors = profile_charts.layer_colors([pd.DataFrame({"layer": [*layers, OUTSIDE]})])
     assert len(set(colors.values())) == len(layers) + 1
+
+
+def test_memory_of_several_backends_is_one_group_per_profile_in_its_backend_s_pattern():
+    def on(backend, kind="cpu_rss_growth"):
+        found = result("folded", kind=kind)
+        return SimpleNamespace(**{**vars(found), "config": found.config.replace(backend=backend)})
+
+    results = [on("tensorflow"), on("jax", kind=""), on("torch")]  # JAX measured nothing
+    labels = ["folded · tensorflow", "folded · jax", "folded · torch"]
+    frame = profile_charts.memory_frame(results, labels)
+    assert list(dict.fromkeys(frame["label"])) == labels
+    measured = frame[frame["source"] == "measured"]
+    assert list(measured["backend"]) == ["tensorflow", "torch"]  # no bar for what was not
+    figure = profile_charts.memory_figure(frame, "en")
+    bars = {trace.name: trace for trace in figure.data if trace.type == "bar"}
+    peak = bars[t("chart.memory.measured.cpu_rss_growth", "en")]
+    assert list(peak.x[0]) == ["folded · tensorflow", "folded · torch"]
+    assert list(peak.marker.pattern.shape) == ["", "x"]  # the backends' patterns
+    assert set(peak.marker.color) == {variant_color("folded")}  # colour is the variant's
+    parts = bars[t("chart.memory.part.parameters", "en")]
+    assert list(parts.x[0]) == labels  # the estimate for every profile, JAX's too
+    single = profile_charts.memory_figure(profile_charts.memory_frame(results[:1]), "en")
+    assert single.data[len(MEMORY_PARTS)].marker.pattern.shape == "/"  # one backend: hatched
