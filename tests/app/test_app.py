@@ -544,27 +544,6 @@ def test_lesson_reproduces_the_time_distributed_bug(app):
     assert verdicts == ["✗", "✗", "✓"]  # batch < time, batch > time, batch == time
 
 
-def test_lesson_measures_its_numbers(app, database):
-    _open(app, "app_pages/lesson.py", TINY)
-    _run(app)
-    _clean(app)
-    from hierlstm.registry import VARIANTS
-
-    # every registered variant at float32 (time_distributed too: 4 steps is within its trace
-    # budget), folded at both reduced precisions, and a training step of nested, folded and
-    # fused (section 9), each stored
-    assert ResultStore(database).count() == len(VARIANTS) + 2 + 3
-    kernels = _table(app, "lesson-kernels")
-    assert set(kernels.iloc[:, 0]) >= {"nested", "folded", "shared_cell"}
-    assert len(kernels) == len(set(map(tuple, kernels.iloc[:, :2].to_numpy())))  # one row per LSTM
-    assert _plotly_charts(app) == 4  # the chain, precisions, variants, training phases
-    metrics = {metric.label: metric.value for metric in app.metric}
-    assert metrics["nested: training step"].endswith("ms")
-    assert metrics["folded: step / forward"].endswith("×")
-    assert metrics["nested: activations kept for backward (est.)"].endswith("MiB")
-    assert any("training step is" in markdown.value for markdown in app.markdown)
-
-
 def test_language_switch_changes_the_text(app):
     _open(app, "app_pages/benchmark.py", TINY)
     english = [app.title[0].value, app.button(key="run").label]

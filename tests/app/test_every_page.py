@@ -140,6 +140,28 @@ def test_every_page_before_and_after_a_run(name, database):
         _clean(at)
         _is_the_page(at, name, lang)
         assert _missing(at, AFTER[name]) == []
+    if name == "lesson":  # drawn in English now
+        _lesson_measured_its_numbers(at, database)
+
+
+def _lesson_measured_its_numbers(at: AppTest, database: Path) -> None:
+    """The Lesson's run, stored and drawn (checked here, so that the suite runs it once)."""
+    from hierlstm.registry import VARIANTS
+
+    # every registered variant at float32 (time_distributed too: 4 steps is within its trace
+    # budget), folded at both reduced precisions, and a training step of nested, folded and
+    # fused (section 9), each stored
+    assert ResultStore(database).count() == len(VARIANTS) + 2 + 3
+    block = at.get_by_key("lesson-kernels")
+    kernels = (block.dataframe or block.table)[0].value
+    assert set(kernels.iloc[:, 0]) >= {"nested", "folded", "shared_cell"}
+    assert len(kernels) == len(set(map(tuple, kernels.iloc[:, :2].to_numpy())))  # one row per LSTM
+    assert len(at.get("plotly_chart")) == 4  # the chain, precisions, variants, training phases
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert metrics["nested: training step"].endswith("ms")
+    assert metrics["folded: step / forward"].endswith("×")
+    assert metrics["nested: activations kept for backward (est.)"].endswith("MiB")
+    assert any("training step is" in markdown.value for markdown in at.markdown)
 
 
 @pytest.fixture
