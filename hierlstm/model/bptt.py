@@ -33,6 +33,17 @@ from __future__ import annotations
 import tensorflow as tf
 
 
+def materialised(tensor, runtime_one):
+    """`tensor` / `runtime_one` (a scalar 1 that XLA cannot fold: computed from a weight), so
+    XLA computes `tensor` once instead of fusing it into every consumer. XLA fuses a chain of
+    cheap ops (multiply, add) into each of its consumers, duplicating it, but not an
+    "expensive" one such as a divide: the inner LSTM's cell gradient, carried from row to row,
+    was recomputed in every later row's fusion (profiled at 128x200: the per-row fusions grew
+    from 15 to 46 ms along the 12 backward rows). An optimization barrier does not stop it:
+    XLA:CPU expands barriers away before fusing. Exact: x / 1 == x."""
+    return tensor / runtime_one
+
+
 def in_forward_scope(backward):
     """`backward` run in the name scope of the forward pass that made it (the fused layer's,
     e.g. fused_1/fused_lstm_1), as TensorFlow's own gradients run under gradient_tape/<that
@@ -183,6 +194,8 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
         def backward(upstream):  # upstream (N, U): the gradient of the last hidden state
             channels = sequences.shape[-1]
             dh, dc = upstream, None
+            # 0 * w + 1: one, but not a constant XLA can fold (it does not fold x * 0 for floats)
+            runtime_one = tf.cast(recurrent_kernel[0, 0], dtype) * 0 + 1
             d_rows, d_stacked, d_bias = [None] * rows, None, None
             for row in reversed(range(rows)):
                 i, f, g, o, cell, step_input = kept[row]
@@ -210,7 +223,7 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
                     d_input = tf.matmul(dz, stacked_kernel, transpose_b=True)  # (N, C+U)
                     d_rows[row], dh = d_input[:, :channels], d_input[:, channels:]
                     share = _wide_matmul(step_input, dz, tf.float32)  # (C+U, 4U)
-                    dc = dc * f
+                    dc = materialised(dc * f, runtime_one)
                 else:  # x_0 @ W alone: the kernel's rows only
                     d_rows[0] = tf.matmul(dz, kernel, transpose_b=True)  # (N, C)
                     share = tf.concat(
