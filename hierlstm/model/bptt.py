@@ -166,14 +166,16 @@ def _wide_matmul(left, right, dtype):
     return tf.cast(wide, dtype)
 
 
-def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
+def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias, under_xla=False):
     """The inner LSTM's last hidden state: (R, N, C) -> (N, U), R unrolled steps from a zero
     state, from halved weights kernel (C, 4U), recurrent_kernel (U, 4U), bias (4U,); its
     gradient is written out: per row, the elementwise work, one (N, 4U) @ (4U, C+U) matmul back
     to [x_r, h_{r-1}] and one (C+U, N) @ (N, 4U) for that row's share of both weights, taken
     while its dz is fresh (concatenating every row's dz for one large matmul, as the outer LSTM
     does with its small batch, writes and reads R*N*4U more; the two measured within the noise
-    of a loaded machine, this one ahead in most same-run comparisons)."""
+    of a loaded machine, this one ahead in most same-run comparisons). `under_xla`: the cell
+    gradient's row-to-row chain goes through `materialised` (without XLA each op is computed
+    once anyway)."""
 
     @tf.custom_gradient
     def lstm(sequences, kernel, recurrent_kernel, bias):
@@ -195,7 +197,7 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
             channels = sequences.shape[-1]
             dh, dc = upstream, None
             # 0 * w + 1: one, but not a constant XLA can fold (it does not fold x * 0 for floats)
-            runtime_one = tf.cast(recurrent_kernel[0, 0], dtype) * 0 + 1
+            runtime_one = tf.cast(recurrent_kernel[0, 0], dtype) * 0 + 1 if under_xla else None
             d_rows, d_stacked, d_bias = [None] * rows, None, None
             for row in reversed(range(rows)):
                 i, f, g, o, cell, step_input = kept[row]
@@ -223,7 +225,7 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias):
                     d_input = tf.matmul(dz, stacked_kernel, transpose_b=True)  # (N, C+U)
                     d_rows[row], dh = d_input[:, :channels], d_input[:, channels:]
                     share = _wide_matmul(step_input, dz, tf.float32)  # (C+U, 4U)
-                    dc = materialised(dc * f, runtime_one)
+                    dc = dc * f if runtime_one is None else materialised(dc * f, runtime_one)
                 else:  # x_0 @ W alone: the kernel's rows only
                     d_rows[0] = tf.matmul(dz, kernel, transpose_b=True)  # (N, C)
                     share = tf.concat(

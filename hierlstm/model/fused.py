@@ -268,7 +268,9 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
         shape = tf.shape(rows)
         sequences = tf.reshape(rows, (rows.shape[0], -1, self.filters))  # -> (R, N, C)
         kernel, recurrent_kernel, bias = self.lstm_weights(self.inner_cell)
-        hidden = inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias)  # (N, U)
+        hidden = inner_lstm_with_bptt(
+            sequences, kernel, recurrent_kernel, bias, under_xla=compiling_with_xla()
+        )  # (N, U)
         return tf.reshape(hidden, (shape[1], shape[2], self.inner_units))  # -> (T, B, U)
 
     def outer_lstm_for_training(self, summaries):
