@@ -13,6 +13,7 @@ import dataclasses
 import os
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 from hierlstm.registry import BACKENDS, VARIANTS
@@ -68,6 +69,15 @@ def data_folder(environ: Mapping[str, str] | None = None) -> Path:
     if not data_home or not os.path.isabs(data_home):
         data_home = os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(data_home) / "hierlstm"
+
+
+def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
+    """A new folder for one profile capture: <data folder>/profiles/<UTC time>-<variant>-<task>,
+    and -<backend> after it for a capture a JAX or torch worker writes. Here, without
+    TensorFlow, so the command line's JAX and torch path names its captures as the app does."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S_%fZ")
+    backend = "" if config.backend == "tensorflow" else f"-{config.backend}"
+    return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}{backend}"
 
 
 def _check_whole(name: str, value, low: int, high: int) -> None:

@@ -249,6 +249,7 @@ def profile_in_workers(args) -> int:
     and stored as a profile row with its backend."""
     from hierlstm.backends.pool import BackendPool, RunFailed
     from hierlstm.cli.profile import profile_settings
+    from hierlstm.config import default_logdir
 
     config, timing, steps, logdir = profile_settings(args)
     within_limits([config])
@@ -259,7 +260,7 @@ def profile_in_workers(args) -> int:
     with BackendPool() as pool:
         for backend in names:
             run = config.replace(backend=backend)
-            folder = _default_logdir(run) if logdir is None else logdir
+            folder = default_logdir(run) if logdir is None else logdir
             if logdir is not None and len(names) > 1:
                 folder = logdir / backend  # one capture per backend, side by side
             try:
@@ -282,15 +283,6 @@ def profile_in_workers(args) -> int:
     if refused:
         return said_not_stored(refused)
     return status
-
-
-def _default_logdir(config):
-    from datetime import UTC, datetime
-
-    from hierlstm.config import data_folder
-
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
-    return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}-{config.backend}"
 
 
 def _profile_record(document):

@@ -43,7 +43,6 @@ import re
 import shutil
 import threading
 import zipfile
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,7 @@ from hierlstm.config import (
     SettingError,
     Timing,
     data_folder,
+    default_logdir,
     out_of_bounds,
 )
 from hierlstm.hardware import device_string, resolve_device, versions
@@ -181,14 +181,6 @@ def memory_estimate(config: RunConfig) -> dict[str, int] | None:
         return None
     parts = memory_parts(config)
     return {**parts.as_dict(), "total": parts.total}
-
-
-def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
-    """A new folder for one capture: <data folder>/profiles/<UTC time>-<variant>-<task>, and
-    -<backend> after it for a capture a JAX or torch worker writes."""
-    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S_%fZ")
-    backend = "" if config.backend == "tensorflow" else f"-{config.backend}"
-    return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}{backend}"
 
 
 def prune_profiles(keep: int | None = None) -> list[Path]:
