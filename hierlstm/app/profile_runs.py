@@ -107,10 +107,6 @@ class ProfileOutcome:
     profiles: tuple[VariantProfile, ...]
     settings: dict  # `settings_of` the controls it ran with, and the steps
 
-    @property
-    def several_backends(self) -> bool:
-        return len({profile.backend for profile in self.profiles}) > 1
-
 
 def _profile_here(config: RunConfig, timing: Timing, steps: int, part) -> VariantProfile:
     """`config` under the TensorFlow Profiler in this process, then its separate-call split."""
