@@ -3,7 +3,8 @@ sharing a device would slow each other down and both timings would be wrong.
 
 `hold(keys)` takes, for every device a run uses (in sorted order, so two runs over overlapping
 devices cannot deadlock), first this process's lock (app sessions are threads of one server),
-then an exclusive `fcntl.flock` on one file per device, shared by the app servers and the CLI.
+then an exclusive `fcntl.flock` on one file per device, shared by the app servers and the CLI,
+taken through a turnstile file so that processes take turns (`_take_file`).
 The holder writes who it is into the file ({"name", "program", "pid"}), so a waiter can say
 "the CLI, pid N"; the operating system drops a flock when its process dies, even by SIGKILL, so
 a crashed run never leaves a device locked (a stale name in the file is overwritten by the next
@@ -135,11 +136,11 @@ def _read_holder(descriptor: int) -> Holder:
         return Holder("")  # between the holder's lock and its write, or not ours
 
 
-def _open_lock_file(key: str) -> int | None:
+def _open_lock_file(key: str, suffix: str = "") -> int | None:
     folder = lock_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        return os.open(folder / lock_file_name(key), os.O_RDWR | os.O_CREAT, 0o666)
+        return os.open(folder / (lock_file_name(key) + suffix), os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as error:
         _log.warning(
             "no cross-process lock for %s (%s): runs of other processes may overlap; set %s "
@@ -151,18 +152,33 @@ def _open_lock_file(key: str) -> int | None:
         return None
 
 
+def _poll_flock(descriptor: int, waiting: Callable[[], None]) -> None:
+    """An exclusive flock on `descriptor`, tried without blocking, `waiting()` between tries
+    (so a wait can be reported and interrupted)."""
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            waiting()
+
+
 def _take_file(key: str, holder: Holder, waiting: Callable[[Holder], None]) -> int | None:
-    """Opens `key`'s lock file and polls for its flock (`waiting(holder)` between tries)."""
+    """Opens `key`'s lock file and takes its flock, in turn: first the key's turnstile (the
+    same name ending in .turn), then the device's file, then the turnstile is let go. Whoever
+    waits for the device waits holding the turnstile, so a process that has just released the
+    device cannot take it again before that waiter has had it; without the turnstile a process
+    running back to back took the device again between another's polls, and the other starved
+    for as long as it kept running (11.5 s of a 12 s loop of 0.3 s runs). `waiting(holder)`
+    between tries names the device's holder."""
     descriptor = _open_lock_file(key)
     if descriptor is None:
         return None
+    turnstile = _open_lock_file(key, ".turn")
     try:
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                waiting(_read_holder(descriptor))
+        if turnstile is not None:
+            _poll_flock(turnstile, lambda: waiting(_read_holder(descriptor)))
+        _poll_flock(descriptor, lambda: waiting(_read_holder(descriptor)))
         record = json.dumps({"name": holder.name, "program": holder.program, "pid": holder.pid})
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, record.encode(), 0)
@@ -170,6 +186,9 @@ def _take_file(key: str, holder: Holder, waiting: Callable[[Holder], None]) -> i
     except BaseException:
         os.close(descriptor)  # closing drops the flock if it was taken
         raise
+    finally:
+        if turnstile is not None:
+            os.close(turnstile)  # the next in line may take the turnstile
 
 
 def _release_file(descriptor: int | None) -> None:
