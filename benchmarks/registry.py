@@ -42,6 +42,7 @@ BENCHMARKS = {
             "the portable variants on TensorFlow, JAX and PyTorch, a worker process each",
             "torch",
         ),
+        Benchmark("rerun_cleanup", "Streamlit's cleanup after every script run, frozen and not"),
         Benchmark("gpu_report", "the markdown report of gpu_check.sh, from its output folder"),
         Benchmark("first_page", "a fresh server's first page, every page, in Chromium", "chromium"),
         Benchmark("browser_floor", "what a new browser costs before any of our work", "chromium"),

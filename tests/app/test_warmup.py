@@ -263,6 +263,19 @@ def test_modes_choose_the_steps():
     assert needed == [True] * 4 + [False] * 3  # pages don't wait for the last three
 
 
+def test_the_modules_step_freezes_what_is_loaded_out_of_the_collector_s_walks():
+    """Streamlit's cleanup after every script run is a full gc.collect(): once the modules are
+    loaded, what they hold is frozen, and that collection walks only what came after."""
+    import gc
+
+    gc.unfreeze()  # as before any freeze (this session's conftest froze what it imported)
+    loaded = len(gc.get_objects())
+    assert gc.get_freeze_count() == 0 and loaded > 100_000  # TensorFlow's, Streamlit's...
+    warmup._load_modules()
+    assert gc.get_freeze_count() > 0.9 * loaded
+    assert len(gc.get_objects()) < 0.01 * loaded
+
+
 def test_full_traces_the_open_tab_first_and_the_other_tabs_when_quiet(monkeypatch):
     traced = []
     monkeypatch.setattr(warmup, "_trace", lambda configs: traced.append(list(configs)))

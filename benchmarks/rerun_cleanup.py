@@ -1,0 +1,114 @@
+"""What Streamlit does after every script run of the app, with and without the warm-up's
+`gc.freeze()` (`hierlstm.app.warmup._freeze_what_is_loaded`), timed side by side in one
+process:
+
+    .venv/bin/python -m benchmarks.rerun_cleanup [--rounds 12] [--models 6]
+
+Streamlit ends every script run with `_clean_problem_modules`, which calls
+`keras.backend.clear_session()`, which runs a full `gc.collect()`. This process loads what the
+app's server holds once warm (TensorFlow, Streamlit, the pages' modules, the warm-up's steps
+for HIERLSTM_WARMUP=trace: the default variants traced), plus `--models` more traced models,
+as a server holds in its caches after a few visits. Then, in interleaved rounds, it times that
+same cleanup with what the warm-up loaded frozen (`gc.freeze()`, the models traced after it
+not: each round traces them again once the freeze is made) and with nothing frozen
+(`gc.unfreeze()`), on two clocks: wall (`perf_counter`) and this process's CPU time
+(`process_time`). Printed: each clock's median per cleanup, frozen over unfrozen paired per
+round, and the objects the collector walks in each state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+
+from benchmarks.common import header, markdown_table
+
+VARIANTS = ("nested", "folded", "fused", "shared_cell", "time_distributed", "vectorized_map")
+
+
+def warm_up() -> None:
+    """The warm-up's steps for "trace", its freeze included."""
+    from hierlstm.app import warmup
+
+    for step in warmup.steps_for("trace"):
+        step.run()
+
+
+def traced_models(models: int) -> list:
+    """`models` traced models, kept alive as the caches keep them."""
+    from hierlstm.config import RunConfig
+    from hierlstm.model.trace import trace_shapes
+
+    return [
+        trace_shapes(RunConfig(variant=VARIANTS[index % len(VARIANTS)], time_steps=10 + index))
+        for index in range(models)
+    ]
+
+
+def cleanup() -> tuple[float, float]:
+    """Streamlit's own after-run cleanup, on both clocks (seconds)."""
+    from streamlit.runtime.scriptrunner import script_runner
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    script_runner._clean_problem_modules()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.rerun_cleanup", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--models", type=int, default=6, help="traced models beyond the warm-up's")
+    args = parser.parse_args(argv)
+
+    warm_up()
+    frozen_count = gc.get_freeze_count()
+    samples: dict[str, list[tuple[float, float]]] = {"frozen": [], "unfrozen": []}
+    walked = {}
+    for _round in range(args.rounds):
+        # what the warm-up loaded frozen, as it leaves it; the models made after, not
+        gc.unfreeze()
+        kept = None
+        gc.collect()
+        gc.freeze()
+        kept = traced_models(args.models)
+        cleanup()  # the tracing's garbage freed first, so each timed cleanup frees none
+        walked["frozen"] = len(gc.get_objects())
+        samples["frozen"].append(cleanup())
+        gc.unfreeze()
+        walked["unfrozen"] = len(gc.get_objects())
+        samples["unfrozen"].append(cleanup())
+
+    def median_ms(state: str, clock: int) -> float:
+        return statistics.median(sample[clock] for sample in samples[state]) * 1e3
+
+    def paired(clock: int) -> str:
+        ratios = sorted(
+            frozen[clock] / unfrozen[clock]
+            for frozen, unfrozen in zip(samples["frozen"], samples["unfrozen"], strict=True)
+        )
+        return f"{statistics.median(ratios):.3f} ({ratios[0]:.3f}-{ratios[-1]:.3f})"
+
+    print(header("Streamlit's after-run cleanup, frozen against not"))
+    print(
+        f"{len(kept)} traced models beyond the warm-up's; {args.rounds} interleaved rounds; "
+        f"the warm-up froze {frozen_count} objects.\n"
+    )
+    rows = [
+        [
+            state,
+            walked[state],
+            f"{median_ms(state, 0):.1f}",
+            f"{median_ms(state, 1):.1f}",
+        ]
+        for state in samples
+    ]
+    print(markdown_table(["", "objects walked", "wall ms", "CPU ms"], rows))
+    print(f"\nfrozen / unfrozen, paired per round (min-max): wall {paired(0)}, CPU {paired(1)}")
+
+
+if __name__ == "__main__":
+    main()
