@@ -6,8 +6,13 @@ results file, the profiles' captures) is the session's own too, so no test write
 user's. With HIERLSTM_TESTS=fast (`make test-fast`) TensorFlow is left to the tests that need
 it. The app's warm-up in this process (AppTest) traces
 the default models but measures no cost per step: that would hold the device lock, at a moment
-no test chose, while a test times; tests/app/test_warmup.py runs that step on its own."""
+no test chose, while a test times; tests/app/test_warmup.py runs that step on its own. Once
+the tests are collected, what they imported is frozen out of the garbage collector's walks, as
+the app's warm-up freezes what it loaded (`_freeze_what_is_loaded` in hierlstm/app/warmup.py):
+with TensorFlow loaded, each full collection walked some 400,000 objects (half a second here),
+and AppTest's script runs make one after every run, as a server does."""
 
+import gc
 import os
 import tempfile
 
@@ -24,3 +29,8 @@ if os.environ.get("HIERLSTM_TESTS") != "fast":
 
 # The slowest files first, for `make test`'s workers (tests/suite_order.py).
 from suite_order import pytest_collection_modifyitems  # noqa: E402, F401
+
+
+def pytest_collection_finish(session):
+    gc.collect()
+    gc.freeze()
