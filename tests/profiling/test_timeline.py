@@ -97,10 +97,11 @@ def test_nested_ops_are_a_level_deeper_inside_their_parent(profiles):
             assert inside.any(), (line, row.name)
 
 
-def test_nested_runs_many_more_and_shorter_ops_than_folded(profiles):
+def test_nested_runs_many_more_ops_in_a_step_than_folded(profiles):
+    """Counted, not timed: how long each op took depends on what else the cores were doing (a
+    bound on the median duration failed under load), how many ran does not."""
     nested, folded = profiles["nested"].timeline.events, profiles["folded"].timeline.events
-    assert len(nested) > len(folded)
-    assert nested["duration_s"].median() <= 2 * folded["duration_s"].median()
+    assert len(nested) > 2 * len(folded)
 
 
 def test_the_chrome_trace_holds_the_timelines_events(profiles):
