@@ -10,7 +10,8 @@ no test chose, while a test times; tests/app/test_warmup.py runs that step on it
 the tests are collected, what they imported is frozen out of the garbage collector's walks, as
 the app's warm-up freezes what it loaded (`_freeze_what_is_loaded` in hierlstm/app/warmup.py):
 with TensorFlow loaded, each full collection walked some 400,000 objects (half a second here),
-and AppTest's script runs make one after every run, as a server does."""
+and AppTest's script runs make one after every run, as a server does. What each test leaves
+alive is frozen after it, for the same reason: a worker's heap grows over some 85 files."""
 
 import gc
 import os
@@ -32,5 +33,13 @@ from suite_order import pytest_collection_modifyitems  # noqa: E402, F401
 
 
 def pytest_collection_finish(session):
+    gc.collect()
+    gc.freeze()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """After each test, its garbage collected and what it left alive (a cached model, a
+    fixture's objects) frozen too, so the next test's full collections walk only what it makes:
+    this collection walks only the objects made since the last one."""
     gc.collect()
     gc.freeze()
