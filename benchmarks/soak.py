@@ -397,11 +397,13 @@ class Visitor:
         return step
 
     def _kind(self, remaining_s: float) -> str:
-        """A tour visit every other move while any is left; each kind of move once (the sessions
-        start at different kinds, so a short soak makes every kind); then by MOVES' weights. No
-        run starts in the last LAST_RUN_S."""
+        """Each kind of move once (the sessions start at different kinds, so a short soak makes
+        every kind), a tour visit between them while any is left; then by MOVES' weights. The
+        first move is a kind, not a tour visit: the first session's is a run, which a loaded
+        machine's slow tour visits would otherwise push into the last LAST_RUN_S, where no run
+        starts (a half-minute soak then pressed none)."""
         self.moves += 1
-        if self.untoured and self.moves % 2:
+        if self.untoured and not self.moves % 2:
             return "tour"
         kind = self.first.pop() if self.first else None
         kind = kind or self.rng.choices(list(MOVES), weights=list(MOVES.values()))[0]
