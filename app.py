@@ -7,7 +7,9 @@ tracing the default models.
 """
 
 import contextlib
+import faulthandler
 import logging
+import signal
 
 import streamlit as st
 
@@ -23,6 +25,9 @@ async def warm_up_when_serving(_app):
     log = logging.getLogger("hierlstm")
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    # `kill -USR1 <pid>` writes every thread's stack to the same terminal: what a stalled page
+    # or a run that never ends is waiting on, without stopping the server.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     warmup.start()
     yield
 

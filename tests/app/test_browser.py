@@ -11,8 +11,10 @@ playwright is missing (`make test` installs both where it can).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import time
 from pathlib import Path
 from urllib.parse import urljoin
@@ -189,6 +191,34 @@ def _screenshot(page, name: str, docs_name: str | None = None, filled: bool = Tr
     return path
 
 
+_FAILED = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+
+
+def _wait_for_outcome(page, result) -> None:
+    """Until `result` (a locator: what a finished run draws) is there. A run that failed fails
+    the test at once with the page's error line, rather than after RUN_TIMEOUT_MS; a run still
+    going after that fails it with a screenshot and every server thread's stack (app.py dumps
+    them on SIGUSR1), so a stall says what it waited on."""
+    failed = page.locator(_FAILED)
+    try:
+        result.or_(failed).first.wait_for(timeout=RUN_TIMEOUT_MS)
+    except sync_api.TimeoutError:
+        shot = ARTIFACTS / f"timeout-{int(time.time())}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        pytest.fail(f"no outcome in {RUN_TIMEOUT_MS // 1000} s ({shot}):\n{_server_stacks()}")
+    if failed.count():
+        pytest.fail(f"the run failed: {failed.first.inner_text()}")
+
+
+def _server_stacks() -> str:
+    """The server's threads' stacks, written to its log on SIGUSR1: the log's last 12,000
+    characters after it."""
+    log = ARTIFACTS / "streamlit-server.log"
+    os.kill(TIMINGS["_pid"], signal.SIGUSR1)
+    time.sleep(2)
+    return log.read_text(errors="replace")[-12_000:]
+
+
 _PAGE_CHARTS = """() => Array.from(
     document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')
 ).filter(chart => !chart.closest('[class*="st-key-warmup-placeholder"]')).length"""
@@ -312,7 +342,7 @@ def test_tiny_benchmark_run_double_clicked_runs_once(server, page):
     before = ResultStore(database).count()
     _open(page, f"{url}/benchmark?{TINY}", PAGES["benchmark"])
     page.get_by_role("button", name="Run benchmark").dblclick()
-    page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_for_outcome(page, page.locator(".js-plotly-plot").nth(5))
     _wait_idle(page)
     _no_exception(page)
     # nested and folded, once each: the double click did not start a second run.
@@ -331,8 +361,8 @@ def test_default_benchmark_run(server, page):
     started = time.perf_counter()
     page.get_by_role("button", name="Run benchmark").click()
     # The progress bar says how long is left (the estimate, then the run's own pace).
-    page.get_by_text(re.compile(r"· about \d+ s left")).first.wait_for(timeout=RUN_TIMEOUT_MS)
-    page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_for_outcome(page, page.get_by_text(re.compile(r"· about \d+ s left")))
+    _wait_for_outcome(page, page.locator(".js-plotly-plot").nth(5))
     _wait_idle(page)
     TIMINGS["default_benchmark_run_s"] = time.perf_counter() - started
     _no_exception(page)
@@ -360,7 +390,7 @@ def test_profile_page_draws_the_profiler_s_split(server, page):
     _open(page, f"{url}/profile?{TINY}", PAGES["profile"])
     page.get_by_role("spinbutton", name="Profiled steps").fill("3")
     page.get_by_role("button", name="Profile", exact=True).click()
-    page.get_by_text("Each layer's share of a step").wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_for_outcome(page, page.get_by_text("Each layer's share of a step"))
     _wait_idle(page)
     _no_exception(page)
     assert page.locator(".js-plotly-plot").count() == 2  # the split, then one step in time
@@ -385,7 +415,7 @@ def test_a_training_run_draws_its_phases_and_stores_the_rows(server, page):
     _open(page, f"{url}/benchmark?{TINY}&task=training", PAGES["benchmark"])
     page.get_by_role("button", name="Run benchmark").click()
     # latency per step, speed-up, phases, memory, first call, throughput, GFLOP/s, layers
-    page.locator(".js-plotly-plot").nth(7).wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_for_outcome(page, page.locator(".js-plotly-plot").nth(7))
     _wait_idle(page)
     _no_exception(page)
     page.get_by_text("A training step's phases").wait_for()
@@ -451,7 +481,7 @@ def test_mirrored_strategy_and_replica_sweep(server, page):
     page.get_by_test_id("stRadioGroup").get_by_text("replicas").click()
     _wait_idle(page)
     page.get_by_role("button", name="Run sweep").click()
-    page.get_by_text("measures tf.distribute's overhead").wait_for(timeout=RUN_TIMEOUT_MS)
+    _wait_for_outcome(page, page.get_by_text("measures tf.distribute's overhead"))
     page.locator(".js-plotly-plot").nth(2).wait_for()  # throughput, efficiency, chain
     _wait_idle(page)
     _no_exception(page)
@@ -500,7 +530,7 @@ def test_four_sessions_press_run_at_once(server, browser):
         TIMINGS["four_sessions_seen_waiting"] = len(waiting_seen)
         assert waiting_seen, "no session showed that it was waiting for another's run"
         for page in pages:
-            page.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+            _wait_for_outcome(page, page.locator(".js-plotly-plot").nth(5))
             _wait_idle(page)
             _no_exception(page)
         TIMINGS["four_sessions_all_done_s"] = time.perf_counter() - started
@@ -545,7 +575,7 @@ def test_closing_the_tab_mid_run_stops_the_run_and_frees_the_device(server, brow
             raise
         contexts[0].close()
         staying.get_by_role("button", name="Run benchmark").click()
-        staying.locator(".js-plotly-plot").nth(5).wait_for(timeout=RUN_TIMEOUT_MS)
+        _wait_for_outcome(staying, staying.locator(".js-plotly-plot").nth(5))
         _wait_idle(staying)
         _no_exception(staying)
         rows = ResultStore(database).rows()
