@@ -21,6 +21,10 @@ rate, the same starting weights. Before timing, after one step on each side, eve
 loss and gradients (every parameter) are checked against PyTorch autograd's. Printed per
 shape: each candidate's step, its step / its own forward pass and its first step (tracing the
 gradient graph), PyTorch's step, and best step / PyTorch step, paired per round.
+
+`--profile-torch-steps N` then profiles N of PyTorch's training steps per shape under
+torch.profiler and prints its ops by self CPU time: where the peer's step goes, to set beside
+hierlstm's own profile (`python -m hierlstm profile --task training ...`).
 """
 
 from __future__ import annotations
@@ -224,7 +228,18 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
         for name in names
     ]
     row = [f"{batch}x{steps}", *cells, f"{medians['PyTorch'] * 1e3:.1f}", best]
-    return [*row, _paired(samples, best, "PyTorch")], names
+    return [*row, _paired(samples, best, "PyTorch")], names, torch_step
+
+
+def torch_profile(step, steps: int, torch) -> str:
+    """`steps` calls of `step` under torch.profiler (CPU activities): the top 15 ops by self CPU
+    time, as its table prints them."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as profiler:
+        for _ in range(steps):
+            step()
+    return profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=15)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -236,6 +251,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--train-repeats", type=int, default=15, help="rounds of the training step")
+    parser.add_argument(
+        "--profile-torch-steps",
+        type=int,
+        default=0,
+        help="after timing, profile this many of PyTorch's training steps per shape",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -261,10 +282,14 @@ def main(argv: list[str] | None = None) -> None:
         header_row = ("shape", *[f"{name} ms" for name in names], "hierlstm best")
         print(markdown_table((*header_row, "best / PyTorch (p10-p90)"), rows))
     if args.task != "inference":
-        rows, names = [], []
+        rows, names, profiles = [], [], {}
         for batch, steps in shapes:
-            row, names = train_shape(batch, steps, args.train_repeats, torch)
+            row, names, torch_step = train_shape(batch, steps, args.train_repeats, torch)
             rows.append(row)
+            if args.profile_torch_steps:
+                profiles[f"{batch}x{steps}"] = torch_profile(
+                    torch_step, args.profile_torch_steps, torch
+                )
             print(f"{batch}x{steps} training done", file=sys.stderr, flush=True)
         print(
             f"\n### Training step (SGD, {args.train_repeats} interleaved rounds; loss and every "
@@ -274,6 +299,11 @@ def main(argv: list[str] | None = None) -> None:
         header_row = ("shape", *[f"{name} step ms (/ own forward, first step)" for name in names])
         header_row += ("PyTorch step ms", "hierlstm best", "best / PyTorch (p10-p90)")
         print(markdown_table(header_row, rows))
+        for shape, table in profiles.items():
+            print(
+                f"\n### PyTorch's training step at {shape}, {args.profile_torch_steps} steps "
+                f"under torch.profiler\n\n```\n{table}```"
+            )
 
 
 if __name__ == "__main__":
