@@ -54,8 +54,8 @@ run: $(RUN_NEEDS)
 # one worker, in the order tests/conftest.py gives (the slowest files first, so the workers end
 # together). The extra worker fills what the others leave idle while they wait on a browser, a
 # server or a subprocess: with a worker per core, 1.5 of this 2-core machine's cores were busy
-# on average. Measured on it, two runs each: 2 workers 950 and 952 s, 3 workers 868 and 909 s,
-# every test passing in all four.
+# on average. Measured on it: 2 workers 950 and 952 s, 3 workers 868, 909 and 931 s, every
+# test passing in all five (a noisy machine: the gain is a few per cent, not more).
 # TEST_WORKERS=0 runs them in this process, one after another.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: $(DEV) browser
