@@ -1,6 +1,6 @@
 """What Streamlit does after every script run of the app, with and without the warm-up's
-`gc.freeze()` (`hierlstm.app.warmup._freeze_what_is_loaded`), timed side by side in one
-process:
+`gc.freeze()` (`hierlstm._native.freeze_what_is_loaded`, which the warm-up calls), timed side
+by side in one process:
 
     .venv/bin/python -m benchmarks.rerun_cleanup [--rounds 12] [--models 6]
 

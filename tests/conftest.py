@@ -9,17 +9,16 @@ test-fast`) TensorFlow is left to the tests that need it. The app's warm-up in t
 (AppTest) traces the default models but measures no cost per step: that would hold the device
 lock, at a moment no test chose, while a test times; tests/app/test_warmup.py runs that step on
 its own. Once the tests are collected, what they imported is frozen out of the garbage
-collector's walks, as the app's warm-up freezes what it loaded (`_freeze_what_is_loaded` in
-hierlstm/app/warmup.py): with TensorFlow loaded, each full collection walked some 400,000
+collector's walks, as the app's warm-up freezes what it loaded (`freeze_what_is_loaded` in
+hierlstm/_native.py): with TensorFlow loaded, each full collection walked some 400,000
 objects (half a second here), and AppTest's script runs make one after every run, as a server
-does. What each test leaves
-alive is frozen after it, for the same reason: a worker's heap grows over some 85 files."""
+does. What each test leaves alive is frozen after it, for the same reason: a worker's heap
+grows over some 85 files."""
 
-import gc
 import os
 import tempfile
 
-from hierlstm._native import import_tensorflow_quietly
+from hierlstm._native import freeze_what_is_loaded, import_tensorflow_quietly
 
 os.environ["HIERLSTM_LOCK_DIR"] = tempfile.mkdtemp(prefix="hierlstm-test-locks-")
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="hierlstm-test-data-")
@@ -35,13 +34,11 @@ from suite_order import pytest_collection_modifyitems  # noqa: E402, F401
 
 
 def pytest_collection_finish(session):
-    gc.collect()
-    gc.freeze()
+    freeze_what_is_loaded()
 
 
 def pytest_runtest_logfinish(nodeid, location):
     """After each test, its garbage collected and what it left alive (a cached model, a
     fixture's objects) frozen too, so the next test's full collections walk only what it makes:
     this collection walks only the objects made since the last one."""
-    gc.collect()
-    gc.freeze()
+    freeze_what_is_loaded()

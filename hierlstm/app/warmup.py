@@ -26,7 +26,6 @@ This module imports neither TensorFlow nor anything that does; the steps import 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import logging
 import os
 import threading
@@ -36,6 +35,7 @@ from collections.abc import Callable, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
+from hierlstm._native import freeze_what_is_loaded
 from hierlstm.app.gate import Gate
 from hierlstm.app.state import DEFAULT_VARIANTS, text
 from hierlstm.config import RunConfig, SettingError
@@ -100,20 +100,7 @@ def _load_modules() -> None:
     )
     from hierlstm.model import trace  # noqa: F401
 
-    _freeze_what_is_loaded()
-
-
-def _freeze_what_is_loaded() -> None:
-    """Everything loaded so far (TensorFlow's, Keras's, Streamlit's, pandas's modules: some
-    400,000 objects) moved out of the garbage collector's reach with `gc.freeze()`. Streamlit
-    calls `keras.backend.clear_session()` after every script run (`_clean_problem_modules`),
-    and that runs a full `gc.collect()`, which walks every object the collector tracks: 0.2-1 s
-    per click with TensorFlow loaded, on every rerun of every session, and longer while another
-    thread holds the GIL. Frozen, the walk covers only what was made since (a traced model is a
-    few thousand objects: its graph lives in C++). Objects frozen here are never collected;
-    they are the modules' own, which live as long as the process anyway."""
-    gc.collect()  # what is already garbage is freed, not frozen
-    gc.freeze()
+    freeze_what_is_loaded()
 
 
 def _default_configs() -> list[RunConfig]:
