@@ -231,7 +231,7 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     return [*row, _paired(samples, best, "PyTorch")], names, torch_step
 
 
-def torch_profile(step, steps: int, torch) -> str:
+def torch_profile(step, steps: int) -> str:
     """`steps` calls of `step` under torch.profiler (CPU activities): the top 15 ops by self CPU
     time, as its table prints them."""
     from torch.profiler import ProfilerActivity, profile
@@ -287,9 +287,7 @@ def main(argv: list[str] | None = None) -> None:
             row, names, torch_step = train_shape(batch, steps, args.train_repeats, torch)
             rows.append(row)
             if args.profile_torch_steps:
-                profiles[f"{batch}x{steps}"] = torch_profile(
-                    torch_step, args.profile_torch_steps, torch
-                )
+                profiles[f"{batch}x{steps}"] = torch_profile(torch_step, args.profile_torch_steps)
             print(f"{batch}x{steps} training done", file=sys.stderr, flush=True)
         print(
             f"\n### Training step (SGD, {args.train_repeats} interleaved rounds; loss and every "

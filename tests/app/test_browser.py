@@ -195,10 +195,10 @@ _FAILED = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 
 
 def _wait_for_outcome(page, result) -> None:
-    """Until `result` (a locator: what a finished run draws) is there. A run that failed fails
-    the test at once with the page's error line, rather than after RUN_TIMEOUT_MS; a run still
-    going after that fails it with a screenshot and every server thread's stack (app.py dumps
-    them on SIGUSR1), so a stall says what it waited on."""
+    """Until `result` (a locator: what the run draws, its progress or its charts) is there. A
+    run that failed fails the test at once with the page's error line, rather than after
+    RUN_TIMEOUT_MS; a run still going after that fails it with a screenshot and every server
+    thread's stack (app.py dumps them on SIGUSR1), so a stall says what it waited on."""
     failed = page.locator(_FAILED)
     try:
         result.or_(failed).first.wait_for(timeout=RUN_TIMEOUT_MS)
