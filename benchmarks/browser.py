@@ -7,12 +7,15 @@ neither TensorFlow nor Playwright, so a test can check `CHROMIUM` before it skip
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from hierlstm.i18n import MESSAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -106,6 +109,17 @@ def launch_chromium(playwright):
     """Debian's Chromium (no browser download) with the project's flags, from a running
     `sync_playwright()`."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
+
+
+def confirm_button(page):
+    """The Run button of the app's question before a long run (its estimate is over the
+    server's limit for a run without asking, or a setting's cost could not be measured), as a
+    Playwright locator: its label in either language, either form."""
+    labels = []
+    for lang in ("en", "zh"):
+        labels.append(re.escape(MESSAGES["run.confirm.yes"][lang].split("{")[0]))
+        labels.append(re.escape(MESSAGES["run.confirm.yes.unknown"][lang]) + "$")
+    return page.get_by_role("button", name=re.compile(f"^({'|'.join(labels)})"))
 
 
 def own_store(folder: Path) -> dict[str, str]:

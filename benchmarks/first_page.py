@@ -54,6 +54,7 @@ from playwright import sync_api
 from benchmarks.browser import (
     ROOT,
     VIEWPORT,
+    confirm_button,
     free_port,
     launch_chromium,
     own_store,
@@ -63,7 +64,7 @@ from benchmarks.browser import (
 )
 from benchmarks.common import header, markdown_table
 from hierlstm.app.pages import PAGES
-from hierlstm.i18n import MESSAGES, t
+from hierlstm.i18n import t
 
 PAGE_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 300
@@ -213,14 +214,6 @@ def _report(page, since_ms: float) -> dict | None:
         return None
 
 
-def _confirm_button(page):
-    """The long-run confirmation's Run button, if the app asks (estimate over its limit)."""
-    sure = MESSAGES["run.confirm.yes"]["en"].split("{")[0]
-    unknown = MESSAGES["run.confirm.yes.unknown"]["en"]
-    pattern = re.compile(f"^({re.escape(sure)}|{re.escape(unknown)}$)")
-    return page.get_by_role("button", name=pattern)
-
-
 def watch(page, started_ms: float, title: str, timeout_s: float, on_title=None) -> Visit:
     """Polls the probe until idle after the expected title and a script run (or the timeout).
     `started_ms`: the navigation's start, ms since the epoch. `on_title` is called once, when
@@ -237,8 +230,8 @@ def watch(page, started_ms: float, title: str, timeout_s: float, on_title=None) 
             titled = True
             if on_title:
                 on_title()
-        if seen and "running" in report["marks"] and _confirm_button(page).count():
-            _confirm_button(page).click()
+        if seen and "running" in report["marks"] and confirm_button(page).count():
+            confirm_button(page).click()
             page.evaluate("() => { delete window.__firstPage.marks.running; }")
             visit.note = "asked to confirm the run; confirmed"
             continue
