@@ -15,7 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from hierlstm.app import banner, pages, sidebar, state, warmup  # none of them imports TensorFlow
+from hierlstm.app import banner, pages, sidebar, state, warmup, warmup_page  # none imports TF
 
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
 warmup.page_started()
@@ -48,7 +48,7 @@ def draw(status: warmup.Status) -> None:
     st.title(state.text(f"{frame.heading}.title"))
     st.markdown(state.text(f"{frame.heading}.intro"))
     if not status.ready:
-        warmup.wait_in_page()  # the whole page runs again when the warm-up is ready
+        warmup_page.wait_in_page()  # the whole page runs again when the warm-up is ready
         st.stop()
     try:
         page.run()

@@ -9,10 +9,10 @@ app.py starts it from the server's lifespan, so the health check answers at once
 visitor finds the server warm or warming; the frame (streamlit_app.py) starts it too (it is
 idempotent), for `streamlit run streamlit_app.py` and AppTest. Until it is `ready`, the frame
 draws every page's title, explanation and settings and, where the page goes, a placeholder that
-says what the warm-up is doing (`wait_in_page`); nothing in a session imports TensorFlow before
-then. Each step runs inside the warm-up's `Gate` (`hierlstm.app.gate`: the warm-up or a page,
-never both at once), in an order checked when the steps are made (`check_order`). The steps
-fill the caches the pages read, with the same functions.
+says what the warm-up is doing (`hierlstm.app.warmup_page`); nothing in a session imports
+TensorFlow before then. Each step runs inside the warm-up's `Gate` (`hierlstm.app.gate`: the
+warm-up or a page, never both at once), in an order checked when the steps are made
+(`check_order`). The steps fill the caches the pages read, with the same functions.
 
 HIERLSTM_WARMUP: "full" (the default), "trace" (every default traced before the pages run; no
 Weight sharing checks and no cost measurement, which takes the device lock and a few seconds
@@ -20,7 +20,7 @@ of both cores) or "off" (TensorFlow and the devices only, which every page needs
 HIERLSTM_WARMUP_AFTER=FILE holds the warm-up until FILE exists (at most 10 minutes), so a test
 or a demo can look at a server that is still cold for as long as it needs.
 
-This module imports neither TensorFlow nor anything that does; the steps import what they use.
+This module imports neither TensorFlow nor Streamlit; the steps import what they use.
 """
 
 from __future__ import annotations
@@ -32,21 +32,16 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-import plotly.graph_objects as go
-import streamlit as st
-
 from hierlstm._native import freeze_what_is_loaded
 from hierlstm.app.gate import Gate
-from hierlstm.app.state import DEFAULT_VARIANTS, text
+from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import RunConfig, SettingError
 
 LOG = logging.getLogger("hierlstm.app.warmup")
 MODES = ("full", "trace", "off")
-WAIT_S = 120.0  # a cold page waits this long in its own script run, then polls
 QUIET_S = 3.0  # a step the pages do not wait for waits until no page has started for this long
 QUIET_LIMIT_S = 120.0  # ... and for the gate, but no longer than this
 _last_page = 0.0  # time.monotonic() when a script run of the frame last started
-POLL_S = 0.5  # how often a polling page looks again
 HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
 
 
@@ -343,59 +338,3 @@ def server_warmup() -> Warmup:
 
 def start() -> None:
     server_warmup().start()
-
-
-# --- in a page ------------------------------------------------------------------------------
-
-
-def _progress(bar, status: Status) -> None:
-    what = text(status.step) if status.step else ""
-    bar.progress(
-        status.done / max(1, status.needed),
-        text=text("warmup.waiting", what=what, seconds=status.seconds),
-    )
-
-
-def wait_in_page() -> None:
-    """Where the page's content will be, until the warm-up is ready: what it is doing, updated
-    four times a second while this script run waits (an Event's wait, which leaves the
-    interpreter to the warm-up; each update is a Streamlit call, so a rerun or a closed tab
-    ends the wait at once), then the page runs again, warm. Past WAIT_S the page polls instead.
-    It waits in the run rather than rerunning to look again, which would take the CPU from the
-    warm-up it waits for."""
-    warm = server_warmup()
-    deadline = time.monotonic() + WAIT_S
-    box = st.container(key="warmup-placeholder")  # what a browser can wait for to be gone
-    bar = box.progress(0.0)
-    _progress(bar, warm.status())
-    charted = False
-    while True:
-        if not charted and warm.charts_drawable.is_set():
-            # An empty chart where the page's charts will be: the browser fetches and starts
-            # plotly (4.7 MB of its code) while the server warms up, instead of after it.
-            box.plotly_chart(_empty_chart(), key="warmup-chart", config={"staticPlot": True})
-            charted = True
-        if warm.wait(0.25):
-            break
-        if time.monotonic() > deadline:
-            bar.empty()
-            _poll()
-            return
-        _progress(bar, warm.status())
-    st.rerun()
-
-
-def _empty_chart() -> go.Figure:
-    figure = go.Figure()
-    figure.update_layout(height=160, margin={"l": 0, "r": 0, "t": 0, "b": 0})
-    figure.update_xaxes(visible=False)
-    figure.update_yaxes(visible=False)
-    return figure
-
-
-@st.fragment(run_every=POLL_S)
-def _poll() -> None:
-    if server_warmup().status().ready:
-        st.rerun()
-    with st.container(key="warmup-placeholder-polling"):
-        _progress(st.progress(0.0), server_warmup().status())

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from hierlstm.admission import runlock
 from hierlstm.admission.estimate import StepCost, calibration_key
-from hierlstm.app import runs, warmup
+from hierlstm.app import runs, warmup, warmup_page
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import QUICK_TIMING, RunConfig, SettingError
 from hierlstm.results.store import ResultStore
@@ -34,7 +34,7 @@ def cold(monkeypatch, tmp_path):
     """This process's warm-up replaced by one held at its first step until `release()`; a
     cold page waits for it in its run only 0.3 s, then polls (AppTest shows a run's end)."""
     monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
-    monkeypatch.setattr(warmup, "WAIT_S", 0.3)
+    monkeypatch.setattr(warmup_page, "WAIT_S", 0.3)
     gate = threading.Event()
     held = warmup.Warmup([warmup.Step("warmup.tensorflow", gate.wait)])
     monkeypatch.setattr(warmup, "_server", held)
@@ -95,7 +95,7 @@ def test_no_chart_is_drawn_before_the_libraries_are_loaded(monkeypatch, tmp_path
     """plotly reads numpy and pandas from sys.modules: a chart drawn while the warm-up imports
     them would find them half-initialised, so the placeholder's chart waits for them."""
     monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
-    monkeypatch.setattr(warmup, "WAIT_S", 0.3)
+    monkeypatch.setattr(warmup_page, "WAIT_S", 0.3)
     libraries, tensorflow = threading.Event(), threading.Event()
     held = warmup.Warmup(
         [warmup.Step("warmup.tensorflow", tensorflow.wait)], libraries=libraries.wait
@@ -140,7 +140,7 @@ def test_a_failure_to_load_the_libraries_is_logged_and_only_costs_the_chart(capl
 
 
 def test_a_cold_page_waits_in_its_run_and_fills_in_when_the_warm_up_is_ready(cold, monkeypatch):
-    monkeypatch.setattr(warmup, "WAIT_S", 60.0)
+    monkeypatch.setattr(warmup_page, "WAIT_S", 60.0)
     threading.Timer(1.0, cold).start()  # the warm-up finishes while the page's run waits
     started = time.monotonic()
     at = _frame({"variants": "folded"})
@@ -165,8 +165,8 @@ _COLD_FRAME = """
 import sys
 import streamlit.commands.page_config as page_config
 from streamlit.testing.v1 import AppTest
-from hierlstm.app import warmup
-warmup.WAIT_S = 0.2
+from hierlstm.app import warmup_page
+warmup_page.WAIT_S = 0.2
 # Streamlit reads an image page icon with numpy and PIL (image_to_url imports both): a cold
 # frame would wait for them beside TensorFlow's import, so it sets the icon once warm.
 icons, read = [], page_config.image_to_url
