@@ -21,7 +21,9 @@ first saw:
   itself, often still skeletons, is in the JSON as `sidebar_form_s`);
 - first figure: a drawn plotly chart; a table where the page draws no chart (marked "table");
   "none" where it draws neither;
-- idle: the script run is over (`data-test-script-state` "notRunning", connected), no warm-up
+- idle: a script run seen (the page's `data-test-script-state` said "running", or its socket
+  brought the run's `new_session` message) and over (the attribute "notRunning", connected, and
+  the run's `script_finished` message received, if the socket brought one), no warm-up
   placeholder (`st-key-warmup-placeholder*`: the server is still warming up), no skeleton
   and no status widget left, and nothing of that changed for 500 ms (the time is when it
   started).
@@ -50,6 +52,7 @@ import time
 from pathlib import Path
 
 from playwright import sync_api
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from benchmarks.browser import (
     ROOT,
@@ -152,7 +155,60 @@ PROBE = """(() => {
     }
   }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
     attributeFilter: ['data-test-script-state']});
+  // What the server said, as it arrived: each ForwardMsg's top-level fields (protobuf's wire
+  // format), so a run is seen in the messages that make it, whatever the page rendered of it.
+  // A server busy with another session's run sends a page switch's messages in one burst, and
+  // React draws the whole run in one render: the attribute never says "running", and the
+  // observer has nothing to see (a soak's stall, never idle, on a page fully drawn, whose socket
+  // had brought the run's start and its end).
+  const fields = data => {
+    const bytes = new Uint8Array(data), found = [];
+    let at = 0;
+    const varint = () => {
+      let value = 0, shift = 0, byte;
+      do { byte = bytes[at++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; }
+      while (byte & 0x80 && at < bytes.length);
+      return value;
+    };
+    while (at < bytes.length) {
+      const key = varint(), wire = key % 8, field = Math.floor(key / 8);
+      if (wire === 0) found.push([field, varint()]);
+      else if (wire === 2) { found.push([field, null]); at += varint(); }
+      else if (wire === 1) at += 8;
+      else if (wire === 5) at += 4;
+      else break;
+    }
+    return found;
+  };
+  const heard = data => {
+    if (!(data instanceof ArrayBuffer)) return;
+    const now = Date.now(), marks = probe.marks;
+    marks.messages = (marks.messages || 0) + 1;
+    for (const [field, value] of fields(data)) {
+      if (field === NEW_SESSION && !('run_started' in marks)) {
+        marks.run_started = now;
+        if (!('running' in marks)) marks.running = now;
+      }
+      if (field === SCRIPT_FINISHED && value !== FINISHED_EARLY) {
+        marks.run_finished = now;
+        probe.idleSince = null;  // idle counts from after the run's last message
+      }
+    }
+  };
+  const NativeSocket = window.WebSocket;
+  window.WebSocket = class extends NativeSocket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', event => heard(event.data));
+    }
+  };
 })()"""
+_FIELDS = ForwardMsg.DESCRIPTOR.fields_by_name
+PROBE = (
+    PROBE.replace("NEW_SESSION", str(_FIELDS["new_session"].number))
+    .replace("SCRIPT_FINISHED", str(_FIELDS["script_finished"].number))
+    .replace("FINISHED_EARLY", str(ForwardMsg.FINISHED_EARLY_FOR_RERUN))
+)
 
 
 @dataclasses.dataclass(frozen=True)

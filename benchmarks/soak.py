@@ -42,6 +42,7 @@ they measure the machine as much as the app.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import csv
 import dataclasses
@@ -167,7 +168,8 @@ class Step:
     expected: int | None = None  # a run: the rows it should store
     stored: int | None = None  # a run: the rows its page said it stored
     lock_wait: bool = False
-    tick_missed_run: bool = False  # only the probe's observer saw the script run (see below)
+    run_seen_by: str = ""  # what first saw the step's script run (see _run_seen_by)
+    heard: dict | None = None  # what the page's socket brought after the step's start
     note: str = ""
 
 
@@ -211,7 +213,7 @@ class Visitor:
         step.seconds = visit.idle_s
         if visit.note:
             step.note = visit.note
-        step.tick_missed_run = self._tick_missed_run()
+        step.run_seen_by = self._run_seen_by()
         if visit.idle_s is None:
             step.stalled, step.waiting_for = True, _waiting_for(visit.note)
             with contextlib.suppress(sync_api.Error):  # what the visitor saw at 20 s
@@ -219,13 +221,33 @@ class Visitor:
                 self.page.screenshot(path=str(shot), timeout=10_000)
             later = first_page.watch(self.page, started_ms, title, RECOVER_S)
             step.recovered_s = later.idle_s
+        step.heard = self._heard()
         step.errors += self._errors(self.page)
 
-    def _tick_missed_run(self) -> bool:
-        """Whether first_page's 20 ms tick missed the visit's script run, which its attribute
-        observer saw: before the observer, such a visit never counted as idle (a stall)."""
+    def _run_seen_by(self) -> str:
+        """Which of first_page's probes saw the step's script run: "tick" (its 20 ms sample of
+        the script-state attribute), "observer" (the attribute's change, between two ticks) or
+        "socket" (only the run's messages: the page drew the run in one render, so the
+        attribute never said running); "" for none. Before the observer and the socket, a visit
+        seen by neither of them never counted as idle: a stall."""
         marks = self.page.evaluate("() => window.__firstPage ? window.__firstPage.marks : {}")
-        return "running_observed" in marks and "running_sampled" not in marks
+        if "running_sampled" in marks:
+            return "tick"
+        if "running_observed" in marks:
+            return "observer"
+        return "socket" if "run_started" in marks else ""
+
+    def _heard(self) -> dict:
+        """The server's messages the page received since the step's start (first_page's probe
+        reads them off its socket): how many, and whether a script run started and finished
+        in them, beside whether the page's script-state attribute ever said running."""
+        marks = self.page.evaluate("() => window.__firstPage ? window.__firstPage.marks : {}")
+        return {
+            "messages": marks.get("messages", 0),
+            "run_started": "run_started" in marks,
+            "run_finished": "run_finished" in marks,
+            "attribute_running": "running" in marks,
+        }
 
     @staticmethod
     def _errors(tab) -> list[str]:
@@ -631,6 +653,7 @@ def plot(samples: list, folder: Path, stem: str) -> Path:
 def report(steps: list[dict], cli: list[dict], rows: dict, samples: list, logs: dict, meta) -> dict:
     """Every figure the issue asks for, and which correctness targets failed."""
     visits = [step for step in steps if step["kind"] != "failed"]
+    settled = [step for step in visits if step["kind"] not in ("run", "abandon")]  # _settle's
     stalls = [step for step in visits if step["stalled"]]
     errors = [(step, error) for step in visits for error in step["errors"]]
     crashes = [(step, e) for step, e in errors if any(text in e for text in FAILED_PAGE)]
@@ -688,7 +711,7 @@ def report(steps: list[dict], cli: list[dict], rows: dict, samples: list, logs: 
         ],
         "abandoned_runs": sum(step["kind"] == "abandon" for step in visits),
         "lock_waits_app": sum(step["lock_wait"] for step in runs),
-        "tick_missed_runs": sum(step.get("tick_missed_run", False) for step in visits),
+        "runs_seen_by": dict(collections.Counter(s["run_seen_by"] or "none" for s in settled)),
         "lock_waits_cli": sum(run["lock_waits"] > 0 for run in cli),
         "times": {
             "load (URL, new session)": percentiles(seconds(("url", "export"))),
@@ -753,8 +776,9 @@ def markdown(result: dict) -> str:
         f"abandoned runs {result['abandoned_runs']}: rows stored {rows['abandoned']}; "
         f"other rows {rows['other']}",
         f"- lock waits: {result['lock_waits_app']} app runs, {result['lock_waits_cli']} CLI runs",
-        f"- visits whose script run the probe's 20 ms tick missed (its observer saw it): "
-        f"{result['tick_missed_runs']}",
+        f"- visits' script runs first seen by the probe's: {_pairs(result['runs_seen_by'])} "
+        "(tick: its 20 ms sample of the script state; observer: the state's change; socket: "
+        "only the run's messages, the page drawn in one render)",
         f"- runs whose page was idle before their outcome: "
         f"{len(result['runs_idle_before_their_outcome'])} "
         f"({sum(r['pressed'] == 'twice' for r in result['runs_idle_before_their_outcome'])} "
@@ -770,7 +794,7 @@ def markdown(result: dict) -> str:
             f"- stall: session {stall['session']} step {stall['number']} {stall['kind']} "
             f"'{stall['page']}' {stall['lang']} server {stall['server']} at {stall['at_s']:.0f} s; "
             f"{'idle after ' + format(recovered, '.1f') + ' s' if recovered else 'never idle'}; "
-            f"waiting for: {stall['waiting_for']}"
+            f"waiting for: {stall['waiting_for']}; heard: {stall.get('heard')}"
         )
     seen = {}
     for error in result["errors"]:

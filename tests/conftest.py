@@ -4,8 +4,8 @@ servers and CLI processes it starts, which inherit the variable) queue on each o
 another's or a real app's beside it. Under `make test` each xdist worker imports this file and
 has its own folder, so the workers' runs do not queue on each other: no test asserts a time.
 hierlstm's data folder (XDG_DATA_HOME: the default results file, the profiles' captures) is the
-process's own too, so no test writes to the user's. With HIERLSTM_TESTS=fast (`make
-test-fast`) TensorFlow is left to the tests that need it. The app's warm-up in this process
+process's own too, so no test writes to the user's; both folders go when the session ends.
+With HIERLSTM_TESTS=fast (`make test-fast`) TensorFlow is left to the tests that need it. The app's warm-up in this process
 (AppTest) traces the default models but measures no cost per step: that would hold the device
 lock, at a moment no test chose, while a test times; tests/app/test_warmup.py runs that step on
 its own. Once the tests are collected, what they imported is frozen out of the garbage
@@ -16,12 +16,16 @@ does. What each test leaves alive is frozen after it, for the same reason: a wor
 grows over some 85 files."""
 
 import os
+import shutil
 import tempfile
 
 from hierlstm._native import freeze_what_is_loaded, import_tensorflow_quietly
 
-os.environ["HIERLSTM_LOCK_DIR"] = tempfile.mkdtemp(prefix="hierlstm-test-locks-")
-os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="hierlstm-test-data-")
+_OWN_FOLDERS = {
+    "HIERLSTM_LOCK_DIR": tempfile.mkdtemp(prefix="hierlstm-test-locks-"),
+    "XDG_DATA_HOME": tempfile.mkdtemp(prefix="hierlstm-test-data-"),
+}
+os.environ.update(_OWN_FOLDERS)
 os.environ["HIERLSTM_WARMUP"] = "trace"
 # The fast tier (`make test-fast`) imports TensorFlow only where a test imports it; every other
 # session imports it once, here, before any test thread could import it beside another.
@@ -31,6 +35,13 @@ if os.environ.get("HIERLSTM_TESTS") != "fast":
 
 # The slowest files first, for `make test`'s workers (tests/suite_order.py).
 from suite_order import pytest_collection_modifyitems  # noqa: E402, F401
+
+
+def pytest_unconfigure(config):
+    """The process's own folders go with it (some 12 MB of captures and results a session):
+    every server and CLI process a test started has ended by now."""
+    for folder in _OWN_FOLDERS.values():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_finish(session):

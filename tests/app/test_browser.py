@@ -10,11 +10,13 @@ playwright is missing (`make test` installs both where it can).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urljoin
@@ -467,6 +469,85 @@ def test_the_long_run_question_s_button_is_found_in_both_languages(page):
     page.set_content(f"<html><body>{buttons}</body></html>")
     found = confirm_button(page).all_inner_texts()
     assert found == [label for label, pressed in labels.items() if pressed]
+
+
+# A page as Streamlit's frontend marks it, idle, and its socket to the server.
+_ONE_RENDER = """<html><body>
+<div data-testid="stApp" data-test-script-state="notRunning" data-test-connection-state="CONNECTED">
+<div data-testid="stMain"><h1>A page</h1></div></div>
+<script>
+const socket = new WebSocket(`ws://${location.host}/_stcore/stream`);
+socket.binaryType = 'arraybuffer';
+socket.addEventListener('open', () => { window.ask = () => socket.send('rerun'); });
+</script></body></html>"""
+
+
+@contextlib.contextmanager
+def _one_render_server(messages: list[bytes]):
+    """A server in a thread (the websockets package, which Streamlit's server requires) that
+    serves _ONE_RENDER at / and answers each of the page's socket messages with `messages`, in
+    one burst. Yields its url."""
+    from websockets.sync.server import serve
+
+    def page(connection, request):
+        if request.path == "/":
+            response = connection.respond(200, _ONE_RENDER)
+            del response.headers["Content-Type"]
+            response.headers["Content-Type"] = "text/html; charset=utf-8"
+            return response
+        return None  # the socket
+
+    def stream(socket):
+        for _ in socket:
+            for answer in messages:
+                socket.send(answer)
+
+    port = free_port()
+    with serve(stream, "127.0.0.1", port, process_request=page) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.shutdown()
+            thread.join(timeout=30)
+
+
+@pytest.mark.parametrize("answered", [True, False], ids=["run-heard", "nothing-heard"])
+def test_the_probe_counts_a_run_drawn_in_one_render_and_only_a_run(browser, answered):
+    """first_page's probe, for what a busy server does (a soak's stall): the run's messages in
+    one burst, drawn in one render, so the script-state attribute never says running. The
+    run's new_session and script_finished on the page's socket make the visit idle; with the
+    socket silent the same page is never idle: an idle page alone is no run."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from benchmarks import first_page
+
+    started = ForwardMsg()
+    started.new_session.page_script_hash = "a page"
+    finished = ForwardMsg(script_finished=ForwardMsg.FINISHED_SUCCESSFULLY)
+    burst = [message.SerializeToString() for message in (started, finished)] if answered else []
+    page = first_page.new_page(browser)
+    try:
+        with _one_render_server(burst) as url:
+            page.goto(url)
+            page.wait_for_function("() => window.ask !== undefined")  # the socket open
+            started_ms = time.time() * 1000
+            page.evaluate("() => window.__firstPage.reset('A page')")
+            page.evaluate("() => window.ask()")
+            visit = first_page.watch(page, started_ms, "A page", timeout_s=5 if answered else 3)
+            marks = page.evaluate("() => window.__firstPage.marks")
+        assert "running_observed" not in marks and "running_sampled" not in marks
+        if answered:
+            assert visit.idle_s is not None, (visit.note, marks)
+            assert marks["messages"] == 2
+            idle_ms = started_ms + visit.idle_s * 1000
+            assert started_ms <= marks["run_started"] <= marks["run_finished"] <= idle_ms
+        else:
+            assert visit.idle_s is None and "not idle in 3 s" in visit.note, visit.note
+            assert "run_started" not in marks and "running" not in marks, marks
+    finally:
+        page.context.close()
 
 
 def test_language_switch_in_the_browser(server, page):
