@@ -185,9 +185,9 @@ PROBE = """(() => {
     const now = Date.now(), marks = probe.marks;
     marks.messages = (marks.messages || 0) + 1;
     for (const [field, value] of fields(data)) {
-      if (field === NEW_SESSION && !('run_started' in marks)) {
-        marks.run_started = now;
-        if (!('running' in marks)) marks.running = now;
+      if (field === NEW_SESSION) {
+        if (!('run_started' in marks)) marks.run_started = now;
+        if (!('running' in marks)) marks.running = now;  // again after a confirmation
       }
       if (field === SCRIPT_FINISHED && value !== FINISHED_EARLY) {
         marks.run_finished = now;

@@ -179,6 +179,30 @@ def _waiting_for(note: str) -> dict:
     return dict(zip(SIGNATURE, seen.split("|"), strict=False)) if "|" in seen else {"note": note}
 
 
+def _run_seen_by(marks: dict) -> str:
+    """Which of first_page's probes saw a step's script run, from its marks: "tick" (its 20 ms
+    sample of the script-state attribute), "observer" (the attribute's change, between two
+    ticks) or "socket" (only the run's messages: the page drew the run in one render, so the
+    attribute never said running); "" for none. Before the observer and the socket, a visit
+    seen by neither of them never counted as idle: a stall."""
+    if "running_sampled" in marks:
+        return "tick"
+    if "running_observed" in marks:
+        return "observer"
+    return "socket" if "run_started" in marks else ""
+
+
+def _heard(marks: dict) -> dict:
+    """What the page's socket brought since the step's start (first_page's probe reads the
+    server's messages off it): how many messages, and whether a script run started and
+    finished in them."""
+    return {
+        "messages": marks.get("messages", 0),
+        "run_started": "run_started" in marks,
+        "run_finished": "run_finished" in marks,
+    }
+
+
 class Visitor:
     """One session's walk: one Chromium, one tab (and a second one for an abandoned run)."""
 
@@ -213,7 +237,6 @@ class Visitor:
         step.seconds = visit.idle_s
         if visit.note:
             step.note = visit.note
-        step.run_seen_by = self._run_seen_by()
         if visit.idle_s is None:
             step.stalled, step.waiting_for = True, _waiting_for(visit.note)
             with contextlib.suppress(sync_api.Error):  # what the visitor saw at 20 s
@@ -221,33 +244,9 @@ class Visitor:
                 self.page.screenshot(path=str(shot), timeout=10_000)
             later = first_page.watch(self.page, started_ms, title, RECOVER_S)
             step.recovered_s = later.idle_s
-        step.heard = self._heard()
+        marks = self.page.evaluate("() => window.__firstPage ? window.__firstPage.marks : {}")
+        step.run_seen_by, step.heard = _run_seen_by(marks), _heard(marks)
         step.errors += self._errors(self.page)
-
-    def _run_seen_by(self) -> str:
-        """Which of first_page's probes saw the step's script run: "tick" (its 20 ms sample of
-        the script-state attribute), "observer" (the attribute's change, between two ticks) or
-        "socket" (only the run's messages: the page drew the run in one render, so the
-        attribute never said running); "" for none. Before the observer and the socket, a visit
-        seen by neither of them never counted as idle: a stall."""
-        marks = self.page.evaluate("() => window.__firstPage ? window.__firstPage.marks : {}")
-        if "running_sampled" in marks:
-            return "tick"
-        if "running_observed" in marks:
-            return "observer"
-        return "socket" if "run_started" in marks else ""
-
-    def _heard(self) -> dict:
-        """The server's messages the page received since the step's start (first_page's probe
-        reads them off its socket): how many, and whether a script run started and finished
-        in them, beside whether the page's script-state attribute ever said running."""
-        marks = self.page.evaluate("() => window.__firstPage ? window.__firstPage.marks : {}")
-        return {
-            "messages": marks.get("messages", 0),
-            "run_started": "run_started" in marks,
-            "run_finished": "run_finished" in marks,
-            "attribute_running": "running" in marks,
-        }
 
     @staticmethod
     def _errors(tab) -> list[str]:

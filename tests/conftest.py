@@ -4,16 +4,16 @@ servers and CLI processes it starts, which inherit the variable) queue on each o
 another's or a real app's beside it. Under `make test` each xdist worker imports this file and
 has its own folder, so the workers' runs do not queue on each other: no test asserts a time.
 hierlstm's data folder (XDG_DATA_HOME: the default results file, the profiles' captures) is the
-process's own too, so no test writes to the user's; both folders go when the session ends.
-With HIERLSTM_TESTS=fast (`make test-fast`) TensorFlow is left to the tests that need it. The app's warm-up in this process
-(AppTest) traces the default models but measures no cost per step: that would hold the device
-lock, at a moment no test chose, while a test times; tests/app/test_warmup.py runs that step on
-its own. Once the tests are collected, what they imported is frozen out of the garbage
-collector's walks, as the app's warm-up freezes what it loaded (`freeze_what_is_loaded` in
-hierlstm/_native.py): with TensorFlow loaded, each full collection walked some 400,000
-objects (half a second here), and AppTest's script runs make one after every run, as a server
-does. What each test leaves alive is frozen after it, for the same reason: a worker's heap
-grows over some 85 files."""
+process's own too, so no test writes to the user's; both folders go when the session ends. With
+HIERLSTM_TESTS=fast (`make test-fast`) TensorFlow is left to the tests that need it. The app's
+warm-up in this process (AppTest) traces the default models but measures no cost per step: that
+would hold the device lock, at a moment no test chose, while a test times;
+tests/app/test_warmup.py runs that step on its own. Once the tests are collected, what they
+imported is frozen out of the garbage collector's walks, as the app's warm-up freezes what it
+loaded (`freeze_what_is_loaded` in hierlstm/_native.py): with TensorFlow loaded, each full
+collection walked some 400,000 objects (half a second here), and AppTest's script runs make one
+after every run, as a server does. What each test leaves alive is frozen after it, for the same
+reason: a worker's heap grows over some 85 files."""
 
 import os
 import shutil
