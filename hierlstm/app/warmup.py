@@ -20,7 +20,9 @@ of both cores) or "off" (TensorFlow and the devices only, which every page needs
 HIERLSTM_WARMUP_AFTER=FILE holds the warm-up until FILE exists (at most 10 minutes), so a test
 or a demo can look at a server that is still cold for as long as it needs.
 
-This module imports neither TensorFlow nor Streamlit; the steps import what they use.
+This module imports no TensorFlow and draws nothing (`hierlstm.app.warmup_page` draws); it
+loads Streamlit only through `hierlstm.app.state`, for the default variants. The steps import
+what they use.
 """
 
 from __future__ import annotations
