@@ -86,7 +86,10 @@ def test_a_training_step_profiles_with_its_gradients_in_the_layers(variant, tmp_
     main = layer_names(config)[-1]
     # the backward pass's ops are the layer's too (fused's hand-written one included)
     assert summary[main] > 1.5 * forward[main]
-    assert result.outside_s < 0.5 * result.op_s
+    # and most of a step's ops are a layer's: counted, not timed (a loaded machine stretched
+    # the ops outside any layer to 0.52 of the step's op time; they are 0.12 of folded's ops
+    # and 0.19 of fused's, a count no load changes)
+    assert summary[OUTSIDE] < 0.5 * summary.sum()
 
 
 def test_xla_thunks_are_split_by_layer_through_the_hlo_module(tmp_path):
