@@ -58,6 +58,7 @@ steps = int(
         step=1,
         key="profile_steps",
         help=_("profile.steps.help"),
+        on_change=state.APPLIED_ON_RUN,
     )
 )
 

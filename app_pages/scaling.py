@@ -29,6 +29,7 @@ raw_values = right.text_input(
     key=f"sweep_values_{axis}",
     help=_("scaling.values.help"),
     persist_state="session",
+    on_change=state.APPLIED_ON_RUN,
 )
 values, problem = state.parse_values(raw_values, axis)
 if problem:
