@@ -87,7 +87,6 @@ if outcome is None:
         _(
             "profile.press_run",
             variants=", ".join(names),
-            steps=steps,
             batch=controls.config.batch_size,
             time=controls.config.time_steps,
         ),

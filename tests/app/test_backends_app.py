@@ -100,7 +100,7 @@ def test_a_variant_without_a_chosen_backend_is_left_out_with_one_line(lang, data
     assert [(c.variant, c.backend) for c in _controls(at).configs] == [("fused", "tensorflow")]
     at = _open("app_pages/profile.py", {"lang": lang, "variants": "folded", "backend": "jax"})
     # JAX's profile runs from the page now (its worker), not only from the command line
-    press = t("profile.press_run", lang, variants="folded", steps=10, batch=2, time=4)
+    press = t("profile.press_run", lang, variants="folded", batch=2, time=4)
     assert [info.value for info in at.info] == [press]
     assert [c.backend for c in profile_runs.profiled_configs(_controls(at))] == ["jax"]
 
