@@ -1,16 +1,21 @@
-"""Run and store: the timing entry points that the command line and every app page call, so
-that what is timed is stored the same way everywhere.
+"""Run and store: the one path from configs to stored results, for the command line and every
+app page, so that what is timed is stored the same way everywhere.
 
-Each function times through `hierlstm.timing` with one `Timing`, stores every result it gets
-(a failed one too) in `store` when one is given, and returns the records. A sweep stores each
-point as it finishes, so a sweep stopped half-way keeps what it measured. A profile that fails
-raises (there is no failed profile record) and stores nothing. None of them takes the device
-lock: the caller holds it around the call (`hierlstm.admission.runlock.hold`).
+Where a run happens is decided in one place, `hierlstm.backends.pool.compare`: TensorFlow's
+configs in this process (`hierlstm.timing`), any other backend's (and then TensorFlow's beside
+them) in the backends' worker processes. A sweep of another backend is one such run per value.
+Each function stores every result it gets (a failed one too) in `store` when one is given, and
+returns the records. A sweep stores each point as it finishes, so a sweep stopped half-way
+keeps what it measured. A profile that fails raises (there is no failed profile record) and
+stores nothing. None of them takes the device lock: the caller holds it around the call
+(`hierlstm.admission.runlock.hold`).
 
 When the store refuses a write (a full disk, a folder gone read-only), nothing measured is lost:
 the run goes on unstored and then raises `NotStored`, which carries what it measured, the ids
 stored before the refusal, and the refusal, for the caller to show the result and say why it was
-not kept.
+not kept (`Keeper`, the one place that decides this).
+
+This module imports no TensorFlow itself: a run of JAX or torch alone never loads it.
 """
 
 from __future__ import annotations
@@ -19,15 +24,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from hierlstm.config import RunConfig, Timing
-from hierlstm.profiling import DEFAULT_STEPS, ProfileResult, profile
 from hierlstm.records import CompareResult
 from hierlstm.refusals import Refused
-from hierlstm.results.store import ResultStore
-from hierlstm.timing import replica_sweep, scaling, sweep
-from hierlstm.timing.harness import Progress, compare
+from hierlstm.timing.basics import Progress, scaled_progress
+
+IN_PROCESS = "tensorflow"  # the backend that runs in this process; every other has a worker
 
 
 class NotStored(Exception):
@@ -39,60 +41,76 @@ class NotStored(Exception):
         self.measured, self.ids, self.refused = measured, ids, refused
 
 
-class _Keeper:
+class Keeper:
     """Stores each result until the store first refuses one; then remembers why and stores no
-    more, so the run itself goes on."""
+    more, so the run itself goes on. `add` takes the store's own method for other records (a
+    profile's summary row)."""
 
-    def __init__(self, store: ResultStore | None, add=None):
-        self.store, self.ids, self.refused = store, [], None
-        self._add = add or (store.add if store else None)
+    def __init__(self, store, add=None):
+        self.ids: list[str] = []
+        self.refused: Refused | None = None
+        self._add = add or (store.add if store is not None else None)
 
-    def __call__(self, result) -> None:
-        if self._add is None or self.refused is not None or result is None:
-            return
-        try:
-            self.ids.append(self._add(result))
-        except Refused as error:
-            self.refused = error
+    def __call__(self, *results) -> None:
+        for result in results:
+            if self._add is None or self.refused is not None:
+                return
+            if result is None:
+                continue
+            try:
+                self.ids.append(self._add(result))
+            except Refused as error:
+                self.refused = error
 
     def done(self, measured):
-        """`measured`, or `NotStored` if a write was refused."""
+        """`measured`, or `NotStored` carrying it if a write was refused."""
         if self.refused is not None:
             raise NotStored(measured, self.ids, self.refused)
         return measured
 
 
-def _add_all(store: ResultStore | None, results, outcome):
+def _stored(store, results, outcome):
     """(outcome, the stored ids), or NotStored carrying them."""
-    keeper = _Keeper(store)
-    for result in results:
-        keeper(result)
+    keeper = Keeper(store)
+    keeper(*results)
     return keeper.done((outcome, keeper.ids))
 
 
 def compare_and_store(
     configs: Sequence[RunConfig],
     timing: Timing,
-    store: ResultStore | None,
+    store,
     *,
     baseline: int = 0,
     on_progress: Progress | None = None,
+    pool=None,
+    on_wait=None,
+    lock: bool = False,
 ) -> tuple[CompareResult, list[str]]:
-    """`compare` in interleaved rounds, then every result stored; (outcome, stored ids)."""
-    outcome = compare(configs, timing, baseline=baseline, on_progress=on_progress)
-    return _add_all(store, outcome.results, outcome)
+    """`configs` compared in interleaved rounds, in this process or the backends' workers
+    (`pool`, else the process's shared one), then every result stored; (outcome, stored ids).
+    `lock` takes the device lock for a run in the workers (the command line's; a page holds
+    it already); a run in this process is always under its caller's lock."""
+    from hierlstm.backends.pool import compare
+
+    outcome = compare(
+        list(configs),
+        timing,
+        baseline=baseline,
+        on_progress=on_progress,
+        pool=pool,
+        lock=lock,
+        on_wait=on_wait,
+    )
+    return _stored(store, outcome.results, outcome)
 
 
-def scaling_and_store(
-    config: RunConfig,
-    timing: Timing,
-    store: ResultStore | None,
-    *,
-    on_progress: Progress | None = None,
-):
+def scaling_and_store(config: RunConfig, timing: Timing, store, *, on_progress=None):
     """`scaling` (the strategy's run beside one replica), both stored; (outcome, stored ids)."""
+    from hierlstm.timing import scaling
+
     outcome = scaling(config, timing, on_progress=on_progress)
-    return _add_all(store, (outcome.result, outcome.one_replica), outcome)
+    return _stored(store, (outcome.result, outcome.one_replica), outcome)
 
 
 def sweep_and_store(
@@ -100,27 +118,52 @@ def sweep_and_store(
     axis: str,
     values: Iterable[int],
     timing: Timing,
-    store: ResultStore | None,
+    store,
     *,
     on_progress: Progress | None = None,
-) -> pd.DataFrame:
-    """`sweep` over `axis`, each point stored as it finishes."""
-    keeper = _Keeper(store)
-    return keeper.done(
-        sweep(config, axis, values, timing, on_progress=on_progress, on_point=keeper)
-    )
+):
+    """`config` timed at each value of `axis`, each point stored as it finishes: a frame with
+    columns variant, axis, value, status, error, then the result's row."""
+    keeper = Keeper(store)
+    if config.backend == IN_PROCESS:
+        from hierlstm.timing import sweep
+
+        return keeper.done(
+            sweep(config, axis, values, timing, on_progress=on_progress, on_point=keeper)
+        )
+    import pandas as pd
+
+    from hierlstm.backends.pool import compare
+
+    values, rows = list(values), []
+    for index, value in enumerate(values):
+        progress = scaled_progress(
+            on_progress or (lambda f, m: None),
+            index / len(values),
+            (index + 1) / len(values),
+            f"{axis}={value}: ",
+        )
+        point = config.replace(**{axis: value})
+        (result,) = compare([point], timing, on_progress=progress, lock=False).results
+        keeper(result)
+        rows.append({**result.to_row(), "axis": axis, "value": value})
+    frame = pd.DataFrame(rows)
+    first = ["variant", "axis", "value", "status", "error"]
+    return keeper.done(frame[first + [c for c in frame.columns if c not in first]])
 
 
 def replica_sweep_and_store(
     config: RunConfig,
     counts: Iterable[int],
     timing: Timing,
-    store: ResultStore | None,
+    store,
     *,
     on_progress: Progress | None = None,
-) -> pd.DataFrame:
+):
     """`replica_sweep` over 1, 2, ... replicas, each measured count stored as it finishes."""
-    keeper = _Keeper(store)
+    from hierlstm.timing import replica_sweep
+
+    keeper = Keeper(store)
     return keeper.done(
         replica_sweep(config, counts, timing, on_progress=on_progress, on_point=keeper)
     )
@@ -129,15 +172,17 @@ def replica_sweep_and_store(
 def profile_and_store(
     config: RunConfig,
     timing: Timing,
-    store: ResultStore | None,
+    store,
     *,
-    steps: int = DEFAULT_STEPS,
+    steps: int,
     logdir: str | Path | None = None,
     on_progress: Progress | None = None,
-) -> tuple[ProfileResult, str | None]:
+):
     """`profile` of `steps` steps, then its summary row stored; (result, stored id or None)."""
+    from hierlstm.profiling import profile
+
     result = profile(config, timing, steps=steps, logdir=logdir, on_progress=on_progress)
-    keeper = _Keeper(store, store.add_profile if store else None)
+    keeper = Keeper(store, store.add_profile if store is not None else None)
     keeper(result)
     keeper.done((result, None))
     return result, keeper.ids[0] if keeper.ids else None

@@ -7,16 +7,8 @@ import math
 from hierlstm.config import RunConfig
 from hierlstm.records import BenchResult
 
-# Every page script of the app, with the title it must show (AppTest opens them by script).
-PAGES = {
-    "app_pages/shape_trace.py": "What the model does to a tensor",
-    "app_pages/benchmark.py": "Which variant is fastest here?",
-    "app_pages/profile.py": "Where the time goes inside the graph",
-    "app_pages/scaling.py": "How the variants scale",
-    "app_pages/weight_sharing.py": "Sharing LSTM weights, two ways",
-    "app_pages/results.py": "Stored results",
-    "app_pages/lesson.py": "The question, the answer, and this machine",
-}
+# Run settings that keep a page's run short (the pages' own inputs, outside the sidebar).
+SHORT_RUNS = {"profile": ("profile_steps", 2), "scaling": ("sweep_values_time_steps", "2, 4")}
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 
@@ -157,3 +149,15 @@ def make_profile_result(**changes):
         versions=VERSIONS,
     )
     return dataclasses.replace(result, **changes)
+
+
+def __getattr__(name: str):
+    """`PAGES`: every page script of the app, with the English title it must show (AppTest opens
+    them by script), read from the app's own page list; made on first use, so the tests that
+    need no page import no Streamlit."""
+    if name != "PAGES":
+        raise AttributeError(name)
+    from hierlstm.app.pages import PAGES
+    from hierlstm.i18n import t
+
+    return {page.script: t(f"{page.heading}.title", "en") for page in PAGES}

@@ -1,8 +1,9 @@
 """What the timing pages run, through the same run-and-store functions as the command line
-(`hierlstm.measure`): the benchmark with its per-layer split, the sweeps over time, batch
-or replicas (the Profile page's runs are `hierlstm.app.profile_runs`'s). Each
-returns an outcome that keeps the records it measured (with their `RunConfig`s); the page draws
-it."""
+(`hierlstm.measure`, which decides where each config runs): the benchmark with its per-layer
+split, the sweeps over time, batch or replicas (the Profile page's runs are
+`hierlstm.app.profile_runs`'s). Each returns an outcome that keeps the records it measured
+(with their `RunConfig`s); the page draws it. `kept` is how every page shows a run whose
+results the store refused: measured and drawn, not stored, and the banner says why."""
 
 from __future__ import annotations
 
@@ -18,90 +19,11 @@ from hierlstm.app import state
 from hierlstm.app.caches import note_write, result_store
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
-from hierlstm.config import RunConfig, Timing
+from hierlstm.config import RunConfig
 from hierlstm.records import CONFIG_COLUMNS, CompareResult
 from hierlstm.refusals import Refused
 from hierlstm.registry import BACKENDS, VARIANTS
-from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
-
-# --- a run across Keras backends ------------------------------------------------------------
-# TensorFlow alone runs in this process, as before (`hierlstm.measure`); with any other backend
-# every config of the run goes to the worker processes of `hierlstm.backends.pool`, so each
-# backend has its own process and threads and the rounds interleave across them. Each result is
-# stored as `measure` stores it.
-
-
-class _Keeper:
-    """Stores each result until the store first refuses one, then remembers why and stores no
-    more, so the run goes on (as `hierlstm.measure` does)."""
-
-    def __init__(self, store) -> None:
-        self.store, self.ids, self.refused = store, [], None
-
-    def add(self, results) -> None:
-        for result in results:
-            if self.store is None or self.refused is not None:
-                return
-            try:
-                self.ids.append(self.store.add(result))
-            except Refused as error:
-                self.refused = error
-
-    def done(self, measured):
-        """`measured`, or `measure.NotStored` carrying it when a write was refused."""
-        if self.refused is not None:
-            raise measure.NotStored(measured, self.ids, self.refused)
-        return measured
-
-
-def compare_and_store(
-    configs: Sequence[RunConfig],
-    timing: Timing,
-    store,
-    *,
-    baseline: int = 0,
-    on_progress=None,
-):
-    """`measure.compare_and_store` when every config is TensorFlow's; else the pool's `compare`
-    across the backends' workers, then every result stored. (outcome, stored ids)."""
-    if not state.in_workers(configs):
-        return measure.compare_and_store(
-            configs, timing, store, baseline=baseline, on_progress=on_progress
-        )
-    from hierlstm.backends import pool
-
-    # lock=False: the page's run (`hierlstm.app.runs.start_run`) holds the device lock already.
-    outcome = pool.compare(
-        list(configs), timing, baseline=baseline, on_progress=on_progress, lock=False
-    )
-    keeper = _Keeper(store)
-    keeper.add(outcome.results)
-    return keeper.done((outcome, keeper.ids))
-
-
-def sweep_and_store(config: RunConfig, axis: str, values, timing: Timing, store, *, on_progress):
-    """`measure.sweep_and_store` for TensorFlow; for another backend each value is one run in
-    its worker (`pool.compare` of that one config), stored as it finishes, the rows in the same
-    columns (variant, axis, value, then the result's row)."""
-    if config.backend == state.IN_PROCESS:
-        return measure.sweep_and_store(config, axis, values, timing, store, on_progress=on_progress)
-    from hierlstm.backends import pool
-
-    values = list(values)
-    keeper, rows = _Keeper(store), []
-    for index, value in enumerate(values):
-        start, end = index / len(values), (index + 1) / len(values)
-
-        def progress(fraction, message, start=start, end=end, value=value):
-            on_progress(start + (end - start) * fraction, f"{axis}={value}: {message}")
-
-        point = config.replace(**{axis: value})
-        outcome = pool.compare([point], timing, on_progress=progress, lock=False)
-        keeper.add(outcome.results)
-        rows.append({**outcome.results[0].to_row(), "axis": axis, "value": value})
-    frame = pd.DataFrame(rows)
-    first = ["variant", "axis", "value", "status", "error"]
-    return keeper.done(frame[first + [c for c in frame.columns if c not in first]])
+from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown, scaled_progress
 
 
 def kept(run):
@@ -160,7 +82,7 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
     configs = controls.configs
     baseline = baseline_of(configs)
     compared, ids = kept(
-        lambda: compare_and_store(
+        lambda: measure.compare_and_store(
             configs,
             controls.timing,
             result_store(),
@@ -193,17 +115,19 @@ def _each_variant(configs: Sequence[RunConfig], progress: Progress, run) -> pd.D
     """`run(config, on_progress)` for each config, the progress bar split evenly between
     them and prefixed with the variant (and its backend, when several run); their frames in
     one."""
-    frames = []
     several = len({config.backend for config in configs}) > 1
-    for index, config in enumerate(configs):
-        start, end = index / len(configs), (index + 1) / len(configs)
-        name = state.label(config, several)
-        frames.append(
-            run(
-                config,
-                lambda f, m, s=start, e=end, v=name: progress(s + (e - s) * f, f"{v}: {m}"),
-            )
+    frames = [
+        run(
+            config,
+            scaled_progress(
+                progress,
+                index / len(configs),
+                (index + 1) / len(configs),
+                f"{state.label(config, several)}: ",
+            ),
         )
+        for index, config in enumerate(configs)
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -213,7 +137,7 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
         controls.configs,
         progress,
         lambda config, on_progress: kept(
-            lambda: sweep_and_store(
+            lambda: measure.sweep_and_store(
                 config, axis, values, controls.timing, result_store(), on_progress=on_progress
             )
         ),

@@ -114,7 +114,7 @@ def variant_explanation(name: str) -> str:
 # TensorFlow runs in the server's process; JAX and torch each in a worker process
 # (`hierlstm.backends.pool`), where every config of a run with them goes (`outcomes`).
 
-IN_PROCESS = "tensorflow"  # the backend of the server's own process
+from hierlstm.measure import IN_PROCESS  # noqa: E402  (the backend of the server's own process)
 
 
 def backend_missing(name: str) -> str | None:
@@ -167,12 +167,6 @@ def label(config: RunConfig, several: bool) -> str:
     """A result's name in a chart or a message: its variant, and its backend when a run has
     several ("folded · jax")."""
     return f"{config.variant} · {config.backend}" if several else config.variant
-
-
-def in_workers(configs: Sequence[RunConfig]) -> bool:
-    """Whether a run goes to the backends' worker processes: when any config is not
-    TensorFlow's (then all of them do, so the rounds interleave across processes)."""
-    return any(config.backend != IN_PROCESS for config in configs)
 
 
 # --- URL <-> controls ----------------------------------------------------------------------

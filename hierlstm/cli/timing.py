@@ -75,10 +75,19 @@ def check_device(config) -> None:
         print(f"warning: {message}", file=sys.stderr)
 
 
+def in_process(configs) -> bool:
+    """Whether the run is TensorFlow's alone, in this process; else every config goes to the
+    backends' workers (`hierlstm.measure`) and this process imports no TensorFlow."""
+    from hierlstm.measure import IN_PROCESS
+
+    return all(config.backend == IN_PROCESS for config in configs)
+
+
 def _run_configs(args) -> tuple[list, Timing]:
-    """`run_settings`, then `check_device` (one device: the configs share their settings)."""
+    """`run_settings`, then `check_device` for a run in this process (one device: the configs
+    share their settings; a worker's device is its backend's to check)."""
     configs, timing = run_settings(args)
-    if configs and configs[0].strategy == "none":
+    if configs and configs[0].strategy == "none" and in_process(configs):
         check_device(configs[0])
     return configs, timing
 
@@ -86,12 +95,17 @@ def _run_configs(args) -> tuple[list, Timing]:
 def within_limits(configs) -> None:
     """The server limits of `hierlstm.admission.limits` (HIERLSTM_MAX_BATCH, ...) apply to the
     command line too, so a script cannot ask for what the app would refuse; raise them to go
-    further."""
-    from hierlstm.admission import LimitError, check_limits
+    further. A run in the workers asks the driver (nvidia-smi) whether there is a GPU, since
+    this process does not import TensorFlow to ask it."""
+    from hierlstm.admission import LimitError, check_limits, limits
 
+    configs = list(configs)
+    bounds = (
+        None if in_process(configs) else limits.current_limits(sees_a_gpu=limits.driver_sees_a_gpu)
+    )
     for config in configs:
         try:
-            check_limits(config)
+            check_limits(config, bounds)
         except LimitError as error:
             raise UsageError(str(error)) from None
 
@@ -114,16 +128,32 @@ def said_not_stored(refused: str) -> int:
     return 1
 
 
-def environment() -> dict:
+def environment(configs) -> dict:
+    """`--json`'s environment: where, when, and the versions; for a run in the workers, each
+    backend's (its worker's are in every result's `versions` too), without TensorFlow here."""
     import datetime
+    import platform
     import socket
 
+    where = {
+        "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+    }
+    if not in_process(configs):
+        import os
+
+        from hierlstm.backends.worker import backend_versions
+
+        return where | {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpu_cores": len(os.sched_getaffinity(0)),
+            "backends": {config.backend: backend_versions(config.backend) for config in configs},
+        }
     from hierlstm.hardware import device_report
 
     report = device_report()
-    return {
-        "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "host": socket.gethostname(),
+    return where | {
         "python": report.python,
         "tensorflow": report.tensorflow,
         "keras": report.keras,
@@ -141,11 +171,16 @@ def device_lock(configs, command: str):
     app's runs take the same): one timing run per device at a time, the wait untimed and said
     on stderr each time the holder changes. A multi-worker run takes none: its workers wait
     for each other at every step, and two on one machine (the README's way to try it) would
-    otherwise wait for each other's lock for ever."""
-    from hierlstm.admission import device_keys, hold
+    otherwise wait for each other's lock for ever. A run in the workers finds its devices
+    without TensorFlow (`hierlstm.backends.pool.device_keys`)."""
+    from hierlstm.admission import hold
 
     if any(config.strategy == "multi_worker" for config in configs):
         return contextlib.nullcontext(0.0)
+    if in_process(configs):
+        from hierlstm.admission import device_keys
+    else:
+        from hierlstm.backends.pool import device_keys
     keys = {key for config in configs for key in device_keys(config)}
     said = []
 
@@ -172,7 +207,13 @@ def progress_printer(enabled: bool):
     return report if enabled else None
 
 
+def _label(config, with_backend: bool) -> str:
+    return f"{config.variant} [{config.backend}]" if with_backend else config.variant
+
+
 def cmd_bench(args) -> int:
+    """The configs compared in interleaved rounds, in this process or the backends' workers
+    (`hierlstm.measure`), stored, and printed as a table or `--json`."""
     from hierlstm.measure import NotStored, compare_and_store
 
     configs, timing = _run_configs(args)
@@ -182,6 +223,7 @@ def cmd_bench(args) -> int:
         return _bench_scaling(args, configs, store, timing)
     names = [config.variant for config in configs]
     baseline = names.index("nested") if "nested" in names else 0
+    with_backend = not in_process(configs)
     refused = ""
     with device_lock(configs, "bench"):
         try:
@@ -198,17 +240,27 @@ def cmd_bench(args) -> int:
     for index, result in enumerate(outcome.results):
         row = result.to_dict()
         row["speedup_vs_baseline"] = outcome.speedups[index]
-        row["baseline"] = names[baseline]
-        if ids:
+        row["baseline"] = _label(configs[baseline], with_backend)
+        if index < len(ids):
             row["id"] = ids[index]
         rows.append(row)
     if args.json:
-        env = environment()
+        env = environment(configs)
         if store:
             env["stored_in"] = str(store.path)
         print(json.dumps({"environment": env, "results": rows}, indent=2, default=json_default))
     else:
-        print(format_bench(rows))
+        print(
+            format_bench(
+                [
+                    {**row, "variant": _label(r.config, with_backend)}
+                    for row, r in zip(rows, outcome.results, strict=True)
+                ]
+            )
+        )
+        for result in outcome.results:
+            if with_backend and result.status != "ok":
+                print(f"{_label(result.config, True)} failed: {result.error}", file=sys.stderr)
         if store and not refused:
             print(f"stored {len(ids)} results in {store.path}", file=sys.stderr)
     if refused:
@@ -248,7 +300,7 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
             outcomes.append(outcome)
             rows.append(row)
     if args.json:
-        env = environment()
+        env = environment(configs)
         if store:
             env["stored_in"] = str(store.path)
         document = {"environment": env, "results": rows}
@@ -269,6 +321,8 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
 
 
 def cmd_sweep(args) -> int:
+    """Each config timed at every value of the axis (`hierlstm.measure.sweep_and_store`), each
+    point stored as it finishes; a table, `--csv` or `--json`."""
     import pandas as pd
 
     from hierlstm.measure import NotStored, sweep_and_store
@@ -318,7 +372,7 @@ def cmd_sweep(args) -> int:
         print(
             json.dumps(
                 {
-                    "environment": environment(),
+                    "environment": environment(configs),
                     "axis": args.axis,
                     "shard": args.shard,
                     "points": points,
@@ -327,9 +381,10 @@ def cmd_sweep(args) -> int:
             )
         )
     else:
+        with_backend = not in_process(configs)
         lines = [
             (
-                row.variant,
+                f"{row.variant} [{row.backend}]" if with_backend else row.variant,
                 row.value,
                 row.status,
                 f"{row.median_s * 1e3:.2f}" if row.status == "ok" else row.error,
@@ -337,7 +392,8 @@ def cmd_sweep(args) -> int:
             )
             for row in table.itertuples()
         ]
-        print(text_table(("variant", args.axis, "status", "median ms", "first call s"), lines))
+        header = ("variant [backend]" if with_backend else "variant", args.axis)
+        print(text_table((*header, "status", "median ms", "first call s"), lines))
     if refused:
         return said_not_stored(refused)
     return 0 if (table["status"] == "ok").all() else 1

@@ -326,13 +326,13 @@ def test_the_replica_sweep_refuses_a_training_step_in_one_line(app, database):
 
 
 def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(app, database, monkeypatch, caplog):
-    import hierlstm.measure
     from hierlstm.admission import runlock
+    from hierlstm.timing import harness
 
     def broken(*args, **kwargs):
         raise RuntimeError("the device went away\nwith a second line")
 
-    monkeypatch.setattr(hierlstm.measure, "compare", broken)
+    monkeypatch.setattr(harness, "compare", broken)
     _open(app, "app_pages/benchmark.py", TINY)
     with caplog.at_level("ERROR", logger="hierlstm.app"):
         _run(app)
@@ -349,15 +349,15 @@ def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(app, database, m
 def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch):
     import tensorflow as tf
 
-    import hierlstm.measure
     from hierlstm.admission import runlock
+    from hierlstm.timing import harness
 
-    real_compare = hierlstm.measure.compare
+    real_compare = harness.compare
 
     def out_of_memory(*args, **kwargs):
         raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor\nmore")
 
-    monkeypatch.setattr(hierlstm.measure, "compare", out_of_memory)
+    monkeypatch.setattr(harness, "compare", out_of_memory)
     _open(app, "app_pages/benchmark.py", TINY)
     _run(app)
     assert not app.exception
@@ -366,7 +366,7 @@ def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch)
         "OOM when allocating tensor"
     ]
     assert runlock.is_free("CPU") and ResultStore(database).count() == 0
-    monkeypatch.setattr(hierlstm.measure, "compare", real_compare)
+    monkeypatch.setattr(harness, "compare", real_compare)
     _run(app)  # the next run works
     _clean(app)
     assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from factories import PAGES
+from factories import PAGES, SHORT_RUNS
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.results.store import ResultStore
@@ -54,11 +54,45 @@ def test_every_page_serves_and_says_once_that_results_are_not_kept(
     assert not [e.value for e in at.error if NOT_KEPT[lang] not in e.value]  # no other error
 
 
-def test_a_benchmark_still_runs_and_charts_unstored(unwritable_data_folder):
-    at = opened("app_pages/benchmark.py", {**TINY, "variants": "nested,folded"})
+# The pages whose run stores results, each run short (its own inputs where it has them).
+RUNS_THAT_STORE = ("benchmark", "profile", "scaling", "lesson")
+
+
+@pytest.mark.parametrize("name", RUNS_THAT_STORE)
+def test_a_write_refused_mid_run_still_shows_the_run_unstored(name, tmp_path, monkeypatch):
+    """The first write lands, the next is refused (a disk that fills mid-run): the page draws
+    its outcome all the same, and says once that results are not kept. Every page's run goes
+    through `hierlstm.measure` and `outcomes.kept`."""
+    from hierlstm.refusals import Refusal, Refused
+
+    path = tmp_path / "results.sqlite3"
+    monkeypatch.setenv("HIERLSTM_DB", str(path))
+    writes = []
+
+    def fills_up(add):
+        def refusing(self, record, **kwargs):
+            writes.append(record)
+            if len(writes) > 1:
+                raise Refused(Refusal("results", str(path), "full"))
+            return add(self, record, **kwargs)
+
+        return refusing
+
+    for method in ("add", "add_profile"):
+        monkeypatch.setattr(ResultStore, method, fills_up(getattr(ResultStore, method)))
+    at = opened(f"app_pages/{name}.py", TINY | {"variants": "nested,folded"})
+    if name in SHORT_RUNS:
+        key, value = SHORT_RUNS[name]
+        at.get_by_key(key).set_value(value)
     at.button(key="run").click().run()
-    assert not at.exception and len(at.get("plotly_chart")) >= 1
-    assert len(warnings_saying(at, NOT_KEPT["en"])) == 1
+    assert not at.exception, [e.value for e in at.exception]
+    said = [w.value for w in [*at.warning, *at.error] if "Results are not being kept" in w.value]
+    assert len(said) == 1 and "no space left" in said[0], said
+    assert not [e.value for e in at.error if e.value not in said]  # no "page failed", no other
+    assert len(at.get("plotly_chart")) >= 1  # the run's outcome, drawn
+    assert len(writes) >= 2  # one landed, the next refused (a sweep per variant tries again)
+    stored = ResultStore(path)
+    assert stored.count() + len(stored.profiles()) == 1
 
 
 def test_results_offers_to_set_a_damaged_file_aside(tmp_path, monkeypatch):

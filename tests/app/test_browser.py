@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
+from factories import PAGES as TITLES
 
 from benchmarks.browser import (
     CHROMIUM,
@@ -42,14 +43,10 @@ DOCS = ROOT / "docs"
 # the default benchmark run below uses the app's own defaults.
 VARIANTS = "variants=nested,folded"
 TINY = f"batch_size=2&time_steps=4&repeats=2&warmup=1&{VARIANTS}"
-PAGES = {  # url path -> the page's title (English)
-    "": "What the model does to a tensor",
-    "benchmark": "Which variant is fastest here?",
-    "profile": "Where the time goes inside the graph",
-    "scaling": "How the variants scale",
-    "weight_sharing": "Sharing LSTM weights, two ways",
-    "results": "Stored results",
-    "lesson": "The question, the answer, and this machine",
+# url path -> the page's title (English); the first page is served at the root
+PAGES = {
+    ("" if index == 0 else Path(script).stem): title
+    for index, (script, title) in enumerate(TITLES.items())
 }
 PAGE_TIMEOUT_MS = 120_000
 RUN_TIMEOUT_MS = 240_000

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from factories import PAGES as TITLES
-from factories import make_failed_result, make_result, make_training_result
+from factories import SHORT_RUNS, make_failed_result, make_result, make_training_result
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import devices as app_devices
@@ -99,21 +98,11 @@ def _run(at: AppTest) -> None:
     at.button(key="run").click().run()
 
 
-def test_the_page_list_is_the_frame_s_and_the_tests():
-    assert [page.script for page in PAGES] == list(TITLES)
-    assert set(BEFORE) == set(AFTER) == set(PAGE_NAMES)
-    assert all(t(f"{page.heading}.title", "en") == TITLES[page.script] for page in PAGES)
-
-
 def _seed(database: Path) -> None:
     """What the Results page shows: a stored run, a failed one and a training step."""
     store = ResultStore(database)
     for result in (make_result(), make_failed_result(), make_training_result()):
         store.add(result)
-
-
-# Run settings that keep each run short (the pages' own inputs, outside the sidebar).
-SHORT_RUNS = {"profile": ("profile_steps", 2), "scaling": ("sweep_values_time_steps", "2, 4")}
 
 
 @pytest.mark.parametrize("name", PAGE_NAMES)
