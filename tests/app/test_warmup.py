@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -141,10 +140,10 @@ def test_a_failure_to_load_the_libraries_is_logged_and_only_costs_the_chart(capl
 
 def test_a_cold_page_waits_in_its_run_and_fills_in_when_the_warm_up_is_ready(cold, monkeypatch):
     monkeypatch.setattr(warmup_page, "WAIT_S", 60.0)
-    threading.Timer(1.0, cold).start()  # the warm-up finishes while the page's run waits
-    started = time.monotonic()
+    finished = []  # the warm-up finishes while the page's run waits
+    threading.Timer(1.0, lambda: finished.append(True) or cold()).start()
     at = _frame({"variants": "folded"})
-    assert 0.9 < time.monotonic() - started < 30
+    assert finished  # the page came back after the warm-up, not before
     assert [title.value for title in at.title] == [PAGES["app_pages/shape_trace.py"]]
     assert "TensorFlow" in at.get_by_key("banner").markdown[0].value  # the warm rerun's
     assert len(at.get("plotly_chart")) == 1
@@ -334,21 +333,38 @@ def test_the_cost_per_step_waits_for_no_one(counted_calibration):
     assert counted_calibration == []
 
 
+class _Clock:
+    """warmup's `time`, advanced only by its own sleeps: how long a wait lasted is a number the
+    test reads, not a duration measured on a loaded machine."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def test_the_cost_per_step_waits_for_the_pages_to_be_quiet(counted_calibration, monkeypatch):
-    monkeypatch.setattr(warmup, "QUIET_S", 0.6)
+    clock = _Clock()
+    monkeypatch.setattr(warmup, "time", clock)
     calibrate = {step.key: step for step in warmup.steps_for("full")}["warmup.calibrate"]
     gate = warmup.Gate()  # the runner waits for quiet, then takes the gate
     warmup.page_started()  # a visitor's page has just started
-    started = time.monotonic()
+    started = clock.now
     warmup.run_step(calibrate, gate)
-    assert time.monotonic() - started >= 0.5
+    assert clock.now - started >= warmup.QUIET_S
     assert len(counted_calibration) == len(DEFAULT_VARIANTS)
-    monkeypatch.setattr(warmup, "QUIET_LIMIT_S", 0.2)  # ... but not for ever
+    monkeypatch.setattr(warmup, "QUIET_LIMIT_S", 10.0)  # ... but not for ever
     monkeypatch.setattr(warmup, "QUIET_S", 60.0)
     runs.step_cost.clear()
-    started = time.monotonic()
+    warmup.page_started()
+    started = clock.now
     warmup.run_step(calibrate, gate)
-    assert time.monotonic() - started < 5 and len(counted_calibration) == 2 * len(DEFAULT_VARIANTS)
+    assert warmup.QUIET_LIMIT_S <= clock.now - started < warmup.QUIET_S
+    assert len(counted_calibration) == 2 * len(DEFAULT_VARIANTS)
 
 
 def test_the_sharing_checks_are_made_into_the_page_cache(monkeypatch, tmp_path):
@@ -379,6 +395,4 @@ def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
     assert not held.wait(timeout=0.5) and held.status().done == 0
     assert held.status().step == "warmup.held"
     gate.touch()
-    started = time.monotonic()
-    assert held.wait(timeout=10) and held.status().done == 1
-    assert time.monotonic() - started < 5
+    assert held.wait(timeout=60) and held.status().done == 1
