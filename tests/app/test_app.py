@@ -135,13 +135,6 @@ def test_the_sharing_source_is_drawn_when_its_expander_opens(app):
     assert any("def build_pair" in block.value for block in app.code)
 
 
-@pytest.mark.parametrize("page", list(PAGES))
-def test_every_page_renders(app, page):
-    _open(app, page, TINY)
-    assert app.title[0].value == PAGES[page]
-    assert app.button(key="run").disabled is False
-
-
 def test_url_parameters_set_the_controls(app):
     query = {
         "variants": "folded,shared_cell",

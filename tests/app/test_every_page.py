@@ -86,6 +86,7 @@ def _is_the_page(at: AppTest, name: str, lang: str) -> None:
     page = _page(name)
     assert [title.value for title in at.title] == [t(f"{page.heading}.title", lang)]
     assert at.button(key="run").label == t(page.action.label, lang)
+    assert at.button(key="run").disabled is False
     assert at.get_by_key("banner") is not None
     assert at.selectbox(key="lang").value == lang
 
