@@ -27,7 +27,7 @@ from typing import Any
 from hierlstm.config import RunConfig, Timing
 from hierlstm.records import CompareResult
 from hierlstm.refusals import Refused
-from hierlstm.timing.basics import Progress, scaled_progress
+from hierlstm.timing.basics import Progress, no_progress, share
 
 IN_PROCESS = "tensorflow"  # the backend that runs in this process; every other has a worker
 
@@ -137,12 +137,7 @@ def sweep_and_store(
 
     values, rows = list(values), []
     for index, value in enumerate(values):
-        progress = scaled_progress(
-            on_progress or (lambda f, m: None),
-            index / len(values),
-            (index + 1) / len(values),
-            f"{axis}={value}: ",
-        )
+        progress = share(on_progress or no_progress, index, len(values), f"{axis}={value}: ")
         point = config.replace(**{axis: value})
         (result,) = compare([point], timing, on_progress=progress, lock=False).results
         keeper(result)

@@ -23,7 +23,8 @@ from hierlstm.config import RunConfig
 from hierlstm.records import CONFIG_COLUMNS, CompareResult
 from hierlstm.refusals import Refused
 from hierlstm.registry import BACKENDS, VARIANTS
-from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown, scaled_progress
+from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
+from hierlstm.timing.basics import share
 
 
 def kept(run):
@@ -117,15 +118,7 @@ def _each_variant(configs: Sequence[RunConfig], progress: Progress, run) -> pd.D
     one."""
     several = len({config.backend for config in configs}) > 1
     frames = [
-        run(
-            config,
-            scaled_progress(
-                progress,
-                index / len(configs),
-                (index + 1) / len(configs),
-                f"{state.label(config, several)}: ",
-            ),
-        )
+        run(config, share(progress, index, len(configs), f"{state.label(config, several)}: "))
         for index, config in enumerate(configs)
     ]
     return pd.concat(frames, ignore_index=True)

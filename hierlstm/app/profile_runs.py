@@ -26,6 +26,7 @@ from hierlstm.profiling import ProfileResult, default_logdir, prune_profiles, zi
 from hierlstm.profiling.profiler import kept_profiles
 from hierlstm.refusals import Refused, writable_folder
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
+from hierlstm.timing.basics import scaled_progress, share
 
 if TYPE_CHECKING:
     from hierlstm.backends.profiles import ProfileRecord
@@ -160,10 +161,10 @@ def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileO
     for index, config in enumerate(configs):
         label = state.label(config, several)
 
-        def part(start, end, offset=index, prefix=label):
-            return lambda f, m: progress(
-                (offset + start + (end - start) * f) / count, f"{prefix}: {m}"
-            )
+        own = share(progress, index, count, f"{label}: ")
+
+        def part(start, end, own=own):
+            return scaled_progress(own, start, end)
 
         try:
             if config.backend == state.IN_PROCESS:

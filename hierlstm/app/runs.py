@@ -27,13 +27,7 @@ from hierlstm.admission.estimate import (
     seconds_left,
 )
 from hierlstm.app.sidebar import request_run
-from hierlstm.app.state import (
-    CURRENT_ACTION,
-    RESEND_SETTINGS,
-    RUN_REQUEST,
-    language,
-    text,
-)
+from hierlstm.app.state import language, session, text
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.timing import RUN_FAILURES, error_line
 
@@ -152,7 +146,7 @@ def start_run(
     the run is one line in the page; any other exception is a bug of ours and goes up to
     app.py, which logs it.
     """
-    state = st.session_state
+    kept = session()
     bar = st.progress(0.0, text=text("run.starting"))
     clock = {}  # once the work starts: when, and its estimate
 
@@ -170,7 +164,7 @@ def start_run(
 
     confirmed = workload is not None and slot(key).confirmed == workload
     try:
-        state.pop(RUN_REQUEST, None)
+        kept.run_request = None
         _update(key, error="", pending=None, confirmed=None)
         try:
             keys = _lock_keys(configs)
@@ -195,17 +189,17 @@ def start_run(
         # Streamlit stops a running script when the browser asks for a rerun: the second click
         # of a double click, a language switch. Ask again, so the rerun does this work (once)
         # if it is on the same page, instead of dropping the run the user asked for.
-        state[RUN_REQUEST] = state.get(CURRENT_ACTION)
+        kept.run_request = kept.current_action
         if confirmed:
             _update(key, confirmed=workload)
         raise
-    state[RESEND_SETTINGS] = True
+    kept.resend_settings = True
     st.rerun()
 
 
 def _confirm(key: str, workload: Workload) -> None:
     _update(key, pending=None, confirmed=workload)
-    request_run(st.session_state.get(CURRENT_ACTION))
+    request_run(session().current_action)
 
 
 def _cancel(key: str) -> None:
@@ -215,7 +209,7 @@ def _cancel(key: str) -> None:
 def end_of_run() -> None:
     """Called by app.py when a page has run to its end: a Run request the page did not take
     (nothing heavy to do, or the run was refused) is spent."""
-    st.session_state.pop(RUN_REQUEST, None)
+    session().run_request = None
 
 
 def show_run_outcome(key: str) -> None:

@@ -12,17 +12,13 @@ from hierlstm.app.devices import device_options, unusable_gpu_problems, visible_
 from hierlstm.app.state import (
     APP_STRATEGIES,
     CONFIG_FIELDS,
-    CONTROLS,
-    CURRENT_ACTION,
     DEFAULT_BACKENDS,
     DEFAULT_VARIANTS,
     DEFAULTS,
     GEOMETRY,
     NUMERIC,
-    RUN_REQUEST,
-    SAVED_VALUES,
+    SESSION,
     TIMING_FIELDS,
-    URL_WARNINGS,
     Choice,
     backend_missing,
     choose,
@@ -31,6 +27,7 @@ from hierlstm.app.state import (
     labeller,
     language,
     limits_of,
+    session,
     text,
     write_query,
 )
@@ -98,7 +95,7 @@ def language_ui(*, devices_known: bool = True) -> str:
 
 
 def request_run(label: str) -> None:
-    st.session_state[RUN_REQUEST] = label  # the page whose button it was
+    session().run_request = label  # the page whose button it was
 
 
 def _number(container, name: str) -> None:
@@ -117,14 +114,14 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
     Replicas offer only what they hold, disabled, and nothing asks TensorFlow.
     """
     init_state(devices_known=devices_known)
-    state = st.session_state
+    state, kept = st.session_state, session()
     # The request stays in the session until the page has done its work (`start_run`) or has
     # finished (`end_of_run`): a run that Streamlit stops half-way, e.g. for the second click
     # of a double click, is not lost. A request made on another page is dropped, not run here.
-    requested = state.get(RUN_REQUEST) == action.label
+    requested = kept.run_request == action.label
     if not requested:
-        state.pop(RUN_REQUEST, None)
-    state[CURRENT_ACTION] = action.label
+        kept.run_request = None
+    kept.current_action = action.label
     with st.sidebar.form("controls", border=False):
         st.multiselect(
             text("control.variants"),
@@ -224,9 +221,9 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
     controls = _controls_from_state(requested, devices_known)
     write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
     if requested:
-        state[URL_WARNINGS] = []  # the user has acted on them
-    state[CONTROLS] = controls
-    state[SAVED_VALUES] = {name: state[name] for name in DEFAULTS if name in state}
+        kept.url_warnings = []  # the user has acted on them
+    kept.controls = controls
+    kept.saved_values = {name: state[name] for name in DEFAULTS if name in state}
     return controls
 
 
@@ -291,10 +288,10 @@ def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
         values["devices"] = ",".join(state.get("devices", ()))
     try:
         config = RunConfig(variant=variants[0], **values)
-        state["_last_config"] = config
+        session().last_config = config
     except SettingError as error:
         st.sidebar.error(text("control.invalid", reason=str(error)))
-        config = state.get("_last_config", RunConfig()).replace(variant=variants[0])
+        config = (session().last_config or RunConfig()).replace(variant=variants[0])
         requested = False
     ok, message = True, ""
     if devices_known:
@@ -310,7 +307,7 @@ def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
         language=language(),
         timing=Timing(**{name: int(state[name]) for name in TIMING_FIELDS}),
         run=requested,
-        url_warnings=tuple(state.get(URL_WARNINGS, ())),
+        url_warnings=tuple(session().url_warnings),
         backends=backends,
     )
     _left_out_caption(controls.choice)
@@ -330,7 +327,7 @@ def precision_message(precision: str, device: str, message: str) -> str:
 
 def current_controls() -> Controls:
     """The controls of this script run (set by `controls_ui` in app.py before the page runs)."""
-    controls = st.session_state.get(CONTROLS)
+    controls = session().controls if SESSION in st.session_state else None
     if controls is None:  # a page run on its own, outside app.py
         controls = controls_ui(Action("run.apply", heavy=False))
     return controls

@@ -24,6 +24,11 @@ def scaled_progress(progress: Progress, start: float, end: float, prefix: str = 
     )
 
 
+def share(progress: Progress, index: int, count: int, prefix: str = "") -> Progress:
+    """`progress`'s `index`-th of `count` equal parts: one config or value of a loop."""
+    return scaled_progress(progress, index / count, (index + 1) / count, prefix)
+
+
 def make_inputs(config: RunConfig, seed: int = 0) -> np.ndarray:
     """Standard-normal input, (batch, height, time, 1) float32, from a numpy seed."""
     rng = np.random.default_rng(seed)

@@ -211,7 +211,7 @@ def test_controls_change_what_they_should(app):
     table = _trace_table(app, "shared_cell")
     assert "(2*50, 20)".replace("2*50", "400") in table.iloc[:, 3].to_list()  # inner units
     assert "(8, 36, 50, 4)" in table.iloc[:, 3].to_list()  # filters
-    controls = app.session_state["_controls"]
+    controls = app.session_state["_hierlstm"].controls
     assert controls.config.precision == "mixed_float16"
     assert controls.config.xla is True and controls.config.lstm_kernel == "generic"
     assert controls.config.device == "cpu"
@@ -226,7 +226,7 @@ def test_invalid_geometry_is_one_line_and_keeps_the_last_valid(app):
     _run(app)
     assert not app.exception
     assert len(app.error) == 1 and "pool_height" in app.error[0].value
-    assert app.session_state["_controls"].config.pool_height == 3
+    assert app.session_state["_hierlstm"].controls.config.pool_height == 3
 
 
 def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):

@@ -37,7 +37,7 @@ def _captions(at: AppTest) -> list[str]:
 
 
 def _controls(at: AppTest):
-    return at.session_state["_controls"]
+    return at.session_state["_hierlstm"].controls
 
 
 @pytest.mark.parametrize("lang", list(LANGUAGES))
