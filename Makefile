@@ -1,4 +1,5 @@
-# Two commands for a new user: `make run` serves the app, `make test` runs every test.
+# Two commands for a new user: `make run` serves the app, `make test` runs every test (and
+# `make bench` the benchmarks).
 # Both create .venv and install the pinned requirements on first use: with TensorFlow's CUDA
 # libraries (requirements-gpu.txt, the and-cuda extra) when this machine has an NVIDIA GPU, the
 # plain wheel (requirements.txt) otherwise; `make run GPU=1` or `GPU=0` overrides the detection.
@@ -45,7 +46,7 @@ else
 $(error BACKENDS must be 1 (install JAX and PyTorch for the app) or 0; got '$(BACKENDS)')
 endif
 
-.PHONY: run test test-fast lint browser clean
+.PHONY: run test test-fast bench lint browser clean
 
 run: $(RUN_NEEDS)
 	$(BIN)/streamlit run app.py --server.port $(PORT)
@@ -70,6 +71,12 @@ FAST_TESTS := tests/test_config.py tests/test_imports.py tests/test_readme.py te
 	tests/admission/test_estimate.py
 test-fast: $(DEV)
 	HIERLSTM_TESTS=fast $(BIN)/python -m pytest -m "not browser" $(FAST_TESTS)
+
+# The benchmarks (benchmarks/, listed by `python -m benchmarks`), one after the other, on their
+# defaults: every one this machine can run (Chromium for the browser ones), the others named
+# with what they need. Long: minutes each, the soak ten. `make test` runs none of them.
+bench: $(DEV) browser
+	$(BIN)/python -m benchmarks --all
 
 lint: $(DEV)
 	$(BIN)/ruff check .

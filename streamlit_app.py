@@ -50,18 +50,18 @@ def draw(status: warmup.Status) -> None:
     if not status.ready:
         warmup_page.wait_in_page()  # the whole page runs again when the warm-up is ready
         st.stop()
-    try:
-        page.run()
-        from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
+    from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
 
-        runs.end_of_run()
-    except Exception as error:  # the last line of defence: one line for the user, the log for us
-        logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
-        from hierlstm.timing import failures
+    with runs.page_run(frame.name):  # its end logged, for the browser benchmarks
+        try:
+            page.run()
+            runs.end_of_run()
+        except Exception as error:  # the last line of defence: one line for the user, the log
+            logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
+            from hierlstm.timing import failures
 
-        st.error(
-            state.text("page.failed", error=failures.first_line(error)), icon=":material/error:"
-        )
+            text = state.text("page.failed", error=failures.first_line(error))
+            st.error(text, icon=":material/error:")
 
 
 warm = warmup.server_warmup()

@@ -1,8 +1,11 @@
 """`python -m benchmarks`: the benchmarks, one line each; `python -m benchmarks NAME [args]`
-runs one (the same as `python -m benchmarks.NAME [args]`)."""
+runs one (the same as `python -m benchmarks.NAME [args]`); `python -m benchmarks --all` runs,
+one after the other and each in its own process, every one this machine can run without
+arguments (`make bench`), and names the others with what they need."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 from benchmarks.registry import BENCHMARKS
@@ -10,11 +13,27 @@ from benchmarks.registry import BENCHMARKS
 
 def listing() -> str:
     width = max(map(len, BENCHMARKS))
-    lines = ["usage: python -m benchmarks NAME [args]   (NAME --help for its options)", ""]
+    lines = ["usage: python -m benchmarks NAME [args]   (NAME --help for its options)"]
+    lines += ["       python -m benchmarks --all        (every one this machine can run)", ""]
     for benchmark in BENCHMARKS.values():
         needs = f" (needs {benchmark.needs})" if benchmark.needs else ""
         lines.append(f"  {benchmark.name:<{width}}  {benchmark.summary}{needs}")
     return "\n".join(lines)
+
+
+def run_all() -> int:
+    """Each benchmark whose needs are met, with its defaults; 1 if any of them failed."""
+    failed = []
+    for benchmark in BENCHMARKS.values():
+        if missing := benchmark.unmet():
+            print(f"benchmarks: {benchmark.name} left out: needs {missing}", file=sys.stderr)
+            continue
+        print(f"benchmarks: {benchmark.name}", file=sys.stderr, flush=True)
+        if subprocess.run([sys.executable, "-m", f"benchmarks.{benchmark.name}"]).returncode:
+            failed.append(benchmark.name)
+    if failed:
+        print(f"benchmarks: failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(listing())
         return 0
+    if argv == ["--all"]:
+        return run_all()
     name, *rest = argv
     if name not in BENCHMARKS:
         print(

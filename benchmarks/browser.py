@@ -1,11 +1,13 @@
 """The app headless and Debian's Chromium: what the browser tests and the browser benchmarks
 share. A server is `streamlit run app.py` from the repository root on a loopback port, with an
 environment on top of this process's and its output in one log file; Chromium is launched
-through Playwright with the project's flags (no sandbox, no GPU, no background traffic). Imports
-neither TensorFlow nor Playwright, so a test can check `CHROMIUM` before it skips."""
+through Playwright with the project's flags (no sandbox, no GPU, no background traffic). The
+server's log says when a page's script run ended (`RunEnd`). Imports neither TensorFlow nor
+Playwright, so a test can check `CHROMIUM` before it skips."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import socket
@@ -28,6 +30,10 @@ CHROMIUM_ARGS = (
 )
 VIEWPORT = {"width": 1400, "height": 1000}  # wide enough that every top link is shown
 SERVER_START_TIMEOUT_S = 180
+# hierlstm.app.runs.RUN_ENDED, as app.py's log handler writes it: the time, then the page.
+RUN_ENDED = re.compile(
+    rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*script run ended: page=(\S+) session=", re.M
+)
 
 
 def free_port(port: int = 0) -> int:
@@ -129,3 +135,55 @@ def own_store(folder: Path) -> dict[str, str]:
         "HIERLSTM_DB": str(folder / "results.sqlite3"),
         "HIERLSTM_LOCK_DIR": str(folder / "locks"),
     }
+
+
+class RunEnd:
+    """A script run of `page` (its name in hierlstm.app.pages) that ends from now on, as the
+    app logs it in `log`, the server's log file: with several sessions on a server, any
+    session's run of that page."""
+
+    def __init__(self, log: Path, page: str):
+        self.log, self.page = log, page
+        self.restart()
+
+    def restart(self) -> None:
+        """Only runs that end after this call count."""
+        self.offset = self.log.stat().st_size
+
+    def skip(self) -> None:
+        """The run found was not the one waited for: only runs logged after it count."""
+        self.offset = self._first()[1] or self.offset
+
+    def seen_ms(self) -> float | None:
+        """When (ms since the epoch, the log's own time) the first such run ended; None if
+        none has yet."""
+        return self._first()[0]
+
+    def _first(self) -> tuple[float | None, int | None]:
+        with open(self.log, "rb") as log:
+            log.seek(self.offset)
+            text = log.read()
+        for match in RUN_ENDED.finditer(text):
+            if match[2].decode() == self.page:
+                moment = datetime.datetime.strptime(match[1].decode(), "%Y-%m-%d %H:%M:%S,%f")
+                return moment.timestamp() * 1000, self.offset + match.end()
+        return None, None
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+BOX = " │╭╰─"  # Streamlit draws an uncaught exception's traceback in a box (rich)
+
+
+def tracebacks(log: str) -> list[str]:
+    """Every traceback in a server's log (or a command's output), plain or in Streamlit's box:
+    from its first line to the exception's line; a chained one is one more."""
+    found, block = [], None
+    for line in ANSI.sub("", log).splitlines():
+        if block is None:
+            block = [line] if "Traceback (most recent call last)" in line else None
+            continue
+        block.append(line)
+        if line and line[0] not in BOX and not line.startswith("Traceback"):
+            found.append("\n".join(block))
+            block = None
+    return found

@@ -15,10 +15,11 @@ takes to reach idle on pages that each add one thing:
 - `hierlstm Shape trace`: the real app on a warm server, the default page and settings.
 
 Each row is its own fresh `streamlit run` (first_page.py's: its own results file and lock
-folder); each visit a new browser context, timed from `goto` to idle with first_page.py's probe
-(the script run over, no skeleton or status widget left, nothing changed for 500 ms). Prints
-the median and min-max over the visits, and each row's median as a multiple of the title-only
-page's. The Shape trace row is what issue 13's "second visitor" row of first_page.py measures.
+folder); each visit a new browser context, timed from `goto` to idle with `benchmarks.visit`'s probe
+(the script run over, no skeleton or status widget left, nothing changed for 500 ms; on the
+app, its log's line that the page's run ended too). Prints the median and min-max over the
+visits, and each row's median as a multiple of the title-only page's. The Shape trace row is
+what issue 13's "second visitor" row of first_page.py measures.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks import first_page
 from benchmarks.browser import (
+    RunEnd,
     free_port,
     launch_chromium,
     own_store,
@@ -43,7 +44,8 @@ from benchmarks.browser import (
     stop,
     wait_healthy,
 )
-from benchmarks.common import header, markdown_table
+from benchmarks.common import git_commit, header, load_average, markdown_table
+from benchmarks.visit import app_pages, new_page, open_url
 
 HIERLSTM = "hierlstm Shape trace"
 _FRAME = """
@@ -90,18 +92,21 @@ def measure_row(browser, label: str, visits: int, title: str) -> list[float | No
     if label != HIERLSTM:
         script = str(folder / "page.py")
         Path(script).write_text(script_text(title, SCRIPTS[label]))
-    process = start_server(port, folder / "server.log", own_store(folder), script=script)
+    log = folder / "server.log"
+    process = start_server(port, log, own_store(folder), script=script)
+    # The app logs its page's run's end; the rows' own scripts do not.
+    ended = (lambda: RunEnd(log, "shape_trace")) if label == HIERLSTM else (lambda: None)
     try:
         wait_healthy(url, process, time.perf_counter())
-        warm = first_page.new_page(browser)  # the server's first session (and warm-up) done
-        first_page.open_url(warm, url + "/", title)
+        warm = new_page(browser)  # the server's first session (and warm-up) done
+        open_url(warm, url + "/", title, ended())
         warm.context.close()
         time.sleep(5 if label == HIERLSTM else 1)  # the warm-up's quiet-time steps, then quiet
         idles = []
         for _ in range(visits):
-            page = first_page.new_page(browser)
+            page = new_page(browser)
             try:
-                idles.append(first_page.open_url(page, url + "/", title).idle_s)
+                idles.append(open_url(page, url + "/", title, ended()).idle_s)
             finally:
                 page.context.close()
         return idles
@@ -118,9 +123,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.visits < 1:
         parser.error(f"--visits must be at least 1, not {args.visits}")
-    title = first_page.app_pages()[0].title
+    title = app_pages()[0].title
     labels = [*SCRIPTS, HIERLSTM]
-    load_before = first_page.load_average()
+    load_before = load_average()
     rows = {}
     with sync_api.sync_playwright() as playwright:
         browser = launch_chromium(playwright)
@@ -144,8 +149,8 @@ def main(argv: list[str] | None = None) -> None:
         cell += f" ({missing} timeout)" if missing else ""
         table.append((label, cell, f"{median / base:.2f}x" if base else "-"))
     print(header("What a new browser costs before any of hierlstm's work"))
-    print(f"- git commit: {first_page.git_commit()}; visits per row: {args.visits}")
-    print(f"- load average (1, 5, 15 min): {load_before} before, {first_page.load_average()} after")
+    print(f"- git commit: {git_commit()}; visits per row: {args.visits}")
+    print(f"- load average (1, 5, 15 min): {load_before} before, {load_average()} after")
     print()
     print(markdown_table(("new browser context, page", "idle s", "vs title only"), table))
     if args.json:

@@ -1,12 +1,14 @@
 """What the benchmarks share: TensorFlow imported quietly, the machine header, the peak
-estimate, markdown tables."""
+estimate, markdown tables, the commit and the load average."""
 
 from __future__ import annotations
 
 import datetime
 import os
 import platform
+import subprocess
 import sys
+from pathlib import Path
 
 from hierlstm import import_tensorflow_quietly
 
@@ -87,3 +89,20 @@ def markdown_table(header_row, rows) -> str:
     lines = ["| " + " | ".join(header_row) + " |", "|" + "---|" * len(header_row)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def git_commit() -> str:
+    """The short commit, and whether the tree has uncommitted changes."""
+
+    def git(*arguments):
+        root = Path(__file__).resolve().parents[1]
+        command = ["git", *arguments]
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())

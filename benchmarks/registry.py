@@ -1,22 +1,34 @@
 """Every benchmark, by name: a light record (its module, one line on what it answers, what it
 needs beyond the venv) that imports nothing until it is run. `python -m benchmarks` lists this
-and runs from it; the tests iterate it."""
+and runs from it (`--all`, what `make bench` runs: every one this machine can run as it is);
+the tests iterate it."""
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 
 
 @dataclasses.dataclass(frozen=True)
 class Benchmark:
     name: str  # the module, benchmarks.<name>
     summary: str
-    needs: str = ""  # beyond the venv: "chromium", "torch", "a GPU"
+    needs: str = ""  # beyond the venv: "chromium", "torch", or an argument to give it
 
     def __call__(self, argv: list[str] | None = None) -> None:
         """Runs the benchmark's `main(argv)`."""
         importlib.import_module(f"benchmarks.{self.name}").main(argv)
+
+    def unmet(self) -> str:
+        """What it needs that this machine lacks to run it without arguments ("" if nothing)."""
+        if self.needs == "chromium":
+            from benchmarks.browser import CHROMIUM  # light: no TensorFlow, no Playwright
+
+            found = CHROMIUM.exists() and importlib.util.find_spec("playwright")
+        else:
+            found = not self.needs or (self.needs == "torch" and importlib.util.find_spec("torch"))
+        return "" if found else self.needs
 
 
 BENCHMARKS = {
@@ -43,7 +55,11 @@ BENCHMARKS = {
             "torch",
         ),
         Benchmark("rerun_cleanup", "Streamlit's cleanup after every script run, frozen and not"),
-        Benchmark("gpu_report", "the markdown report of gpu_check.sh, from its output folder"),
+        Benchmark(
+            "gpu_report",
+            "the markdown report of gpu_check.sh, from its output folder",
+            "gpu_check.sh's output folder",
+        ),
         Benchmark("first_page", "a fresh server's first page, every page, in Chromium", "chromium"),
         Benchmark("browser_floor", "what a new browser costs before any of our work", "chromium"),
         Benchmark("soak", "visitors in Chromium for minutes, a CLI loop, two servers", "chromium"),

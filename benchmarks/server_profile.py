@@ -7,9 +7,10 @@ Every 10 ms a thread looks at the stack of every thread running one of the app's
 line of the app's scripts on that stack (`app.py:15`, the page line that called it), and the
 library the innermost frame is in, with "(import)" while a module is being imported. SIGUSR1
 closes the current phase (`python -m benchmarks.first_page --profile-server` sends it after each
-visit); the phases are written to OUT.json when the server exits. A Python sampler sees Python
-frames only: time in a C call (a TensorFlow kernel, loading a shared library) is charged to the
-Python line that made it. Its own cost is one walk of every thread's stack per 10 ms.
+visit); the phases are written to OUT.json when the server exits, and `table` prints them. A
+Python sampler sees Python frames only: time in a C call (a TensorFlow kernel, loading a shared
+library) is charged to the Python line that made it. Its own cost is one walk of every thread's
+stack per 10 ms.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import atexit
 import collections
 import json
+import linecache
 import os
 import runpy
 import signal
@@ -107,6 +109,49 @@ def main():
     threading.Thread(target=sampler.run, name="server-profile", daemon=True).start()
     sys.argv = ["streamlit", *streamlit_args]
     runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
+
+
+def phases(path: Path, labels: list[str]) -> dict[str, dict]:
+    """OUT.json's phases by the label of the visit each one ended."""
+    if not path.exists():  # the server was killed before it could write it
+        return {}
+    found = json.loads(path.read_text())
+    return dict(zip([*labels, "(after the last visit)"], found, strict=False))
+
+
+def _top(seconds: dict[str, float], count: int, source: bool) -> str:
+    """The `count` largest entries, "name s"; an app line with its source text."""
+    parts = []
+    for name, value in list(seconds.items())[:count]:
+        if source:
+            path, number = name.rsplit(":", 1)
+            name += f" `{linecache.getline(str(ROOT / path), int(number)).strip()[:60]}`"
+        parts.append(f"{name} {value:.2f} s")
+    return "; ".join(parts)
+
+
+def table(round_: dict) -> str:
+    """Per row of a first_page round: its idle time beside the script threads' busy seconds
+    (the app lines and libraries they were in) and when the last JS or CSS file it fetched had
+    loaded."""
+    from benchmarks.common import markdown_table  # imports TensorFlow: not in a server's start
+
+    rows = []
+    for label, visit in round_["rows"].items():
+        phase = round_["profile"].get(label, {"busy_s": 0.0, "lines": {}, "libraries": {}})
+        busy = phase["busy_s"] >= 0.05
+        rows.append(
+            (
+                label,
+                "timeout" if visit["idle_s"] is None else f"{visit['idle_s']:.2f}",
+                f"{phase['busy_s']:.2f}",
+                "-" if visit["assets_s"] is None else f"{visit['assets_s']:.2f}",
+                _top(phase["lines"], 3, source=True) if busy else "",
+                _top(phase["libraries"], 3, source=False) if busy else "",
+            )
+        )
+    columns = ("", "idle s", "script busy s", "last JS/CSS loaded s", "app lines", "libraries")
+    return markdown_table(columns, rows)
 
 
 if __name__ == "__main__":

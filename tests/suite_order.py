@@ -12,7 +12,6 @@ SLOWEST_FIRST = (
     "tests/app/test_every_page.py",  # 128
     "tests/app/test_profile_page.py",  # 82
     "tests/timing/test_gpu_trace.py",  # 80
-    "tests/benchmarks/test_soak.py",  # 79
     "tests/cli/test_cli_backends.py",  # 68
     "tests/timing/test_bench_training.py",  # 57
     "tests/app/test_backends_app.py",  # 53

@@ -1,22 +1,27 @@
 """A page's timing run inside one Streamlit script run: the server's limits, the device lock
 (one timing run per device), the long-run estimate and its confirmation, the progress bar, and
 the page's `RunSlot` in the session: the last result, its one-line error, the question a long
-run waits on. Whether a run starts or asks first is one pure function, `decide`."""
+run waits on. Whether a run starts or asks first is one pure function, `decide`. When a page's
+script run ends, one line in the server's log says so (`page_run`)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-try:  # raised inside a running script when the browser asks for a rerun
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+try:  # raised inside a running script: by the browser's rerun, by the page's st.stop()
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 except ImportError:  # moved in another Streamlit version: never matches, runs are just dropped
     RerunException = type("RerunException", (BaseException,), {})
+    StopException = type("StopException", (BaseException,), {})
 
 from hierlstm.admission import Holder, LimitError, check_limits, current_limits, device_keys, hold
 from hierlstm.admission.estimate import (
@@ -32,6 +37,9 @@ from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.timing import RUN_FAILURES, error_line
 
 Progress = Callable[[float, str], None]
+# The line a page's ended script run logs; the browser benchmarks wait for it in the server's log.
+RUN_ENDED = "script run ended: page=%s session=%s"
+_log = logging.getLogger(__name__)
 
 
 def run_problem(configs: Sequence[RunConfig]) -> str:
@@ -204,6 +212,25 @@ def _confirm(key: str, workload: Workload) -> None:
 
 def _cancel(key: str) -> None:
     _update(key, pending=None, confirmed=None)
+
+
+@contextlib.contextmanager
+def page_run(name: str):
+    """Around a page's script: when its run ends, by its last line or by the page's st.stop(),
+    logs RUN_ENDED (INFO) with the page's name and the session's id. A run that a rerun
+    replaces has not ended: the rerun's end is logged. This is what a browser benchmark knows a
+    run by, whatever the browser drew of it (a busy server's run can arrive in one render)."""
+    try:
+        yield
+    except StopException:
+        _log_end(name)
+        raise
+    _log_end(name)
+
+
+def _log_end(name: str) -> None:
+    context = get_script_run_ctx(suppress_warning=True)
+    _log.info(RUN_ENDED, name, context.session_id if context else "-")
 
 
 def end_of_run() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -241,6 +242,25 @@ def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
     kernels = _table(app, "bench-kernels")
     assert set(kernels.iloc[:, 3]) == {"generic"}  # no GPU here: every LSTM ran generic
     assert app.button(key="run").disabled is False  # enabled again after the run
+
+
+def test_each_ended_script_run_logs_one_line_with_its_page(app, caplog):
+    """The line the browser benchmarks wait for in the server's log (`runs.RUN_ENDED`): one per
+    run that ended, by its last line (Shape trace), by the page's st.stop() (Benchmark before a
+    run) or after a run's rerun that draws its result (that rerun's end, not the run's)."""
+
+    def ended() -> list[str]:
+        found = [r.getMessage() for r in caplog.records if r.name == "hierlstm.app.runs"]
+        caplog.clear()
+        return [re.sub(r"session=.+$", "session=ID", message) for message in found]
+
+    with caplog.at_level("INFO", logger="hierlstm.app.runs"):
+        _open(app, "app_pages/shape_trace.py", TINY)
+        assert ended() == ["script run ended: page=shape_trace session=ID"]
+        app.switch_page("app_pages/benchmark.py").run()
+        assert ended() == ["script run ended: page=benchmark session=ID"]
+        _run(app)
+        assert ended() == ["script run ended: page=benchmark session=ID"]
 
 
 def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, database):

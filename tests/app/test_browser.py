@@ -12,13 +12,11 @@ playwright is missing (`make test` installs both where it can).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
 import signal
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urljoin
@@ -30,6 +28,7 @@ from benchmarks.browser import (
     CHROMIUM,
     ROOT,
     VIEWPORT,
+    RunEnd,
     confirm_button,
     free_port,
     launch_chromium,
@@ -40,6 +39,7 @@ from benchmarks.browser import (
 from hierlstm.i18n import t
 
 ARTIFACTS = ROOT / "test-artifacts"
+SERVER_LOG = ARTIFACTS / "streamlit-server.log"
 DOCS = ROOT / "docs"
 # Variants are named, so a variant another engineer is still adding cannot break these tests;
 # the default benchmark run below uses the app's own defaults.
@@ -84,14 +84,14 @@ def server(tmp_path_factory):
         "HIERLSTM_WARMUP": "full",
         "HIERLSTM_WARMUP_AFTER": str(folder / "warm-up"),
     }
-    log = (ARTIFACTS.mkdir(exist_ok=True) or ARTIFACTS) / "streamlit-server.log"
+    ARTIFACTS.mkdir(exist_ok=True)
     started = time.perf_counter()
-    process = start_server(port, log, environment)
+    process = start_server(port, SERVER_LOG, environment)
     try:
         try:
             TIMINGS["server_healthy_s"] = wait_healthy(url, process, started, poll_s=0.25)
         except RuntimeError as error:  # exited, or not healthy in time
-            pytest.fail(f"{error}; see {log}")
+            pytest.fail(f"{error}; see {SERVER_LOG}")
         TIMINGS["_started"] = started
         TIMINGS["_pid"] = process.pid
         yield url, database
@@ -223,10 +223,9 @@ def _wait_for(page, locator) -> None:
 def _server_stacks() -> str:
     """The server's threads' stacks, written to its log on SIGUSR1: the log's last 12,000
     characters after it."""
-    log = ARTIFACTS / "streamlit-server.log"
     os.kill(TIMINGS["_pid"], signal.SIGUSR1)
     time.sleep(2)
-    return log.read_text(errors="replace")[-12_000:]
+    return SERVER_LOG.read_text(errors="replace")[-12_000:]
 
 
 _PAGE_CHARTS = """() => Array.from(
@@ -355,90 +354,25 @@ def test_the_long_run_question_s_button_is_found_in_both_languages(page):
     assert found == [label for label, pressed in labels.items() if pressed]
 
 
-# A page as Streamlit's frontend marks it, idle, and its socket to the server.
-_ONE_RENDER = """<html><body>
-<div data-testid="stApp" data-test-script-state="notRunning" data-test-connection-state="CONNECTED">
-<div data-testid="stMain"><h1>A page</h1></div></div>
-<script>
-const socket = new WebSocket(`ws://${location.host}/_stcore/stream`);
-socket.binaryType = 'arraybuffer';
-socket.addEventListener('open', () => { window.ask = () => socket.send('rerun'); });
-</script></body></html>"""
+def test_the_benchmarks_probe_waits_for_the_log_of_the_page_s_run(server, browser):
+    """`benchmarks.visit`'s idle: once the server has logged that the page's script run ended
+    (`benchmarks.browser.RunEnd`), whatever the browser drew of the run; the same page, idle in
+    every other respect, is not idle while the log names no run of it."""
+    from benchmarks import visit
 
-
-@contextlib.contextmanager
-def _one_render_server(messages: list[bytes]):
-    """A server in a thread (the websockets package, which Streamlit's server requires) that
-    serves _ONE_RENDER at / and answers each of the page's socket messages with `messages`, in
-    one burst. Yields its url."""
-    from websockets.sync.server import serve
-
-    def page(connection, request):
-        if request.path == "/":
-            response = connection.respond(200, _ONE_RENDER)
-            del response.headers["Content-Type"]
-            response.headers["Content-Type"] = "text/html; charset=utf-8"
-            return response
-        return None  # the socket
-
-    def stream(socket):
-        for _ in socket:
-            for answer in messages:
-                socket.send(answer)
-
-    port = free_port()
-    with serve(stream, "127.0.0.1", port, process_request=page) as server:
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.shutdown()
-            thread.join(timeout=30)
-
-
-@pytest.mark.parametrize("answered", [True, False], ids=["run-heard", "nothing-heard"])
-def test_the_probe_counts_a_run_drawn_in_one_render_and_only_a_run(browser, answered):
-    """first_page's probe, for what a busy server does (a soak's stall): the run's messages in
-    one burst, drawn in one render, so the script-state attribute never says running. The
-    run's new_session and script_finished on the page's socket make the visit idle; with the
-    socket silent the same page is never idle: an idle page alone is no run."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    from benchmarks import first_page
-
-    started = ForwardMsg()
-    started.new_session.page_script_hash = "a page"
-    finished = ForwardMsg(script_finished=ForwardMsg.FINISHED_SUCCESSFULLY)
-    burst = [message.SerializeToString() for message in (started, finished)] if answered else []
-    page = first_page.new_page(browser)
+    url, _ = server
+    home = visit.app_pages()[0]
+    tab = visit.new_page(browser)
     try:
-        with _one_render_server(burst) as url:
-            page.goto(url)
-            page.wait_for_function("() => window.ask !== undefined")  # the socket open
-            started_ms = time.time() * 1000
-            page.evaluate("() => window.__firstPage.reset('A page')")
-            page.evaluate("() => window.ask()")
-            visit = first_page.watch(page, started_ms, "A page", timeout_s=5 if answered else 3)
-            marks = page.evaluate("() => window.__firstPage.marks")
-            # What `watch` does when it confirms a long run: the run that asked is forgotten,
-            # and the confirmed run, in one render too, must be seen again.
-            page.evaluate("() => { delete window.__firstPage.marks.running; }")
-            page.evaluate("() => window.ask()")
-            confirmed = first_page.watch(page, started_ms, "A page", timeout_s=5 if answered else 3)
-        assert "running_observed" not in marks and "running_sampled" not in marks
-        if answered:
-            assert visit.idle_s is not None, (visit.note, marks)
-            assert confirmed.idle_s is not None, confirmed.note
-            assert marks["messages"] == 2
-            idle_ms = started_ms + visit.idle_s * 1000
-            assert started_ms <= marks["run_started"] <= marks["run_finished"] <= idle_ms
-        else:
-            assert visit.idle_s is None and "not idle in 3 s" in visit.note, visit.note
-            assert confirmed.idle_s is None, confirmed.note
-            assert "run_started" not in marks and "running" not in marks, marks
+        opened = visit.open_page(tab, url, home, SERVER_LOG, query=VARIANTS)
+        assert opened.idle_s is not None and opened.title_s is not None, opened.note
+        no_run = RunEnd(SERVER_LOG, "no_such_page")
+        waited = visit.timed(tab, home.title, lambda: None, no_run, timeout_s=3)
+        assert waited.idle_s is None, waited.note
+        assert waited.waiting_for["script"] == "notRunning", waited.waiting_for
+        assert waited.waiting_for["run_end_logged"] is False
     finally:
-        page.context.close()
+        tab.context.close()
 
 
 def test_dark_theme(server, browser):
