@@ -52,10 +52,9 @@ def draw(status: warmup.Status) -> None:
         st.stop()
     from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
 
-    with runs.page_run(frame.name):  # its end logged, for the browser benchmarks
+    with runs.page_run(frame.name):  # its Run request spent, its end logged
         try:
             page.run()
-            runs.end_of_run()
         except Exception as error:  # the last line of defence: one line for the user, the log
             logging.getLogger("hierlstm.app").exception("page %s failed", page.url_path)
             from hierlstm.timing import failures

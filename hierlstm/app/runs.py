@@ -216,27 +216,25 @@ def _cancel(key: str) -> None:
 
 @contextlib.contextmanager
 def page_run(name: str):
-    """Around a page's script: when its run ends, by its last line or by the page's st.stop(),
-    logs RUN_ENDED (INFO) with the page's name and the session's id. A run that a rerun
-    replaces has not ended: the rerun's end is logged. This is what a browser benchmark knows a
-    run by, whatever the browser drew of it (a busy server's run can arrive in one render)."""
+    """Around a page's script. When its run ends, by its last line or by the page's st.stop(),
+    a Run request the page did not take (nothing heavy to do, or the run was refused) is spent,
+    and RUN_ENDED is logged (INFO) with the page's name and the session's id. A run that a
+    rerun replaces has not ended: its request stays for the rerun (`start_run`), and the
+    rerun's end is logged. The log line is what a browser benchmark knows a run by, whatever
+    the browser drew of it (a busy server's run can arrive in one render)."""
+    kept = session()  # read now: after st.stop(), every Streamlit call raises again
     try:
         yield
     except StopException:
-        _log_end(name)
+        _ended(name, kept)
         raise
-    _log_end(name)
+    _ended(name, kept)
 
 
-def _log_end(name: str) -> None:
+def _ended(name: str, kept) -> None:
+    kept.run_request = None
     context = get_script_run_ctx(suppress_warning=True)
     _log.info(RUN_ENDED, name, context.session_id if context else "-")
-
-
-def end_of_run() -> None:
-    """Called by app.py when a page has run to its end: a Run request the page did not take
-    (nothing heavy to do, or the run was refused) is spent."""
-    session().run_request = None
 
 
 def show_run_outcome(key: str) -> None:

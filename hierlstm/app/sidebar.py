@@ -116,7 +116,7 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
     init_state(devices_known=devices_known)
     state, kept = st.session_state, session()
     # The request stays in the session until the page has done its work (`start_run`) or has
-    # finished (`end_of_run`): a run that Streamlit stops half-way, e.g. for the second click
+    # finished (`page_run`): a run that Streamlit stops half-way, e.g. for the second click
     # of a double click, is not lost. A request made on another page is dropped, not run here.
     requested = kept.run_request == action.label
     if not requested:

@@ -431,6 +431,11 @@ def test_over_budget_run_is_refused(app, database, monkeypatch):
     assert not app.exception
     assert len(app.error) == 1 and app.error[0].value.startswith("Not run:")
     assert ResultStore(database).count() == 0
+    # The page stopped (st.stop) with nothing to draw: the request is spent all the same, so
+    # the next rerun neither runs again nor draws Run disabled.
+    assert app.session_state["_hierlstm"].run_request is None
+    app.run()
+    assert app.button(key="run").disabled is False and not app.error
 
 
 def test_tiny_sweep(app, database):
