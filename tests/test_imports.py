@@ -45,6 +45,8 @@ PURE = [
     "model.cudnn",
     "timing.basics",
     "timing.summary",
+    "timing.rss",
+    "backends.worker",
     "backends",
     "backends.kernels",
     "hardware.gpu",

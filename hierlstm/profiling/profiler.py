@@ -70,7 +70,8 @@ from hierlstm.profiling.xspace import OUTSIDE, find_xplane, read_xspace, summari
 from hierlstm.refusals import Refusal, Refused, refusal_of, writable_folder
 from hierlstm.timing import Progress, no_progress, prepare, scaled_progress
 from hierlstm.timing.breakdown import top_level_layers
-from hierlstm.timing.memory import memory_probe, peak_over_calls
+from hierlstm.timing.memory import memory_probe
+from hierlstm.timing.rss import peak_over_calls
 
 DEFAULT_STEPS = 10
 _log = logging.getLogger(__name__)
