@@ -45,6 +45,7 @@ PURE = [
     "model.cudnn",
     "timing.basics",
     "timing.summary",
+    "timing.rounds",
     "timing.rss",
     "backends.worker",
     "backends",

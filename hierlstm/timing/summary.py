@@ -101,20 +101,3 @@ def failed_record(config: RunConfig, error: str, *, device: str, versions: dict)
         status="failed",
         error=error,
     )
-
-
-def paired_speedups(times: np.ndarray, baseline: int, failures) -> tuple[list, list, list]:
-    """Median, p10 and p90 over rounds of baseline / config time, paired within each round
-    (the speed-up of a compare, on every backend); NaN where either failed."""
-    medians, lows, highs = [], [], []
-    for index in range(times.shape[1]):
-        if index in failures or baseline in failures:
-            median = low = high = math.nan
-        else:
-            ratios = times[:, baseline] / times[:, index]
-            median = float(np.median(ratios))
-            low, high = (float(value) for value in np.percentile(ratios, [10, 90]))
-        medians.append(median)
-        lows.append(low)
-        highs.append(high)
-    return medians, lows, highs
