@@ -25,7 +25,7 @@ from hierlstm.config import RunConfig, Timing, data_folder
 from hierlstm.profiling import ProfileResult, default_logdir, prune_profiles, zip_logdir
 from hierlstm.profiling.profiler import kept_profiles
 from hierlstm.refusals import Refused, writable_folder
-from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
+from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown, scaled_progress
 
 if TYPE_CHECKING:
     from hierlstm.backends.profiles import ProfileRecord
@@ -161,8 +161,8 @@ def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileO
         label = state.label(config, several)
 
         def part(start, end, offset=index, prefix=label):
-            return lambda f, m: progress(
-                (offset + start + (end - start) * f) / count, f"{prefix}: {m}"
+            return scaled_progress(
+                progress, (offset + start) / count, (offset + end) / count, f"{prefix}: "
             )
 
         try:
