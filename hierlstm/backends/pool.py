@@ -269,14 +269,13 @@ def compare(
     When every config is TensorFlow's, this is `hierlstm.timing.harness.compare`, in this
     process, exactly as before (the caller holds the device lock). When any is not, every
     config, TensorFlow's too, runs in its backend's worker process (`pool`, else this process's
-    `shared_pool()`), so each backend has its own process and its own threads: each config is
-    prepared there (its first call timed apart), then `timing.warmup` untimed rounds, then the
-    timed rounds, each asking every config for one sample in turn; one process runs at a time,
-    since the next request goes only after the previous answer. With `lock` (the default) all
-    of it runs under the device lock (`hierlstm.admission.runlock.hold`, the keys of
-    `device_keys`). A config that fails (its worker dying included) gets a failed record and NaN
-    speed-ups; the others go on, in a new worker when theirs died. Returns a `BackendsCompare`,
-    whose second timers say how long each round trip took.
+    `shared_pool()`), so each backend has its own process and its own threads, in the rounds of
+    `hierlstm.timing.rounds.interleave`; one process runs at a time, since the next request
+    goes only after the previous answer. With `lock` (the default) all of it runs under the
+    device lock (`hierlstm.admission.runlock.hold`, the keys of `device_keys`). A config that
+    fails (its worker dying included) gets a failed record and NaN speed-ups; the others go on,
+    in a new worker when theirs died. Returns a `BackendsCompare`, whose second timers say how
+    long each round trip took.
     """
     tracks = rounds.tracks_for(configs, baseline)
     configs = [track.config for track in tracks]
