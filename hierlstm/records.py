@@ -23,19 +23,50 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+PHASES = ("forward", "forward_backward", "update")  # a training step's timed phases
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """One phase's timed samples (seconds, in the order taken) and their spread, as
+    `torch.utils.benchmark`'s Measurement keeps them: `Stats.of(samples)` derives the median
+    and the p10/p25/p75/p90 percentiles. Read back from a row, it holds what a row stores
+    (median, p10, p90): no samples, NaN quartiles."""
+
+    median: float = math.nan
+    p10: float = math.nan
+    p90: float = math.nan
+    p25: float = math.nan
+    p75: float = math.nan
+    samples: tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, samples: Iterable[float]) -> Stats:
+        import numpy as np  # here, not at the top: a record read from a row needs none of it
+
+        values = np.asarray(list(samples), dtype=np.float64)
+        p10, p25, p75, p90 = (float(value) for value in np.percentile(values, [10, 25, 75, 90]))
+        median = float(np.median(values))
+        return cls(median, p10, p90, p25, p75, tuple(float(value) for value in values))
+
+    @property
+    def iqr(self) -> float:
+        return self.p75 - self.p25
+
+
 @dataclasses.dataclass(frozen=True)
 class BenchResult:
     """One measurement of one config: first call apart, then the steady-state distribution.
 
     Times are seconds per forward pass (task inference) or per training step (task training:
     forward, backward and update in one compiled function). A training run also times the
-    step's phases, each its own compiled function in the same rounds: `forward_*` (the forward
-    pass with training=True and the loss), `forward_backward_*` (the same under a gradient tape
-    and every gradient, no update) and `update_*` (the optimizer applying given gradients);
-    `phase_sum_s` = forward_backward median + update median, to set beside `median_s`. The
-    backward pass alone is derived, not timed: `backward_s`. An inference run has NaN there.
-    A failed run (out of memory, say) has status "failed", its one-line message in `error`,
-    and NaN times.
+    step's phases, each its own compiled function in the same rounds, one `Stats` each in
+    `phases`: "forward" (the forward pass with training=True and the loss), "forward_backward"
+    (the same under a gradient tape and every gradient, no update) and "update" (the optimizer
+    applying given gradients). Derived beside them: `phase_sum_s` = forward_backward median +
+    update median, to set beside `median_s`, and the backward pass alone, `backward_s`. An
+    inference run has no phases (NaN there). A failed run (out of memory, say) has status
+    "failed", its one-line message in `error`, and NaN times.
     """
 
     config: RunConfig
@@ -61,16 +92,8 @@ class BenchResult:
     trace_count: int  # how many times the forward function was traced
     device: str  # e.g. "/CPU:0" or "/GPU:0 (NVIDIA A100)"
     versions: dict[str, str]  # python, tensorflow, keras, numpy
-    forward_median_s: float = math.nan  # training: forward pass (training=True) and the loss
-    forward_p10_s: float = math.nan
-    forward_p90_s: float = math.nan
-    forward_backward_median_s: float = math.nan  # training: forward, loss and every gradient
-    forward_backward_p10_s: float = math.nan
-    forward_backward_p90_s: float = math.nan
-    update_median_s: float = math.nan  # training: the optimizer applying given gradients
-    update_p10_s: float = math.nan
-    update_p90_s: float = math.nan
-    phase_sum_s: float = math.nan  # forward_backward_median_s + update_median_s
+    # training: one Stats per phase of `PHASES`, stored as <phase>_median_s, _p10_s, _p90_s
+    phases: dict[str, Stats] = dataclasses.field(default_factory=dict)
     kept_activation_bytes: int = 0  # training: estimated activations kept for backward (cost)
     # the step's timed samples in seconds, in the order taken, as a JSON list ("[]": not kept,
     # as in every row before results schema 5); read them as `samples`
@@ -83,25 +106,46 @@ class BenchResult:
         """The step's timed samples in seconds (empty when the row kept none)."""
         return tuple(float(value) for value in json.loads(self.samples_json))
 
+    def phase(self, name: str) -> Stats:
+        """The Stats of phase `name` (one of `PHASES`); all NaN when the run has no phases."""
+        return self.phases.get(name, Stats())
+
+    @property
+    def phase_sum_s(self) -> float:
+        """forward_backward median + update median (NaN for inference)."""
+        return self.phase("forward_backward").median + self.phase("update").median
+
     @property
     def backward_s(self) -> float:
         """The backward pass alone, derived: forward_backward median - forward median (NaN for
         inference; noise can make it slightly negative on a tiny model)."""
-        return self.forward_backward_median_s - self.forward_median_s
+        return self.phase("forward_backward").median - self.phase("forward").median
+
+    def _measured(self) -> dict[str, Any]:
+        """The measured columns (`MEASURED_COLUMNS`): the flat fields, `phases` flattened."""
+        values = {name: getattr(self, name) for name in (*_MEASURED_FIELDS, "phase_sum_s")}
+        for phase in PHASES:
+            values.update(
+                {f"{phase}_{stat}_s": getattr(self.phase(phase), stat) for stat in _PHASE_STATS}
+            )
+        return {column: values[column] for column in MEASURED_COLUMNS}
 
     def to_dict(self) -> dict[str, Any]:
-        """The nested JSON form the CLI prints: `variant`, then every field, `config` and
-        `versions` as dicts, then the derived `backward_s`."""
-        fields = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
-        fields["config"] = self.config.to_dict()
-        fields["versions"] = dict(self.versions)
-        return {"variant": self.config.variant, **fields, "backward_s": self.backward_s}
+        """The nested JSON form the CLI prints: `variant`, `config` as a dict, the measured
+        columns, `versions` as a dict, then the derived `backward_s`."""
+        return {
+            "variant": self.config.variant,
+            "config": self.config.to_dict(),
+            **self._measured(),
+            "versions": dict(self.versions),
+            "backward_s": self.backward_s,
+        }
 
     def to_row(self) -> dict[str, Any]:
         """The result as one flat row with the columns `ROW_COLUMNS`, in that order."""
         settings = self.config.to_dict()
         row = {column: settings[name] for name, column in CONFIG_COLUMNS.items()}
-        row.update({name: getattr(self, name) for name in _MEASURED_FIELDS})
+        row.update(self._measured())
         row.update({column: self.versions.get(key, "") for key, column in VERSION_COLUMNS.items()})
         return row
 
@@ -110,11 +154,17 @@ class BenchResult:
         """The inverse of `to_row`, for rows of typed values (numpy scalars and SQLite's 0/1
         and NULL included); a row from outside is validated first (hierlstm.results)."""
         value = {column: _typed(COLUMN_KINDS[column], row[column]) for column in ROW_COLUMNS}
+        phases = {
+            phase: Stats(**{stat: value[f"{phase}_{stat}_s"] for stat in _PHASE_STATS})
+            for phase in PHASES
+            if not math.isnan(value[f"{phase}_median_s"])
+        }
         return cls(
             config=RunConfig(**{name: value[column] for name, column in CONFIG_COLUMNS.items()}),
             versions={
                 key: value[column] for key, column in VERSION_COLUMNS.items() if value[column]
             },  # a backend's version only where it ran (no TensorFlow version for a JAX run)
+            phases=phases,
             **{name: value[name] for name in _MEASURED_FIELDS},
         )
 
@@ -133,16 +183,24 @@ VERSION_COLUMNS = {  # key in BenchResult.versions -> column
     "jax": "jax_version",  # "" unless the run was on the JAX backend
     "torch": "torch_version",  # "" unless the run was on the torch backend
 }
-_MEASURED_FIELDS = tuple(
+# The times only a training run has (NaN in an inference run's row): `phases`, flattened.
+_PHASE_STATS = ("median", "p10", "p90")  # what a row keeps of each phase's Stats
+PHASE_COLUMNS = (
+    *(f"{phase}_{stat}_s" for phase in PHASES for stat in _PHASE_STATS),
+    "phase_sum_s",
+)
+_MEASURED_FIELDS = tuple(  # BenchResult's flat fields, each its own column
     field.name
     for field in dataclasses.fields(BenchResult)
+    if field.name not in ("config", "versions", "phases")
+)
+MEASURED_COLUMNS = tuple(  # in field order, `phases` where the field is
+    column
+    for field in dataclasses.fields(BenchResult)
     if field.name not in ("config", "versions")
+    for column in (PHASE_COLUMNS if field.name == "phases" else (field.name,))
 )
-ROW_COLUMNS = (*CONFIG_COLUMNS.values(), *_MEASURED_FIELDS, *VERSION_COLUMNS.values())
-# The times only a training run has (NaN in an inference run's row).
-PHASE_COLUMNS = tuple(
-    name for name in _MEASURED_FIELDS if name.startswith(("forward_", "update_", "phase_"))
-)
+ROW_COLUMNS = (*CONFIG_COLUMNS.values(), *MEASURED_COLUMNS, *VERSION_COLUMNS.values())
 
 _KINDS = {float: "float", int: "int", bool: "bool", str: "text"}
 
@@ -173,7 +231,8 @@ def _kind(record: type, name: str, annotation: Any) -> str:
 def _column_kinds() -> dict[str, str]:
     config_kinds = field_kinds(RunConfig)
     kinds = {column: config_kinds[name] for name, column in CONFIG_COLUMNS.items()}
-    kinds.update(field_kinds(BenchResult, _MEASURED_FIELDS))
+    measured = field_kinds(BenchResult, _MEASURED_FIELDS) | dict.fromkeys(PHASE_COLUMNS, "float")
+    kinds.update({column: measured[column] for column in MEASURED_COLUMNS})
     kinds.update(dict.fromkeys(VERSION_COLUMNS.values(), "text"))
     return kinds
 
@@ -200,10 +259,11 @@ def phase_frame(results: Iterable[BenchResult]) -> pd.DataFrame:
         if result.status != "ok" or result.config.task != "training":
             continue
         point = {"variant": result.config.variant, "xla": result.config.xla}
+        forward, update = result.phase("forward"), result.phase("update")
         spreads = {
-            "forward": (result.forward_median_s, result.forward_p10_s, result.forward_p90_s),
+            "forward": (forward.median, forward.p10, forward.p90),
             "backward": (result.backward_s, math.nan, math.nan),
-            "update": (result.update_median_s, result.update_p10_s, result.update_p90_s),
+            "update": (update.median, update.p10, update.p90),
         }
         for phase, (median, p10, p90) in spreads.items():
             rows.append(

@@ -94,7 +94,7 @@ def calibrate(config: RunConfig) -> StepCost:
     round_factor = 1.0
     if config.task == "training":
         round_factor = (
-            large.median_s + large.phase_sum_s + large.forward_median_s
+            large.median_s + large.phase_sum_s + large.phase("forward").median
         ) / large.median_s
     return StepCost(config.variant, per_step, per_flop * 1e9, small.first_call_s, round_factor)
 

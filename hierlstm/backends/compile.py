@@ -16,7 +16,7 @@ call's seconds, a trace counter, and what the kernel readers (`hierlstm.backends
   but its first call of folded at 8x50 took 84 s (inductor compiling C++) for a steady call
   1.2x faster than eager, and Keras skips cuDNN under it, so on a GPU it gives up cuDNN.
 
-The phases (`hierlstm.timing.summary.PHASES`) are TensorFlow's: forward (training=True and the
+The phases (`hierlstm.records.PHASES`) are TensorFlow's: forward (training=True and the
 loss, no gradient), forward_backward (the loss and every gradient), update (the optimizer
 applying gradients computed once before timing), and the step (forward_backward then update).
 """

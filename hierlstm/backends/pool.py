@@ -15,23 +15,20 @@ its server's life; the CLI makes its own `BackendPool` per command.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
-import math
+import functools
 import os
 import sys
 import threading
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
 from hierlstm.backends.protocol import Worker, WorkerDied, failed
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.records import BenchResult, CompareResult
+from hierlstm.timing import rounds
 from hierlstm.timing.basics import Progress, no_progress
-from hierlstm.timing.summary import paired_speedups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,15 +46,12 @@ class Prepared:
 
 
 @dataclasses.dataclass(frozen=True)
-class Sample:
-    """One sample from a worker: the step (and a training run's phases), the worker's own wall
-    and CPU time around it, its memory peak, and the pool's wall time of the round trip."""
+class Sample(rounds.Sample):
+    """One sample from a worker (the step, a training run's phases, its memory peak), with the
+    worker's own wall and CPU time around it and the pool's wall time of the round trip."""
 
-    times: dict[str, float]
     wall_s: float
     cpu_s: float
-    peak_bytes: int
-    peak_kind: str
     round_trip_s: float
 
 
@@ -110,10 +104,14 @@ class BackendPool:
             raise RunFailed(failed(config, answer["error"]))
         return answer
 
-    def prepare(self, config: RunConfig, *, seed: int = 0) -> Prepared:
+    def prepare(
+        self, config: RunConfig, *, seed: int = 0, progress: Progress = no_progress
+    ) -> Prepared:
         """Builds `config` in its backend's worker and runs its timed first call."""
+        progress(0.0, f"building in the {config.backend} worker and the first call")
         answer = self._answer(config, "prepare", seed=seed)
         fields = {name: answer[name] for name in ("first_call_s", "kernel", "kernel_reason")}
+        progress(1.0, f"first call {answer['first_call_s']:.3g} s ({answer['kernel']} LSTM kernel)")
         return Prepared(
             config,
             answer["handle"],
@@ -148,12 +146,12 @@ class BackendPool:
         answer = self._handle_request(run, "sample")
         round_trip = time.perf_counter() - start
         return Sample(
-            {name: float(value) for name, value in answer["sample"].items()},
-            answer["wall_s"],
-            answer["cpu_s"],
-            int(answer["peak_bytes"]),
-            answer["peak_kind"],
-            round_trip,
+            times={name: float(value) for name, value in answer["sample"].items()},
+            peak_bytes=int(answer["peak_bytes"]),
+            peak_kind=answer["peak_kind"],
+            wall_s=answer["wall_s"],
+            cpu_s=answer["cpu_s"],
+            round_trip_s=round_trip,
         )
 
     def result(
@@ -271,20 +269,16 @@ def compare(
     When every config is TensorFlow's, this is `hierlstm.timing.harness.compare`, in this
     process, exactly as before (the caller holds the device lock). When any is not, every
     config, TensorFlow's too, runs in its backend's worker process (`pool`, else this process's
-    `shared_pool()`), so each backend has its own process and its own threads: each config is
-    prepared there (its first call timed apart), then `timing.warmup` untimed rounds, then the
-    timed rounds, each asking every config for one sample in turn; one process runs at a time,
-    since the next request goes only after the previous answer. With `lock` (the default) all
-    of it runs under the device lock (`hierlstm.admission.runlock.hold`, the keys of
-    `device_keys`). A config that fails (its worker dying included) gets a failed record and NaN
-    speed-ups; the others go on, in a new worker when theirs died. Returns a `BackendsCompare`,
-    whose second timers say how long each round trip took.
+    `shared_pool()`), so each backend has its own process and its own threads, in the rounds of
+    `hierlstm.timing.rounds.interleave`; one process runs at a time, since the next request
+    goes only after the previous answer. With `lock` (the default) all of it runs under the
+    device lock (`hierlstm.admission.runlock.hold`, the keys of `device_keys`). A config that
+    fails (its worker dying included) gets a failed record and NaN speed-ups; the others go on,
+    in a new worker when theirs died. Returns a `BackendsCompare`, whose second timers say how
+    long each round trip took.
     """
-    configs = list(configs)
-    if not configs:
-        raise ValueError("compare needs at least one config; got none.")
-    if not 0 <= baseline < len(configs):
-        raise ValueError(f"baseline must be an index from 0 to {len(configs) - 1}; got {baseline}.")
+    tracks = rounds.tracks_for(configs, baseline)
+    configs = [track.config for track in tracks]
     if all(config.backend == "tensorflow" for config in configs):
         from hierlstm.timing.harness import compare as in_process
 
@@ -297,80 +291,55 @@ def compare(
         held = hold(keys, name=lock_name, program=program, on_wait=on_wait)
     progress, pool = on_progress or no_progress, pool or shared_pool()
     with held:
-        return _rounds(configs, timing, baseline, progress, pool)
+        return _rounds(tracks, timing, baseline, progress, pool)
 
 
-def _rounds(configs, timing: Timing, baseline: int, progress: Progress, pool) -> BackendsCompare:
-    count, repeats = len(configs), timing.repeats
-    runs: list[Prepared | None] = [None] * count
-    pids = [0] * count
-    failures: dict[int, BenchResult] = {}
+def _fail(tracks: list[rounds.Track], track: rounds.Track, error: RunFailed) -> None:
+    """Drops `track` with its failed record; when its worker died, every other run it held
+    (every live run of that backend, when the run was not yet prepared) with the same reason."""
+    track.drop(error.result)
+    if error.died:
+        dead = track.run.worker_pid if track.run is not None else None
+        for other in tracks:
+            if (
+                other.live
+                and other.config.backend == track.config.backend
+                and dead in (None, other.run.worker_pid)
+            ):
+                other.drop(failed(other.config, error.result.error))
 
-    def fail(index: int, error: RunFailed) -> None:
-        dead = runs[index].worker_pid if runs[index] is not None else None
-        failures[index], runs[index] = error.result, None
-        if error.died:  # the worker took every run it held with it: the same reason for each
-            for other, run in enumerate(runs):
-                if (
-                    run is not None
-                    and run.config.backend == configs[index].backend
-                    and (dead is None or run.worker_pid == dead)
-                ):
-                    failures[other], runs[other] = failed(run.config, error.result.error), None
 
-    for index, config in enumerate(configs):
-        label = f"{config.variant} on {config.backend} ({index})"
-        progress(0.3 * index / count, f"{label}: building and the first call")
-        try:
-            runs[index] = pool.prepare(config, seed=timing.seed)
-            pids[index] = runs[index].worker_pid
-        except RunFailed as error:
-            fail(index, error)
-    for round_index in range(timing.warmup):
-        for index, run in enumerate(runs):
-            if run is not None:
-                try:
-                    pool.sample(run)
-                except RunFailed as error:
-                    fail(index, error)
-        progress(0.3 + 0.1 * (round_index + 1) / timing.warmup, f"warm-up round {round_index + 1}")
-    times = np.full((repeats, count), math.nan)
-    seconds = {name: [[] for _ in range(count)] for name in ("round_trip", "wall", "cpu")}
-    phases = [collections.defaultdict(list) for _ in range(count)]
-    peaks, kinds = [0] * count, [""] * count
-    for round_index in range(repeats):
-        for index, run in enumerate(runs):
-            if run is None:
-                continue
-            try:
-                sample = pool.sample(run)
-            except RunFailed as error:
-                fail(index, error)
-                continue
-            step = dict(sample.times)
-            times[round_index, index] = step.pop("step")
-            for name, value in step.items():
-                phases[index][name].append(value)
-            peaks[index], kinds[index] = max(peaks[index], sample.peak_bytes), sample.peak_kind
-            seconds["round_trip"][index].append(sample.round_trip_s)
-            seconds["wall"][index].append(sample.wall_s)
-            seconds["cpu"][index].append(sample.cpu_s)
-        progress(0.4 + 0.55 * (round_index + 1) / repeats, f"round {round_index + 1}/{repeats}")
+def _rounds(tracks, timing: Timing, baseline: int, progress: Progress, pool) -> BackendsCompare:
+    fail = functools.partial(_fail, tracks)
+    rounds.interleave(
+        tracks,
+        functools.partial(pool.prepare, seed=timing.seed),
+        pool.sample,
+        warmup=timing.warmup,
+        repeats=timing.repeats,
+        failures=(RunFailed,),
+        fail=fail,
+        progress=progress,
+    )
     results = []
-    for index, run in enumerate(runs):
-        if run is not None:
+    for track in tracks:
+        if track.live:
             try:
-                run_phases = dict(phases[index])
                 results.append(
                     pool.result(
-                        run, times[:, index], timing.warmup, peaks[index], kinds[index], run_phases
+                        track.run,
+                        track.steps,
+                        timing.warmup,
+                        track.peak_bytes,
+                        track.peak_kind,
+                        track.phases(),
                     )
                 )
                 continue
             except RunFailed as error:
-                fail(index, error)
-        results.append(failures[index])
-    speedups, lows, highs = paired_speedups(times, baseline, failures)
+                fail(track, error)
+        results.append(track.failure)
+    speedups, lows, highs = rounds.paired_speedups(tracks, baseline)
     progress(1.0, "done")
     return BackendsCompare(
         results,
@@ -378,10 +347,10 @@ def _rounds(configs, timing: Timing, baseline: int, progress: Progress, pool) ->
         lows,
         highs,
         baseline,
-        [{} for _ in configs],
-        samples=[[float(value) for value in column if not math.isnan(value)] for column in times.T],
-        round_trips=seconds["round_trip"],
-        worker_wall=seconds["wall"],
-        worker_cpu=seconds["cpu"],
-        pids=pids,
+        [{} for _ in tracks],
+        samples=[track.steps for track in tracks],
+        round_trips=[[sample.round_trip_s for sample in track.samples] for track in tracks],
+        worker_wall=[[sample.wall_s for sample in track.samples] for track in tracks],
+        worker_cpu=[[sample.cpu_s for sample in track.samples] for track in tracks],
+        pids=[0 if track.run is None else track.run.worker_pid for track in tracks],
     )

@@ -16,6 +16,7 @@ import math
 
 from hierlstm.backends.protocol import backend_versions
 from hierlstm.config import RunConfig
+from hierlstm.timing.rss import peak_over_calls
 
 JAX_ATTRIBUTION = (
     "per op and per layer: JAX's profiler writes an XSpace whose XLA ops carry the name scopes "
@@ -124,17 +125,11 @@ def _harness(worker, run, repeats: int) -> tuple[list[float], int, str]:
     backend and device really measure one (`worker.memory_probe`: PyTorch's CUDA allocator, a
     CPU's RSS growth); JAX on a GPU keeps no resettable peak and its host's RSS is not the GPU's
     memory, so there the peak is (0, "")."""
-    gpu_jax = worker.backend == "jax" and not run.device.startswith("/CPU")
-    times, peak, kind = [], 0, ""
-    for _ in range(repeats):
-        if gpu_jax:
-            times.append(run.sample()["step"])
-            continue
-        probe = worker.memory_probe(run.device)
-        with probe:
-            times.append(run.sample()["step"])
-        peak, kind = max(peak, probe.peak_bytes), probe.kind
-    return times, peak, kind
+    if worker.backend == "jax" and not run.device.startswith("/CPU"):
+        return [run.sample()["step"] for _ in range(repeats)], 0, ""
+    with worker.memory_probe(run.device) as probe:
+        samples, peak = peak_over_calls(run.sample, repeats, probe)
+    return [sample["step"] for sample in samples], peak, probe.kind
 
 
 def profile(worker, config: RunConfig, request: dict) -> dict:

@@ -44,6 +44,7 @@ from typing import IO, Any
 
 from hierlstm.backends.protocol import backend_versions, encode, failed, one_line
 from hierlstm.config import RunConfig, SettingError
+from hierlstm.timing.rss import CpuRssGrowth, peak_over_calls
 
 _MAX_ERROR_CHARS = 300
 _log = logging.getLogger("hierlstm.backends.worker")
@@ -85,80 +86,39 @@ def failure_line(backend: str, error: BaseException) -> str:
     return f"{backend} could not run this model ({type(error).__name__}): {text}"[:_MAX_ERROR_CHARS]
 
 
-def _resident_bytes() -> int:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-class RssPeak:
-    """The growth of this process's resident set during one sample, read by a thread every 5
-    ms (the same method as `hierlstm.timing.memory.CpuRssGrowth`, without TensorFlow)."""
-
-    kind = "cpu_rss_growth"
-
-    def __enter__(self):
-        self._stop = threading.Event()
-        self._base = self._peak = _resident_bytes()
-        self._thread = threading.Thread(target=self._watch, daemon=True, name="rss-peak")
-        self._thread.start()
-        return self
-
-    def _watch(self):
-        while not self._stop.wait(0.005):
-            self._peak = max(self._peak, _resident_bytes())
-
-    def __exit__(self, *exc_info):
-        self._stop.set()
-        self._thread.join()
-        self._peak = max(self._peak, _resident_bytes())
-        self.peak_bytes = max(0, self._peak - self._base)
-
-
 class TorchCudaPeak:
-    """PyTorch's CUDA allocator peak during one sample (exact, kept by the allocator)."""
+    """PyTorch's CUDA allocator peak since the last reset (exact, kept by the allocator); a
+    probe as `hierlstm.timing.rss` describes one."""
 
     kind = "gpu_allocator_peak"
 
-    def __enter__(self):
+    def reset(self):
         import torch
 
         torch.cuda.reset_peak_memory_stats()
-        return self
 
-    def __exit__(self, *exc_info):
+    def peak_bytes(self) -> int:
         import torch
 
-        self.peak_bytes = int(torch.cuda.max_memory_allocated())
-
-
-class TensorFlowPeak:
-    """`hierlstm.timing.memory.memory_probe` around one sample (TensorFlow's own probes)."""
-
-    def __init__(self, device: str):
-        from hierlstm.timing.memory import memory_probe
-
-        self._probe = memory_probe(device)
-        self.kind = self._probe.kind
+        return int(torch.cuda.max_memory_allocated())
 
     def __enter__(self):
-        self._probe.__enter__()
-        self._probe.reset()
         return self
 
     def __exit__(self, *exc_info):
-        self.peak_bytes = self._probe.peak_bytes()
-        self._probe.__exit__(*exc_info)
+        pass
 
 
 def memory_probe(backend: str, device: str):
+    """A memory probe for one sample on `device`: TensorFlow's own
+    (`hierlstm.timing.memory.memory_probe`), PyTorch's CUDA allocator, else the RSS growth."""
     if backend == "tensorflow":
-        return TensorFlowPeak(device)
+        from hierlstm.timing.memory import memory_probe as tensorflow_probe
+
+        return tensorflow_probe(device)
     if backend == "torch" and device.upper().startswith("/GPU"):  # "/GPU:0 (NVIDIA ...)"
         return TorchCudaPeak()
-    return RssPeak()  # JAX keeps no resettable peak; its host memory is the process's
+    return CpuRssGrowth()  # JAX keeps no resettable peak; its host memory is the process's
 
 
 class Worker:
@@ -199,16 +159,15 @@ class Worker:
 
     def sample(self, request: dict) -> dict:
         run = self.runs[request["handle"]]
-        probe = memory_probe(self.backend, run.device)
         cpu, start = time.process_time(), time.perf_counter()
-        with probe:
-            sample = run.sample()
+        with self.memory_probe(run.device) as probe:
+            (sample,), peak = peak_over_calls(run.sample, 1, probe)
         wall = time.perf_counter() - start
         return {
             "sample": sample,
             "wall_s": wall,
             "cpu_s": time.process_time() - cpu,
-            "peak_bytes": probe.peak_bytes,
+            "peak_bytes": peak,
             "peak_kind": probe.kind,
         }
 

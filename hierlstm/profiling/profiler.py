@@ -70,7 +70,8 @@ from hierlstm.profiling.xspace import OUTSIDE, find_xplane, read_xspace, summari
 from hierlstm.refusals import Refusal, Refused, refusal_of, writable_folder
 from hierlstm.timing import Progress, no_progress, prepare, scaled_progress
 from hierlstm.timing.breakdown import top_level_layers
-from hierlstm.timing.memory import memory_probe, peak_over_calls
+from hierlstm.timing.memory import memory_probe
+from hierlstm.timing.rss import peak_over_calls
 
 DEFAULT_STEPS = 10
 _log = logging.getLogger(__name__)
@@ -275,9 +276,10 @@ def profile(
         model = build_model(config, init_params(config, timing.seed))
     layers = top_level_layers(model)
     run = prepare(config, seed=timing.seed, model=model, progress=scaled_progress(progress, 0, 0.2))
+    warming = scaled_progress(progress, 0.2, 0.3)
     for index in range(timing.warmup):
         run.call()
-        progress(0.2 + 0.1 * (index + 1) / timing.warmup, f"warm-up {index + 1}")
+        warming((index + 1) / timing.warmup, f"warm-up {index + 1}")
     _profiled_steps(run, logdir, steps, scaled_progress(progress, 0.3, 0.7))
     with memory_probe(run.device) as probe:
         harness, peak = peak_over_calls(run.call, timing.repeats, probe)

@@ -24,7 +24,6 @@ from hierlstm.timing.basics import (  # noqa: F401 (re-exported: the harness's v
     Progress,
     make_inputs,
     no_progress,
-    scaled_progress,
 )
 
 

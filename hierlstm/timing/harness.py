@@ -20,14 +20,11 @@ imports Streamlit. Results are `BenchResult` records (`hierlstm.records`).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import math
+import functools
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
@@ -43,12 +40,13 @@ from hierlstm.timing.calls import (  # re-exported: the harness's vocabulary
     lstm_kernel,
     make_inputs,
     no_progress,
-    scaled_progress,
     timed_call,
 )
 from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.memory import memory_probe
-from hierlstm.timing.summary import NOISY_IQR_RATIO, make_result, paired_speedups  # noqa: F401 (re-exported)
+from hierlstm.timing.rounds import Sample, Track, interleave, paired_speedups, tracks_for
+from hierlstm.timing.rss import peak_over_calls
+from hierlstm.timing.summary import make_result
 from hierlstm.timing.training import prepare_training
 
 # --- the forward function and what ran inside it --------------------------------------------
@@ -156,24 +154,43 @@ def prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: P
     )
 
 
-def _result(
-    run: PreparedRun, samples, warmup: int, peak_bytes: int, peak_kind: str, phases=None
-) -> BenchResult:
-    """The record of a run (`hierlstm.timing.summary.make_result`): `samples` are the step's
-    (the forward pass's, for inference) times, `phases` a training run's {phase: samples}."""
+def _result(track: Track, warmup: int) -> BenchResult:
+    """The record of a track's timed rounds (`hierlstm.timing.summary.make_result`)."""
+    run = track.run
     return make_result(
         run.config,
-        samples,
+        track.steps,
         warmup=warmup,
         first_call_s=run.first_call_s,
-        peak_bytes=peak_bytes,
-        peak_kind=peak_kind,
+        peak_bytes=track.peak_bytes,
+        peak_kind=track.peak_kind,
         kernel=run.kernel,
         kernel_reason=run.kernel_reason,
         trace_count=run.forward.experimental_get_tracing_count(),
         device=run.label or device_string(run.device),
         versions=versions(),
-        phases=phases,
+        phases=track.phases(),
+    )
+
+
+def _sample(run: PreparedRun) -> Sample:
+    """One timed round of `run`, with its device's memory peak during it."""
+    with memory_probe(run.device) as probe:
+        (times,), peak = peak_over_calls(run.sample, 1, probe)
+    return Sample(times, peak, probe.kind)
+
+
+def _interleave(tracks: list[Track], timing: Timing, progress: Progress, model=None) -> None:
+    """`hierlstm.timing.rounds.interleave` in this process: a run's failure is its record."""
+    interleave(
+        tracks,
+        functools.partial(prepare, seed=timing.seed, model=model),
+        _sample,
+        warmup=timing.warmup,
+        repeats=timing.repeats,
+        failures=RUN_FAILURES,
+        fail=lambda track, error: track.drop(failed_result(track.config, error)),
+        progress=progress,
     )
 
 
@@ -194,32 +211,12 @@ def benchmark(
     error, an invalid setting) returns a "failed" record instead of raising.
     """
     progress = on_progress or no_progress
-    warmup, repeats = timing.warmup, timing.repeats
-    try:
-        run = prepare(
-            config, seed=timing.seed, model=model, progress=scaled_progress(progress, 0.0, 0.15)
-        )
-        for index in range(warmup):
-            run.sample()
-            progress(0.15 + 0.1 * (index + 1) / warmup, f"warm-up {index + 1}/{warmup}")
-        samples, phases, peak = [], defaultdict(list), 0
-        with memory_probe(run.device) as probe:
-            for index in range(repeats):
-                probe.reset()
-                sample = run.sample()
-                peak = max(peak, probe.peak_bytes())
-                samples.append(sample.pop("step"))
-                for name, seconds in sample.items():
-                    phases[name].append(seconds)
-                progress(
-                    0.25 + 0.7 * (index + 1) / repeats,
-                    f"repeat {index + 1}/{repeats}: {samples[-1] * 1e3:.3g} ms",
-                )
-    except RUN_FAILURES as error:
-        result = failed_result(config, error)
-        progress(1.0, f"failed: {result.error}")
-        return result
-    result = _result(run, samples, warmup, peak, probe.kind, phases)
+    track = Track(config)
+    _interleave([track], timing, progress, model)
+    if track.failure is not None:
+        progress(1.0, f"failed: {track.failure.error}")
+        return track.failure
+    result = _result(track, timing.warmup)
     progress(1.0, f"done: median {result.median_s * 1e3:.3g} ms")
     return result
 
@@ -236,73 +233,11 @@ def compare(
     Each config is built and first-called, then all are warmed up, then every round times each
     config once. A config that fails gets a "failed" record and NaN speed-ups; the others go on.
     """
-    warmup, repeats = timing.warmup, timing.repeats
-    configs = list(configs)
-    if not configs:
-        raise ValueError("compare needs at least one config; got none.")
-    if not 0 <= baseline < len(configs):
-        raise ValueError(f"baseline must be an index from 0 to {len(configs) - 1}; got {baseline}.")
     progress = on_progress or no_progress
-    count = len(configs)
-    runs: list[PreparedRun | None] = [None] * count
-    failures: dict[int, BenchResult] = {}
-    for index, config in enumerate(configs):
-        start, end = 0.3 * (index + 0.01) / count, 0.3 * (index + 1) / count
-        span = scaled_progress(progress, start, end, f"{config.variant} ({index}): ")
-        try:
-            runs[index] = prepare(config, seed=timing.seed, progress=span)
-        except RUN_FAILURES as error:
-            failures[index] = failed_result(config, error)
-            span(1.0, f"failed: {failures[index].error}")
-
-    def fail(index, error):
-        failures[index] = failed_result(configs[index], error)
-        runs[index] = None
-
-    for round_index in range(warmup):
-        for index, run in enumerate(runs):
-            if run is not None:
-                try:
-                    run.sample()
-                except RUN_FAILURES as error:
-                    fail(index, error)
-        progress(0.3 + 0.1 * (round_index + 1) / warmup, f"warm-up round {round_index + 1}")
-
-    times = np.full((repeats, count), math.nan)
-    phases = [defaultdict(list) for _ in range(count)]
-    peaks, kinds = [0] * count, [""] * count
-    with contextlib.ExitStack() as stack:
-        devices = {run.device for run in runs if run is not None}
-        probes = {device: stack.enter_context(memory_probe(device)) for device in devices}
-        for round_index in range(repeats):
-            for index, run in enumerate(runs):
-                if run is None:
-                    continue
-                probe = probes[run.device]
-                try:
-                    probe.reset()
-                    sample = run.sample()
-                    peaks[index] = max(peaks[index], probe.peak_bytes())
-                    times[round_index, index] = sample.pop("step")
-                    for name, seconds in sample.items():
-                        phases[index][name].append(seconds)
-                    kinds[index] = probe.kind
-                except RUN_FAILURES as error:
-                    fail(index, error)
-            progress(
-                0.4 + 0.59 * (round_index + 1) / repeats,
-                f"round {round_index + 1}/{repeats}",
-            )
-
-    results = [
-        failures[index]
-        if index in failures
-        else _result(
-            runs[index], times[:, index], warmup, peaks[index], kinds[index], phases[index]
-        )
-        for index in range(count)
-    ]
-    speedups, p10s, p90s = paired_speedups(times, baseline, failures)
+    tracks = tracks_for(configs, baseline)
+    _interleave(tracks, timing, progress)
+    results = [track.failure or _result(track, timing.warmup) for track in tracks]
+    speedups, p10s, p90s = paired_speedups(tracks, baseline)
     progress(1.0, "done")
-    details = [{} if run is None else dict(run.details) for run in runs]
+    details = [{} if track.failure else dict(track.run.details) for track in tracks]
     return CompareResult(results, speedups, p10s, p90s, baseline, details)

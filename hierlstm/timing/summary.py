@@ -12,24 +12,9 @@ import numpy as np
 
 from hierlstm.config import RunConfig
 from hierlstm.model import cost
-from hierlstm.records import BenchResult
+from hierlstm.records import BenchResult, Stats
 
 NOISY_IQR_RATIO = 0.10  # iqr / median above this flags a run as noisy
-PHASES = ("forward", "forward_backward", "update")  # BenchResult's <phase>_median_s, ...
-
-
-def phase_fields(phase_samples: dict[str, list[float]]) -> dict[str, float]:
-    """BenchResult's phase fields from each phase's samples: <phase>_median_s, _p10_s, _p90_s
-    and phase_sum_s (forward_backward + update medians); {} for an inference run."""
-    if not phase_samples:
-        return {}
-    fields = {}
-    for name in PHASES:
-        samples = np.asarray(phase_samples[name], dtype=np.float64)
-        p10, median, p90 = (float(value) for value in np.percentile(samples, [10, 50, 90]))
-        fields.update({f"{name}_median_s": median, f"{name}_p10_s": p10, f"{name}_p90_s": p90})
-    fields["phase_sum_s"] = fields["forward_backward_median_s"] + fields["update_median_s"]
-    return fields
 
 
 def make_result(
@@ -49,24 +34,23 @@ def make_result(
 ) -> BenchResult:
     """The record of a run: `samples` are the step's (the forward pass's, for inference) times
     in seconds, `phases` a training run's {phase: samples}; the rest is stored as given."""
-    samples = np.asarray(samples, dtype=np.float64)
-    median = float(np.median(samples))
-    p10, p25, p75, p90 = (float(value) for value in np.percentile(samples, [10, 25, 75, 90]))
+    step = Stats.of(samples)
+    median = step.median
     training = config.task == "training"
     flops = cost.training_flops(config) if training else cost.model_flops(config)
     return BenchResult(
         config=config,
         first_call_s=first_call_s,
         median_s=median,
-        p10_s=p10,
-        p90_s=p90,
-        iqr_s=p75 - p25,
-        mean_s=float(np.mean(samples)),
-        std_s=float(np.std(samples, ddof=1)) if len(samples) > 1 else 0.0,
-        min_s=float(np.min(samples)),
-        repeats=len(samples),
+        p10_s=step.p10,
+        p90_s=step.p90,
+        iqr_s=step.iqr,
+        mean_s=float(np.mean(step.samples)),
+        std_s=float(np.std(step.samples, ddof=1)) if len(step.samples) > 1 else 0.0,
+        min_s=min(step.samples),
+        repeats=len(step.samples),
         warmup=warmup,
-        noisy=(p75 - p25) / median > NOISY_IQR_RATIO,
+        noisy=step.iqr / median > NOISY_IQR_RATIO,
         samples_per_s=config.batch_size / median,
         steps_per_s=config.batch_size * config.time_steps / median,
         flops=flops,
@@ -79,8 +63,8 @@ def make_result(
         device=device,
         versions=dict(versions),
         kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
-        samples_json=json.dumps(samples.tolist()),  # stored, so two runs compare by samples
-        **phase_fields(phases or {}),
+        samples_json=json.dumps(step.samples),  # stored, so two runs compare by samples
+        phases={name: Stats.of(values) for name, values in (phases or {}).items()},
     )
 
 
@@ -117,20 +101,3 @@ def failed_record(config: RunConfig, error: str, *, device: str, versions: dict)
         status="failed",
         error=error,
     )
-
-
-def paired_speedups(times: np.ndarray, baseline: int, failures) -> tuple[list, list, list]:
-    """Median, p10 and p90 over rounds of baseline / config time, paired within each round
-    (the speed-up of a compare, on every backend); NaN where either failed."""
-    medians, lows, highs = [], [], []
-    for index in range(times.shape[1]):
-        if index in failures or baseline in failures:
-            median = low = high = math.nan
-        else:
-            ratios = times[:, baseline] / times[:, index]
-            median = float(np.median(ratios))
-            low, high = (float(value) for value in np.percentile(ratios, [10, 90]))
-        medians.append(median)
-        lows.append(low)
-        highs.append(high)
-    return medians, lows, highs

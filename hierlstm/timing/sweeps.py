@@ -12,14 +12,9 @@ import pandas as pd
 from hierlstm.config import DEFAULT_TIMING, SWEEP_AXES, RunConfig, SettingError, Timing
 from hierlstm.distributed import cluster, distribute
 from hierlstm.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult
+from hierlstm.timing.basics import Progress, no_progress, scaled_progress
 from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
-from hierlstm.timing.harness import (
-    Progress,
-    benchmark,
-    compare,
-    no_progress,
-    scaled_progress,
-)
+from hierlstm.timing.harness import benchmark, compare
 
 # A sweep row is the point (variant, axis, value) and then the result's row, status first.
 _SWEEP_COLUMNS = (

@@ -30,7 +30,6 @@ from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target
 from hierlstm.model.params import init_params, read_params
 from hierlstm.timing.calls import PreparedRun, Progress, lstm_kernel, make_inputs, timed_call
-from hierlstm.timing.summary import PHASES, phase_fields  # noqa: F401 (re-exported)
 
 
 @dataclasses.dataclass

@@ -379,10 +379,9 @@ def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
     ]
     for index, result in enumerate(results):
         forward, backward, update = (bar.y[index] for bar in bars)
-        assert forward == pytest.approx(result.forward_median_s * 1e3)
-        assert backward == pytest.approx(
-            (result.forward_backward_median_s - result.forward_median_s) * 1e3
-        )
+        phase = {name: stats.median * 1e3 for name, stats in result.phases.items()}
+        assert forward == pytest.approx(phase["forward"])
+        assert backward == pytest.approx(phase["forward_backward"] - phase["forward"])
         assert forward + backward + update == pytest.approx(result.phase_sum_s * 1e3)
         assert step.y[index] == pytest.approx(result.median_s * 1e3)
     frame = CompareResult(results, [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]).to_frame()

@@ -20,7 +20,7 @@ from hierlstm.model.check import TOLERANCES, random_input, run_variant
 from hierlstm.model.gradcheck import gradient_problem, judge, variant_gradients
 from hierlstm.model.params import init_params, read_params
 from hierlstm.model.reference import reference_forward
-from hierlstm.timing import summary
+from hierlstm.records import PHASES
 
 TINY = hierlstm.config.RunConfig(
     batch_size=2, time_steps=3, height=6, filters=2, inner_units=3, outer_units=4, backend=current()
@@ -94,9 +94,7 @@ def timed_runs() -> dict:
         run = local.prepare(TINY.replace(variant="folded", task=task), seed=0)
         samples = [run.sample() for _ in range(3)]
         phases = {
-            name: [sample[name] for sample in samples]
-            for name in summary.PHASES
-            if task == "training"
+            name: [sample[name] for sample in samples] for name in PHASES if task == "training"
         }
         steps = [sample["step"] for sample in samples]
         result = local.result(run, steps, 1, 123, "cpu_rss_growth", phases)

@@ -16,6 +16,7 @@ import sqlite3
 import pytest
 from factories import make_training_result, same
 
+from hierlstm.records import Stats
 from hierlstm.results import schema
 from hierlstm.results.store import ResultStore
 
@@ -162,5 +163,6 @@ def test_a_training_step_round_trips_through_the_store_and_the_exports(tmp_path,
 def test_a_training_step_without_its_phase_times_is_refused(tmp_path):
     store = ResultStore(tmp_path / "results.sqlite3")
     with pytest.raises(ValueError, match="forward_median_s must be a number when status is ok"):
-        store.add(make_training_result(forward_median_s=math.nan))
+        phases = make_training_result().phases
+        store.add(make_training_result(phases={**phases, "forward": Stats(median=math.nan)}))
     assert store.count() == 0

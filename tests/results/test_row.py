@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 import pytest
-from factories import make_failed_result, make_result, same
+from factories import make_failed_result, make_result, make_training_result, same
 
 from hierlstm.config import RunConfig, Timing
 from hierlstm.records import (
@@ -20,23 +20,33 @@ from hierlstm.records import (
     VERSION_COLUMNS,
     BenchResult,
     CompareResult,
+    Stats,
     field_kinds,
 )
 from hierlstm.results import schema
 from hierlstm.results.store import ResultStore
-from hierlstm.timing import sweeps
+from hierlstm.timing import summary, sweeps
 
-RESULTS = {"ok": make_result(), "failed": make_failed_result()}
+RESULTS = {"ok": make_result(), "failed": make_failed_result(), "training": make_training_result()}
 MEASURED = [
     field.name
     for field in dataclasses.fields(BenchResult)
     if field.name not in ("config", "versions")
 ]
+# `phases` is stored flat where the field is, in the columns results schema 3 added.
+STORED_PHASES = (
+    *("forward_median_s", "forward_p10_s", "forward_p90_s"),
+    *("forward_backward_median_s", "forward_backward_p10_s", "forward_backward_p90_s"),
+    *("update_median_s", "update_p10_s", "update_p90_s", "phase_sum_s"),
+)
 
 
 def test_a_row_is_the_config_then_the_measurement_then_the_versions():
     config_columns = [CONFIG_COLUMNS[field.name] for field in dataclasses.fields(RunConfig)]
-    assert ROW_COLUMNS == (*config_columns, *MEASURED, *VERSION_COLUMNS.values())
+    measured = [
+        column for name in MEASURED for column in (STORED_PHASES if name == "phases" else (name,))
+    ]
+    assert ROW_COLUMNS == (*config_columns, *measured, *VERSION_COLUMNS.values())
     assert ROW_COLUMNS[:3] == ("variant", "batch_size", "time_steps")
     assert ROW_COLUMNS[-6:] == (
         "python_version",
@@ -186,8 +196,6 @@ def test_the_store_columns_are_the_context_then_the_row(tmp_path):
 
 
 def test_the_phase_frame_stacks_a_training_step_s_phases():
-    from factories import make_training_result
-
     from hierlstm.records import PHASE_FRAME_COLUMNS, phase_frame
 
     trained = make_training_result()
@@ -196,6 +204,47 @@ def test_the_phase_frame_stacks_a_training_step_s_phases():
     assert list(frame["phase"]) == ["forward", "backward", "update"]
     assert frame["median_s"].sum() == pytest.approx(trained.phase_sum_s)
     assert frame["median_s"][1] == pytest.approx(trained.backward_s)
-    assert math.isnan(frame["p10_s"][1]) and frame["p10_s"][0] == trained.forward_p10_s
+    assert math.isnan(frame["p10_s"][1]) and frame["p10_s"][0] == trained.phases["forward"].p10
     assert (frame["step_median_s"] == trained.median_s).all()
     assert phase_frame([]).empty and list(phase_frame([]).columns) == list(PHASE_FRAME_COLUMNS)
+
+
+def test_each_phase_keeps_its_samples_and_numpy_s_median_and_percentiles():
+    rng = np.random.default_rng(0)
+    steps, phases = rng.random(7), {"forward": rng.random(7), "update": rng.random(7)}
+    result = summary.make_result(
+        RunConfig(variant="folded", task="training"),
+        steps,
+        warmup=1,
+        first_call_s=1.0,
+        peak_bytes=0,
+        peak_kind="",
+        kernel="generic",
+        kernel_reason="",
+        trace_count=1,
+        device="/CPU:0",
+        versions={},
+        phases=phases,
+    )
+    for name, samples in phases.items():
+        stats = result.phases[name]
+        assert stats.samples == tuple(samples)
+        assert stats.median == np.median(samples)
+        p10, p25, p75, p90 = np.percentile(samples, [10, 25, 75, 90])
+        assert (stats.p10, stats.p25, stats.p75, stats.p90) == (p10, p25, p75, p90)
+        assert stats.iqr == p75 - p25
+    assert result.median_s == np.median(steps) and result.samples == tuple(steps)
+    p10, p25, p75, p90 = np.percentile(steps, [10, 25, 75, 90])
+    assert (result.p10_s, result.p90_s, result.iqr_s) == (p10, p90, p75 - p25)
+
+
+def test_a_row_keeps_each_phase_s_median_p10_and_p90():
+    stats = Stats.of([0.3, 0.1, 0.2, 0.4])
+    kept = (stats.median, stats.p10, stats.p90)
+    row = make_result(phases={"forward": stats, "forward_backward": stats}).to_row()
+    assert (row["forward_median_s"], row["forward_p10_s"], row["forward_p90_s"]) == kept
+    assert math.isnan(row["update_median_s"]) and math.isnan(row["phase_sum_s"])
+    back = BenchResult.from_row(row).phases
+    assert set(back) == {"forward", "forward_backward"}  # a phase without a median is none
+    assert (back["forward"].median, back["forward"].p10, back["forward"].p90) == kept
+    assert back["forward"].samples == () and math.isnan(back["forward"].iqr)  # not stored

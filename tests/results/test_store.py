@@ -19,7 +19,7 @@ import pytest
 from factories import TIME_FIELDS, make_failed_result, make_result, make_training_result
 
 from hierlstm.config import RunConfig
-from hierlstm.records import CONFIG_COLUMNS, VERSION_COLUMNS, BenchResult
+from hierlstm.records import CONFIG_COLUMNS, PHASE_COLUMNS, VERSION_COLUMNS, BenchResult
 from hierlstm.refusals import Refused
 from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS, SCHEMA_VERSION
@@ -88,6 +88,8 @@ def test_columns_hold_every_bench_result_field():
             assert set(CONFIG_COLUMNS.values()) <= set(COLUMNS)
         elif field.name == "versions":
             assert set(VERSION_COLUMNS.values()) <= set(COLUMNS)
+        elif field.name == "phases":
+            assert set(PHASE_COLUMNS) <= set(COLUMNS)
         else:
             assert field.name in COLUMNS
 

@@ -84,7 +84,7 @@ def test_progress_increases_to_one(counted_run):
     fractions = [fraction for fraction, _ in calls]
     assert all(later > earlier for earlier, later in zip(fractions, fractions[1:], strict=False))
     assert fractions[0] >= 0 and fractions[-1] == 1.0
-    assert sum(message.startswith("repeat ") for _, message in calls) == REPEATS
+    assert sum(message.startswith("round ") for _, message in calls) == REPEATS
     assert all(isinstance(message, str) and message for _, message in calls)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hierlstm.timing.memory import CpuRssGrowth, GpuAllocatorPeak, memory_probe, peak_over_calls
+from hierlstm.timing.memory import GpuAllocatorPeak, memory_probe
+from hierlstm.timing.rss import CpuRssGrowth, peak_over_calls
 
 
 class FakeAllocator:

@@ -1,0 +1,143 @@
+"""Interleaved rounds: configs timed in turn (A B C, A B C, ...), so drift (heat, other load)
+falls on each alike; the one loop behind TensorFlow's `benchmark` and `compare`
+(`hierlstm.timing.harness`) and the backends' `compare` across worker processes
+(`hierlstm.backends.pool`). Imports no TensorFlow or Keras.
+
+    tracks = tracks_for(configs, baseline)
+    interleave(tracks, prepare, sample, warmup=2, repeats=5, failures=(...), fail=...)
+    speedups, p10s, p90s = paired_speedups(tracks, baseline)
+
+`prepare(config, progress=...)` builds a run and times its first call; `sample(run)` times one
+round of it (a `Sample`). An error of `failures` goes to `fail(track, error)`, which drops the
+track (`Track.drop`) with its failed record; the other tracks go on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from hierlstm.config import RunConfig
+from hierlstm.records import BenchResult, Stats
+from hierlstm.timing.basics import Progress, no_progress, scaled_progress
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One timed round of one run: seconds by phase ("step", and a training run's phases
+    beside it) and the memory peak a probe saw during the round."""
+
+    times: dict[str, float]
+    peak_bytes: int
+    peak_kind: str
+
+
+@dataclasses.dataclass
+class Track:
+    """One config's part in the rounds: its prepared run (None until prepared), its failed
+    record once it failed (it then takes no more rounds), and its timed samples in order."""
+
+    config: RunConfig
+    run: Any = None
+    failure: BenchResult | None = None
+    samples: list[Sample] = dataclasses.field(default_factory=list)
+
+    @property
+    def live(self) -> bool:
+        return self.run is not None and self.failure is None
+
+    def drop(self, failure: BenchResult) -> None:
+        self.failure = failure
+
+    @property
+    def steps(self) -> list[float]:
+        """The step's timed seconds, one per round."""
+        return [sample.times["step"] for sample in self.samples]
+
+    def phases(self) -> dict[str, list[float]]:
+        """A training run's phases' timed seconds, {phase: one per round}; {} for inference."""
+        names = [name for name in (self.samples[0].times if self.samples else ()) if name != "step"]
+        return {name: [sample.times[name] for sample in self.samples] for name in names}
+
+    @property
+    def peak_bytes(self) -> int:
+        return max((sample.peak_bytes for sample in self.samples), default=0)
+
+    @property
+    def peak_kind(self) -> str:
+        return self.samples[-1].peak_kind if self.samples else ""
+
+
+def tracks_for(configs: Iterable[RunConfig], baseline: int) -> list[Track]:
+    """A track per config, for a compare against config `baseline`; ValueError when there is
+    no config or no such baseline."""
+    configs = list(configs)
+    if not configs:
+        raise ValueError("compare needs at least one config; got none.")
+    if not 0 <= baseline < len(configs):
+        raise ValueError(f"baseline must be an index from 0 to {len(configs) - 1}; got {baseline}.")
+    return [Track(config) for config in configs]
+
+
+def interleave(
+    tracks: Sequence[Track],
+    prepare: Callable[..., Any],
+    sample: Callable[[Any], Sample],
+    *,
+    warmup: int,
+    repeats: int,
+    failures: tuple[type[BaseException], ...],
+    fail: Callable[[Track, BaseException], None],
+    progress: Progress = no_progress,
+) -> None:
+    """Prepares every track, then runs `warmup` untimed rounds and `repeats` timed ones, each
+    sampling every live track once, in order; a timed round's samples go to their tracks.
+
+    Progress: the preparations take 0 to 0.3 (a slice each), the warm-up 0.3 to 0.4, the timed
+    rounds 0.4 to 0.95; the caller reports 1.0 once its records are made.
+    """
+    count = len(tracks)
+    for index, track in enumerate(tracks):
+        # Each config starts just above where the previous ended, so fractions keep increasing.
+        start, end = 0.3 * (index + 0.01) / count, 0.3 * (index + 1) / count
+        prefix = f"{track.config.variant} ({index}): " if count > 1 else ""
+        span = scaled_progress(progress, start, end, prefix)
+        try:
+            track.run = prepare(track.config, progress=span)
+        except failures as error:
+            fail(track, error)
+            span(1.0, f"failed: {track.failure.error}")
+    warming, timing = scaled_progress(progress, 0.3, 0.4), scaled_progress(progress, 0.4, 0.95)
+    for round_index in range(warmup + repeats):
+        timed = round_index >= warmup
+        for track in [track for track in tracks if track.live]:
+            try:
+                taken = sample(track.run)
+            except failures as error:
+                fail(track, error)
+                continue
+            if timed:
+                track.samples.append(taken)
+        if not timed:
+            warming((round_index + 1) / warmup, f"warm-up round {round_index + 1}/{warmup}")
+            continue
+        number = round_index - warmup + 1
+        latest = [f"{track.steps[-1] * 1e3:.3g}" for track in tracks if track.live]
+        timing(number / repeats, f"round {number}/{repeats}: {', '.join(latest) or '-'} ms")
+
+
+def paired_speedups(tracks: Sequence[Track], baseline: int) -> tuple[list, list, list]:
+    """Median, p10 and p90 over rounds of baseline time / each track's time, the two taken in
+    the same round (the speed-up of a compare); NaN where either failed."""
+    medians, lows, highs = [], [], []
+    base = tracks[baseline]
+    for track in tracks:
+        stats = Stats()
+        if track.failure is None and base.failure is None:
+            ratios = [first / second for first, second in zip(base.steps, track.steps, strict=True)]
+            stats = Stats.of(ratios)
+        medians.append(stats.median)
+        lows.append(stats.p10)
+        highs.append(stats.p90)
+    return medians, lows, highs
