@@ -110,7 +110,7 @@ def cmd_profile(args) -> int:
             return status
     if args.json:
         document = {
-            "environment": environment(),
+            "environment": environment([config]),
             "profile": result.to_dict(),
             "stored_id": stored_id,
             "open_with": open_commands(result.logdir),
