@@ -4,6 +4,7 @@ and what did not run, and says plainly when there is no GPU or when one is prese
 unusable (doctor's real output, with the fake nvidia-smi of an H100 on PATH)."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -103,7 +104,10 @@ def test_the_report_shows_a_training_step_and_its_phases(tmp_path):
         (line,) = [row for row in section.splitlines() if row.startswith(f"| {variant} ")]
         phases = line.split("|")[-2].strip()
         forward, backward, rest = phases.split(" / ")
-        assert float(forward) > 0 and float(backward) > 0 and "(" in rest
+        # The backward is forward+backward's median less the forward's, two phases timed apart:
+        # on a loaded machine, at 2 repeats, it can come out below zero. That it is a number is
+        # the report's claim; its size is a measurement, and the suite asserts none.
+        assert float(forward) > 0 and math.isfinite(float(backward)) and "(" in rest
 
 
 def _dry_run(tmp_path: Path, installed: str) -> tuple[str, str]:
