@@ -36,16 +36,13 @@ breakdown_variant = breakdown_column.selectbox(
 
 if controls.run:
     configs = controls.configs
-    if problem := runs.run_problem(configs):
-        st.error(problem, icon=":material/block:")
-    else:
-        breakdown = controls.config.replace(variant=breakdown_variant)  # timed layer by layer
-        runs.start_run(
-            KEY,
-            lambda progress: outcomes.run_benchmark(controls, breakdown_variant, progress),
-            configs,
-            runs.Workload((*configs, breakdown), controls.timing),
-        )
+    breakdown = controls.config.replace(variant=breakdown_variant)  # timed layer by layer
+    runs.start_run(
+        KEY,
+        lambda progress: outcomes.run_benchmark(controls, breakdown_variant, progress),
+        configs,
+        runs.Workload((*configs, breakdown), controls.timing),
+    )
 runs.show_run_outcome(KEY)
 
 outcome = runs.slot(KEY).result

@@ -62,10 +62,7 @@ def measure_lesson(progress):
 
 
 if controls.run:
-    if problem := runs.run_problem(lesson_configs()):
-        st.error(problem, icon=":material/block:")
-    else:
-        runs.start_run(KEY, measure_lesson, lesson_configs())
+    runs.start_run(KEY, measure_lesson, lesson_configs())
 runs.show_run_outcome(KEY)
 outcome = runs.slot(KEY).result
 frame = outcome["frame"] if outcome else None

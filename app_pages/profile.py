@@ -64,20 +64,17 @@ steps = int(
 
 configs = profile_runs.profiled_configs(controls)
 if controls.run and configs:
-    if problem := runs.run_problem(configs):
-        st.error(problem, icon=":material/block:")
-    else:
-        timing = controls.timing
-        # For the estimate: each profile is about a benchmark with `steps` more calls, and a
-        # TensorFlow profile's separate-call split about one more.
-        estimated = Timing(timing.warmup, timing.repeats + steps, timing.seed)
-        split = [config for config in configs if config.backend == state.IN_PROCESS]
-        runs.start_run(
-            KEY,
-            lambda progress: profile_runs.run_profiles(controls, steps, progress),
-            configs,
-            runs.Workload((*configs, *split), estimated),
-        )
+    timing = controls.timing
+    # For the estimate: each profile is about a benchmark with `steps` more calls, and a
+    # TensorFlow profile's separate-call split about one more.
+    estimated = Timing(timing.warmup, timing.repeats + steps, timing.seed)
+    split = [config for config in configs if config.backend == state.IN_PROCESS]
+    runs.start_run(
+        KEY,
+        lambda progress: profile_runs.run_profiles(controls, steps, progress),
+        configs,
+        runs.Workload((*configs, *split), estimated),
+    )
 runs.show_run_outcome(KEY)
 
 outcome = runs.slot(KEY).result

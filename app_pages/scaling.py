@@ -48,10 +48,7 @@ if controls.run and not problem:
         configs = [c.replace(**{axis: max(values)}) for c in controls.configs]
         points = tuple(c.replace(**{axis: v}) for c in controls.configs for v in values)
         work = lambda progress: outcomes.run_sweeps(controls, axis, values, progress)  # noqa: E731
-    if run_problem := runs.run_problem(configs):
-        st.error(run_problem, icon=":material/block:")
-    else:
-        runs.start_run(KEY, work, configs, runs.Workload(points, controls.timing))
+    runs.start_run(KEY, work, configs, runs.Workload(points, controls.timing))
 runs.show_run_outcome(KEY)
 
 lang = controls.language

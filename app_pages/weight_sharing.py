@@ -117,10 +117,7 @@ def time_forms(progress):
 
 
 if controls.run:
-    if problem := runs.run_problem([config]):
-        st.error(problem, icon=":material/block:")
-    else:
-        runs.start_run(KEY, time_forms, [config])
+    runs.start_run(KEY, time_forms, [config])
 runs.show_run_outcome(KEY)
 outcome = runs.slot(KEY).result
 if outcome is None:

@@ -144,7 +144,9 @@ def start_run(
     workload: Workload | None = None,
 ) -> None:
     """Runs `work(progress)` now, keeps its result in the page's `RunSlot` (or its one-line
-    error), then reruns so the page shows it and the Run button is enabled again.
+    error), then reruns so the page shows it and the Run button is enabled again. A run over the
+    server's limits (`run_problem`) is not run: its one line is the slot's error, and the rerun
+    enables Run again as after any run.
 
     Only one run per device at a time on the whole machine (`hierlstm.admission.runlock`: other
     sessions, other servers and the CLI): a run on a busy device shows whom it is waiting for,
@@ -174,11 +176,14 @@ def start_run(
     try:
         kept.run_request = None
         _update(key, error="", pending=None, confirmed=None)
-        try:
-            keys = _lock_keys(configs)
-        except SettingError as error:  # a device this machine does not have
-            _update(key, error=text("run.failed", error=error_line(error)))
-            keys = None
+        keys = None
+        if problem := run_problem(configs):  # over the server's limits: not run, one line
+            _update(key, error=problem)
+        else:
+            try:
+                keys = _lock_keys(configs)
+            except SettingError as error:  # a device this machine does not have
+                _update(key, error=text("run.failed", error=error_line(error)))
         if keys is not None:
             with hold(keys, name=key, program="app", on_wait=waiting):
                 try:
