@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.hardware import gpu, query_driver
+from hierlstm.i18n import t
 from hierlstm.model import cost
 from hierlstm.registry import VARIANTS
 
@@ -46,7 +47,19 @@ TRAINING_TRACE_FACTOR = 3
 
 
 class LimitError(SettingError):
-    """A valid config that asks for more than this server allows."""
+    """A valid config that asks for more than this server allows: catalogue message `key` with
+    `values` (`sentence` in either language; a `source` value is itself a message key, the
+    memory budget's); str() is the English, as the command line says it."""
+
+    def __init__(self, key: str, **values):
+        self.key, self.values = key, values
+        super().__init__(self.sentence("en"))
+
+    def sentence(self, lang: str = "en") -> str:
+        values = dict(self.values)
+        if "source" in values:
+            values["source"] = t(values["source"], lang)
+        return t(self.key, lang, **values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +67,7 @@ class Limits:
     max_batch: int
     max_time_steps: int
     memory_budget_bytes: int
-    memory_budget_source: str  # how the budget was set, for the message
+    memory_budget_source: str  # how the budget was set: a catalogue key ("limit.source.ram")
     trace_budget_steps: int
     confirm_seconds: float
 
@@ -109,10 +122,10 @@ def _gpu_budget(sees_a_gpu: Callable[[], bool]) -> tuple[int, str] | None:
     try:
         limit = gpu.memory_limit_mb()
     except SettingError as error:
-        raise LimitError(str(error)) from None
+        raise LimitError("limit.setting", reason=str(error)) from None
     free = _driver_free_mb() or ((limit,) if limit else ())
     if not free:
-        return _available_ram_bytes() // 4, "25% of available RAM (no free GPU memory reported)"
+        return _available_ram_bytes() // 4, "limit.source.ram_no_gpu"
     return gpu.gpu_budget(free, limit)
 
 
@@ -123,7 +136,7 @@ def env_int(name: str, default: int) -> int:
     if not text:
         return default
     if not text.isdigit() or int(text) < 1:
-        raise LimitError(f"{name} must be a whole number of at least 1; got {text!r}.")
+        raise LimitError("limit.not_whole", name=name, value=repr(text))
     return int(text)
 
 
@@ -145,13 +158,13 @@ def current_limits(sees_a_gpu: Callable[[], bool] = tensorflow_sees_a_gpu) -> Li
     budget_mb = os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip()
     if budget_mb:
         budget = env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
-        source = "HIERLSTM_MEMORY_BUDGET_MB"
+        source = "limit.source.env"
     else:
         on_gpu = _gpu_budget(sees_a_gpu)
         if on_gpu:
             budget, source = on_gpu
         else:
-            budget, source = _available_ram_bytes() // 4, "25% of available RAM"
+            budget, source = _available_ram_bytes() // 4, "limit.source.ram"
     return Limits(
         max_batch=sizes["batch_size"],
         max_time_steps=sizes["time_steps"],
@@ -180,18 +193,13 @@ def check_trace_budget(config: RunConfig, limits: Limits | None = None) -> None:
     training = config.task == "training"
     weight = TRAINING_TRACE_FACTOR if training else 1  # a training step traces each call 3x
     if config.time_steps * weight > limits.trace_budget_steps:
-        what = (
-            f"unroll {config.time_steps} inner LSTM calls and their gradients into its training "
-            "graphs"
-            if training
-            else f"unroll {config.time_steps} inner LSTM calls into one graph"
-        )
-        seconds = config.time_steps * weight * TRACE_SECONDS_PER_CALL
         raise LimitError(
-            f"{config.variant} would {what}, an estimated {seconds:,.0f} s of tracing, over the "
-            f"trace budget of {limits.trace_budget_steps} calls"
-            f"{f' (a training step counts each {weight} times)' if training else ''}; use "
-            "folded, which computes the same function with one call."
+            f"limit.trace.{config.task}",
+            variant=config.variant,
+            time=config.time_steps,
+            seconds=config.time_steps * weight * TRACE_SECONDS_PER_CALL,
+            budget=limits.trace_budget_steps,
+            weight=weight,
         )
 
 
@@ -199,26 +207,15 @@ def check_limits(config: RunConfig, limits: Limits | None = None) -> None:
     """Raises LimitError, one sentence with the estimate and the limit, if `config` is over."""
     limits = limits or current_limits()
     if config.batch_size > limits.max_batch:
-        raise LimitError(
-            f"batch_size {config.batch_size} is over this server's limit of {limits.max_batch} "
-            "(HIERLSTM_MAX_BATCH)."
-        )
+        raise LimitError("limit.batch", batch=config.batch_size, limit=limits.max_batch)
     if config.time_steps > limits.max_time_steps:
-        raise LimitError(
-            f"time_steps {config.time_steps} is over this server's limit of "
-            f"{limits.max_time_steps} (HIERLSTM_MAX_TIME_STEPS)."
-        )
+        raise LimitError("limit.time_steps", time=config.time_steps, limit=limits.max_time_steps)
     check_trace_budget(config, limits)
     estimate = memory_estimate_bytes(config)
     if estimate > limits.memory_budget_bytes:
-        what = (
-            "MB for a training step (activations kept for the backward pass, gradients and "
-            "optimizer state)"
-            if config.task == "training"
-            else "MB of activations"
-        )
         raise LimitError(
-            f"this run needs an estimated {estimate / _MB:,.0f} {what}, over the "
-            f"budget of {limits.memory_budget_bytes / _MB:,.0f} MB ({limits.memory_budget_source}"
-            "); lower batch_size or time_steps."
+            f"limit.memory.{config.task}",
+            needed=estimate / _MB,
+            budget=limits.memory_budget_bytes / _MB,
+            source=limits.memory_budget_source,
         )

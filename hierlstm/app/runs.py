@@ -49,7 +49,7 @@ def run_problem(configs: Sequence[RunConfig]) -> str:
         try:
             check_limits(config)
         except LimitError as error:
-            return text("run.over_limit", reason=str(error))
+            return text("run.over_limit", reason=error.sentence(language()))
     return ""
 
 

@@ -162,15 +162,15 @@ def memory_limit_mb(environ: Mapping[str, str] | None = None) -> int | None:
 
 
 def gpu_budget(free_mb: Sequence[int], limit_mb: int | None) -> tuple[int, str]:
-    """(bytes, how) a run's activations may take on a GPU: half of the least free memory among
-    the GPUs a run may use (nvidia-smi's free memory, so other processes' use counts; memory
-    this process's allocator keeps from earlier runs counts as used too: a cautious budget),
-    or half of the per-process limit when that is smaller."""
+    """(bytes, how: a catalogue key) a run's activations may take on a GPU: half of the least
+    free memory among the GPUs a run may use (nvidia-smi's free memory, so other processes' use
+    counts; memory this process's allocator keeps from earlier runs counts as used too: a
+    cautious budget), or half of the per-process limit when that is smaller."""
     if not free_mb:
         raise ValueError("gpu_budget needs the free memory of at least one GPU; got none.")
-    usable, how = min(free_mb), "50% of the GPU's free memory (nvidia-smi)"
+    usable, how = min(free_mb), "limit.source.gpu_free"
     if limit_mb is not None and limit_mb < usable:
-        usable, how = limit_mb, f"50% of {MEMORY_ENV}"
+        usable, how = limit_mb, "limit.source.gpu_env"  # 50% of MEMORY_ENV
     return int(usable * _MB * BUDGET_FRACTION), how
 
 

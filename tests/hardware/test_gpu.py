@@ -98,10 +98,10 @@ def test_visible_driver_gpus():
 def test_gpu_budget_is_half_of_what_is_really_free():
     assert gpu.gpu_budget([81004], None) == (
         81004 * MB // 2,
-        "50% of the GPU's free memory (nvidia-smi)",
+        "limit.source.gpu_free",
     )
     assert gpu.gpu_budget([20000, 3000], None)[0] == 1500 * MB  # the fullest GPU decides
-    assert gpu.gpu_budget([81004], 8192) == (4096 * MB, "50% of HIERLSTM_GPU_MEMORY_MB")
+    assert gpu.gpu_budget([81004], 8192) == (4096 * MB, "limit.source.gpu_env")
     assert gpu.gpu_budget([1000], 8192)[0] == 500 * MB  # a limit never raises the budget
     with pytest.raises(ValueError, match="at least one GPU"):
         gpu.gpu_budget([], None)
