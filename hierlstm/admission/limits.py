@@ -121,8 +121,9 @@ def _gpu_budget(sees_a_gpu: Callable[[], bool]) -> tuple[int, str] | None:
         return None
     try:
         limit = gpu.memory_limit_mb()
-    except SettingError as error:
-        raise LimitError("limit.setting", reason=str(error)) from None
+    except SettingError:  # the same sentence, in either language
+        value = os.environ.get(gpu.MEMORY_ENV, "").strip()
+        raise LimitError("limit.gpu_memory", name=gpu.MEMORY_ENV, value=repr(value)) from None
     free = _driver_free_mb() or ((limit,) if limit else ())
     if not free:
         return _available_ram_bytes() // 4, "limit.source.ram_no_gpu"

@@ -3,13 +3,13 @@ registry, a training step, XLA; the capture zipped; the settings a profile refus
 
 Op time against the step. The exact checks are identities: the layers plus "outside any layer"
 equal the op types' total and the lines' op time. Against the profiled step (the mean of the
-markers, the same steps the op time is averaged over) op time is bounded, not equal, because
-the rest of a step is TensorFlow's own dispatch and executor work between ops, and ops on two
-threads may overlap: from above exactly, by (lines with ops) x the step, since self times on
-one line never overlap and every counted event lies inside a step; from below by 10% of the
-step. At these sizes ops were 30-55% of a step on the 2-core development machine (per-op
-executor overhead is most of the rest), so 10% leaves a margin of 3x for a loaded machine and
-still fails a reader that drops most ops or reads the wrong steps.
+markers, the same steps the op time is averaged over) op time is bounded from above, not
+equal, because the rest of a step is TensorFlow's own dispatch and executor work between ops,
+and ops on two threads may overlap: by (lines with ops) x the step, since self times on one
+line never overlap and every counted event lies inside a step. It is not bounded from below:
+ops were 30-55% of a step on a quiet 2-core machine and 8% in a fresh clone's loaded suite, a
+share the load decides. A reader that drops ops is caught by counts instead: every layer has
+ops, and the op types hold the MatMuls.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from hierlstm.timing.breakdown import top_level_layers
 TIMING = Timing(warmup=1, repeats=3)
 STEPS = 2
 RESHAPES = ("FoldTime", "UnfoldTime")  # a reshape may run no op of its own (grappler folds it)
-LOWEST_OP_SHARE = 0.10  # see the module docstring
 
 
 def tiny(variant: str, **changes) -> RunConfig:
@@ -56,7 +55,7 @@ def assert_consistent(result, config: RunConfig):
     assert layers["share"].sum() == pytest.approx(1.0)
     step = float(np.mean(result.step_s))
     busy_lines = int((result.lines["op_s"] > 0).sum())
-    assert LOWEST_OP_SHARE * step <= result.op_s <= busy_lines * step
+    assert 0 < result.op_s <= busy_lines * step
     assert (result.lines["busy_s"] <= step * (1 + 1e-9)).all()
     assert result.steps == STEPS == len(result.step_s)
     assert result.profiled_step_s == pytest.approx(np.median(result.step_s))
