@@ -31,8 +31,9 @@ from hierlstm.admission.estimate import (
     run_seconds,
     seconds_left,
 )
+from hierlstm.app.session import session
 from hierlstm.app.sidebar import request_run
-from hierlstm.app.state import language, session, text
+from hierlstm.app.state import language, text
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.timing import RUN_FAILURES, error_line
 

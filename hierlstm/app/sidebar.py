@@ -9,6 +9,7 @@ import functools
 import streamlit as st
 
 from hierlstm.app.devices import device_options, unusable_gpu_problems, visible_devices
+from hierlstm.app.session import SESSION, init_state, session
 from hierlstm.app.state import (
     APP_STRATEGIES,
     CONFIG_FIELDS,
@@ -17,17 +18,14 @@ from hierlstm.app.state import (
     DEFAULTS,
     GEOMETRY,
     NUMERIC,
-    SESSION,
     TIMING_FIELDS,
     Choice,
     backend_missing,
     choose,
     configs_of,
-    init_state,
     labeller,
     language,
     limits_of,
-    session,
     text,
     write_query,
 )

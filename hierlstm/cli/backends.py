@@ -13,14 +13,14 @@ import sys
 from hierlstm.cli.format import json_default, text_table
 from hierlstm.cli.parser import backends_from_args, refuse_unsupported, seed_number
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, open_store, said_not_stored, within_limits
-from hierlstm.measure import Keeper
+from hierlstm.measure import IN_PROCESS, Keeper
 
 
 def in_workers(args) -> bool:
     """Whether the command runs in worker processes: any --backend other than tensorflow."""
     if args.command not in IN_WORKERS:
         return False
-    return any(name != "tensorflow" for name in backends_from_args(args))
+    return any(name != IN_PROCESS for name in backends_from_args(args))
 
 
 def check_in_workers(args) -> int:
