@@ -83,25 +83,12 @@ def compare_and_store(
     *,
     baseline: int = 0,
     on_progress: Progress | None = None,
-    pool=None,
-    on_wait=None,
-    lock: bool = False,
 ) -> tuple[CompareResult, list[str]]:
-    """`configs` compared in interleaved rounds, in this process or the backends' workers
-    (`pool`, else the process's shared one), then every result stored; (outcome, stored ids).
-    `lock` takes the device lock for a run in the workers (the command line's; a page holds
-    it already); a run in this process is always under its caller's lock."""
+    """`configs` compared in interleaved rounds, in this process or the backends' workers (the
+    process's shared pool), then every result stored; (outcome, stored ids)."""
     from hierlstm.backends.pool import compare
 
-    outcome = compare(
-        list(configs),
-        timing,
-        baseline=baseline,
-        on_progress=on_progress,
-        pool=pool,
-        lock=lock,
-        on_wait=on_wait,
-    )
+    outcome = compare(list(configs), timing, baseline=baseline, on_progress=on_progress, lock=False)
     return _stored(store, outcome.results, outcome)
 
 
