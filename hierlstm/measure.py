@@ -20,6 +20,7 @@ This module imports no TensorFlow itself: a run of JAX or torch alone never load
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -160,10 +161,28 @@ def profile_and_store(
     logdir: str | Path | None = None,
     on_progress: Progress | None = None,
 ):
-    """`profile` of `steps` steps, then its summary row stored; (result, stored id or None)."""
-    from hierlstm.profiling import profile
+    """`config` profiled for `steps` steps, then its summary row stored; (a
+    `hierlstm.profiling.record.ProfileResult`, the stored id or None). TensorFlow's profiler
+    runs in this process; JAX's and torch's in the backend's worker (this process's pool),
+    whose capture is read here (no progress is said of it: the caller says where it runs). A
+    capture goes to `logdir`, by default a new folder under the data folder (the oldest
+    pruned); a failed run raises (the pool's `RunFailed`)."""
+    if config.backend == IN_PROCESS:
+        from hierlstm.profiling import profile
 
-    result = profile(config, timing, steps=steps, logdir=logdir, on_progress=on_progress)
+        result = profile(config, timing, steps=steps, logdir=logdir, on_progress=on_progress)
+    else:
+        from hierlstm.backends.pool import shared_pool
+        from hierlstm.backends.profiles import read_profile
+        from hierlstm.config import default_logdir
+        from hierlstm.profiling.record import kept_profiles, prune_profiles
+
+        if logdir is None:
+            prune_profiles(kept_profiles() - 1)  # with this one, the newest kept
+            logdir = default_logdir(config)
+        here = importlib.util.find_spec("tensorflow") is not None  # else the worker reads it
+        document = shared_pool().profile(config, timing, steps=steps, logdir=logdir, read=not here)
+        result = read_profile(document)
     keeper = Keeper(store, store.add_profile if store is not None else None)
     keeper(result)
     keeper.done((result, None))

@@ -1,49 +1,38 @@
 """What the Profile page runs: every selected variant on every chosen backend under that
-backend's profiler, each summary row stored. TensorFlow's in this process, through the same
-run-and-store function as the command line (`hierlstm.measure.profile_and_store`), beside its
-separate-call split; JAX's and torch's in their workers (the process's
-`hierlstm.backends.pool.shared_pool()`), their captures read here
-(`hierlstm.backends.profiles.read_profile`). A profile's failure is its one line; the others
-still run. Each profile says which of the page's sections its backend cannot give (`gaps`)."""
+backend's profiler, each summary row stored, through the same run-and-store function as the
+command line (`hierlstm.measure.profile_and_store`: TensorFlow's in this process, beside its
+separate-call split; JAX's and torch's in their workers). A profile's failure is its one line;
+the others still run. Each profile says which of the page's sections its backend cannot give
+(`gaps`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import tempfile
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from hierlstm import measure
 from hierlstm.app import state
-from hierlstm.app.caches import note_write, result_store
+from hierlstm.app.caches import result_store
 from hierlstm.app.outcomes import kept, settings_of
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
 from hierlstm.config import RunConfig, Timing, data_folder
-from hierlstm.profiling import ProfileResult, default_logdir, prune_profiles, zip_logdir
-from hierlstm.profiling.profiler import kept_profiles
+from hierlstm.profiling.record import ProfileResult, zip_logdir
 from hierlstm.refusals import Refused, writable_folder
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 from hierlstm.timing.basics import scaled_progress, share
-
-if TYPE_CHECKING:
-    from hierlstm.backends.profiles import ProfileRecord
 
 
 @dataclasses.dataclass(frozen=True)
 class VariantProfile:
     """One profile on the Profile page, of a variant on a backend: its profile (or why it
     failed), the separate-call split of the same layers (TensorFlow's; None on JAX and torch),
-    the capture as a .zip, the stored row's id, and its name in the page (`state.label`).
-
-    `result` is a `ProfileResult` (TensorFlow, in this process) or a
-    `hierlstm.backends.profiles.ProfileRecord` (JAX or torch, from its worker): the same
-    fields where the page reads them."""
+    the capture as a .zip, the stored row's id, and its name in the page (`state.label`)."""
 
     variant: str
-    result: ProfileResult | ProfileRecord | None
+    result: ProfileResult | None
     separate: pd.DataFrame | None
     archive: bytes
     stored_id: str | None
@@ -87,16 +76,6 @@ def capture_folder() -> str | None:
     return None
 
 
-def worker_folder(config: RunConfig) -> Path:
-    """Where a JAX or torch worker writes its capture: a new default folder (the oldest pruned,
-    as TensorFlow's are), else one in a new temporary folder."""
-    folder = capture_folder()
-    if folder is not None:
-        return Path(folder) / f"{config.variant}-{config.backend}"
-    prune_profiles(kept_profiles() - 1)  # with this one, the newest HIERLSTM_KEEP_PROFILES
-    return default_logdir(config)
-
-
 def profiled_configs(controls: Controls) -> list[RunConfig]:
     """The configs the Profile page profiles: every selected variant on every chosen backend
     (TensorFlow's profiler runs in this process, JAX's and torch's in their workers)."""
@@ -109,8 +88,12 @@ class ProfileOutcome:
     settings: dict  # `settings_of` the controls it ran with, and the steps
 
 
-def _profile_here(config: RunConfig, timing: Timing, steps: int, part) -> VariantProfile:
-    """`config` under the TensorFlow Profiler in this process, then its separate-call split."""
+def _profile(config: RunConfig, timing: Timing, steps: int, part) -> VariantProfile:
+    """`config` profiled (`measure.profile_and_store`), then, on TensorFlow, its layers timed as
+    separate calls on the same settings (the split JAX and torch cannot give)."""
+    here = config.backend == state.IN_PROCESS
+    if not here:  # the worker says nothing until its capture is read
+        part(0, 1)(0.0, state.text("profile.progress.worker", backend=config.backend))
     result, stored = kept(
         lambda: measure.profile_and_store(
             config,
@@ -118,34 +101,12 @@ def _profile_here(config: RunConfig, timing: Timing, steps: int, part) -> Varian
             result_store(),
             steps=steps,
             logdir=capture_folder(),
-            on_progress=part(0, 0.7),
+            on_progress=part(0, 0.7 if here else 1),
         )
     )
-    separate = layer_breakdown(config, timing, on_progress=part(0.7, 1))
-    return VariantProfile(config.variant, result, separate, zip_logdir(result.logdir), stored)
-
-
-def _profile_in_worker(config: RunConfig, timing: Timing, steps: int, part) -> VariantProfile:
-    """`config` profiled in its backend's worker (this process's pool), its capture read here
-    (`read_profile`), its summary row stored; a failed run raises `RunFailed`."""
-    from hierlstm.backends.pool import shared_pool
-    from hierlstm.backends.profiles import read_profile
-
-    part(0, 0.9)(0.0, state.text("profile.progress.worker", backend=config.backend))
-    document = shared_pool().profile(
-        config, timing, steps=steps, logdir=str(worker_folder(config)), read=False
-    )
-    part(0, 0.9)(1.0, state.text("profile.progress.reading"))
-    record = read_profile(document)
-    stored, store = None, result_store()
-    try:
-        stored = store.add_profile(record) if store is not None else None
-        note_write(None)
-    except Refused as error:
-        note_write(error)
-    return VariantProfile(
-        config.variant, record, None, zip_logdir(record.logdir), stored, backend=config.backend
-    )
+    separate = layer_breakdown(config, timing, on_progress=part(0.7, 1)) if here else None
+    archive = zip_logdir(result.logdir)
+    return VariantProfile(config.variant, result, separate, archive, stored, backend=config.backend)
 
 
 def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileOutcome:
@@ -167,10 +128,7 @@ def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileO
             return scaled_progress(own, start, end)
 
         try:
-            if config.backend == state.IN_PROCESS:
-                found = _profile_here(config, controls.timing, steps, part)
-            else:
-                found = _profile_in_worker(config, controls.timing, steps, part)
+            found = _profile(config, controls.timing, steps, part)
         except RUN_FAILURES as error:
             found = VariantProfile(config.variant, None, None, b"", None, error_line(error))
         except RunFailed as error:

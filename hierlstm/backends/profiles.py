@@ -11,7 +11,6 @@ the XSpace, torch's from its Chrome trace's complete events."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from hierlstm.backends.protocol import backend_versions
@@ -149,8 +148,7 @@ def profile(worker, config: RunConfig, request: dict) -> dict:
         from hierlstm.profiling.profiler import profile as tf_profile
 
         timing = Timing(int(request["warmup"]), int(request["repeats"]), seed)
-        found = tf_profile(config, timing, steps=steps, logdir=logdir).to_dict()
-        return {**found, "trace": found["xplane"], "attribution": "per op and per layer"}
+        return tf_profile(config, timing, steps=steps, logdir=logdir).to_dict()
     layers = _layer_names(config, seed)
     run = worker.local.prepare(config, seed=seed)
     for _ in range(int(request["warmup"])):
@@ -181,57 +179,12 @@ def profile(worker, config: RunConfig, request: dict) -> dict:
     }
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ProfileRecord:
-    """A worker's profile document in the shape the store's profiles table reads
-    (`hierlstm.results.profiles.profile_row`, as from `ProfileResult`), without TensorFlow,
-    and what the Profile page draws of it (the fields after `versions`, as `ProfileResult`
-    names them: `lines` empty for torch, `timeline` None where the capture was not read in
-    time, peak_memory_kind "" where nothing measured the memory)."""
-
-    config: RunConfig
-    steps: int
-    warmup: int
-    harness_repeats: int
-    profiled_step_s: float
-    harness_median_s: float
-    layers: object  # DataFrames: layer/type/time_s/share/ops, type/time_s/share/ops, ...
-    op_types: object
-    kernels: object
-    device: str
-    kernel: str
-    logdir: str
-    versions: dict
-    lines: object = None  # DataFrame: line/op_s/busy_s
-    step_s: tuple[float, ...] = ()
-    attribution: str = ""  # the worker's sentence on what the capture attributes
-    trace: str = ""  # the capture file, under logdir
-    peak_memory_bytes: int = 0
-    peak_memory_kind: str = ""
-    timeline: object = None  # a StepTimeline (`hierlstm.profiling.timeline`), or None
-
-    @property
-    def op_s(self) -> float:
-        frame = self.layers if not self.layers.empty else self.op_types
-        return float(frame["time_s"].sum()) if not frame.empty else 0.0
-
-    @property
-    def outside_s(self) -> float:
-        if self.layers.empty:
-            return 0.0
-        return float(self.layers.loc[self.layers["layer"] == "outside any layer", "time_s"].sum())
-
-    def top(self, frame: str, key: str) -> tuple[str, float]:
-        table = getattr(self, frame)
-        if table.empty or table["time_s"].max() <= 0:
-            return "", 0.0
-        row = table.loc[table["time_s"].idxmax()]
-        return str(row[key]), float(row["share"])
-
-
-def profile_record(document: dict, timeline=None) -> ProfileRecord:
-    """The record of a worker's profile document (`timeline`: its step in time, if read)."""
+def profile_record(document: dict, timeline=None):
+    """The `hierlstm.profiling.record.ProfileResult` of a worker's profile document
+    (`timeline`: its step in time, if read)."""
     import pandas as pd
+
+    from hierlstm.profiling.record import ProfileResult
 
     layers = pd.DataFrame(document["layers"], columns=["layer", "type", "time_s", "share", "ops"])
     layers["type"] = layers["type"].astype(object).fillna("")  # JAX's rows have no type
@@ -240,7 +193,7 @@ def profile_record(document: dict, timeline=None) -> ProfileRecord:
         document["kernels"], columns=["kernel", "op_type", "layer", "time_s", "launches"]
     )
     fields = ("steps", "warmup", "harness_repeats", "profiled_step_s", "harness_median_s")
-    return ProfileRecord(
+    return ProfileResult(
         RunConfig(**document["config"]),
         **{name: document[name] for name in fields},
         layers=layers,
@@ -253,18 +206,19 @@ def profile_record(document: dict, timeline=None) -> ProfileRecord:
         lines=pd.DataFrame(document.get("lines", []), columns=["line", "op_s", "busy_s"]),
         step_s=tuple(document.get("step_s", ())),
         attribution=document.get("attribution", ""),
-        trace=document.get("trace", ""),
+        trace=document["trace"],
         peak_memory_bytes=int(document.get("peak_memory_bytes", 0)),
         peak_memory_kind=document.get("peak_memory_kind", ""),
         timeline=timeline,
     )
 
 
-def read_profile(document: dict) -> ProfileRecord:
+def read_profile(document: dict):
     """A worker's profile read in this process, which has TensorFlow's protobufs: a JAX capture
     the worker left unread (`read: false`) summarised here, and the last profiled step in time
     (`hierlstm.profiling.timeline`: JAX's from its XSpace, torch's from its Chrome trace);
-    None in `timeline` when the capture holds no step marker."""
+    None in `timeline` when the capture holds no step marker, or where this process has no
+    TensorFlow to read it with."""
     import json
     from pathlib import Path
 
@@ -272,6 +226,8 @@ def read_profile(document: dict) -> ProfileRecord:
 
     from hierlstm.profiling import timeline
 
+    if not _can_read_xspace():  # no TensorFlow's protobufs here: the document as it came
+        return profile_record(document)
     backend = document["config"]["backend"]
     step = None
     if backend == "jax":

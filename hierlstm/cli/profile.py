@@ -1,5 +1,6 @@
-"""The `profile` command: one variant under the TensorFlow Profiler (`hierlstm.profiling.profiler`),
-printed as tables (time per layer with its share, the top op types, each line, the step time as
+"""The `profile` command: one variant under each --backend's profiler (TensorFlow's,
+`hierlstm.profiling.profiler`, by default; JAX's and torch.profiler in their workers), printed
+as tables (time per layer with its share, the top op types, each line, the step time as
 the profiler saw it beside the harness's) or as JSON, its summary row stored, its log directory
 kept for TensorBoard or XProf.
 
@@ -10,14 +11,17 @@ kept for TensorBoard or XProf.
                   layers [{layer, type, host_s, device_s, time_s, ops, share}],
                   op_types [{type, time_s, ops, share}], lines [{line, op_s, busy_s}],
                   kernels [{kernel, op_type, layer, time_s, launches}] (a device's; [] on a CPU),
-                  logdir, xplane, device, kernel, versions; times in seconds per step;
+                  logdir, trace (the capture file), device, kernel, versions, attribution
+                  (what the capture gives each op to); times in seconds per step;
                   peak_memory_bytes and peak_memory_kind (the largest harness call's: the GPU
                   allocator's peak, or a CPU's RSS growth), memory_parts (a training step's
                   estimate by part in bytes: parameters, gradients, optimizer,
                   kept_activations, transient, total; null for a forward pass)
     stored_id     the summary row's id in the results file, or null with --no-store
     open_with     the commands that open the log directory
-`--trace-json FILE` also writes the last profiled step as Chrome trace-event JSON
+With several --backend, `profiles` holds one {profile, stored_id, open_with} per backend, in
+order, each capture in its own folder (`--logdir DIR/BACKEND`).
+`--trace-json FILE` also writes the last profiled step (of each backend) as Chrome trace-event JSON
 (`hierlstm.profiling.timeline.chrome_trace`), which Perfetto and chrome://tracing open.
 Exit status 0 when the profile ran, 1 when the run failed (one line on stderr), 2 for a bad
 argument or a file the machine refuses (one `error:` line, before TensorFlow is imported).
@@ -30,7 +34,14 @@ import sys
 from pathlib import Path
 
 from hierlstm.cli.format import json_default, text_table
-from hierlstm.cli.parser import UsageError, config_from_args, timing_from_args, whole_number
+from hierlstm.cli.parser import (
+    UsageError,
+    backends_from_args,
+    config_from_args,
+    refuse_unsupported,
+    timing_from_args,
+    whole_number,
+)
 from hierlstm.cli.timing import (
     check_device,
     device_lock,
@@ -79,57 +90,88 @@ def open_commands(logdir: str) -> list[str]:
 
 
 def cmd_profile(args) -> int:
-    from hierlstm.measure import NotStored, profile_and_store
-    from hierlstm.timing import RUN_FAILURES, error_line
+    """The variant profiled on each --backend (`hierlstm.measure.profile_and_store`: TensorFlow's
+    in this process, JAX's and torch's in their workers, one capture folder each), printed and
+    each summary row stored; 1 if any profile failed, the others still printed."""
+    from hierlstm.backends.pool import RunFailed
+    from hierlstm.measure import IN_PROCESS, NotStored, profile_and_store
 
     config, timing, steps, logdir = profile_settings(args)  # --trace-json checked there too
-    check_device(config)
-    within_limits([config])
+    names = backends_from_args(args)
+    for backend in names:  # every refusal before anything runs
+        refuse_unsupported(config.variant, backend)
+    configs = [config.replace(backend=backend) for backend in names]
+    failures: tuple = (RunFailed,)
+    if IN_PROCESS in names:
+        from hierlstm.timing import RUN_FAILURES, error_line
+
+        check_device(config)
+        failures += RUN_FAILURES
+    within_limits(configs)
     store = open_store(args)
     if logdir is not None:  # before the run: a folder that refuses the capture is said first
         writable_folder("profile", logdir)
-    refused = ""
-    try:
-        with device_lock([config], "profile"):
-            result, stored_id = profile_and_store(
-                config,
-                timing,
-                store,
-                steps=steps,
-                logdir=logdir,
-                on_progress=progress_printer(sys.stderr.isatty()),
-            )
-    except NotStored as error:  # printed below all the same
-        (result, stored_id), refused = error.measured, str(error.refused)
-    except RUN_FAILURES as error:  # a refused setting at run time, an op error, out of memory
-        kind = "refused" if isinstance(error, SettingError) else "failed"
-        print(f"profile {kind}: {error_line(error)}", file=sys.stderr)
-        return 1
-    if args.trace_json is not None:
-        if status := write_trace(result, Path(args.trace_json).expanduser()):
-            return status
+    profiles, refused, status = [], "", 0
+    with device_lock(configs, "profile"):
+        for run in configs:
+            folder = logdir / run.backend if logdir is not None and len(configs) > 1 else logdir
+            try:
+                profiles.append(
+                    profile_and_store(
+                        run,
+                        timing,
+                        None if refused else store,
+                        steps=steps,
+                        logdir=folder,
+                        on_progress=progress_printer(sys.stderr.isatty()),
+                    )
+                )
+            except NotStored as error:  # printed below all the same
+                profiles.append((error.measured[0], None))
+                refused = str(error.refused)
+            except failures as error:  # a refused setting, an op error, out of memory
+                kind = "refused" if isinstance(error, SettingError) else "failed"
+                line = error.result.error if isinstance(error, RunFailed) else error_line(error)
+                where = "" if run.backend == IN_PROCESS else f" on {run.backend}"
+                print(f"profile {kind}{where}: {line}", file=sys.stderr)
+                status = 1
+    if args.trace_json is not None and profiles:
+        if written := write_trace([result for result, _ in profiles], Path(args.trace_json)):
+            return written
     if args.json:
-        document = {
-            "environment": environment([config]),
-            "profile": result.to_dict(),
-            "stored_id": stored_id,
-            "open_with": open_commands(result.logdir),
-        }
+        documents = [
+            {
+                "profile": result.to_dict(),
+                "stored_id": stored_id,
+                "open_with": open_commands(result.logdir),
+            }
+            for result, stored_id in profiles
+        ]
+        several = {"profiles": documents} if len(configs) > 1 else documents[0] if documents else {}
+        document = {"environment": environment(configs), **several}
         print(json.dumps(document, indent=2, default=json_default))
-        return said_not_stored(refused) if refused else 0
-    print(format_profile(result))
-    if refused:
-        return said_not_stored(refused)
-    if store:
-        print(f"stored the profile's summary in {store.path}", file=sys.stderr)
-    return 0
+    else:
+        print("\n\n".join(format_profile(result) for result, _ in profiles))
+        if store and not refused and profiles:
+            print(f"stored the profile's summary in {store.path}", file=sys.stderr)
+    return said_not_stored(refused) if refused else status
 
 
-def write_trace(result, path: Path) -> int:
-    """The last profiled step as Chrome trace-event JSON in `path`; 0, or 1 with one line."""
-    from hierlstm.profiling import chrome_trace
+def write_trace(results, path: Path) -> int:
+    """The last profiled step of each result as Chrome trace-event JSON in `path`, one process
+    each (by variant, and backend beside TensorFlow's); 0, or 1 with one line."""
+    from hierlstm.profiling.timeline import chrome_trace
 
-    document = chrome_trace({result.config.variant: result.timeline})
+    path = path.expanduser()
+    steps = {
+        result.config.variant
+        + ("" if result.config.backend == "tensorflow" else f" ({result.config.backend})"): (
+            result.timeline
+        )
+        for result in results
+        if result.timeline is not None
+    }
+    document = chrome_trace(steps)
     try:
         with refusing("profile", path):
             path.write_text(json.dumps(document), encoding="utf-8")
@@ -137,10 +179,8 @@ def write_trace(result, path: Path) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     events = sum(event["ph"] == "X" for event in document["traceEvents"])
-    print(
-        f"wrote step {result.timeline.step} ({events} ops) as a Chrome trace to {path}",
-        file=sys.stderr,
-    )
+    what = f"step {results[0].timeline.step}" if len(steps) == 1 else f"{len(steps)} steps"
+    print(f"wrote {what} ({events} ops) as a Chrome trace to {path}", file=sys.stderr)
     return 0
 
 
@@ -190,8 +230,9 @@ def format_profile(result, top: int = 12) -> str:
         f"{_ms(harness)} ms (median of {result.harness_repeats} timed calls right after, profiler "
         f"off): profiling cost {step / harness - 1:+.0%}",
         f"op time {_ms(op_time)} ms per step ({op_time / step:.0%} of the profiled step): each "
-        "op's self time, summed over every thread and stream; the rest of a step is TensorFlow's "
-        "own dispatch and executor work between ops",
+        "op's self time, summed over every thread and stream; the rest of a step is the "
+        "framework's own dispatch and executor work between ops",
+        f"attributed {result.attribution}",
         "",
     ]
     layer_rows = [

@@ -17,13 +17,10 @@ beside the cost model's parts (`memory_estimate`); the capture's last step is ke
 `hierlstm.profiling.timeline.chrome_trace` writes as Chrome trace-event JSON.
 
 The log directory is kept, for TensorBoard or XProf (`tensorboard --logdir DIR`, the Profile
-tab); by default a new folder under `hierlstm.config.data_folder()`/profiles, beside the
-results file (`default_logdir`); only the newest HIERLSTM_KEEP_PROFILES (100) captures of that
-folder are kept (`prune_profiles`), so a long-running app server does not fill its disk; a
-stored summary row outlives its capture. `zip_logdir` packs it for a download. The folder is
-checked before the run (`hierlstm.refusals.writable_folder`), and a capture the disk refuses at
-the end (full, read-only) raises `Refused` in one sentence, never a TensorFlow error read as the
-run's; a pruning the disk refuses is one warning in the log, and the profile goes on.
+tab), in a new default folder unless the caller names one (`hierlstm.profiling.record`: the
+record, the folders, their pruning and the .zip for a download). The folder is checked before
+the run (`hierlstm.refusals.writable_folder`), and a capture the disk refuses at the end (full,
+read-only) raises `Refused` in one sentence, never a TensorFlow error read as the run's.
 
 Rules of a timing run: the settings are checked first (`check_limits`, the step count's
 bounds, one device only), each refusal a `SettingError`. The caller holds the device lock
@@ -36,45 +33,35 @@ device for nothing.
 
 from __future__ import annotations
 
-import dataclasses
-import io
-import logging
-import re
-import shutil
 import threading
-import zipfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import pandas as pd
 import tensorflow as tf
 
-from hierlstm.admission import check_limits, env_int
+from hierlstm.admission import check_limits
 from hierlstm.config import (
     BOUNDS,
     DEFAULT_TIMING,
     RunConfig,
     SettingError,
     Timing,
-    data_folder,
     default_logdir,
     out_of_bounds,
 )
 from hierlstm.hardware import device_string, resolve_device, versions
 from hierlstm.model.builders import build_model
-from hierlstm.model.cost import memory_parts
 from hierlstm.model.params import init_params
-from hierlstm.profiling.timeline import StepTimeline, step_timeline
-from hierlstm.profiling.xspace import OUTSIDE, find_xplane, read_xspace, summarise
-from hierlstm.refusals import Refusal, Refused, refusal_of, writable_folder
+from hierlstm.profiling.record import ProfileResult, kept_profiles, prune_profiles
+from hierlstm.profiling.timeline import step_timeline
+from hierlstm.profiling.xspace import find_xplane, read_xspace, summarise
+from hierlstm.refusals import Refusal, Refused, writable_folder
 from hierlstm.timing import Progress, no_progress, prepare, scaled_progress
 from hierlstm.timing.breakdown import top_level_layers
 from hierlstm.timing.memory import memory_probe
 from hierlstm.timing.rss import peak_over_calls
 
 DEFAULT_STEPS = 10
-_log = logging.getLogger(__name__)
 # TensorFlow's words for a write the disk refused, as in its OpError's message.
 _WRITE_REFUSALS = {
     "No space left": "full",
@@ -83,122 +70,7 @@ _WRITE_REFUSALS = {
     "Read-only file system": "read_only",
     "Permission denied": "denied",
 }
-# default_logdir's names (a JAX or torch capture's, the app's and the CLI's, end in its backend)
-_CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)(-[a-z]+)?$")
-
-
-def kept_profiles() -> int:
-    """HIERLSTM_KEEP_PROFILES: how many captures the default folder keeps (100)."""
-    return env_int("HIERLSTM_KEEP_PROFILES", 100)
-
-
 _PROFILER = threading.Lock()  # TensorFlow allows one profiler session per process
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ProfileResult:
-    """One profiled run; times are seconds per step (one forward pass, or one training step).
-
-    layers: layer, type (the Keras class; "" for `OUTSIDE`), host_s, device_s, time_s, ops,
-        share: every top-level layer of the model in order, then "outside any layer".
-    op_types: type, time_s, ops, share, most time first. lines: line, op_s, busy_s.
-    `op_s` = the layers' time_s summed = op self time over every line. `profiled_step_s` is
-    the median of the N step markers (profiler on), `harness_median_s` the median of
-    `harness_repeats` harness samples taken right after (profiler off).
-    """
-
-    config: RunConfig
-    steps: int
-    warmup: int
-    layers: pd.DataFrame
-    op_types: pd.DataFrame
-    lines: pd.DataFrame
-    kernels: pd.DataFrame  # the device planes' kernels (a GPU's, cuDNN's among them); CPU: empty
-    step_s: tuple[float, ...]
-    profiled_step_s: float
-    harness_median_s: float
-    harness_repeats: int
-    logdir: str
-    xplane: str  # the capture file, under logdir
-    device: str
-    kernel: str
-    versions: dict[str, str]
-    # the largest peak of one harness call (`hierlstm.timing.memory`: the GPU allocator's, or
-    # the CPU's RSS growth, as `peak_memory_kind` says), and the last step in time
-    peak_memory_bytes: int = 0
-    peak_memory_kind: str = ""
-    timeline: StepTimeline | None = None
-
-    @property
-    def op_s(self) -> float:
-        return float(self.layers["time_s"].sum())
-
-    @property
-    def outside_s(self) -> float:
-        return float(self.layers.loc[self.layers["layer"] == OUTSIDE, "time_s"].sum())
-
-    def top(self, frame: str, key: str) -> tuple[str, float]:
-        """(name, share) of the row of `frame` ("layers" or "op_types") with the most time
-        ("", 0.0) when it has none."""
-        table = getattr(self, frame)
-        if table.empty or table["time_s"].max() <= 0:
-            return "", 0.0
-        row = table.loc[table["time_s"].idxmax()]
-        return str(row[key]), float(row["share"])
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (the CLI's `profile --json` document, under "profile")."""
-        fields = {
-            name: getattr(self, name)
-            for name in ("steps", "warmup", "profiled_step_s", "harness_median_s")
-        }
-        return {
-            "variant": self.config.variant,
-            "config": self.config.to_dict(),
-            **fields,
-            "harness_repeats": self.harness_repeats,
-            "step_s": list(self.step_s),
-            "op_s": self.op_s,
-            "outside_s": self.outside_s,
-            "layers": self.layers.to_dict(orient="records"),
-            "op_types": self.op_types.to_dict(orient="records"),
-            "lines": self.lines.to_dict(orient="records"),
-            "kernels": self.kernels.to_dict(orient="records"),
-            "logdir": self.logdir,
-            "xplane": self.xplane,
-            "device": self.device,
-            "kernel": self.kernel,
-            "versions": dict(self.versions),
-            "peak_memory_bytes": self.peak_memory_bytes,
-            "peak_memory_kind": self.peak_memory_kind,
-            "memory_parts": memory_estimate(self.config),
-        }
-
-
-def memory_estimate(config: RunConfig) -> dict[str, int] | None:
-    """A training step's memory by part and its total, in bytes (`memory_parts`); None for a
-    forward pass, which keeps no gradients, slots or activations for a backward pass."""
-    if config.task != "training":
-        return None
-    parts = memory_parts(config)
-    return {**parts.as_dict(), "total": parts.total}
-
-
-def prune_profiles(keep: int | None = None) -> list[Path]:
-    """Removes all but the newest `keep` (HIERLSTM_KEEP_PROFILES, 100) captures of the default
-    folder (`default_logdir`'s parent; a capture in a folder of the caller's is never touched);
-    the removed folders, oldest first."""
-    keep = kept_profiles() if keep is None else keep
-    parent = data_folder() / "profiles"
-    captures = sorted(path for path in parent.glob("*-*-*") if _CAPTURE.match(path.name))
-    removed = captures[: max(0, len(captures) - keep)]
-    refused = []
-    for path in removed:
-        shutil.rmtree(path, onerror=lambda _function, _path, info: refused.append(info[1]))
-    if refused:  # the new capture is still written: one warning, as for the device lock
-        refusal = refusal_of("prune", parent, refused[0]) or Refusal("prune", str(parent), "failed")
-        _log.warning("%s", refusal.sentence())
-    return removed
 
 
 def check_profile(config: RunConfig, steps: int) -> None:
@@ -303,7 +175,7 @@ def profile(
         harness_median_s=float(np.median(harness)),
         harness_repeats=len(harness),
         logdir=str(logdir),
-        xplane=str(xplane),
+        trace=str(xplane),
         device=run.label or device_string(run.device),
         kernel=run.kernel,
         versions=versions(),
@@ -313,15 +185,3 @@ def profile(
     )
     progress(1.0, f"profiled step {result.profiled_step_s * 1e3:.3g} ms")
     return result
-
-
-def zip_logdir(logdir: str | Path) -> bytes:
-    """The log directory as the bytes of a .zip (paths relative to it, the .xplane.pb among
-    them), for a download."""
-    root = Path(logdir)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(root.rglob("*")):
-            if path.is_file():
-                archive.write(path, path.relative_to(root).as_posix())
-    return buffer.getvalue()

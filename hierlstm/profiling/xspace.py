@@ -51,8 +51,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from hierlstm.profiling.record import OUTSIDE
+
 STEP_MARKER = "step"
-OUTSIDE = "outside any layer"
 _PS = 1e-12  # seconds per picosecond
 _TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")  # "scope/name:Type"
 _KERAS_SUFFIX = re.compile(r"^(.+)_\d+$")

@@ -111,7 +111,9 @@ def test_profile_on_jax_and_torch_writes_each_capture_and_stores_a_row_per_backe
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr[-2000:]
-    jax_profile, torch_profile = json.loads(completed.stdout)["profiles"]
+    documents = json.loads(completed.stdout)["profiles"]
+    assert [document["stored_id"] is not None for document in documents] == [True, True]
+    jax_profile, torch_profile = (document["profile"] for document in documents)
     assert jax_profile["trace"].endswith(".xplane.pb")
     assert Path(jax_profile["trace"]).parent.parent.parent.parent == tmp_path / "capture" / "jax"
     layers = {row["layer"]: row["time_s"] for row in jax_profile["layers"]}

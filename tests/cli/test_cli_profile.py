@@ -38,8 +38,8 @@ def test_profile_json_schema_and_stored_row(capsys, tmp_path):
         *("variant", "config", "steps", "warmup", "profiled_step_s", "harness_median_s"),
         *("harness_repeats", "step_s", "op_s", "outside_s", "layers", "op_types", "lines"),
         "kernels",
-        *("logdir", "xplane", "device", "kernel", "versions"),
-        *("peak_memory_bytes", "peak_memory_kind", "memory_parts"),
+        *("logdir", "trace", "device", "kernel", "versions"),
+        *("peak_memory_bytes", "peak_memory_kind", "memory_parts", "attribution"),
     }
     assert profile["config"]["batch_size"] == 2 and profile["steps"] == 2
     assert len(profile["step_s"]) == 2 and profile["harness_repeats"] == 3
@@ -50,7 +50,7 @@ def test_profile_json_schema_and_stored_row(capsys, tmp_path):
     assert set(profile["lines"][0]) == {"line", "op_s", "busy_s"}
     assert profile["kernels"] == []  # nothing ran on a device: this machine has no GPU
     assert sum(layer["time_s"] for layer in layers) == pytest.approx(profile["op_s"])
-    assert profile["logdir"] == str(logdir) and Path(profile["xplane"]).is_file()
+    assert profile["logdir"] == str(logdir) and Path(profile["trace"]).is_file()
     assert document["open_with"] == [
         f"tensorboard --logdir {logdir}",
         f"xprof server --logdir {logdir}",

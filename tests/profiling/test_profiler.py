@@ -69,7 +69,7 @@ def test_every_variant_profiles_into_its_layers(variant, tmp_path):
     result = profile(config, TIMING, steps=STEPS, logdir=tmp_path / "log")
     assert_consistent(result, config)
     assert result.config == config and result.logdir == str(tmp_path / "log")
-    assert result.xplane.endswith(".xplane.pb") and result.xplane.startswith(result.logdir)
+    assert result.trace.endswith(".xplane.pb") and result.trace.startswith(result.logdir)
     json.dumps(result.to_dict())  # plain JSON values throughout
 
 
@@ -105,7 +105,7 @@ def test_the_zip_of_the_log_holds_the_capture(tmp_path):
     archive = zipfile.ZipFile(io.BytesIO(zip_logdir(result.logdir)))
     captures = [name for name in archive.namelist() if name.endswith(".xplane.pb")]
     assert len(captures) == 1 and captures[0].startswith("plugins/profile/")
-    assert archive.read(captures[0]) == open(result.xplane, "rb").read()
+    assert archive.read(captures[0]) == open(result.trace, "rb").read()
 
 
 def test_the_default_log_folder_is_new_under_the_data_folder(monkeypatch, tmp_path):
@@ -133,7 +133,7 @@ def test_the_default_folder_keeps_only_the_newest_captures(monkeypatch, tmp_path
     result = profile(tiny("folded"), TIMING, steps=1)  # the default folder: one more capture
     kept = sorted(path.name for path in parent.iterdir())
     assert kept == [old[4], Path(result.logdir).name, "mine"]
-    assert Path(result.xplane).exists()
+    assert Path(result.trace).exists()
     monkeypatch.setenv("HIERLSTM_KEEP_PROFILES", "none")
     with pytest.raises(SettingError, match="HIERLSTM_KEEP_PROFILES must be a whole number"):
         profile(tiny("folded"), TIMING, steps=1)

@@ -34,7 +34,7 @@ def xprof_op_types(xplane: str) -> tuple[Counter, Counter]:
 def test_op_type_self_times_agree_with_xprof(variant, tmp_path):
     config = RunConfig(variant=variant, batch_size=2, time_steps=4)
     result = profile(config, Timing(warmup=1, repeats=2), steps=2, logdir=tmp_path)
-    theirs, their_count = xprof_op_types(result.xplane)
+    theirs, their_count = xprof_op_types(result.trace)
     ours = {row.type: row.time_s * result.steps * 1e6 for row in result.op_types.itertuples()}
     our_count = {row.type: round(row.ops * result.steps) for row in result.op_types.itertuples()}
     assert set(ours) == set(theirs)

@@ -68,7 +68,7 @@ def test_the_timeline_is_the_last_step_and_inside_it(profiles, label):
 @pytest.mark.parametrize("label", list(CONFIGS))
 def test_every_steps_timeline_holds_the_op_events_the_tables_count(profiles, label):
     result = profiles[label]
-    space = read_xspace(result.xplane)
+    space = read_xspace(result.trace)
     names = layer_names(result)
     counted, _, steps = op_events(space)
     timelines = [step_timeline(space, names, step) for step in range(len(steps))]

@@ -1,0 +1,159 @@
+"""A profile as a record, whichever backend's profiler made it, and the folders its captures go
+to. No TensorFlow here: the command line's JAX and torch profiles, and the store, read it
+without loading TensorFlow.
+
+`ProfileResult` is what `hierlstm.profiling.profiler.profile` returns (TensorFlow, in this
+process) and what `hierlstm.backends.profiles.read_profile` makes of a JAX or torch worker's
+document: the same fields, so the Profile page, the command line and the store read one record.
+Captures go by default to a new folder under `hierlstm.config.data_folder()`/profiles
+(`hierlstm.config.default_logdir`), of which only the newest HIERLSTM_KEEP_PROFILES (100) are
+kept (`prune_profiles`), so a long-running app server does not fill its disk; a stored summary
+row outlives its capture. `zip_logdir` packs a capture for a download.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import logging
+import re
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hierlstm.admission import env_int
+from hierlstm.config import RunConfig, data_folder
+from hierlstm.model.cost import memory_parts
+from hierlstm.refusals import Refusal, refusal_of
+
+OUTSIDE = "outside any layer"  # the layers' row for op time no layer's name scope holds
+TENSORFLOW_ATTRIBUTION = "per op and per layer"
+_log = logging.getLogger(__name__)
+# default_logdir's names (a JAX or torch capture's, the app's and the CLI's, end in its backend)
+_CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)(-[a-z]+)?$")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ProfileResult:
+    """One profiled run; times are seconds per step (one forward pass, or one training step).
+
+    layers: layer, type (the Keras class; "" for `OUTSIDE` and on JAX), time_s, ops, share
+        (TensorFlow's also host_s, device_s): every top-level layer of the model in order, then
+        "outside any layer"; empty where the profiler names no layer (torch).
+    op_types: type, time_s, ops, share, most time first. lines: line, op_s, busy_s (empty on
+    torch). kernels: a device's kernels (a GPU's, cuDNN's among them); empty on a CPU.
+    `op_s` = op self time summed over every line. `profiled_step_s` is the median of the N
+    step markers (profiler on), `harness_median_s` the median of `harness_repeats` harness
+    samples taken right after (profiler off). `attribution` says what the backend's capture
+    gives each op to.
+    """
+
+    config: RunConfig
+    steps: int
+    warmup: int
+    layers: pd.DataFrame
+    op_types: pd.DataFrame
+    lines: pd.DataFrame
+    kernels: pd.DataFrame
+    step_s: tuple[float, ...]
+    profiled_step_s: float
+    harness_median_s: float
+    harness_repeats: int
+    logdir: str
+    trace: str  # the capture file, under logdir: an .xplane.pb, or torch's Chrome trace
+    device: str
+    kernel: str
+    versions: dict[str, str]
+    # the largest peak of one harness call (`hierlstm.timing.memory`: the GPU allocator's, or
+    # the CPU's RSS growth, as `peak_memory_kind` says; "" where nothing measured it), and the
+    # last step in time (a `hierlstm.profiling.timeline.StepTimeline`, None where unread)
+    peak_memory_bytes: int = 0
+    peak_memory_kind: str = ""
+    timeline: Any = None
+    attribution: str = TENSORFLOW_ATTRIBUTION
+
+    @property
+    def op_s(self) -> float:
+        frame = self.layers if not self.layers.empty else self.op_types
+        return float(frame["time_s"].sum()) if not frame.empty else 0.0
+
+    @property
+    def outside_s(self) -> float:
+        if self.layers.empty:
+            return 0.0
+        return float(self.layers.loc[self.layers["layer"] == OUTSIDE, "time_s"].sum())
+
+    def top(self, frame: str, key: str) -> tuple[str, float]:
+        """(name, share) of the row of `frame` ("layers" or "op_types") with the most time
+        ("", 0.0) when it has none."""
+        table = getattr(self, frame)
+        if table.empty or table["time_s"].max() <= 0:
+            return "", 0.0
+        row = table.loc[table["time_s"].idxmax()]
+        return str(row[key]), float(row["share"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (the CLI's `profile --json` document, under "profile")."""
+        fields = ("steps", "warmup", "profiled_step_s", "harness_median_s", "harness_repeats")
+        frames = ("layers", "op_types", "lines", "kernels")
+        return {
+            "variant": self.config.variant,
+            "config": self.config.to_dict(),
+            **{name: getattr(self, name) for name in fields},
+            "step_s": list(self.step_s),
+            "op_s": self.op_s,
+            "outside_s": self.outside_s,
+            **{name: getattr(self, name).to_dict(orient="records") for name in frames},
+            **{name: getattr(self, name) for name in ("logdir", "trace", "device", "kernel")},
+            "versions": dict(self.versions),
+            "peak_memory_bytes": self.peak_memory_bytes,
+            "peak_memory_kind": self.peak_memory_kind,
+            "memory_parts": memory_estimate(self.config),
+            "attribution": self.attribution,
+        }
+
+
+def memory_estimate(config: RunConfig) -> dict[str, int] | None:
+    """A training step's memory by part and its total, in bytes (`memory_parts`); None for a
+    forward pass, which keeps no gradients, slots or activations for a backward pass."""
+    if config.task != "training":
+        return None
+    parts = memory_parts(config)
+    return {**parts.as_dict(), "total": parts.total}
+
+
+def kept_profiles() -> int:
+    """HIERLSTM_KEEP_PROFILES: how many captures the default folder keeps (100)."""
+    return env_int("HIERLSTM_KEEP_PROFILES", 100)
+
+
+def prune_profiles(keep: int | None = None) -> list[Path]:
+    """Removes all but the newest `keep` (HIERLSTM_KEEP_PROFILES, 100) captures of the default
+    folder (`default_logdir`'s parent; a capture in a folder of the caller's is never touched);
+    the removed folders, oldest first. A removal the disk refuses is one warning in the log."""
+    keep = kept_profiles() if keep is None else keep
+    parent = data_folder() / "profiles"
+    captures = sorted(path for path in parent.glob("*-*-*") if _CAPTURE.match(path.name))
+    removed = captures[: max(0, len(captures) - keep)]
+    refused = []
+    for path in removed:
+        shutil.rmtree(path, onerror=lambda _function, _path, info: refused.append(info[1]))
+    if refused:  # the new capture is still written: one warning, as for the device lock
+        refusal = refusal_of("prune", parent, refused[0]) or Refusal("prune", str(parent), "failed")
+        _log.warning("%s", refusal.sentence())
+    return removed
+
+
+def zip_logdir(logdir: str | Path) -> bytes:
+    """The log directory as the bytes of a .zip (paths relative to it, the capture among
+    them), for a download."""
+    root = Path(logdir)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(root).as_posix())
+    return buffer.getvalue()
