@@ -28,6 +28,7 @@ from benchmarks.common import header, markdown_table
 from hierlstm.backends.pool import BackendPool, RunFailed
 from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS
+from hierlstm.timing.rounds import timer_rounds
 
 BACKENDS = ("tensorflow", "jax", "torch")
 
@@ -82,17 +83,8 @@ def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int,
             runs[config] = pool.prepare(config, seed=0)
         except RunFailed as error:
             errors[config] = error.result.error
-    peer = native_peer(base, threads)
-    for _ in range(2):  # warm-up rounds
-        for run in runs.values():
-            pool.sample(run)
-        peer()
-    times = {config: [] for config in runs}
-    times["peer"] = []
-    for _ in range(repeats):
-        for config, run in runs.items():
-            times[config].append(pool.sample(run).times["step"])
-        times["peer"].append(peer())
+    timers = {config: lambda r=run: pool.sample(r).times["step"] for config, run in runs.items()}
+    times = timer_rounds({**timers, "peer": native_peer(base, threads)}, repeats)
     for config, run in runs.items():
         pool.result(run, times[config], 2, 0, "")  # releases the handle in its worker
     rows = []

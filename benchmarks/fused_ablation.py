@@ -38,6 +38,7 @@ from hierlstm.model.fused import FusedHierarchicalLSTM
 from hierlstm.model.params import init_params, load_params
 from hierlstm.model.reference import reference_forward
 from hierlstm.timing import timed_call
+from hierlstm.timing.rounds import timer_rounds
 
 
 class SigmoidGates(FusedHierarchicalLSTM):
@@ -142,17 +143,11 @@ def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> 
         differences[name] = float(np.max(np.abs(function(inputs).numpy() - expected)))
         if differences[name] > 1e-5:
             raise SystemExit(f"{name} differs from the reference by {differences[name]:.2e}")
-        for _ in range(2):
-            function(inputs).numpy()
-    names = list(functions)
-    samples = {name: [] for name in names}
-    for round_index in range(rounds):
-        shift = round_index % len(names)
-        for name in names[shift:] + names[:shift]:
-            samples[name].append(timed_call(functions[name], inputs))
+    timers = {name: lambda f=fn: timed_call(f, inputs) for name, fn in functions.items()}
+    samples = timer_rounds(timers, rounds, rotate=True)
     baseline, baseline_xla = np.array(samples["folded"]), np.array(samples["folded + XLA"])
     rows = []
-    for name in names:
+    for name in functions:
         values = np.array(samples[name])
         rows.append(
             [

@@ -21,6 +21,7 @@ from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.timing.harness import make_inputs, timed_call
+from hierlstm.timing.rounds import timer_rounds
 
 
 def compiled_pair(function, weights):
@@ -58,13 +59,8 @@ def shape_rows(batch: int, steps: int, repeats: int) -> list:
         forward, backward = compiled_pair(function, weights)
         calls[(name, "forward")] = (forward, value)
         calls[(name, "forward + backward")] = (backward, value)
-    for compiled, value in calls.values():  # compile, then warm up
-        for _ in range(2):
-            timed_call(compiled, value)
-    samples = {key: [] for key in calls}
-    for _ in range(repeats):
-        for key, (compiled, value) in calls.items():
-            samples[key].append(timed_call(compiled, value))
+    timers = {key: lambda call=call: timed_call(*call) for key, call in calls.items()}
+    samples = timer_rounds(timers, repeats)  # the warm-up compiles
     medians = {key: float(np.median(values)) for key, values in samples.items()}
     return [
         (

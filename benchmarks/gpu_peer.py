@@ -28,12 +28,13 @@ import time
 import numpy as np
 
 from benchmarks.common import header, markdown_table, tf
-from benchmarks.vs_pytorch import candidates, interleaved, torch_model
+from benchmarks.vs_pytorch import candidates, torch_model
 from hierlstm.config import RunConfig
 from hierlstm.hardware import device_label, resolve_device
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_forward
 from hierlstm.timing.harness import make_inputs, no_progress, prepare
+from hierlstm.timing.rounds import timer_rounds
 
 TOLERANCE = {"CPU": 1e-5, "GPU": 5e-3}
 
@@ -72,7 +73,7 @@ def run_shape(spec: str, batch: int, steps: int, repeats: int, torch) -> dict:
         output = model(torch_input).cpu().numpy().astype(np.float64)
     differences["PyTorch"] = float(np.max(np.abs(output - expected)))
     timers["PyTorch"] = torch_timer(model, torch_input, torch, cuda)
-    samples = interleaved(timers, repeats)
+    samples = timer_rounds(timers, repeats, warmup=3)
     medians = {name: float(np.median(values)) * 1e3 for name, values in samples.items()}
     best = min((name for name in timers if name != "PyTorch"), key=medians.get)
     paired = np.array(samples[best]) / np.array(samples["PyTorch"])

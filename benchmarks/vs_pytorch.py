@@ -45,6 +45,7 @@ from hierlstm.model.reference import reference_forward
 from hierlstm.model.training import LEARNING_RATES, TrainingStep
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.harness import make_forward, make_inputs, timed_call
+from hierlstm.timing.rounds import timer_rounds
 
 
 def torch_model(params, torch):
@@ -144,7 +145,7 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
             return time.perf_counter() - start
 
     timers["PyTorch"] = torch_call
-    samples = interleaved(timers, repeats)
+    samples = timer_rounds(timers, repeats, warmup=3)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
     best = min((name for name in timers if name != "PyTorch"), key=medians.get)
     paired = np.array(samples[best]) / np.array(samples["PyTorch"])
@@ -155,19 +156,6 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
         f"{np.median(paired):.2f} ({np.percentile(paired, 10):.2f}-"
         f"{np.percentile(paired, 90):.2f})",
     ], list(timers)
-
-
-def interleaved(timers: dict, repeats: int, warmup: int = 3) -> dict[str, list[float]]:
-    """Every timer called `warmup` times untimed, then `repeats` rounds of each in turn
-    (A B C, A B C, ...); each timer's samples."""
-    for _ in range(warmup):
-        for timer in timers.values():
-            timer()
-    samples = {name: [] for name in timers}
-    for _ in range(repeats):
-        for name, timer in timers.items():
-            samples[name].append(timer())
-    return samples
 
 
 def _paired(samples, name: str, against: str) -> str:
@@ -219,7 +207,7 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
         timers[f"{label} forward"] = lambda forward=forward: timed_call(forward, inputs)
         names.append(label)
     timers["PyTorch"] = torch_step
-    samples = interleaved(timers, repeats)
+    samples = timer_rounds(timers, repeats, warmup=3)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
     best = min(names, key=medians.get)
     cells = [

@@ -3,6 +3,7 @@ equality that counts NaN as equal to NaN, and the app's pages with their English
 
 import dataclasses
 import math
+import re
 
 from hierlstm.config import RunConfig
 from hierlstm.records import BenchResult, Stats
@@ -154,3 +155,8 @@ def __getattr__(name: str):
     from hierlstm.i18n import t
 
     return {page.script: t(f"{page.heading}.title", "en") for page in PAGES}
+
+
+def is_report(text: str) -> bool:
+    """A benchmark's report: its "## " header first, and at least one markdown table."""
+    return text.startswith("## ") and re.search(r"^\|---\|", text, re.M) is not None

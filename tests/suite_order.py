@@ -8,6 +8,8 @@
 SLOWEST_FIRST = (
     "tests/app/test_browser.py",  # 107 s
     "tests/model/test_training.py",  # 95
+    "tests/benchmarks/test_smoke.py",  # about 90 (new; under load 6, 230 s in one process)
+    "tests/benchmarks/test_smoke_fresh.py",  # about 60 (new)
     "tests/app/test_app.py",  # 93
     "tests/app/test_every_page.py",  # 75
     "tests/cli/test_cli_backends.py",  # 72

@@ -12,13 +12,9 @@ from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.hardware import resolve_device
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
-from hierlstm.timing.harness import (
-    Progress,
-    make_forward,
-    make_inputs,
-    no_progress,
-    timed_call,
-)
+from hierlstm.timing.basics import scaled_progress
+from hierlstm.timing.harness import Progress, make_forward, make_inputs, no_progress, timed_call
+from hierlstm.timing.rounds import timer_rounds
 
 
 def top_level_layers(model) -> list:
@@ -81,14 +77,13 @@ def layer_breakdown(
             # Traced explicitly: TensorFlow does not count this as retracing, so many small
             # functions traced in a row do not set off its "excessive retracing" warning.
             function.get_concrete_function(value)
-        for _ in range(warmup):
-            for function, value in calls:
-                timed_call(function, value)
-        times = np.empty((repeats, len(calls)))
-        for round_index in range(repeats):
-            for index, (function, value) in enumerate(calls):
-                times[round_index, index] = timed_call(function, value)
-            progress(0.2 + 0.8 * (round_index + 1) / repeats, f"round {round_index + 1}")
+        timers = {
+            index: (lambda function=function, value=value: timed_call(function, value))
+            for index, (function, value) in enumerate(calls)
+        }
+        rounds = scaled_progress(progress, 0.2, 1.0)
+        samples = timer_rounds(timers, repeats, warmup=warmup, progress=rounds)
+    times = np.array([samples[index] for index in timers]).T  # (repeats, calls)
     medians = np.median(times, axis=0)
     p10, p90 = np.percentile(times, [10, 90], axis=0)
     count = len(layers)

@@ -9,13 +9,15 @@ falls on each alike; the one loop behind TensorFlow's `benchmark` and `compare`
 
 `prepare(config, progress=...)` builds a run and times its first call; `sample(run)` times one
 round of it (a `Sample`). An error of `failures` goes to `fail(track, error)`, which drops the
-track (`Track.drop`) with its failed record; the other tracks go on.
+track (`Track.drop`) with its failed record; the other tracks go on. `timer_rounds` is the same
+loop for plain timers (a function that returns its own seconds): the layers timed as separate
+calls (`hierlstm.timing.breakdown`) and the benchmarks' peers.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from hierlstm.config import RunConfig
@@ -141,3 +143,27 @@ def paired_speedups(tracks: Sequence[Track], baseline: int) -> tuple[list, list,
         lows.append(stats.p10)
         highs.append(stats.p90)
     return medians, lows, highs
+
+
+def timer_rounds(
+    timers: Mapping[Hashable, Callable[[], float]],
+    repeats: int,
+    *,
+    warmup: int = 2,
+    rotate: bool = False,
+    progress: Progress = no_progress,
+) -> dict[Hashable, list[float]]:
+    """Each timer (a call that returns its own seconds) called `warmup` times untimed, then
+    `repeats` rounds of each in turn; {name: its seconds, one per round}. `rotate` starts each
+    round one timer later (A B C, B C A, ...), so no timer always runs first after the others."""
+    names = list(timers)
+    for _ in range(warmup):
+        for timer in timers.values():
+            timer()
+    samples: dict[Hashable, list[float]] = {name: [] for name in names}
+    for round_index in range(repeats):
+        shift = round_index % len(names) if rotate else 0
+        for name in names[shift:] + names[:shift]:
+            samples[name].append(timers[name]())
+        progress((round_index + 1) / repeats, f"round {round_index + 1}/{repeats}")
+    return samples

@@ -1,28 +1,39 @@
-"""The benchmarks that can run a tiny setting in seconds, in this process, start and print
-their report: the header, then a markdown table. Nothing is timed or compared: a benchmark
-measures the machine as much as the code, and runs under `make bench`. Not here: the browser
-benchmarks (first_page, browser_floor, soak), each of which starts its own servers, whose
-warm-up alone takes tens of seconds (tests/app/test_browser.py checks their probe on its
-running server), and those that set TensorFlow's threads, which only a fresh process can."""
+"""Every benchmark starts and prints its report on a tiny setting: the header, then a markdown
+table. Nothing is timed or compared: a benchmark measures the machine as much as the code, and
+runs under `make bench`. Those that set TensorFlow's or torch's threads, which only a fresh
+process can, and Streamlit's cleanup run in their own process (tests/benchmarks/
+test_smoke_fresh.py); gpu_report is run on its folders by tests/test_gpu_check.py; the
+browser benchmarks, each of which starts its own servers, by tests/benchmarks/
+test_smoke_browser.py. A test below checks that every benchmark is in one of them."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from factories import is_report
 
 from benchmarks.registry import BENCHMARKS
 
 TINY = {
+    "variants": "--shapes 1x4 --repeats 2",
     "scaling": "--batch 1 --times 4,8 --repeats 2",
     "estimate": "--variants nested,folded --shapes 1x4 --warmup 1 --repeats 2",
     "profile_split": "--variants folded --batch-size 1 --time-steps 4 --steps 1 --repeats 2",
+    "fused_ablation": "--rounds 2 --shapes 1x4",
+    "fused_backward": "--shapes 1x4 --repeats 2",
+    "backends": "--repeats 2 --shapes 1x4 --variants folded --task inference",
 }
+# Run elsewhere: their own process (threads, Streamlit), their folders, their servers.
+ELSEWHERE = {"vs_pytorch", "gpu_peer", "rerun_cleanup", "gpu_report"}
+ELSEWHERE |= {"first_page", "browser_floor", "soak"}
+
+
+def test_every_benchmark_has_a_smoke_test():
+    assert set(BENCHMARKS) == set(TINY) | ELSEWHERE
+    assert not set(TINY) & ELSEWHERE
 
 
 @pytest.mark.parametrize("name", TINY)
 def test_the_benchmark_prints_its_report_on_a_tiny_setting(name, capsys):
     BENCHMARKS[name](TINY[name].split())
     report = capsys.readouterr().out
-    assert report.startswith("## "), report
-    assert re.search(r"^\|---\|", report, re.M), report
+    assert is_report(report), report

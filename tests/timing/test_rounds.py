@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from hierlstm.config import RunConfig
-from hierlstm.timing.rounds import Sample, Track, interleave, paired_speedups, tracks_for
+from hierlstm.timing.rounds import (
+    Sample,
+    Track,
+    interleave,
+    paired_speedups,
+    timer_rounds,
+    tracks_for,
+)
 from hierlstm.timing.summary import failed_record
 
 CONFIGS = [RunConfig(variant=variant) for variant in ("folded", "nested", "fused")]
@@ -147,3 +154,23 @@ def test_speedups_are_the_spread_of_the_ratios_paired_within_each_round():
         assert speedups[index] == np.median(ratios)
         assert (lows[index], highs[index]) == tuple(np.percentile(ratios, [10, 90]))
     assert speedups[1] == lows[1] == highs[1] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("rotate", "order"),
+    [(False, "AB" * 2 + "AB" * 3), (True, "AB" * 2 + "AB" + "BA" + "AB")],
+)
+def test_timer_rounds_warm_up_untimed_then_time_each_in_turn(rotate, order):
+    log, seconds = [], iter(range(100))
+
+    def timer(name):
+        def call():
+            log.append(name)
+            return next(seconds)
+
+        return call
+
+    samples = timer_rounds({"A": timer("A"), "B": timer("B")}, 3, warmup=2, rotate=rotate)
+    assert "".join(log) == order
+    timed = order[4:]  # the warm-up's four calls are not samples
+    assert samples == {name: [4 + i for i, n in enumerate(timed) if n == name] for name in "AB"}
