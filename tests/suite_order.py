@@ -7,6 +7,7 @@
 # file, are done. Only the order of files changes; the tests of a file keep their own order.
 SLOWEST_FIRST = (
     "tests/app/test_browser.py",  # 107 s
+    "tests/benchmarks/test_smoke_browser.py",  # about 150 (new; 280 s under load 7)
     "tests/model/test_training.py",  # 95
     "tests/benchmarks/test_smoke.py",  # about 90 (new; under load 6, 230 s in one process)
     "tests/benchmarks/test_smoke_fresh.py",  # about 60 (new)

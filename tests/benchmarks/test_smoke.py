@@ -1,10 +1,10 @@
 """Every benchmark starts and prints its report on a tiny setting: the header, then a markdown
 table. Nothing is timed or compared: a benchmark measures the machine as much as the code, and
 runs under `make bench`. Those that set TensorFlow's or torch's threads, which only a fresh
-process can, and Streamlit's cleanup run in their own process (tests/benchmarks/
-test_smoke_fresh.py); gpu_report is run on its folders by tests/test_gpu_check.py; the
-browser benchmarks, each of which starts its own servers, by tests/benchmarks/
-test_smoke_browser.py. A test below checks that every benchmark is in one of them."""
+process can, and Streamlit's cleanup run in their own process (test_smoke_fresh.py); the
+browser benchmarks, each of which starts its own servers, in test_smoke_browser.py; gpu_report
+on its folders in tests/test_gpu_check.py. A test below checks that every benchmark is in one
+of them."""
 
 from __future__ import annotations
 
