@@ -63,16 +63,9 @@ def measure_lesson(progress):
 
 if controls.run:
     runs.start_run(KEY, measure_lesson, lesson_configs())
-runs.show_run_outcome(KEY)
-outcome = runs.slot(KEY).result
+press_run = _("lesson.press_run", batch=config.batch_size, time=time_steps)
+outcome = runs.shown_result(KEY, press_run, outcomes.settings_of(controls))
 frame = outcome["frame"] if outcome else None
-if outcome is None:
-    st.info(
-        _("lesson.press_run", batch=config.batch_size, time=time_steps),
-        icon=":material/play_arrow:",
-    )
-elif outcome["settings"] != outcomes.settings_of(controls):
-    st.info(_("bench.stale"), icon=":material/history:")
 
 
 def measured(variant: str, precision: str = "float32", task: str = "inference"):
@@ -112,33 +105,19 @@ st.header(_("lesson.chain.title"))
 quote("nesting")
 left, right = st.columns([2, 3])
 with left:
-    st.markdown(
-        _(
-            "lesson.chain.body",
-            rows=rows,
-            time=time_steps,
-            nested=VARIANTS["nested"].chain(rows, time_steps),
-            folded=VARIANTS["folded"].chain(rows, time_steps),
-        )
-    )
+    chain = {name: VARIANTS[name].chain(rows, time_steps) for name in ("nested", "folded")}
+    st.markdown(_("lesson.chain.body", rows=rows, time=time_steps, **chain))
     nested, folded = measured("nested"), measured("folded")
-    a, b = st.columns(2)
-    a.metric(
-        _("lesson.metric.chain", variant="nested"),
-        f"{VARIANTS['nested'].chain(rows, time_steps):,}",
-    )
-    b.metric(
-        _("lesson.metric.chain", variant="folded"),
-        f"{VARIANTS['folded'].chain(rows, time_steps):,}",
-    )
-    if nested is not None and folded is not None:
-        a.metric(_("lesson.metric.median", variant="nested"), display.format_ms(nested["median_s"]))
-        b.metric(
-            _("lesson.metric.median", variant="folded"),
-            display.format_ms(folded["median_s"]),
-            delta=_("lesson.metric.faster", speedup=folded["speedup_vs_baseline"]),
-            delta_color="normal",
-        )
+    for column, name, row in zip(st.columns(2), chain, (nested, folded), strict=True):
+        column.metric(_("lesson.metric.chain", variant=name), f"{chain[name]:,}")
+        if nested is not None and folded is not None:
+            speedup = _("lesson.metric.faster", speedup=row["speedup_vs_baseline"])
+            column.metric(
+                _("lesson.metric.median", variant=name),
+                display.format_ms(row["median_s"]),
+                delta=speedup if name == "folded" else None,
+                delta_color="normal",
+            )
 with right:
     chains = scaling_charts.chain_frame(
         list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps]

@@ -68,28 +68,53 @@ def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:
 
 # --- display helpers -------------------------------------------------------------------------
 
-_PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+_PNG = {"format": "png", "scale": 2}
 
 
-def chart(figure, data: pd.DataFrame | None, key: str) -> None:
-    """A plotly figure (PNG from its toolbar's camera button) and its data as CSV."""
-    config = dict(_PLOTLY_CONFIG)
-    config["toImageButtonOptions"] = {
-        **config["toImageButtonOptions"],
-        "filename": f"hierlstm-{key}",
-    }
+def chart(figure, data: pd.DataFrame | None, key: str, *captions: str) -> None:
+    """A plotly figure (PNG from its toolbar's camera button), its data as CSV, then
+    `captions`, one line each."""
+    config = {"displaylogo": False, "toImageButtonOptions": {**_PNG, "filename": f"hierlstm-{key}"}}
     st.plotly_chart(figure, key=key, theme="streamlit", config=config, width="stretch")
     if data is not None:
-        st.download_button(
-            text("download.chart_csv"),
-            data.to_csv(index=False),
-            file_name=f"hierlstm-{key}.csv",
-            mime="text/csv",
-            key=f"{key}-csv",
-            type="tertiary",
-            icon=":material/download:",
-            on_click="ignore",
-        )
+        csv = data.to_csv(index=False)
+        download(text("download.chart_csv"), csv, f"hierlstm-{key}.csv", f"{key}-csv", "tertiary")
+    for line in captions:
+        st.caption(line)
+
+
+def chart_row(*charts: tuple | None) -> list:
+    """Charts side by side, one column each: `chart`'s arguments as a tuple per chart, or None
+    for a column the page fills itself; returns the columns."""
+    columns = st.columns(len(charts))
+    for column, arguments in zip(columns, charts, strict=True):
+        if arguments is not None:
+            with column:
+                chart(*arguments)
+    return columns
+
+
+def error(message: str) -> None:
+    """One line of what went wrong."""
+    st.error(message, icon=":material/error:")
+
+
+_MIMES = {"csv": "text/csv", "json": "application/json", "zip": "application/zip"}
+
+
+def download(label: str, data, file_name: str, key: str, kind="secondary", where=st) -> None:
+    """A download button (in `where`, a column) that does not rerun the page; `data` may be a
+    function, called only when clicked. The MIME type follows the file name's extension."""
+    where.download_button(
+        label,
+        data,
+        file_name=file_name,
+        mime=_MIMES[file_name.rsplit(".", 1)[-1]],
+        key=key,
+        type=kind,
+        icon=":material/download:",
+        on_click="ignore",
+    )
 
 
 def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> None:
