@@ -2,7 +2,6 @@
 or number from this machine."""
 
 import keras
-import pandas as pd
 import streamlit as st
 
 from hierlstm import measure
@@ -90,15 +89,11 @@ st.header(_("lesson.q.title"))
 st.markdown(_("lesson.q.body"))
 steps = caches.trace(config.replace(variant="folded"))
 shape_rows = [
-    {
-        _("trace.col.step"): step.path,
-        _("trace.col.concrete"): display.shape_text(step.concrete_shape),
-        _("trace.col.note"): display.step_note(step),
-    }
-    for step in steps
-    if step.depth == 0
+    {"step": s.path, "concrete": display.shape_text(s.concrete_shape), "note": display.step_note(s)}
+    for s in steps
+    if s.depth == 0
 ]
-display.table(pd.DataFrame(shape_rows), key="lesson-shapes", static=True)
+display.table(display.named(shape_rows, "trace.col."), key="lesson-shapes", static=True)
 
 # 2. Why nesting is slow ---------------------------------------------------------------------
 st.header(_("lesson.chain.title"))
@@ -141,24 +136,18 @@ if st.button(_("lesson.td.reproduce"), key="lesson_pitfall", icon=":material/bug
 if st.session_state.get("lesson_pitfall_shown"):
     with st.spinner(_("lesson.td.running")):
         pitfalls = caches.pitfall_outcomes(config.outer_units)
-    display.table(
-        pd.DataFrame(
-            [
-                {
-                    _("lesson.td.col.input"): f"({o.batch_size}, {config.height}, "
-                    f"{o.time_steps}, 1)",
-                    _("lesson.td.col.expected"): display.shape_text(o.expected_shape),
-                    _("lesson.td.col.actual"): display.shape_text(o.actual_shape)
-                    if o.actual_shape
-                    else _("lesson.td.error", error=o.error),
-                    _("lesson.td.col.verdict"): "✗" if o.broken else "✓",
-                }
-                for o in pitfalls
-            ]
-        ),
-        key="lesson-pitfall",
-        static=True,
-    )
+    pitfall_rows = [
+        {
+            "input": f"({o.batch_size}, {config.height}, {o.time_steps}, 1)",
+            "expected": display.shape_text(o.expected_shape),
+            "actual": display.shape_text(o.actual_shape)
+            if o.actual_shape
+            else _("lesson.td.error", error=o.error),
+            "verdict": "✗" if o.broken else "✓",
+        }
+        for o in pitfalls
+    ]
+    display.table(display.named(pitfall_rows, "lesson.td.col."), key="lesson-pitfall", static=True)
     st.caption(_("lesson.td.bug.caption"))
 
 # 4. CuDNNLSTM is gone ------------------------------------------------------------------------

@@ -28,11 +28,6 @@ _ = state.text
 KEY = "profile"
 
 
-def headers(frame):
-    """A table with its column names in the session's language."""
-    return frame.rename(columns=lambda name: _(f"profile.column.{name}"))
-
-
 def gap_lines(profiles, section: str) -> None:
     """What `section` lacks, and why: one line per reason, naming each profile it holds for."""
     reasons: dict[tuple[str, str], list[str]] = {}
@@ -170,7 +165,7 @@ for tab, profile in zip(tabs, done, strict=True):
         with left:
             st.subheader(_("profile.ops"))
             display.table(
-                headers(display.in_ms(result.op_types.head(12))),
+                display.named(display.in_ms(result.op_types.head(12)), "profile.column."),
                 key=f"profile-ops-{profile.key}",
                 column_config={
                     _("profile.column.share"): st.column_config.NumberColumn(format="percent")
@@ -181,7 +176,7 @@ for tab, profile in zip(tabs, done, strict=True):
             if result.lines.empty:
                 gap_lines([profile], "lines")
             else:
-                lines = headers(display.in_ms(result.lines))
+                lines = display.named(display.in_ms(result.lines), "profile.column.")
                 display.table(lines, key=f"profile-lines-{profile.key}")
         st.subheader(_("profile.kernels"))
         if "kernels" in profile.gaps():
@@ -189,7 +184,7 @@ for tab, profile in zip(tabs, done, strict=True):
         elif result.kernels.empty:
             st.caption(_("profile.kernels.none"))
         else:
-            kernels = headers(display.in_ms(result.kernels))
+            kernels = display.named(display.in_ms(result.kernels), "profile.column.")
             display.table(kernels, key=f"profile-kernels-{profile.key}")
         display.download(
             _(suffixed("profile.download", backend), variant=profile.label),

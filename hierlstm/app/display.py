@@ -54,16 +54,9 @@ def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:
                     cell=kind == "cell",
                 )
                 ran, why = "generic", text(key or "kernel.why.other")
-            rows.append(
-                {
-                    text("kernel.col.variant"): label(config, several),
-                    text("kernel.col.lstm"): path,
-                    text("kernel.col.kind"): text(f"kernel.kind.{kind}"),
-                    text("kernel.col.ran"): ran,
-                    text("kernel.col.why"): why,
-                }
-            )
-    return pd.DataFrame(rows)
+            variant, kind = label(config, several), text(f"kernel.kind.{kind}")
+            rows.append({"variant": variant, "lstm": path, "kind": kind, "ran": ran, "why": why})
+    return named(rows, "kernel.col.")
 
 
 # --- display helpers -------------------------------------------------------------------------
@@ -128,6 +121,12 @@ def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> Non
             st.dataframe(frame, hide_index=True, **options)
 
 
+def named(rows, prefix: str) -> pd.DataFrame:
+    """A table of `rows` (dicts, or a frame) whose headers are the catalogue's `prefix` +
+    column, in the session's language."""
+    return pd.DataFrame(rows).rename(columns=lambda name: text(prefix + name))
+
+
 def headed(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy whose headers are its columns' names in the catalogue (`column.*`), in the
     session's language; a column the catalogue does not name keeps its own."""
@@ -148,26 +147,24 @@ def step_note(step) -> str:
 def trace_table(steps) -> pd.DataFrame:
     """One row per step: symbolic beside concrete shape, axes, note, calls, params, FLOPs,
     bytes."""
-    rows = []
-    for step in steps:
-        rows.append(
-            {
-                text("trace.col.step"): ("    └ " if step.depth else "") + step.path,
-                text("trace.col.layer"): step.layer,
-                text("trace.col.symbolic"): shape_text(step.symbolic_shape),
-                text("trace.col.concrete"): shape_text(step.concrete_shape),
-                text("trace.col.axes"): " · ".join(
-                    " × ".join(text("axis." + part) for part in axis.split("*"))
-                    for axis in step.axes
-                ),
-                text("trace.col.note"): step_note(step),
-                text("trace.col.calls"): step.calls,
-                text("trace.col.params"): step.params,
-                text("trace.col.mflops"): round(step.flops / 1e6, 3),
-                text("trace.col.kib"): round(step.output_bytes / 1024, 1),
-            }
-        )
-    return pd.DataFrame(rows)
+    rows = [
+        {
+            "step": ("    └ " if step.depth else "") + step.path,
+            "layer": step.layer,
+            "symbolic": shape_text(step.symbolic_shape),
+            "concrete": shape_text(step.concrete_shape),
+            "axes": " · ".join(
+                " × ".join(text("axis." + part) for part in axis.split("*")) for axis in step.axes
+            ),
+            "note": step_note(step),
+            "calls": step.calls,
+            "params": step.params,
+            "mflops": round(step.flops / 1e6, 3),
+            "kib": round(step.output_bytes / 1024, 1),
+        }
+        for step in steps
+    ]
+    return named(rows, "trace.col.")
 
 
 def related_sources(function) -> list[tuple[str, str]]:
