@@ -43,29 +43,19 @@ if controls.run:
         configs,
         runs.Workload((*configs, breakdown), controls.timing),
     )
-runs.show_run_outcome(KEY)
-
-outcome = runs.slot(KEY).result
-if outcome is None:
-    config = controls.config
-    st.info(
-        _(
-            "bench.press_run",
-            variants=", ".join(controls.variants),
-            batch=config.batch_size,
-            time=config.time_steps,
-            warmup=controls.timing.warmup,
-            repeats=controls.timing.repeats,
-        ),
-        icon=":material/play_arrow:",
-    )
-    st.stop()
-
+config, timing = controls.config, controls.timing
+press_run = _(
+    "bench.press_run",
+    variants=", ".join(controls.variants),
+    batch=config.batch_size,
+    time=config.time_steps,
+    warmup=timing.warmup,
+    repeats=timing.repeats,
+)
+outcome = runs.shown_result(KEY, press_run, outcomes.settings_of(controls), stop=True)
 frame = outcome.frame
 measured = outcome.compared.results[0].config  # what ran: its task, optimizer, sizes
 training = measured.task == "training"
-if outcome.settings != outcomes.settings_of(controls):
-    st.info(_("bench.stale"), icon=":material/history:")
 
 ok = frame[frame["status"] == "ok"]
 for row in frame[frame["status"] != "ok"].itertuples():
@@ -102,70 +92,62 @@ if not noisy.empty:
     st.warning(_("bench.noisy", noisy=ratios), icon=":material/graphic_eq:")
 
 lang = controls.language
-left, right = st.columns(2)
-with left:
-    display.chart(
+display.chart_row(
+    (
         bar_charts.latency_figure(frame, lang, task=measured.task),
         frame[["variant", "median_s", "p10_s", "p90_s"]],
-        key="bench-latency",
-    )
-with right:
-    display.chart(
+        "bench-latency",
+    ),
+    (
         bar_charts.speedup_figure(frame, outcome.baseline, lang),
         frame[["variant", "speedup_vs_baseline", "speedup_p10", "speedup_p90"]],
-        key="bench-speedup",
-    )
+        "bench-speedup",
+    ),
+)
 if training:
     st.caption(_("bench.training", optimizer=measured.optimizer))
-    left, right = st.columns(2)
-    with left:
-        phases = phase_frame(outcome.compared.results)
-        display.chart(training_charts.phases_figure(phases, lang), phases, key="bench-phases")
-        sums = ", ".join(f"{r.variant} {r.phase_sum_s / r.median_s:.2f}" for r in ok.itertuples())
-        st.caption(_("bench.training.sum", ratios=sums))
-    with right:
-        display.chart(
-            training_charts.training_memory_figure(frame, lang),
-            training_charts.training_memory_frame(frame),
-            key="bench-train-memory",
-        )
-left, right = st.columns(2)
-with left:
-    display.chart(
+    phases = phase_frame(outcome.compared.results)
+    sums = ", ".join(f"{r.variant} {r.phase_sum_s / r.median_s:.2f}" for r in ok.itertuples())
+    memory = training_charts.training_memory_frame(frame)
+    display.chart_row(
+        (
+            training_charts.phases_figure(phases, lang),
+            phases,
+            "bench-phases",
+            _("bench.training.sum", ratios=sums),
+        ),
+        (training_charts.training_memory_figure(frame, lang), memory, "bench-train-memory"),
+    )
+display.chart_row(
+    (
         bar_charts.first_call_figure(frame, lang),
         frame[["variant", "first_call_s", "median_s"]],
-        key="bench-first-call",
-    )
-with right:
-    display.chart(
+        "bench-first-call",
+    ),
+    (
         bar_charts.throughput_figure(frame, lang),
         frame[["variant", "samples_per_s", "steps_per_s"]],
-        key="bench-throughput",
+        "bench-throughput",
+    ),
+)
+gflops = (
+    bar_charts.gflops_figure(frame, lang),
+    frame[["variant", "flops", "gflops_per_s"]],
+    "bench-gflops",
+)
+if outcome.breakdown is not None:
+    attrs = outcome.breakdown.attrs
+    caption = _(
+        "bench.layers.caption",
+        model=attrs["model_median_s"] * 1e3,
+        overhead=attrs["call_overhead_s"] * 1e3,
     )
-left, right = st.columns(2)
-with left:
-    display.chart(
-        bar_charts.gflops_figure(frame, lang),
-        frame[["variant", "flops", "gflops_per_s"]],
-        key="bench-gflops",
+    layers = bar_charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang)
+    display.chart_row(gflops, (layers, outcome.breakdown, "bench-layers", caption))
+else:
+    display.chart_row(gflops, None)[1].error(
+        _("bench.layers.failed", error=outcome.breakdown_error), icon=":material/error:"
     )
-with right:
-    if outcome.breakdown is not None:
-        display.chart(
-            bar_charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang),
-            outcome.breakdown,
-            key="bench-layers",
-        )
-        attrs = outcome.breakdown.attrs
-        st.caption(
-            _(
-                "bench.layers.caption",
-                model=attrs["model_median_s"] * 1e3,
-                overhead=attrs["call_overhead_s"] * 1e3,
-            )
-        )
-    else:
-        st.error(_("bench.layers.failed", error=outcome.breakdown_error), icon=":material/error:")
 
 st.subheader(_("bench.kernels"))
 kernels = display.lstm_kernel_rows(outcome.compared.results)
@@ -188,13 +170,7 @@ else:
 
 st.subheader(_("bench.table"))
 display.table(display.headed(frame), key="bench-table")
-st.download_button(
-    _("bench.download"),
-    frame.to_csv(index=False),
-    file_name="hierlstm-benchmark.csv",
-    mime="text/csv",
-    key="bench-download",
-    icon=":material/download:",
-    on_click="ignore",
+display.download(
+    _("bench.download"), frame.to_csv(index=False), "hierlstm-benchmark.csv", "bench-download"
 )
 st.caption(_("bench.stored", count=outcome.stored, path=str(caches.store_path())))

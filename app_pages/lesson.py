@@ -2,7 +2,6 @@
 or number from this machine."""
 
 import keras
-import pandas as pd
 import streamlit as st
 
 from hierlstm import measure
@@ -63,16 +62,9 @@ def measure_lesson(progress):
 
 if controls.run:
     runs.start_run(KEY, measure_lesson, lesson_configs())
-runs.show_run_outcome(KEY)
-outcome = runs.slot(KEY).result
+press_run = _("lesson.press_run", batch=config.batch_size, time=time_steps)
+outcome = runs.shown_result(KEY, press_run, outcomes.settings_of(controls))
 frame = outcome["frame"] if outcome else None
-if outcome is None:
-    st.info(
-        _("lesson.press_run", batch=config.batch_size, time=time_steps),
-        icon=":material/play_arrow:",
-    )
-elif outcome["settings"] != outcomes.settings_of(controls):
-    st.info(_("bench.stale"), icon=":material/history:")
 
 
 def measured(variant: str, precision: str = "float32", task: str = "inference"):
@@ -97,48 +89,30 @@ st.header(_("lesson.q.title"))
 st.markdown(_("lesson.q.body"))
 steps = caches.trace(config.replace(variant="folded"))
 shape_rows = [
-    {
-        _("trace.col.step"): step.path,
-        _("trace.col.concrete"): display.shape_text(step.concrete_shape),
-        _("trace.col.note"): display.step_note(step),
-    }
-    for step in steps
-    if step.depth == 0
+    {"step": s.path, "concrete": display.shape_text(s.concrete_shape), "note": display.step_note(s)}
+    for s in steps
+    if s.depth == 0
 ]
-display.table(pd.DataFrame(shape_rows), key="lesson-shapes", static=True)
+display.table(display.named(shape_rows, "trace.col."), key="lesson-shapes", static=True)
 
 # 2. Why nesting is slow ---------------------------------------------------------------------
 st.header(_("lesson.chain.title"))
 quote("nesting")
 left, right = st.columns([2, 3])
 with left:
-    st.markdown(
-        _(
-            "lesson.chain.body",
-            rows=rows,
-            time=time_steps,
-            nested=VARIANTS["nested"].chain(rows, time_steps),
-            folded=VARIANTS["folded"].chain(rows, time_steps),
-        )
-    )
+    chain = {name: VARIANTS[name].chain(rows, time_steps) for name in ("nested", "folded")}
+    st.markdown(_("lesson.chain.body", rows=rows, time=time_steps, **chain))
     nested, folded = measured("nested"), measured("folded")
-    a, b = st.columns(2)
-    a.metric(
-        _("lesson.metric.chain", variant="nested"),
-        f"{VARIANTS['nested'].chain(rows, time_steps):,}",
-    )
-    b.metric(
-        _("lesson.metric.chain", variant="folded"),
-        f"{VARIANTS['folded'].chain(rows, time_steps):,}",
-    )
-    if nested is not None and folded is not None:
-        a.metric(_("lesson.metric.median", variant="nested"), display.format_ms(nested["median_s"]))
-        b.metric(
-            _("lesson.metric.median", variant="folded"),
-            display.format_ms(folded["median_s"]),
-            delta=_("lesson.metric.faster", speedup=folded["speedup_vs_baseline"]),
-            delta_color="normal",
-        )
+    for column, name, row in zip(st.columns(2), chain, (nested, folded), strict=True):
+        column.metric(_("lesson.metric.chain", variant=name), f"{chain[name]:,}")
+        if nested is not None and folded is not None:
+            speedup = _("lesson.metric.faster", speedup=row["speedup_vs_baseline"])
+            column.metric(
+                _("lesson.metric.median", variant=name),
+                display.format_ms(row["median_s"]),
+                delta=speedup if name == "folded" else None,
+                delta_color="normal",
+            )
 with right:
     chains = scaling_charts.chain_frame(
         list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps]
@@ -162,24 +136,18 @@ if st.button(_("lesson.td.reproduce"), key="lesson_pitfall", icon=":material/bug
 if st.session_state.get("lesson_pitfall_shown"):
     with st.spinner(_("lesson.td.running")):
         pitfalls = caches.pitfall_outcomes(config.outer_units)
-    display.table(
-        pd.DataFrame(
-            [
-                {
-                    _("lesson.td.col.input"): f"({o.batch_size}, {config.height}, "
-                    f"{o.time_steps}, 1)",
-                    _("lesson.td.col.expected"): display.shape_text(o.expected_shape),
-                    _("lesson.td.col.actual"): display.shape_text(o.actual_shape)
-                    if o.actual_shape
-                    else _("lesson.td.error", error=o.error),
-                    _("lesson.td.col.verdict"): "✗" if o.broken else "✓",
-                }
-                for o in pitfalls
-            ]
-        ),
-        key="lesson-pitfall",
-        static=True,
-    )
+    pitfall_rows = [
+        {
+            "input": f"({o.batch_size}, {config.height}, {o.time_steps}, 1)",
+            "expected": display.shape_text(o.expected_shape),
+            "actual": display.shape_text(o.actual_shape)
+            if o.actual_shape
+            else _("lesson.td.error", error=o.error),
+            "verdict": "✗" if o.broken else "✓",
+        }
+        for o in pitfalls
+    ]
+    display.table(display.named(pitfall_rows, "lesson.td.col."), key="lesson-pitfall", static=True)
     st.caption(_("lesson.td.bug.caption"))
 
 # 4. CuDNNLSTM is gone ------------------------------------------------------------------------

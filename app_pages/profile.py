@@ -28,11 +28,6 @@ _ = state.text
 KEY = "profile"
 
 
-def headers(frame):
-    """A table with its column names in the session's language."""
-    return frame.rename(columns=lambda name: _(f"profile.column.{name}"))
-
-
 def gap_lines(profiles, section: str) -> None:
     """What `section` lacks, and why: one line per reason, naming each profile it holds for."""
     reasons: dict[tuple[str, str], list[str]] = {}
@@ -75,32 +70,16 @@ if controls.run and configs:
         configs,
         runs.Workload((*configs, *split), estimated),
     )
-runs.show_run_outcome(KEY)
-
-outcome = runs.slot(KEY).result
-if outcome is None:
-    names = [state.label(config, controls.several_backends) for config in configs]
-    st.info(
-        _(
-            "profile.press_run",
-            variants=", ".join(names),
-            batch=controls.config.batch_size,
-            time=controls.config.time_steps,
-        ),
-        icon=":material/play_arrow:",
-    )
-    st.stop()
-
-if outcome.settings != {**outcomes.settings_of(controls), "steps": steps}:
-    st.info(_("bench.stale"), icon=":material/history:")
+names = ", ".join(state.label(config, controls.several_backends) for config in configs)
+config = controls.config
+press_run = _("profile.press_run", variants=names, batch=config.batch_size, time=config.time_steps)
+settings = {**outcomes.settings_of(controls), "steps": steps}
+outcome = runs.shown_result(KEY, press_run, settings, stop=True)
 lang = controls.language
 done = [profile for profile in outcome.profiles if profile.result is not None]
 for profile in outcome.profiles:
     if profile.result is None:
-        st.error(
-            _("profile.failed", variant=profile.label, error=profile.error),
-            icon=":material/error:",
-        )
+        display.error(_("profile.failed", variant=profile.label, error=profile.error))
 if not done:
     st.stop()
 
@@ -126,9 +105,9 @@ if any(not frame.empty for frame in splits.values()):  # torch's profiles alone 
     display.chart(
         profile_charts.layer_split_figure(splits, lang, backends),
         profile_charts.split_frames(splits),
-        key="profile-layers",
+        "profile-layers",
+        _("profile.layers.caption"),
     )
-    st.caption(_("profile.layers.caption"))
 gap_lines(done, "split")
 
 st.subheader(_("profile.timeline"))
@@ -138,23 +117,18 @@ if timelines:
     display.chart(
         profile_charts.timeline_figure(timelines, colors, lang),
         profile_charts.timeline_frame(timelines),
-        key="profile-timeline",
+        "profile-timeline",
+        _("profile.timeline.caption"),
     )
-    st.caption(_("profile.timeline.caption"))
     if not profile_charts.shares_time_axis(timelines):
         st.caption(_("profile.timeline.own_axes", ratio=profile_charts.SHARED_AXIS_RATIO))
     if any(len(tl.events) > profile_charts.MAX_TIMELINE_BARS for tl in timelines.values()):
         st.caption(_("profile.timeline.capped", cap=profile_charts.MAX_TIMELINE_BARS))
 gap_lines(done, "timeline")
 if timelines:
-    st.download_button(
-        _("profile.timeline.download"),
-        lambda: json.dumps(chrome_trace(timelines)),  # made only when clicked
-        file_name="hierlstm-step-trace.json",
-        mime="application/json",
-        key="profile-trace-json",
-        icon=":material/download:",
-        on_click="ignore",
+    trace = lambda: json.dumps(chrome_trace(timelines))  # noqa: E731 (made only when clicked)
+    display.download(
+        _("profile.timeline.download"), trace, "hierlstm-step-trace.json", "profile-trace-json"
     )
 
 st.subheader(_("profile.memory"))
@@ -164,8 +138,8 @@ memory = profile_charts.memory_frame(
 if memory.empty:
     st.info(_("profile.memory.inference"), icon=":material/memory:")
 else:
-    display.chart(profile_charts.memory_figure(memory, lang), memory, key="profile-memory")
-    st.caption(_("profile.memory.caption"))
+    memory_figure = profile_charts.memory_figure(memory, lang)
+    display.chart(memory_figure, memory, "profile-memory", _("profile.memory.caption"))
     kinds = set(memory.loc[memory["source"] == "measured", "part"])
     repeats = done[0].result.harness_repeats
     if "gpu_allocator_peak" in kinds:
@@ -191,7 +165,7 @@ for tab, profile in zip(tabs, done, strict=True):
         with left:
             st.subheader(_("profile.ops"))
             display.table(
-                headers(display.in_ms(result.op_types.head(12))),
+                display.named(display.in_ms(result.op_types.head(12)), "profile.column."),
                 key=f"profile-ops-{profile.key}",
                 column_config={
                     _("profile.column.share"): st.column_config.NumberColumn(format="percent")
@@ -202,7 +176,7 @@ for tab, profile in zip(tabs, done, strict=True):
             if result.lines.empty:
                 gap_lines([profile], "lines")
             else:
-                lines = headers(display.in_ms(result.lines))
+                lines = display.named(display.in_ms(result.lines), "profile.column.")
                 display.table(lines, key=f"profile-lines-{profile.key}")
         st.subheader(_("profile.kernels"))
         if "kernels" in profile.gaps():
@@ -210,16 +184,13 @@ for tab, profile in zip(tabs, done, strict=True):
         elif result.kernels.empty:
             st.caption(_("profile.kernels.none"))
         else:
-            kernels = headers(display.in_ms(result.kernels))
+            kernels = display.named(display.in_ms(result.kernels), "profile.column.")
             display.table(kernels, key=f"profile-kernels-{profile.key}")
-        st.download_button(
+        display.download(
             _(suffixed("profile.download", backend), variant=profile.label),
             profile.archive,
-            file_name=f"hierlstm-profile-{profile.key}.zip",
-            mime="application/zip",
-            key=f"profile-zip-{profile.key}",
-            icon=":material/download:",
-            on_click="ignore",
+            f"hierlstm-profile-{profile.key}.zip",
+            f"profile-zip-{profile.key}",
         )
         st.caption(_(suffixed("profile.open", backend), logdir=result.logdir))
 stored = sum(profile.stored_id is not None for profile in done)

@@ -150,23 +150,19 @@ display.table(display.headed(selected[shown]), key="results-table")
 
 st.subheader(_("results.export"))
 left, right = st.columns(2)
-left.download_button(
+display.download(
     _("results.export.csv"),
     store.export_csv(),
-    file_name="hierlstm-results.csv",
-    mime="text/csv",
-    key="results-export-csv",
-    icon=":material/download:",
-    on_click="ignore",
+    "hierlstm-results.csv",
+    "results-export-csv",
+    where=left,
 )
-right.download_button(
+display.download(
     _("results.export.json"),
     store.export_json(),
-    file_name="hierlstm-results.json",
-    mime="application/json",
-    key="results-export-json",
-    icon=":material/download:",
-    on_click="ignore",
+    "hierlstm-results.json",
+    "results-export-json",
+    where=right,
 )
 
 st.subheader(_("results.import"))

@@ -49,46 +49,34 @@ if controls.run and not problem:
         points = tuple(c.replace(**{axis: v}) for c in controls.configs for v in values)
         work = lambda progress: outcomes.run_sweeps(controls, axis, values, progress)  # noqa: E731
     runs.start_run(KEY, work, configs, runs.Workload(points, controls.timing))
-runs.show_run_outcome(KEY)
-
 lang = controls.language
-outcome = runs.slot(KEY).result
-if outcome is None:
-    st.info(
-        _(
-            "scaling.press_run",
-            variants=", ".join(controls.variants),
-            axis=_("axis_name." + axis),
-            values=", ".join(map(str, values)),
-        ),
-        icon=":material/play_arrow:",
-    )
-else:
-    frame, swept = outcome["frame"], outcome["axis"]
-    if outcome["settings"] != outcomes.settings_of(controls) or swept != axis:
-        st.info(_("bench.stale"), icon=":material/history:")
+press_run = _(
+    "scaling.press_run",
+    variants=", ".join(controls.variants),
+    axis=_("axis_name." + axis),
+    values=", ".join(map(str, values)),
+)
+outcome = runs.shown_result(KEY, press_run, {**outcomes.settings_of(controls), "axis": axis})
+if outcome is not None:
+    frame, swept = outcome["frame"], outcome["settings"]["axis"]
     for row in frame[frame["status"] != "ok"].itertuples():
         value = row.replicas if swept == "replicas" else row.value
-        st.error(
-            _("scaling.failed", variant=row.variant, value=value, error=row.error),
-            icon=":material/error:",
-        )
-if outcome is not None and outcome["axis"] == "replicas":
-    left, right = st.columns(2)
-    with left:
-        display.chart(
+        display.error(_("scaling.failed", variant=row.variant, value=value, error=row.error))
+if outcome is not None and swept == "replicas":
+    display.chart_row(
+        (
             scaling_charts.replica_throughput_figure(frame, lang),
             frame[["variant", "replicas", "batch_size", "samples_per_s", "status"]],
-            key="replicas-throughput",
-        )
-    with right:
-        display.chart(
+            "replicas-throughput",
+        ),
+        (
             scaling_charts.replica_efficiency_figure(frame, lang),
             frame[
                 ["variant", "replicas", "scaling_efficiency", "efficiency_p10", "efficiency_p90"]
             ],
-            key="replicas-efficiency",
-        )
+            "replicas-efficiency",
+        ),
+    )
     st.caption(_("scaling.replicas.weak"))
     if not any(name.startswith("gpu") for name in devices.visible_devices()):
         st.caption(_("scaling.replicas.cpu_note"))
@@ -97,28 +85,20 @@ elif outcome is not None:
     display.chart(
         scaling_charts.scaling_figure(frame, swept, lang),
         frame[["variant", "axis", "value", "median_s", "p10_s", "p90_s", "status"]],
-        key="scaling-latency",
+        "scaling-latency",
     )
     crossings = scaling_charts.crossovers(frame)
     if crossings.empty:
         st.caption(_("scaling.no_crossover"))
     for row in crossings.itertuples():
-        st.caption(
-            _(
-                "scaling.crossover",
-                first=row.first,
-                second=row.second,
-                axis=_("axis_name." + swept),
-                value=row.value,
-            )
-        )
+        axis_name = _("axis_name." + swept)
+        crossing = {"first": row.first, "second": row.second, "value": row.value}
+        st.caption(_("scaling.crossover", axis=axis_name, **crossing))
     fit = scaling_charts.cost_per_step(frame)
-    left, right = st.columns(2)
-    with left:
-        display.chart(
-            scaling_charts.cost_per_step_figure(fit, swept, lang), fit, key="scaling-cost"
-        )
-        st.caption(_("scaling.fit.caption." + swept))
+    figure = scaling_charts.cost_per_step_figure(fit, swept, lang)
+    _chart, right = display.chart_row(
+        (figure, fit, "scaling-cost", _("scaling.fit.caption." + swept)), None
+    )
     with right:
         display.table(frame, key="scaling-table", height=360)
 

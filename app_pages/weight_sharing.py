@@ -118,13 +118,9 @@ def time_forms(progress):
 
 if controls.run:
     runs.start_run(KEY, time_forms, [config])
-runs.show_run_outcome(KEY)
-outcome = runs.slot(KEY).result
-if outcome is None:
-    st.info(_("sharing.press_run", sequences=sequences), icon=":material/play_arrow:")
-else:
-    if outcome["settings"] != outcomes.settings_of(controls):
-        st.info(_("bench.stale"), icon=":material/history:")
+press_run = _("sharing.press_run", sequences=sequences)
+outcome = runs.shown_result(KEY, press_run, outcomes.settings_of(controls))
+if outcome is not None:
     frame = pd.DataFrame(
         [
             {
@@ -140,15 +136,10 @@ else:
             for timing in outcome["timings"]
         ]
     )
-    left, right = st.columns(2)
-    with left:
-        display.chart(
-            bar_charts.timing_figure(
-                frame, "form", _("sharing.cost.chart", sequences=sequences), lang
-            ),
-            frame,
-            key="sharing-timing",
-        )
+    title = _("sharing.cost.chart", sequences=sequences)
+    _chart, right = display.chart_row(
+        (bar_charts.timing_figure(frame, "form", title, lang), frame, "sharing-timing"), None
+    )
     with right:
         display.table(frame.drop(columns=["variant"]), key="sharing-timing-table")
         st.caption(_("sharing.cost.caption"))

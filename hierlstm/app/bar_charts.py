@@ -18,6 +18,7 @@ from hierlstm.app.figure_style import (
     backend_pattern,
     empty_figure,
     error_bars,
+    grouped_bars,
     ok_rows,
     pair_labels,
     several_backends,
@@ -28,10 +29,16 @@ from hierlstm.i18n import t
 # --- one benchmark ---------------------------------------------------------------------------
 
 
-def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title) -> go.Figure:
-    """One bar per row, coloured by variant. Rows of several Keras backends: one trace per
-    (variant, backend), in its variant's colour and its backend's pattern, named by both in
-    the legend, each bar labelled with its backend."""
+def _bars(frame, column, lang, chart, spread=None, label_column="variant", scale=1.0, **values):
+    """One bar per row of `frame[column] * scale`, coloured by variant, with p10-p90 bars from
+    the `spread` columns (low, high); titled by the catalogue's `chart.<chart>.title` and
+    `chart.<chart>.y` (then `suffix`, e.g. ".training"), filled with `values`. Rows of several
+    Keras backends: one trace per (variant, backend), in its variant's colour and its
+    backend's pattern, named by both in the legend, each bar labelled with its backend."""
+    suffix = values.pop("suffix", "")
+    title = t(f"chart.{chart}.title{suffix}", lang, **values)
+    y_title = t(f"chart.{chart}.y{suffix}", lang, **values)
+    x_title = t("chart.variant", lang)
     frame = ok_rows(frame)
     if frame.empty:
         return empty_figure(title, "—")
@@ -51,7 +58,7 @@ def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title
             marker_color=[variant_color(name) for name in rows["variant"]],
             text=[f"{value:.3g}" for value in values],
             # Inside the bar, so the value never collides with the p10-p90 whisker above it.
-            textposition="inside" if low is not None else "outside",
+            textposition="inside" if spread else "outside",
             insidetextanchor="middle",
             cliponaxis=False,
             hovertemplate="%{x}: %{y:.4g}<extra></extra>",
@@ -59,12 +66,9 @@ def _bars(frame, column, low, high, label_column, scale, title, x_title, y_title
         if key is not None:  # the pattern over the variant's colour, so the values stay legible
             bar.name = f"{key[0]} · {key[1]}"
             bar.marker.pattern = backend_marker_pattern(backend_pattern(key[1]))
-        if low is not None:
-            bar.error_y = error_bars(
-                values,
-                rows[low].to_numpy(dtype=float) * scale,
-                rows[high].to_numpy(dtype=float) * scale,
-            )
+        if spread:
+            low, high = (rows[name].to_numpy(dtype=float) * scale for name in spread)
+            bar.error_y = error_bars(values, low, high)
         figure.add_trace(bar)
     figure.update_yaxes(rangemode="tozero")
     if several:  # one bar per category: traces side by side at full width, in row order
@@ -79,32 +83,14 @@ def latency_figure(
 ):
     """Median time per forward pass (or per training step) with p10-p90 bars, one bar per row."""
     suffix = ".training" if task == "training" else ""
-    return _bars(
-        frame,
-        "median_s",
-        "p10_s",
-        "p90_s",
-        label_column,
-        1e3,
-        t("chart.latency.title" + suffix, lang),
-        t("chart.variant", lang),
-        t("chart.latency.y" + suffix, lang),
-    )
+    spread = ("p10_s", "p90_s")
+    return _bars(frame, "median_s", lang, "latency", spread, label_column, 1e3, suffix=suffix)
 
 
 def speedup_figure(frame: pd.DataFrame, baseline: str, lang: str = "en") -> go.Figure:
     """Paired speed-up against the baseline (median of per-round ratios, p10-p90 bars)."""
-    figure = _bars(
-        frame,
-        "speedup_vs_baseline",
-        "speedup_p10",
-        "speedup_p90",
-        "variant",
-        1.0,
-        t("chart.speedup.title", lang, baseline=baseline),
-        t("chart.variant", lang),
-        t("chart.speedup.y", lang, baseline=baseline),
-    )
+    spread = ("speedup_p10", "speedup_p90")
+    figure = _bars(frame, "speedup_vs_baseline", lang, "speedup", spread, baseline=baseline)
     figure.add_hline(y=1.0, line_dash="dot", line_color="#999999")
     return figure
 
@@ -115,58 +101,25 @@ def first_call_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     title = t("chart.first_call.title", lang)
     if frame.empty:
         return empty_figure(title, "—")
-    figure = go.Figure()
-    for column, name, pattern in (
-        ("first_call_s", t("chart.first_call.first", lang), "/"),
-        ("median_s", t("chart.first_call.steady", lang), ""),
-    ):
-        values = frame[column].to_numpy(dtype=float) * 1e3
-        figure.add_trace(
-            go.Bar(
-                x=pair_labels(frame),
-                y=values,
-                name=name,
-                marker_color=[variant_color(v) for v in frame["variant"]],
-                marker_pattern_shape=pattern,
-                text=[f"{value:.3g}" for value in values],
-                textposition="outside",
-                cliponaxis=False,
-            )
-        )
-    figure.update_yaxes(type="log", dtick="D2")
-    return apply_layout(
-        figure, title, t("chart.variant", lang), t("chart.first_call.y", lang), barmode="group"
+    colors = [variant_color(v) for v in frame["variant"]]
+    series = [
+        (t(f"chart.first_call.{name}", lang), frame[column] * 1e3, colors, pattern)
+        for name, column, pattern in (("first", "first_call_s", "/"), ("steady", "median_s", ""))
+    ]
+    x_title, y_title = t("chart.variant", lang), t("chart.first_call.y", lang)
+    return grouped_bars(
+        pair_labels(frame), series, title, x_title, y_title, yaxis_type="log", yaxis_dtick="D2"
     )
 
 
 def throughput_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Input spectrograms per second at the median time."""
-    return _bars(
-        frame,
-        "samples_per_s",
-        None,
-        None,
-        "variant",
-        1.0,
-        t("chart.throughput.title", lang),
-        t("chart.variant", lang),
-        t("chart.throughput.y", lang),
-    )
+    return _bars(frame, "samples_per_s", lang, "throughput")
 
 
 def gflops_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Analytic FLOPs of one pass divided by its median time."""
-    return _bars(
-        frame,
-        "gflops_per_s",
-        None,
-        None,
-        "variant",
-        1.0,
-        t("chart.gflops.title", lang),
-        t("chart.variant", lang),
-        t("chart.gflops.y", lang),
-    )
+    return _bars(frame, "gflops_per_s", lang, "gflops")
 
 
 def layer_breakdown_figure(frame: pd.DataFrame, variant: str, lang: str = "en") -> go.Figure:
@@ -211,29 +164,20 @@ def runs_figure(rows: pd.DataFrame, labels: Sequence[str], lang: str = "en") -> 
 
 def gradient_figure(variable_names, norms_a, norms_b, norms_total, lang: str = "en"):
     """Gradient norm per shared variable from path a, path b and both together."""
-    figure = go.Figure()
-    for name, values, color in (
-        (t("chart.gradients.a", lang), norms_a, "#0072B2"),
-        (t("chart.gradients.b", lang), norms_b, "#E69F00"),
-        (t("chart.gradients.total", lang), norms_total, "#009E73"),
-    ):
-        figure.add_trace(
-            go.Bar(
-                x=list(variable_names),
-                y=list(values),
-                name=name,
-                marker_color=color,
-                text=[f"{value:.3g}" for value in values],
-                textposition="outside",
-                cliponaxis=False,
-            )
+    series = [
+        (t(f"chart.gradients.{name}", lang), values, color, "")
+        for name, values, color in (
+            ("a", norms_a, "#0072B2"),
+            ("b", norms_b, "#E69F00"),
+            ("total", norms_total, "#009E73"),
         )
-    return apply_layout(
-        figure,
+    ]
+    return grouped_bars(
+        variable_names,
+        series,
         t("chart.gradients.title", lang),
         t("chart.gradients.x", lang),
         t("chart.gradients.y", lang),
-        barmode="group",
     )
 
 

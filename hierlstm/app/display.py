@@ -54,42 +54,60 @@ def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:
                     cell=kind == "cell",
                 )
                 ran, why = "generic", text(key or "kernel.why.other")
-            rows.append(
-                {
-                    text("kernel.col.variant"): label(config, several),
-                    text("kernel.col.lstm"): path,
-                    text("kernel.col.kind"): text(f"kernel.kind.{kind}"),
-                    text("kernel.col.ran"): ran,
-                    text("kernel.col.why"): why,
-                }
-            )
-    return pd.DataFrame(rows)
+            variant, kind = label(config, several), text(f"kernel.kind.{kind}")
+            rows.append({"variant": variant, "lstm": path, "kind": kind, "ran": ran, "why": why})
+    return named(rows, "kernel.col.")
 
 
 # --- display helpers -------------------------------------------------------------------------
 
-_PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+_PNG = {"format": "png", "scale": 2}
 
 
-def chart(figure, data: pd.DataFrame | None, key: str) -> None:
-    """A plotly figure (PNG from its toolbar's camera button) and its data as CSV."""
-    config = dict(_PLOTLY_CONFIG)
-    config["toImageButtonOptions"] = {
-        **config["toImageButtonOptions"],
-        "filename": f"hierlstm-{key}",
-    }
+def chart(figure, data: pd.DataFrame | None, key: str, *captions: str) -> None:
+    """A plotly figure (PNG from its toolbar's camera button), its data as CSV, then
+    `captions`, one line each."""
+    config = {"displaylogo": False, "toImageButtonOptions": {**_PNG, "filename": f"hierlstm-{key}"}}
     st.plotly_chart(figure, key=key, theme="streamlit", config=config, width="stretch")
     if data is not None:
-        st.download_button(
-            text("download.chart_csv"),
-            data.to_csv(index=False),
-            file_name=f"hierlstm-{key}.csv",
-            mime="text/csv",
-            key=f"{key}-csv",
-            type="tertiary",
-            icon=":material/download:",
-            on_click="ignore",
-        )
+        csv = data.to_csv(index=False)
+        download(text("download.chart_csv"), csv, f"hierlstm-{key}.csv", f"{key}-csv", "tertiary")
+    for line in captions:
+        st.caption(line)
+
+
+def chart_row(*charts: tuple | None) -> list:
+    """Charts side by side, one column each: `chart`'s arguments as a tuple per chart, or None
+    for a column the page fills itself; returns the columns."""
+    columns = st.columns(len(charts))
+    for column, arguments in zip(columns, charts, strict=True):
+        if arguments is not None:
+            with column:
+                chart(*arguments)
+    return columns
+
+
+def error(message: str) -> None:
+    """One line of what went wrong."""
+    st.error(message, icon=":material/error:")
+
+
+_MIMES = {"csv": "text/csv", "json": "application/json", "zip": "application/zip"}
+
+
+def download(label: str, data, file_name: str, key: str, kind="secondary", where=st) -> None:
+    """A download button (in `where`, a column) that does not rerun the page; `data` may be a
+    function, called only when clicked. The MIME type follows the file name's extension."""
+    where.download_button(
+        label,
+        data,
+        file_name=file_name,
+        mime=_MIMES[file_name.rsplit(".", 1)[-1]],
+        key=key,
+        type=kind,
+        icon=":material/download:",
+        on_click="ignore",
+    )
 
 
 def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> None:
@@ -101,6 +119,12 @@ def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> Non
             st.table(frame, hide_index=True, **options)
         else:
             st.dataframe(frame, hide_index=True, **options)
+
+
+def named(rows, prefix: str) -> pd.DataFrame:
+    """A table of `rows` (dicts, or a frame) whose headers are the catalogue's `prefix` +
+    column, in the session's language."""
+    return pd.DataFrame(rows).rename(columns=lambda name: text(prefix + name))
 
 
 def headed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -123,26 +147,24 @@ def step_note(step) -> str:
 def trace_table(steps) -> pd.DataFrame:
     """One row per step: symbolic beside concrete shape, axes, note, calls, params, FLOPs,
     bytes."""
-    rows = []
-    for step in steps:
-        rows.append(
-            {
-                text("trace.col.step"): ("    └ " if step.depth else "") + step.path,
-                text("trace.col.layer"): step.layer,
-                text("trace.col.symbolic"): shape_text(step.symbolic_shape),
-                text("trace.col.concrete"): shape_text(step.concrete_shape),
-                text("trace.col.axes"): " · ".join(
-                    " × ".join(text("axis." + part) for part in axis.split("*"))
-                    for axis in step.axes
-                ),
-                text("trace.col.note"): step_note(step),
-                text("trace.col.calls"): step.calls,
-                text("trace.col.params"): step.params,
-                text("trace.col.mflops"): round(step.flops / 1e6, 3),
-                text("trace.col.kib"): round(step.output_bytes / 1024, 1),
-            }
-        )
-    return pd.DataFrame(rows)
+    rows = [
+        {
+            "step": ("    └ " if step.depth else "") + step.path,
+            "layer": step.layer,
+            "symbolic": shape_text(step.symbolic_shape),
+            "concrete": shape_text(step.concrete_shape),
+            "axes": " · ".join(
+                " × ".join(text("axis." + part) for part in axis.split("*")) for axis in step.axes
+            ),
+            "note": step_note(step),
+            "calls": step.calls,
+            "params": step.params,
+            "mflops": round(step.flops / 1e6, 3),
+            "kib": round(step.output_bytes / 1024, 1),
+        }
+        for step in steps
+    ]
+    return named(rows, "trace.col.")
 
 
 def related_sources(function) -> list[tuple[str, str]]:

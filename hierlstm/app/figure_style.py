@@ -114,6 +114,57 @@ def variant_line(variant: str, x, y, backend: str | None = None, **options) -> g
     )
 
 
+def series(frame: pd.DataFrame):
+    """(variant, backend, rows) per curve: per variant, or per (variant, backend) when the
+    rows ran on several Keras backends (backend None otherwise)."""
+    if several_backends(frame):
+        yield from ((*key, rows) for key, rows in frame.groupby(["variant", "backend"], sort=False))
+    else:
+        yield from ((key, None, rows) for key, rows in frame.groupby("variant", sort=False))
+
+
+def curves(frame, x, y, titles, spread=None, scale=1.0, log=False, **layout) -> go.Figure:
+    """One curve of `frame[y] * scale` over `frame[x]` per variant, or per (variant, backend)
+    when the rows ran on several backends, with p10-p90 bars from the `spread` columns (low,
+    high); `titles` are (title, x title, y title); log-log with `log`. The failed rows are left
+    out; with none left, the empty figure."""
+    frame = ok_rows(frame)
+    if frame.empty:
+        return empty_figure(titles[0], "—")
+    figure = go.Figure()
+    for variant, backend, points in series(frame):
+        points = points.sort_values(x)
+        values = points[y].to_numpy(dtype=float) * scale
+        bars = {}
+        if spread:
+            low, high = (points[name] * scale for name in spread)
+            bars["error_y"] = error_bars(values, low, high)
+        figure.add_trace(variant_line(variant, points[x], values, backend, **bars))
+    if log:
+        figure.update_xaxes(type="log", dtick="D2")
+        figure.update_yaxes(type="log", dtick="D2")
+    return apply_layout(figure, *titles, **layout)
+
+
+def grouped_bars(x, series, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
+    """Bars side by side at each of `x`, one trace per (name, values, color, pattern) in `series`
+    (a color, or one per bar; a bar pattern, "" for none), each bar labelled with its value."""
+    figure = go.Figure()
+    for name, values, color, pattern in series:
+        values = np.asarray(values, dtype=float)
+        figure.add_bar(
+            x=list(x),
+            y=values,
+            name=name,
+            marker_color=color,
+            marker_pattern_shape=pattern,
+            text=[f"{value:.3g}" for value in np.nan_to_num(values)],
+            textposition="outside",
+            cliponaxis=False,
+        )
+    return apply_layout(figure, title, x_title, y_title, barmode="group", **layout)
+
+
 def empty_figure(title: str, message: str) -> go.Figure:
     """A titled figure with `message` in its middle and no axes: what a chart of no rows shows."""
     figure = go.Figure()

@@ -135,7 +135,7 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
             )
         ),
     )
-    return {"frame": frame, "axis": axis, "settings": settings_of(controls)}
+    return {"frame": frame, "settings": {**settings_of(controls), "axis": axis}}
 
 
 def replica_configs(controls: Controls) -> list[RunConfig]:
@@ -161,7 +161,7 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
         return frame.assign(variant=config.variant)[["variant", *frame.columns]]
 
     frame = _each_variant(replica_configs(controls), progress, run)
-    return {"frame": frame, "axis": "replicas", "settings": settings_of(controls)}
+    return {"frame": frame, "settings": {**settings_of(controls), "axis": "replicas"}}
 
 
 # --- the Lesson's numbers for the three backends -----------------------------------------------

@@ -243,6 +243,21 @@ def _ended(name: str, kept) -> None:
     _log.info(RUN_ENDED, name, context.session_id if context else "-")
 
 
+def shown_result(key: str, press_run: str, settings: dict, *, stop: bool = False):
+    """The page's last result, after its run's error or question (`show_run_outcome`). Without
+    one, `press_run` says what Run would do (and with `stop` the page ends there); a result of
+    other `settings` than the sidebar's (its `settings` attribute or key) is marked stale."""
+    show_run_outcome(key)
+    result = slot(key).result
+    if result is None:
+        st.info(press_run, icon=":material/play_arrow:")
+        if stop:
+            st.stop()
+    elif (result["settings"] if isinstance(result, dict) else result.settings) != settings:
+        st.info(text("bench.stale"), icon=":material/history:")
+    return result
+
+
 def show_run_outcome(key: str) -> None:
     """The last run's one-line error, or the question a long run is waiting on."""
     current = slot(key)

@@ -17,29 +17,17 @@ import plotly.graph_objects as go
 from hierlstm.app.figure_style import (
     apply_layout,
     backend_pattern,
+    curves,
     empty_figure,
-    error_bars,
     ok_rows,
     pair_labels,
-    several_backends,
+    series,
     variant_color,
-    variant_line,
 )
 from hierlstm.i18n import t
 from hierlstm.registry import VARIANTS
 
 # --- latency over a swept axis ---------------------------------------------------------------
-
-
-def _series(frame: pd.DataFrame):
-    """(variant, backend, rows) per curve: per variant, or per (variant, backend) when the
-    rows ran on several Keras backends (backend None otherwise)."""
-    if several_backends(frame):
-        for (variant, backend), rows in frame.groupby(["variant", "backend"], sort=False):
-            yield variant, backend, rows
-    else:
-        for variant, rows in frame.groupby("variant", sort=False):
-            yield variant, None, rows
 
 
 def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
@@ -81,23 +69,14 @@ def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
 
 def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
     """Median latency against time steps or batch size, log-log, crossings marked."""
-    frame = ok_rows(sweep_frame)
-    title = t("chart.scaling.title", lang, axis=t("axis_name." + axis, lang))
-    if frame.empty:
-        return empty_figure(title, "—")
-    figure = go.Figure()
-    for variant, backend, points in _series(frame):
-        points = points.sort_values("value")
-        values = points["median_s"].to_numpy(dtype=float) * 1e3
-        figure.add_trace(
-            variant_line(
-                variant,
-                points["value"],
-                values,
-                backend,
-                error_y=error_bars(values, points["p10_s"] * 1e3, points["p90_s"] * 1e3),
-            )
-        )
+    training = "task" in sweep_frame and (sweep_frame["task"] == "training").all()
+    titles = (
+        t("chart.scaling.title", lang, axis=t("axis_name." + axis, lang)),
+        t("axis_title." + axis, lang),
+        t("chart.latency.y.training" if training else "chart.latency.y", lang),
+    )
+    spread = ("p10_s", "p90_s")
+    figure = curves(sweep_frame, "value", "median_s", titles, spread, 1e3, True, legend_right=True)
     crossings = crossovers(sweep_frame)
     if not crossings.empty:
         figure.add_trace(
@@ -118,11 +97,7 @@ def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go
                 hoverinfo="text",
             )
         )
-    figure.update_xaxes(type="log", dtick="D2")
-    figure.update_yaxes(type="log", dtick="D2")
-    training = "task" in frame and (frame["task"] == "training").all()
-    y_title = t("chart.latency.y.training" if training else "chart.latency.y", lang)
-    return apply_layout(figure, title, t("axis_title." + axis, lang), y_title, legend_right=True)
+    return figure
 
 
 def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
@@ -134,7 +109,7 @@ def cost_per_step(sweep_frame: pd.DataFrame) -> pd.DataFrame:
     """
     frame = ok_rows(sweep_frame)
     rows = []
-    for variant, backend, points in _series(frame):
+    for variant, backend, points in series(frame):
         x = points["value"].to_numpy(dtype=float)
         y = points["median_s"].to_numpy(dtype=float)
         if len(points) < 2 or np.ptp(x) == 0:
@@ -195,61 +170,40 @@ def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.F
 def replica_throughput_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Samples per second against mirrored replicas (weak scaling: each replica keeps its
     batch), per variant, beside the ideal n x one replica's throughput (dashed)."""
-    frame = ok_rows(replica_frame)
-    title = t("chart.replicas.throughput.title", lang)
-    if frame.empty:
-        return empty_figure(title, "—")
-    figure = go.Figure()
-    for variant, points in frame.groupby("variant", sort=False):
-        points = points.sort_values("replicas")
-        figure.add_trace(variant_line(variant, points["replicas"], points["samples_per_s"]))
-        one = points[points["replicas"] == 1]["samples_per_s"]
-        if not one.empty:
-            figure.add_trace(
-                go.Scatter(
-                    x=points["replicas"],
-                    y=points["replicas"] * float(one.iloc[0]),
-                    mode="lines",
-                    name=t("chart.replicas.ideal", lang, variant=variant),
-                    line={"color": variant_color(variant), "width": 1.5, "dash": "dash"},
-                )
-            )
-    figure.update_xaxes(dtick=1)
-    return apply_layout(
-        figure,
-        title,
+    titles = (
+        t("chart.replicas.throughput.title", lang),
         t("chart.replicas.x", lang),
         t("chart.throughput.y", lang),
-        legend_right=True,
     )
+    figure = curves(replica_frame, "replicas", "samples_per_s", titles, legend_right=True)
+    for variant, points in ok_rows(replica_frame).groupby("variant", sort=False):
+        points = points.sort_values("replicas")
+        one = points[points["replicas"] == 1]["samples_per_s"]
+        if not one.empty:
+            figure.add_scatter(
+                x=points["replicas"],
+                y=points["replicas"] * float(one.iloc[0]),
+                mode="lines",
+                name=t("chart.replicas.ideal", lang, variant=variant),
+                line={"color": variant_color(variant), "width": 1.5, "dash": "dash"},
+            )
+    return figure.update_xaxes(dtick=1)
 
 
 def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Scaling efficiency (throughput with n replicas / (n x one replica)) with p10-p90 bars;
     1 is perfect scaling."""
-    frame = ok_rows(replica_frame)
-    title = t("chart.replicas.efficiency.title", lang)
-    if frame.empty:
-        return empty_figure(title, "—")
-    figure = go.Figure()
-    for variant, points in frame.groupby("variant", sort=False):
-        points = points.sort_values("replicas")
-        figure.add_trace(
-            variant_line(
-                variant,
-                points["replicas"],
-                points["scaling_efficiency"],
-                error_y=error_bars(
-                    points["scaling_efficiency"], points["efficiency_p10"], points["efficiency_p90"]
-                ),
-            )
-        )
-    figure.add_hline(y=1.0, line={"dash": "dash", "color": "#999999", "width": 1})
-    figure.update_xaxes(dtick=1)
-    figure.update_yaxes(rangemode="tozero")
-    return apply_layout(
-        figure, title, t("chart.replicas.x", lang), t("chart.replicas.efficiency.y", lang)
+    titles = (
+        t("chart.replicas.efficiency.title", lang),
+        t("chart.replicas.x", lang),
+        t("chart.replicas.efficiency.y", lang),
     )
+    spread = ("efficiency_p10", "efficiency_p90")
+    figure = curves(replica_frame, "replicas", "scaling_efficiency", titles, spread)
+    if figure.data:
+        figure.add_hline(y=1.0, line={"dash": "dash", "color": "#999999", "width": 1})
+        figure.update_xaxes(dtick=1).update_yaxes(rangemode="tozero")
+    return figure
 
 
 # --- the dependent chain ---------------------------------------------------------------------
@@ -268,15 +222,9 @@ def chain_frame(variants: Sequence[str], rows: int, times: Sequence[int]) -> pd.
 
 def chain_figure(chains: pd.DataFrame, lang: str = "en") -> go.Figure:
     """Length of the dependent chain against time steps (from `chain_frame`), log-log."""
-    figure = go.Figure()
-    for variant, points in chains.groupby("variant", sort=False):
-        figure.add_trace(variant_line(variant, points["time_steps"], points["chain"]))
-    figure.update_xaxes(type="log", dtick="D2")
-    figure.update_yaxes(type="log", dtick="D2")
-    return apply_layout(
-        figure,
+    titles = (
         t("chart.chain.title", lang),
         t("axis_title.time_steps", lang),
         t("chart.chain.y", lang),
-        legend_right=True,
     )
+    return curves(chains, "time_steps", "chain", titles, log=True, legend_right=True)

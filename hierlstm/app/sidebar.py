@@ -17,6 +17,7 @@ from hierlstm.app.state import (
     DEFAULT_VARIANTS,
     DEFAULTS,
     GEOMETRY,
+    LISTS,
     NUMERIC,
     TIMING_FIELDS,
     Choice,
@@ -96,11 +97,18 @@ def request_run(label: str) -> None:
     session().run_request = label  # the page whose button it was
 
 
+def _widget(make, name: str, *options, labels: str = "", note: str = "", **extra):
+    """`make` (a container's selectbox, multiselect, checkbox, number_input) for setting `name`:
+    its value in the session under `name`, its label and help the catalogue's `control.<name>`
+    and `control.<name>.help` (then `note`), its options' names `labels` + option."""
+    if labels:
+        extra["format_func"] = labeller(labels)
+    help = extra.pop("help", text(f"control.{name}.help")) + note
+    return make(text(f"control.{name}"), *options, key=name, help=help, **extra)
+
+
 def _number(container, name: str) -> None:
-    low, high = limits_of(name)
-    container.number_input(
-        text(f"control.{name}"), low, high, step=1, key=name, help=text(f"control.{name}.help")
-    )
+    _widget(container.number_input, name, *limits_of(name), step=1)
 
 
 def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
@@ -121,81 +129,45 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
         kept.run_request = None
     kept.current_action = action.label
     with st.sidebar.form("controls", border=False):
-        st.multiselect(
-            text("control.variants"),
-            list(VARIANTS),
-            key="variants",
-            help=text("control.variants.help"),
-            placeholder=text("control.variants.placeholder"),
-        )
-        st.multiselect(
-            text("control.backends"),
+        placeholder = {name: text(f"control.{name}.placeholder") for name in LISTS}
+        _widget(st.multiselect, "variants", list(VARIANTS), placeholder=placeholder["variants"])
+        backend_label = _backend_label()
+        _widget(
+            st.multiselect,
+            "backends",
             list(BACKENDS),
-            key="backends",
-            format_func=_backend_label(),
-            help=text("control.backends.help"),
-            placeholder=text("control.backends.placeholder"),
+            format_func=backend_label,
+            placeholder=placeholder["backends"],
         )
         left, right = st.columns(2)
         _number(left, "time_steps")
         _number(right, "batch_size")
         left, right = st.columns(2)
-        left.selectbox(
-            text("control.precision"),
-            PRECISIONS,
-            key="precision",
-            help=text("control.precision.help"),
-        )
-        right.selectbox(
-            text("control.lstm_kernel"),
-            LSTM_KERNELS,
-            key="lstm_kernel",
-            format_func=labeller("kernel."),
-            help=text("control.lstm_kernel.help"),
-        )
+        _widget(left.selectbox, "precision", PRECISIONS)
+        _widget(right.selectbox, "lstm_kernel", LSTM_KERNELS, labels="kernel.")
         left, right = st.columns([3, 2])  # "training step" needs the room
-        left.selectbox(
-            text("control.task"),
-            TASKS,
-            key="task",
-            format_func=labeller("task."),
-            help=text("control.task.help"),
-        )
-        right.selectbox(
-            text("control.optimizer"),
-            OPTIMIZERS,
-            key="optimizer",
-            help=text("control.optimizer.help"),
-        )
+        _widget(left.selectbox, "task", TASKS, labels="task.")
+        _widget(right.selectbox, "optimizer", OPTIMIZERS)
         left, right = st.columns(2, vertical_alignment="bottom")
         detecting = "" if devices_known else " " + text("control.devices.detecting")
-        left.selectbox(
-            text("control.device"),
-            device_options() if devices_known else list(dict.fromkeys(("auto", state["device"]))),
-            key="device",
-            help=text("control.device.help") + detecting,
-            disabled=not devices_known,
-        )
-        right.checkbox(text("control.xla"), key="xla", help=text("control.xla.help"))
+        held = list(dict.fromkeys(("auto", state["device"])))
+        devices = device_options() if devices_known else held
+        _widget(left.selectbox, "device", devices, note=detecting, disabled=not devices_known)
+        _widget(right.checkbox, "xla")
         # A GPU is there but not among the choices: one line here, the reasons in the banner.
         problems = unusable_gpu_problems() if devices_known else ()
         for headline in dict.fromkeys(p.headline(language()) for p in problems):
             st.caption("⚠️ " + headline)
         left, right = st.columns(2)
-        left.selectbox(
-            text("control.strategy"),
-            APP_STRATEGIES,
-            key="strategy",
-            format_func=labeller("strategy."),
-            help=text("control.strategy.help"),
-        )
+        _widget(left.selectbox, "strategy", APP_STRATEGIES, labels="strategy.")
         replicas = visible_devices() if devices_known else list(state["devices"])
-        right.multiselect(
-            text("control.devices"),
+        _widget(
+            right.multiselect,
+            "devices",
             replicas,
-            key="devices",
-            help=text("control.devices.help", devices=", ".join(replicas)) + detecting,
-            placeholder=text("control.devices.placeholder"),
+            help=text("control.devices.help", devices=", ".join(replicas)),
+            note=detecting,
+            placeholder=placeholder["devices"],
             disabled=not devices_known,
         )
         with st.expander(text("control.timing")):

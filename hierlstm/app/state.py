@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -191,25 +191,15 @@ def _names(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
-def _parse_variants(raw: str, devices_known: bool) -> Parsed:
-    """The known names are taken even when others are not: one typo keeps the rest."""
+def _parse_names(known: Collection[str], what: str, raw: str, devices_known: bool) -> Parsed:
+    """Names from `known` (variants, Keras backends): the known ones are taken even when
+    others are not, so one typo keeps the rest. Whether a backend's packages are installed is
+    the sidebar's to say, not the link's."""
     names = _names(raw)
     problem = ""
-    if not names or any(name not in VARIANTS for name in names):
-        problem = f"variants must be names from {', '.join(VARIANTS)}."
-    known = [name for name in dict.fromkeys(names) if name in VARIANTS]
-    return known or None, problem
-
-
-def _parse_backends(raw: str, devices_known: bool) -> Parsed:
-    """Keras backends, as for variants: the known names are taken beside an unknown one.
-    Whether a backend's packages are installed is the sidebar's to say, not the link's."""
-    names = _names(raw)
-    problem = ""
-    if not names or any(name not in BACKENDS for name in names):
-        problem = f"backend must be names from {', '.join(BACKENDS)}."
-    known = [name for name in dict.fromkeys(names) if name in BACKENDS]
-    return known or None, problem
+    if not names or any(name not in known for name in names):
+        problem = f"{what} must be names from {', '.join(known)}."
+    return [name for name in dict.fromkeys(names) if name in known] or None, problem
 
 
 def _parse_devices(raw: str, devices_known: bool) -> Parsed:
@@ -252,8 +242,8 @@ def _parse_config_field(name: str, raw: str, devices_known: bool) -> Parsed:
 # Every URL parameter the app reads, and its parser; any other parameter is ignored.
 PARSERS: dict[str, Callable[[str, bool], Parsed]] = {
     "lang": _parse_language,
-    "variants": _parse_variants,
-    "backend": _parse_backends,
+    "variants": functools.partial(_parse_names, VARIANTS, "variants"),
+    "backend": functools.partial(_parse_names, BACKENDS, "backend"),
     "devices": _parse_devices,
     **{name: functools.partial(_parse_timing, name) for name in TIMING_FIELDS},
     **{name: functools.partial(_parse_config_field, name) for name in CONFIG_FIELDS},

@@ -13,11 +13,16 @@ three separate calls.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from hierlstm.app.figure_style import apply_layout, empty_figure, ok_rows, variant_color
+from hierlstm.app.figure_style import (
+    apply_layout,
+    empty_figure,
+    grouped_bars,
+    ok_rows,
+    variant_color,
+)
 from hierlstm.i18n import t
 
 _MIB = 2**20
@@ -96,30 +101,18 @@ def training_memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
     if memory.empty:
         return empty_figure(title, "—")
     kinds = ", ".join(sorted(set(memory["measured_kind"]) - {""})) or "—"
-    figure = go.Figure()
-    for column, name, pattern in (
-        ("measured_mib", t("chart.train_memory.measured", lang, kind=kinds), ""),
-        ("estimated_kept_mib", t("chart.train_memory.estimated", lang), "/"),
-    ):
-        values = memory[column].to_numpy(dtype=float)
-        figure.add_trace(
-            go.Bar(
-                x=memory["variant"],
-                y=values,
-                name=name,
-                marker_color=[variant_color(v) for v in memory["variant"]],
-                marker_pattern_shape=pattern,
-                text=[f"{value:.3g}" for value in np.nan_to_num(values)],
-                textposition="outside",
-                cliponaxis=False,
-            )
-        )
-    figure.update_yaxes(rangemode="tozero")
-    return apply_layout(
-        figure,
+    colors = [variant_color(v) for v in memory["variant"]]
+    series = [
+        (t("chart.train_memory.measured", lang, kind=kinds), memory["measured_mib"], colors, ""),
+        (t("chart.train_memory.estimated", lang), memory["estimated_kept_mib"], colors, "/"),
+    ]
+    y_title = t("chart.train_memory.y", lang)
+    return grouped_bars(
+        memory["variant"],
+        series,
         title,
         t("chart.variant", lang),
-        t("chart.train_memory.y", lang),
-        barmode="group",
+        y_title,
         legend_right=True,
+        yaxis_rangemode="tozero",
     )

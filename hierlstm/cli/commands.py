@@ -7,9 +7,8 @@ import json
 import sys
 
 from hierlstm.cli.format import format_diff, format_trace, json_default, text_table
-from hierlstm.cli.parser import UsageError, config_from_args, seed_number
+from hierlstm.cli.parser import UsageError, config_from_args, seed_number, usage
 from hierlstm.cli.timing import open_store
-from hierlstm.config import SettingError
 from hierlstm.results.schema import ResultsError
 
 
@@ -42,11 +41,9 @@ def cmd_trace(args) -> int:
     from hierlstm.model.trace import trace_report
 
     config = config_from_args(args)
-    try:
+    with usage():  # the batch does not split over the replicas; no cluster
         check_trace_budget(config)
         report = trace_report(config, replicas=planned_replicas(config))
-    except SettingError as error:  # the batch does not split over the replicas; no cluster
-        raise UsageError(str(error)) from None
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -179,10 +176,8 @@ def _repair(args) -> int:
         report = repair.check(path)
         print(report.line())
         return 0 if report.ok else 1
-    try:
+    with usage(ResultsError):  # a file that is not damaged: nothing done
         kept, store = repair.recover(path, ResultStore)
-    except ResultsError as error:  # a file that is not damaged: nothing done
-        raise UsageError(str(error)) from None
     print(f"kept the damaged file as {kept}; a new results file is at {store.path}")
     return 0
 
@@ -193,11 +188,9 @@ def _diff(store, args) -> int:
     from hierlstm.results import diff
 
     rows = store.rows().to_dict("records")
-    try:
+    with usage(diff.DiffError):
         row_a, row_b = diff.find_row(rows, args.id_a), diff.find_row(rows, args.id_b)
         compared = diff.compare_rows(row_a, row_b)
-    except diff.DiffError as error:
-        raise UsageError(str(error)) from None
     if args.json:
         print(json.dumps(compared.to_dict(), indent=2))
     else:

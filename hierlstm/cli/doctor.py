@@ -86,28 +86,21 @@ def probe(device: str) -> dict:
     with device_lock([base], "doctor"):
         outcome = compare(configs, PROBE_TIMING)
 
-    def run(index: int) -> dict:
+    def run(index: int, kernel: bool = False) -> dict:
+        """One run's outcome (with the LSTM kernel that ran and why, for `kernel`)."""
         result = outcome.results[index]
         speedup = outcome.speedups[index]  # float32's time / this run's, paired per round
         ratio = None if index == 0 or math.isnan(speedup) or speedup == 0 else 1 / speedup
+        ok = result.status == "ok"
         return {
             "status": result.status,
             "error": result.error,
-            "median_ms": result.median_s * 1e3 if result.status == "ok" else None,
-            "first_call_s": result.first_call_s if result.status == "ok" else None,
+            "median_ms": result.median_s * 1e3 if ok else None,
+            "first_call_s": result.first_call_s if ok else None,
             "time_vs_float32": ratio,
-        }
+        } | ({"kernel": result.kernel, "kernel_reason": result.kernel_reason} if kernel else {})
 
     forward = outcome.results[0]
-    precisions = []
-    for index, precision in enumerate(PRECISIONS[1:], start=2):
-        precisions.append(
-            {
-                "precision": precision,
-                **run(index),
-                "note": precision_supported(precision, device)[1],
-            }
-        )
     return {
         "device": device,
         "label": device_label(device),
@@ -117,17 +110,16 @@ def probe(device: str) -> dict:
         "kernel_reason": forward.kernel_reason,
         "peak_memory_mb": forward.peak_memory_bytes / _MB if forward.status == "ok" else None,
         "peak_memory_kind": forward.peak_memory_kind,
-        "xla": {
-            **run(1),
-            "kernel": outcome.results[1].kernel,
-            "kernel_reason": outcome.results[1].kernel_reason,
-        },
-        "precisions": precisions,
-        "training": {
-            **run(len(configs) - 1),
-            "kernel": outcome.results[-1].kernel,
-            "kernel_reason": outcome.results[-1].kernel_reason,
-        },
+        "xla": run(1, kernel=True),
+        "precisions": [
+            {
+                "precision": precision,
+                **run(index),
+                "note": precision_supported(precision, device)[1],
+            }
+            for index, precision in enumerate(PRECISIONS[1:], start=2)
+        ],
+        "training": run(len(configs) - 1, kernel=True),
     }
 
 

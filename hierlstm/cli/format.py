@@ -45,35 +45,68 @@ def format_trace(report: dict) -> str:
     return "\n".join(lines)
 
 
-def format_scaling(rows) -> str:
-    header = (
-        "variant",
-        "replicas",
-        "per replica",
-        "median ms",
-        "samples/s",
-        "1 replica samples/s",
+def _ms(column: str):
+    return lambda row: f"{row[column] * 1e3:.2f}"
+
+
+def _noisy(row) -> str:
+    return row["variant"] + (" (noisy)" if row["noisy"] else "")
+
+
+# A table's columns: (header, the cell of a row that ran).
+SCALING_COLUMNS = (
+    ("variant", _noisy),
+    ("replicas", lambda row: row["replicas"]),
+    ("per replica", lambda row: row["per_replica_batch"]),
+    ("median ms", _ms("median_s")),
+    ("samples/s", lambda row: f"{row['throughput']:.1f}"),
+    ("1 replica samples/s", lambda row: f"{row['one_replica_throughput']:.1f}"),
+    (
         "efficiency (p10-p90)",
-        "output checksum",
-    )
-    lines = []
+        lambda row: (
+            f"{row['scaling_efficiency']:.2f} ({row['efficiency_p10']:.2f}-"
+            f"{row['efficiency_p90']:.2f})"
+        ),
+    ),
+    ("output checksum", lambda row: row["output_checksum"]),
+)
+BENCH_COLUMNS = (
+    ("variant", _noisy),
+    ("median ms", _ms("median_s")),
+    ("p10-p90 ms", lambda row: f"{row['p10_s'] * 1e3:.2f}-{row['p90_s'] * 1e3:.2f}"),
+    ("IQR/med", lambda row: f"{row['iqr_s'] / row['median_s']:.2f}"),
+    ("first call s", lambda row: f"{row['first_call_s']:.2f}"),
+    ("speed-up", lambda row: f"{row['speedup_vs_baseline']:.2f}x"),
+    ("GFLOP/s", lambda row: f"{row['gflops_per_s']:.2f}"),
+    ("kernel", lambda row: row["kernel"]),
+)
+PHASE_COLUMNS = (
+    ("variant", lambda row: row["variant"]),
+    ("forward ms", _ms("forward_median_s")),
+    ("fwd+bwd ms", _ms("forward_backward_median_s")),
+    ("backward ms", _ms("backward_s")),
+    ("update ms", _ms("update_median_s")),
+    ("sum ms", _ms("phase_sum_s")),
+    ("sum / step", lambda row: f"{row['phase_sum_s'] / row['median_s']:.2f}"),
+    ("kept MB (est.)", lambda row: f"{row['kept_activation_bytes'] / 2**20:.1f}"),
+    ("peak MB", lambda row: f"{row['peak_memory_bytes'] / 2**20:.1f}"),
+)
+
+
+def _table(columns, rows, failed=None) -> str:
+    """`columns`' cells of each row that ran; a failed row is its variant and `failed(row)`, or
+    is left out without `failed`."""
+    cells = []
     for row in rows:
-        if row["status"] != "ok":
-            lines.append((row["variant"], "failed: " + row["error"], *[""] * 6))
-            continue
-        lines.append(
-            (
-                row["variant"] + (" (noisy)" if row["noisy"] else ""),
-                row["replicas"],
-                row["per_replica_batch"],
-                f"{row['median_s'] * 1e3:.2f}",
-                f"{row['throughput']:.1f}",
-                f"{row['one_replica_throughput']:.1f}",
-                f"{row['scaling_efficiency']:.2f} ({row['efficiency_p10']:.2f}-"
-                f"{row['efficiency_p90']:.2f})",
-                row["output_checksum"],
-            )
-        )
+        if row["status"] == "ok":
+            cells.append(tuple(cell(row) for _, cell in columns))
+        elif failed is not None:
+            cells.append((row["variant"], failed(row), *[""] * (len(columns) - 2)))
+    return text_table(tuple(header for header, _ in columns), cells)
+
+
+def format_scaling(rows) -> str:
+    table = _table(SCALING_COLUMNS, rows, lambda row: "failed: " + row["error"])
     config = rows[0]["config"]
     title = (
         f"{config['strategy']}, global batch {config['batch_size']}, time "
@@ -86,7 +119,7 @@ def format_scaling(rows) -> str:
         notes.append(
             "CPU replicas share this machine's cores: the efficiency says nothing about GPUs."
         )
-    return "\n".join([title, text_table(header, lines), *notes])
+    return "\n".join([title, table, *notes])
 
 
 def json_default(value):
@@ -96,33 +129,6 @@ def json_default(value):
 
 
 def format_bench(rows) -> str:
-    header = (
-        "variant",
-        "median ms",
-        "p10-p90 ms",
-        "IQR/med",
-        "first call s",
-        "speed-up",
-        "GFLOP/s",
-        "kernel",
-    )
-    lines = []
-    for row in rows:
-        if row["status"] != "ok":
-            lines.append((row["variant"], "failed (below)", "", "", "", "", "", ""))
-            continue
-        lines.append(
-            (
-                row["variant"] + (" (noisy)" if row["noisy"] else ""),
-                f"{row['median_s'] * 1e3:.2f}",
-                f"{row['p10_s'] * 1e3:.2f}-{row['p90_s'] * 1e3:.2f}",
-                f"{row['iqr_s'] / row['median_s']:.2f}",
-                f"{row['first_call_s']:.2f}",
-                f"{row['speedup_vs_baseline']:.2f}x",
-                f"{row['gflops_per_s']:.2f}",
-                row["kernel"],
-            )
-        )
     config = rows[0]["config"]
     training = config["task"] == "training"
     what = f"training step ({config['optimizer']})" if training else "forward pass"
@@ -131,7 +137,7 @@ def format_bench(rows) -> str:
         f"{', XLA' if config['xla'] else ''}, one {what}; speed-up = {rows[0]['baseline']} "
         "time / variant time, paired per round\n"
     )
-    table = text_table(header, lines)
+    table = _table(BENCH_COLUMNS, rows, lambda row: "failed (below)")
     if training:
         table += "\n\n" + format_phases(rows)
     reasons = sorted(
@@ -148,32 +154,6 @@ def format_bench(rows) -> str:
 def format_phases(rows) -> str:
     """A training run's phases, each timed as its own compiled function in the same rounds, their
     sum beside the whole step, and the memory: kept activations (an estimate) and the peak."""
-    header = (
-        "variant",
-        "forward ms",
-        "fwd+bwd ms",
-        "backward ms",
-        "update ms",
-        "sum ms",
-        "sum / step",
-        "kept MB (est.)",
-        "peak MB",
-    )
-    lines = [
-        (
-            row["variant"],
-            f"{row['forward_median_s'] * 1e3:.2f}",
-            f"{row['forward_backward_median_s'] * 1e3:.2f}",
-            f"{row['backward_s'] * 1e3:.2f}",
-            f"{row['update_median_s'] * 1e3:.2f}",
-            f"{row['phase_sum_s'] * 1e3:.2f}",
-            f"{row['phase_sum_s'] / row['median_s']:.2f}",
-            f"{row['kept_activation_bytes'] / 2**20:.1f}",
-            f"{row['peak_memory_bytes'] / 2**20:.1f}",
-        )
-        for row in rows
-        if row["status"] == "ok"
-    ]
     kinds = sorted({row["peak_memory_kind"] for row in rows if row["status"] == "ok"})
     notes = [
         "phases: forward = forward pass (training=True) and loss; fwd+bwd = the same under a "
@@ -182,7 +162,7 @@ def format_phases(rows) -> str:
         "row traced the step's gradient graph.",
         *(f"peak memory: {kind}" for kind in kinds),
     ]
-    return "\n".join([text_table(header, lines), *notes])
+    return "\n".join([_table(PHASE_COLUMNS, rows), *notes])
 
 
 def format_diff(compared, row_a, row_b) -> str:

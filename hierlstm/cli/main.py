@@ -16,6 +16,7 @@ from hierlstm.cli.parser import (
     build_parser,
     config_from_args,
     seed_number,
+    usage,
     whole_number,
 )
 from hierlstm.cli.profile import cmd_profile, profile_settings
@@ -56,21 +57,17 @@ def _join_cluster(args) -> None:
     made, right after TensorFlow's import)."""
     from hierlstm.distributed import parse_cluster, set_cluster
 
-    try:
+    with usage():
         addresses = parse_cluster(args.cluster)
         set_cluster(addresses, whole_number("--task-index", args.task_index, 0, len(addresses) - 1))
-    except SettingError as error:
-        raise UsageError(str(error)) from None
 
 
 def _gpu_memory_limit() -> None:
     """HIERLSTM_GPU_MEMORY_MB, checked before TensorFlow is imported."""
     from hierlstm.hardware import memory_limit_mb
 
-    try:
+    with usage():
         memory_limit_mb()
-    except SettingError as error:
-        raise UsageError(str(error)) from None
 
 
 def _start_devices(args, logical_cpus: int | None) -> None:
@@ -81,14 +78,12 @@ def _start_devices(args, logical_cpus: int | None) -> None:
     from hierlstm.distributed import cluster, distribute
     from hierlstm.hardware import gpu
 
-    try:
+    with usage(RuntimeError, SettingError):
         gpu.configure_memory()
         if logical_cpus:
             cluster.ensure_logical_cpus(logical_cpus)
         if args.command == "worker" or getattr(args, "strategy", None) == "multi_worker":
             distribute.multi_worker_strategy()
-    except (RuntimeError, SettingError) as error:
-        raise UsageError(str(error)) from None
 
 
 def main(argv=None) -> int:

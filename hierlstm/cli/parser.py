@@ -4,6 +4,7 @@ settings with the same one-line messages as the rest of hierlstm."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 
 from hierlstm.config import BOUNDS, DEFAULT_TIMING, SIZE_FIELDS, RunConfig, SettingError, Timing
@@ -15,6 +16,16 @@ CONFIG_FLAGS += ("task", "optimizer")
 
 class UsageError(Exception):
     """A bad argument: reported as one `error:` line with exit status 2."""
+
+
+@contextlib.contextmanager
+def usage(*errors: type[Exception]):
+    """`errors` (SettingError when none are named) raised inside, as a UsageError of the same
+    sentence."""
+    try:
+        yield
+    except tuple(errors or (SettingError,)) as error:
+        raise UsageError(str(error)) from None
 
 
 class Parser(argparse.ArgumentParser):
@@ -253,10 +264,8 @@ def config_from_args(args, **defaults):
         for name in (*CONFIG_FLAGS, "variant")
         if getattr(args, name, None) is not None
     }
-    try:
+    with usage():
         return RunConfig.from_strings(text, **defaults)
-    except SettingError as error:
-        raise UsageError(str(error)) from None
 
 
 def whole_number(flag: str, text: str, low: int = 0, high: int = 10**6) -> int:

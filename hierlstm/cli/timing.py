@@ -16,9 +16,10 @@ from hierlstm.cli.parser import (
     refuse_unsupported,
     shard_of,
     timing_from_args,
+    usage,
     value_list,
 )
-from hierlstm.config import SWEEP_AXES, SettingError, Timing
+from hierlstm.config import SWEEP_AXES, Timing
 from hierlstm.refusals import refusing, writable_file
 
 
@@ -64,10 +65,8 @@ def check_device(config) -> None:
     when it runs but the user should know: float16 emulated on a CPU)."""
     from hierlstm.hardware import precision_supported, resolve_device
 
-    try:
+    with usage():
         resolve_device(config.device)  # gpu:9 on a machine without it
-    except SettingError as error:
-        raise UsageError(str(error)) from None
     ok, message = precision_supported(config.precision, config.device)
     if not ok:
         raise UsageError(message)
@@ -104,10 +103,8 @@ def within_limits(configs) -> None:
         None if in_process(configs) else limits.current_limits(sees_a_gpu=limits.driver_sees_a_gpu)
     )
     for config in configs:
-        try:
+        with usage(LimitError):
             check_limits(config, bounds)
-        except LimitError as error:
-            raise UsageError(str(error)) from None
 
 
 def open_store(args):
@@ -122,15 +119,28 @@ def open_store(args):
     return ResultStore(args.db)
 
 
+def measured(run_and_store, *arguments, **options) -> tuple[object, str]:
+    """`run_and_store(*arguments, **options)` with a progress line on a terminal: (what it
+    returns, ""), or, when the store refused the writes, (what it measured, the refusal's
+    sentence): the results are printed all the same."""
+    from hierlstm.measure import NotStored
+
+    try:
+        return run_and_store(*arguments, **options, on_progress=progress_printer()), ""
+    except NotStored as error:
+        return error.measured, str(error.refused)
+
+
 def said_not_stored(refused: str) -> int:
     """The line after a printed result that the store refused; exit status 1."""
     print(f"error: {refused} The results above were measured but not stored.", file=sys.stderr)
     return 1
 
 
-def environment(configs) -> dict:
+def environment(configs, store=None) -> dict:
     """`--json`'s environment: where, when, and the versions; for a run in the workers, each
-    backend's (its worker's are in every result's `versions` too), without TensorFlow here."""
+    backend's (its worker's are in every result's `versions` too), without TensorFlow here;
+    with a `store`, the file the results went to."""
     import datetime
     import platform
     import socket
@@ -139,31 +149,40 @@ def environment(configs) -> dict:
         "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": socket.gethostname(),
     }
+    stored = {"stored_in": str(store.path)} if store else {}
     if not in_process(configs):
         import os
 
         from hierlstm.backends.worker import backend_versions
 
-        return where | {
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "cpu_cores": len(os.sched_getaffinity(0)),
-            "backends": {config.backend: backend_versions(config.backend) for config in configs},
-        }
+        return (
+            where
+            | {
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "cpu_cores": len(os.sched_getaffinity(0)),
+                "backends": {
+                    config.backend: backend_versions(config.backend) for config in configs
+                },
+            }
+            | stored
+        )
     from hierlstm.hardware import device_report
 
     report = device_report()
-    return where | {
-        "python": report.python,
-        "tensorflow": report.tensorflow,
-        "keras": report.keras,
-        "numpy": report.numpy,
-        "machine": report.machine,
-        "cpu_cores": report.cpu_cores,
-        "gpus": [gpu.name for gpu in report.gpus],
-        "cudnn_available": report.cudnn_available,
-        "cudnn_reason": report.cudnn_reason,
-    }
+    versions = {name: getattr(report, name) for name in ("python", "tensorflow", "keras", "numpy")}
+    return (
+        where
+        | versions
+        | {
+            "machine": report.machine,
+            "cpu_cores": report.cpu_cores,
+            "gpus": [gpu.name for gpu in report.gpus],
+            "cudnn_available": report.cudnn_available,
+            "cudnn_reason": report.cudnn_reason,
+        }
+        | stored
+    )
 
 
 def device_lock(configs, command: str):
@@ -198,13 +217,15 @@ def device_lock(configs, command: str):
     return hold(keys, name=command, program="cli", on_wait=waiting)
 
 
-def progress_printer(enabled: bool):
+def progress_printer(enabled: bool | None = None):
+    """A progress line on stderr (`enabled`: by default, when stderr is a terminal)."""
+
     def report(fraction: float, message: str) -> None:
         print(f"\r[{fraction:4.0%}] {message[:70]:<70}", end="", file=sys.stderr, flush=True)
         if fraction >= 1.0:
             print(file=sys.stderr)
 
-    return report if enabled else None
+    return report if (sys.stderr.isatty() if enabled is None else enabled) else None
 
 
 def _label(config, with_backend: bool) -> str:
@@ -214,7 +235,7 @@ def _label(config, with_backend: bool) -> str:
 def cmd_bench(args) -> int:
     """The configs compared in interleaved rounds, in this process or the backends' workers
     (`hierlstm.measure`), stored, and printed as a table or `--json`."""
-    from hierlstm.measure import NotStored, compare_and_store
+    from hierlstm.measure import compare_and_store
 
     configs, timing = _run_configs(args)
     within_limits(configs)
@@ -224,18 +245,10 @@ def cmd_bench(args) -> int:
     names = [config.variant for config in configs]
     baseline = names.index("nested") if "nested" in names else 0
     with_backend = not in_process(configs)
-    refused = ""
     with device_lock(configs, "bench"):
-        try:
-            outcome, ids = compare_and_store(
-                configs,
-                timing,
-                store,
-                baseline=baseline,
-                on_progress=progress_printer(sys.stderr.isatty()),
-            )
-        except NotStored as error:  # printed below all the same
-            (outcome, ids), refused = error.measured, str(error.refused)
+        (outcome, ids), refused = measured(
+            compare_and_store, configs, timing, store, baseline=baseline
+        )
     rows = []
     for index, result in enumerate(outcome.results):
         row = result.to_dict()
@@ -245,10 +258,8 @@ def cmd_bench(args) -> int:
             row["id"] = ids[index]
         rows.append(row)
     if args.json:
-        env = environment(configs)
-        if store:
-            env["stored_in"] = str(store.path)
-        print(json.dumps({"environment": env, "results": rows}, indent=2, default=json_default))
+        document = {"environment": environment(configs, store), "results": rows}
+        print(json.dumps(document, indent=2, default=json_default))
     else:
         print(
             format_bench(
@@ -280,17 +291,13 @@ def cmd_worker(args) -> int:
 
 def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
     """bench/worker under a strategy: each variant with one replica in the same rounds."""
-    from hierlstm.measure import NotStored, scaling_and_store
+    from hierlstm.measure import scaling_and_store
 
     outcomes, rows, stored, refused = [], [], 0, ""
     with device_lock(configs, args.command):
         for config in configs:
-            try:
-                outcome, ids = scaling_and_store(
-                    config, timing, store, on_progress=progress_printer(sys.stderr.isatty())
-                )
-            except NotStored as error:  # printed below all the same
-                (outcome, ids), refused = error.measured, str(error.refused)
+            (outcome, ids), refusal = measured(scaling_and_store, config, timing, store)
+            refused = refusal or refused
             row = outcome.to_dict()
             if ids:
                 row["id"] = ids[0]
@@ -300,10 +307,7 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
             outcomes.append(outcome)
             rows.append(row)
     if args.json:
-        env = environment(configs)
-        if store:
-            env["stored_in"] = str(store.path)
-        document = {"environment": env, "results": rows}
+        document = {"environment": environment(configs, store), "results": rows}
         if worker:
             document["worker"] = worker
         print(json.dumps(document, indent=2, default=json_default))
@@ -325,7 +329,7 @@ def cmd_sweep(args) -> int:
     point stored as it finishes; a table, `--csv` or `--json`."""
     import pandas as pd
 
-    from hierlstm.measure import NotStored, sweep_and_store
+    from hierlstm.measure import sweep_and_store
 
     values = sweep_values(args)
     if args.shard:
@@ -343,20 +347,9 @@ def cmd_sweep(args) -> int:
     frames, refused = [], ""
     with device_lock(configs, "sweep"):
         for config in configs:
-            try:
-                frames.append(
-                    sweep_and_store(
-                        config,
-                        args.axis,
-                        values,
-                        timing,
-                        store,
-                        on_progress=progress_printer(sys.stderr.isatty()),
-                    )
-                )
-            except NotStored as error:  # the points are printed all the same
-                frames.append(error.measured)
-                refused = str(error.refused)
+            frame, refusal = measured(sweep_and_store, config, args.axis, values, timing, store)
+            frames.append(frame)
+            refused = refusal or refused
     table = pd.concat(frames, ignore_index=True)
     if args.csv:
         try:

@@ -109,18 +109,8 @@ V4_COLUMNS = (
     *("kept_activation_bytes", "status", "error"),
     *("python_version", "tensorflow_version", "keras_version", "numpy_version"),
 )
-# Schema 2's columns, as that version wrote them; frozen, unlike COLUMNS.
-V2_COLUMNS = (
-    *("id", "created_at", "host"),
-    *("variant", "batch_size", "time_steps", "height", "filters", "kernel_size", "pool_height"),
-    *("inner_units", "outer_units", "precision", "xla", "lstm_kernel", "device_spec"),
-    *("strategy", "devices"),
-    *("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s"),
-    *("repeats", "warmup", "noisy", "samples_per_s", "steps_per_s", "flops", "gflops_per_s"),
-    *("peak_memory_bytes", "peak_memory_kind", "kernel", "kernel_reason", "trace_count"),
-    *("device", "status", "error"),
-    *("python_version", "tensorflow_version", "keras_version", "numpy_version"),
-)
+# Schema 2's columns, as that version wrote them: schema 4's without the training ones.
+V2_COLUMNS = tuple(column for column in V4_COLUMNS if column not in ADDED_IN_V3)
 
 
 def user_version(connection: sqlite3.Connection) -> int:
