@@ -46,8 +46,8 @@ from hierlstm.cli.timing import (
     check_device,
     device_lock,
     environment,
+    measured,
     open_store,
-    progress_printer,
     said_not_stored,
     within_limits,
 )
@@ -94,7 +94,7 @@ def cmd_profile(args) -> int:
     in this process, JAX's and torch's in their workers, one capture folder each), printed and
     each summary row stored; 1 if any profile failed, the others still printed."""
     from hierlstm.backends.pool import RunFailed
-    from hierlstm.measure import IN_PROCESS, NotStored, profile_and_store
+    from hierlstm.measure import IN_PROCESS, profile_and_store
 
     config, timing, steps, logdir = profile_settings(args)  # --trace-json checked there too
     names = backends_from_args(args)
@@ -116,26 +116,22 @@ def cmd_profile(args) -> int:
         for run in configs:
             folder = logdir / run.backend if logdir is not None and len(configs) > 1 else logdir
             try:
-                profiles.append(
-                    profile_and_store(
-                        run,
-                        timing,
-                        None if refused else store,
-                        steps=steps,
-                        logdir=folder,
-                        on_progress=progress_printer(sys.stderr.isatty()),
-                    )
-                )
-            except NotStored as error:  # printed below all the same
-                profiles.append((error.measured[0], None))
-                refused = str(error.refused)
+                (result, stored_id), refusal = measured(
+                    profile_and_store, run, timing, None if refused else store, steps=steps,
+                    logdir=folder,
+                )  # fmt: skip
             except failures as error:  # a refused setting, an op error, out of memory
                 kind = "refused" if isinstance(error, SettingError) else "failed"
                 line = error.result.error if isinstance(error, RunFailed) else error_line(error)
                 where = "" if run.backend == IN_PROCESS else f" on {run.backend}"
                 print(f"profile {kind}{where}: {line}", file=sys.stderr)
                 status = 1
-    if args.trace_json is not None and profiles:
+                continue
+            profiles.append((result, stored_id))
+            refused = refused or refusal
+    if not profiles:
+        return status
+    if args.trace_json is not None:
         if written := write_trace([result for result, _ in profiles], Path(args.trace_json)):
             return written
     if args.json:
@@ -147,12 +143,12 @@ def cmd_profile(args) -> int:
             }
             for result, stored_id in profiles
         ]
-        several = {"profiles": documents} if len(configs) > 1 else documents[0] if documents else {}
+        several = {"profiles": documents} if len(configs) > 1 else documents[0]
         document = {"environment": environment(configs), **several}
         print(json.dumps(document, indent=2, default=json_default))
     else:
         print("\n\n".join(format_profile(result) for result, _ in profiles))
-        if store and not refused and profiles:
+        if store and not refused:
             print(f"stored the profile's summary in {store.path}", file=sys.stderr)
     return said_not_stored(refused) if refused else status
 
