@@ -46,7 +46,7 @@ def draw(status: warmup.Status) -> None:
     else:
         banner.starting_banner()
     st.title(state.text(f"{frame.heading}.title"))
-    st.markdown(state.text(f"{frame.heading}.intro"))
+    state.lead(f"{frame.heading}.intro", controls.config)
     if not status.ready:
         warmup_page.wait_in_page()  # the whole page runs again when the warm-up is ready
         st.stop()

@@ -261,7 +261,7 @@ elif frame is None:
 
 # 10. Three backends: this machine's latest stored comparison ---------------------------------
 st.header(_("lesson.backends.title"))
-st.markdown(_("lesson.backends.body"))
+state.lead("lesson.backends.body", config)
 numbers = outcomes.stored_comparison(caches.result_store())
 if numbers.empty:
     st.info(_("lesson.backends.none"), icon=":material/compare_arrows:")

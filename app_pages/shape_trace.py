@@ -28,7 +28,7 @@ for tab, config in zip(tabs, configs, strict=True):
         continue
     with tab:
         title = state.variant_title(config.variant)
-        st.markdown(f"**{title}** · {state.variant_explanation(config.variant)}")
+        state.lead(VARIANTS[config.variant].explanation_key, config, prefix=f"**{title}** · ")
         if problem := caches.trace_problem(config):
             st.warning(problem, icon=":material/hourglass_top:")
             continue

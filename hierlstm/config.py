@@ -71,6 +71,18 @@ def data_folder(environ: Mapping[str, str] | None = None) -> Path:
     return Path(data_home) / "hierlstm"
 
 
+def named_sizes(config: RunConfig) -> dict[str, int]:
+    """The sizes a catalogue text names ({height}, {rows}, {filters}, {inner}, {outer}): the
+    config's, so a text follows Advanced geometry."""
+    return {
+        "height": config.height,
+        "filters": config.filters,
+        "rows": config.rows,
+        "inner": config.inner_units,
+        "outer": config.outer_units,
+    }
+
+
 def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
     """A new folder for one profile capture: <data folder>/profiles/<UTC time>-<variant>-<task>,
     and -<backend> after it for a capture a JAX or torch worker writes. Here, without

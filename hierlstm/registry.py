@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from hierlstm.i18n import t
+from hierlstm.i18n import MESSAGES, t
 
 BACKENDS = ("tensorflow", "jax", "torch")  # Keras 3's backends, one per process (KERAS_BACKEND)
 PORTABLE = BACKENDS  # a variant written with Keras layers and keras.ops only runs on all three
@@ -55,7 +55,12 @@ class Variant:
         return t(self.title_key, lang)
 
     def explanation(self, lang: str = "en") -> str:
-        return t(self.explanation_key, lang)
+        """Its explanation and detail, at the question's sizes (the app names the sidebar's)."""
+        from hierlstm.config import RunConfig, named_sizes
+
+        sizes, more = named_sizes(RunConfig()), f"{self.explanation_key}.more"
+        detail = " " + t(more, lang, **sizes) if more in MESSAGES else ""
+        return t(self.explanation_key, lang, **sizes) + detail
 
 
 VARIANTS: dict[str, Variant] = {

@@ -20,9 +20,10 @@ from hierlstm.config import (
     RunConfig,
     SettingError,
     Timing,
+    named_sizes,
     out_of_bounds,
 )
-from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
+from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, MESSAGES, t
 from hierlstm.measure import IN_PROCESS  # the backend of the server's own process
 from hierlstm.registry import BACKENDS, VARIANTS
 
@@ -99,8 +100,14 @@ def variant_title(name: str) -> str:
     return text(VARIANTS[name].title_key)
 
 
-def variant_explanation(name: str) -> str:
-    return text(VARIANTS[name].explanation_key)
+def lead(key: str, config, prefix: str = "") -> None:
+    """A paragraph a page shows at once, kept short, after `prefix`; its detail (`KEY.more`,
+    where the catalogue has one) in an expander below it. Both name the config's sizes."""
+    sizes = named_sizes(config)
+    st.markdown(prefix + text(key, **sizes))
+    if f"{key}.more" in MESSAGES:
+        with st.expander(text("frame.more")):
+            st.markdown(text(f"{key}.more", **sizes))
 
 
 # --- the Backend choice -------------------------------------------------------------------
