@@ -297,6 +297,10 @@ IMPORT_CASES = {
         ("json", json_file(spoil(2, median_s="fast"))),
         "row 3: median_s must be a number; got 'fast'.",
     ),
+    "non-numeric-time-csv": (
+        ("csv", csv_file(spoil(2, median_s="fast"))),
+        "row 3: median_s must be a number; got 'fast'. (1 of 3 rows bad)",
+    ),
     "malformed-json": (
         ("json", lambda rows: as_json(rows)[:-20]),
         "import rejected: unreadable JSON",
