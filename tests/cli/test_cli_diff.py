@@ -11,17 +11,11 @@ from pathlib import Path
 
 import pytest
 from factories import make_failed_result, make_result, make_training_result
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.results.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture

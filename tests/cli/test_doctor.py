@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.hardware import and_cuda_packages, devices, missing_packages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,12 +42,6 @@ def no_gpu(monkeypatch, tmp_path):
 @pytest.fixture
 def fake_h100(no_gpu, monkeypatch):
     monkeypatch.setenv("PATH", f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}")
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_doctor_without_a_gpu_probes_the_cpu_and_exits_0(capsys, no_gpu):
