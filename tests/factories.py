@@ -15,15 +15,21 @@ VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy
 TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 
 
-def run_cli(capsys, *argv: str | Path) -> tuple[int, str, str]:
-    """`python -m hierlstm` run in this process: its exit status, stdout and stderr. A string
-    with spaces is split at them (`"bench --variant folded"`); a Path is one argument."""
-    from hierlstm.cli.main import main
-
+def cli_words(*argv: str | Path) -> list[str]:
+    """A command line's words: a string with spaces is split at them (`"bench --variant
+    folded"`); a Path is one word."""
     split = [
         item.split() if isinstance(item, str) and " " in item else [str(item)] for item in argv
     ]
-    status = main([word for words in split for word in words])
+    return [word for words in split for word in words]
+
+
+def run_cli(capsys, *argv: str | Path) -> tuple[int, str, str]:
+    """`python -m hierlstm` run in this process on `cli_words(*argv)`: its exit status, stdout
+    and stderr."""
+    from hierlstm.cli.main import main
+
+    status = main(cli_words(*argv))
     out, err = capsys.readouterr()
     return status, out, err
 

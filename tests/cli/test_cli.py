@@ -162,6 +162,7 @@ BAD_WITHOUT_TENSORFLOW = [
     ["sweep", "--variant", "folded", "--axis", "time_steps", "--values", "1", "--task", "fit"],
     ["check", "--task", "learning"],
     ["bench", "--variant", "folded", "--task", "training", "--strategy", "mirrored"],
+    ["doctor", "--bad-flag"],
 ]
 
 
