@@ -26,13 +26,14 @@ from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS
 from hierlstm.results.store import ResultStore
 
-LIMIT_VARIABLES = (
-    "HIERLSTM_MAX_BATCH",
-    "HIERLSTM_MAX_TIME_STEPS",
-    "HIERLSTM_MEMORY_BUDGET_MB",
-    "HIERLSTM_TRACE_BUDGET_STEPS",
-    "HIERLSTM_CONFIRM_SECONDS",
+LIMITS = (
+    "MAX_BATCH",
+    "MAX_TIME_STEPS",
+    "MEMORY_BUDGET_MB",
+    "TRACE_BUDGET_STEPS",
+    "CONFIRM_SECONDS",
 )
+LIMIT_VARIABLES = [f"HIERLSTM_{name}" for name in LIMITS]
 SMALL_BUDGET = ("HIERLSTM_MEMORY_BUDGET_MB", "64")  # batch 1024 x time 2000 needs far more
 FIFTY_MB = 50 * 2**20
 ONE_OF_VARIANTS = f"variant must be one of {', '.join(VARIANTS)}"
