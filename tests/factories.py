@@ -1,9 +1,11 @@
 """Test data shared by the results, store, bad-input and app tests: plausible measurements, an
-equality that counts NaN as equal to NaN, and the app's pages with their English titles."""
+equality that counts NaN as equal to NaN, and the app's pages with their English titles; and the
+command line run in this process."""
 
 import dataclasses
 import math
 import re
+from pathlib import Path
 
 from hierlstm.config import RunConfig
 from hierlstm.records import BenchResult, Stats
@@ -12,6 +14,25 @@ from hierlstm.records import BenchResult, Stats
 SHORT_RUNS = {"profile": ("profile_steps", 2), "scaling": ("sweep_values_time_steps", "2, 4")}
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
+
+
+def cli_words(*argv: str | Path) -> list[str]:
+    """A command line's words: a string with spaces is split at them (`"bench --variant
+    folded"`); a Path is one word."""
+    split = [
+        item.split() if isinstance(item, str) and " " in item else [str(item)] for item in argv
+    ]
+    return [word for words in split for word in words]
+
+
+def run_cli(capsys, *argv: str | Path) -> tuple[int, str, str]:
+    """`python -m hierlstm` run in this process on `cli_words(*argv)`: its exit status, stdout
+    and stderr."""
+    from hierlstm.cli.main import main
+
+    status = main(cli_words(*argv))
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
 def make_result(status="ok", **changes) -> BenchResult:

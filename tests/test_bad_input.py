@@ -6,12 +6,10 @@ problem (no traceback) and the results store, seeded with real rows, is left exa
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 from factories import make_result
@@ -28,28 +26,19 @@ from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS
 from hierlstm.results.store import ResultStore
 
-LIMIT_VARIABLES = (
-    "HIERLSTM_MAX_BATCH",
-    "HIERLSTM_MAX_TIME_STEPS",
-    "HIERLSTM_MEMORY_BUDGET_MB",
-    "HIERLSTM_TRACE_BUDGET_STEPS",
-    "HIERLSTM_CONFIRM_SECONDS",
+LIMITS = (
+    "MAX_BATCH",
+    "MAX_TIME_STEPS",
+    "MEMORY_BUDGET_MB",
+    "TRACE_BUDGET_STEPS",
+    "CONFIRM_SECONDS",
 )
-SMALL_BUDGET = {"HIERLSTM_MEMORY_BUDGET_MB": "64"}  # batch 1024 x time 2000 needs far more
+LIMIT_VARIABLES = [f"HIERLSTM_{name}" for name in LIMITS]
+SMALL_BUDGET = ("HIERLSTM_MEMORY_BUDGET_MB", "64")  # batch 1024 x time 2000 needs far more
 FIFTY_MB = 50 * 2**20
 ONE_OF_VARIANTS = f"variant must be one of {', '.join(VARIANTS)}"
 ONE_OF_PRECISIONS = f"precision must be one of {', '.join(PRECISIONS)}"
 OVERSIZE = f"the input is 50.0 MB, over the {MAX_IMPORT_BYTES / 2**20:.0f} MB limit"
-
-
-@dataclasses.dataclass(frozen=True)
-class Case:
-    id: str
-    entry: str  # "config" | "cli" | "url" | "import"
-    given: Any  # config, url: {name: text}; cli: argv; import: (format, rows -> bytes)
-    message: str  # a part of the one-line message the user gets
-    file: tuple[str, Callable] | None = None  # cli: (file name, rows -> bytes), as "{file}"
-    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 # ---- stored rows and import files ------------------------------------------------------------
@@ -113,97 +102,62 @@ def with_extra_field(rows: list[dict]) -> bytes:
     return "\n".join([header, first + ",surplus", *rest]).encode()
 
 
-# ---- the cases --------------------------------------------------------------------------------
+# ---- the cases: {id: (what is given, a part of the one-line message the user gets)} ------------
+# config and url: {name: text}; cli: argv ("{db}": the seeded store, "{file}": CLI_FILES' file);
+# import: (format, rows -> bytes). A case whose id ends "memory-budget" runs under SMALL_BUDGET.
 
-CONFIG_CASES = [
-    Case(
-        "zero-batch",
-        "config",
-        {"batch_size": "0"},
-        "batch_size must be between 1 and 65536; got 0.",
-    ),
-    Case(
-        "negative-height",
-        "config",
-        {"height": "-36"},
-        "height must be between 1 and 4096; got -36.",
-    ),
-    Case(
-        "huge-time-steps",
-        "config",
+CONFIG_CASES = {
+    "zero-batch": ({"batch_size": "0"}, "batch_size must be between 1 and 65536; got 0."),
+    "negative-height": ({"height": "-36"}, "height must be between 1 and 4096; got -36."),
+    "huge-time-steps": (
         {"time_steps": "10000000"},
         "time_steps must be between 1 and 100000; got 10000000.",
     ),
-    Case(
-        "non-numeric-filters",
-        "config",
+    "non-numeric-filters": (
         {"filters": "sixteen"},
         "filters must be a whole number between 1 and 1024; got 'sixteen'.",
     ),
-    Case(
-        "height-below-pool",
-        "config",
+    "height-below-pool": (
         {"height": "12", "pool_height": "24"},
         "height must be at least pool_height (24) so pooling leaves one row; got 12.",
     ),
-    Case("unknown-variant", "config", {"variant": "fastest"}, f"{ONE_OF_VARIANTS}; got 'fastest'."),
-    Case(
-        "unknown-precision",
-        "config",
-        {"precision": "float16"},
-        f"{ONE_OF_PRECISIONS}; got 'float16'.",
-    ),
-    Case("unknown-device", "config", {"device": "tpu:0"}, "device must be auto, cpu or gpu:N"),
-    Case(
-        "batch-over-server-limit",
-        "config",
+    "unknown-variant": ({"variant": "fastest"}, f"{ONE_OF_VARIANTS}; got 'fastest'."),
+    "unknown-precision": ({"precision": "float16"}, f"{ONE_OF_PRECISIONS}; got 'float16'."),
+    "unknown-device": ({"device": "tpu:0"}, "device must be auto, cpu or gpu:N"),
+    "batch-over-server-limit": (
         {"batch_size": "2048"},
         "batch_size 2048 is over this server's limit of 1024 (HIERLSTM_MAX_BATCH).",
     ),
-    Case(
-        "time-distributed-over-trace-budget",
-        "config",
+    "time-distributed-over-trace-budget": (
         {"variant": "time_distributed", "time_steps": "201"},
         "time_distributed would unroll 201 inner LSTM calls into one graph, an estimated 40 s of "
         "tracing, over the trace budget of 200 calls; use folded",
     ),
-    Case(
-        "over-memory-budget",
-        "config",
+    "over-memory-budget": (
         {"batch_size": "1024", "time_steps": "2000"},
         "MB of activations, over the budget of 64 MB (HIERLSTM_MEMORY_BUDGET_MB)",
-        env=SMALL_BUDGET,
     ),
-    Case("unknown-task", "config", {"task": "fit"}, "task must be one of inference, training"),
-    Case(
-        "unknown-optimizer",
-        "config",
+    "unknown-task": ({"task": "fit"}, "task must be one of inference, training"),
+    "unknown-optimizer": (
         {"task": "training", "optimizer": "rmsprop"},
         "optimizer must be one of sgd, adam; got 'rmsprop'.",
     ),
-    Case(
-        "training-under-a-strategy",
-        "config",
+    "training-under-a-strategy": (
         {"task": "training", "strategy": "mirrored"},
         "task training times one step on one device; strategy must be none",
     ),
-    Case(
-        "training-over-memory-budget",
-        "config",
+    "training-over-memory-budget": (
         {"task": "training", "batch_size": "32", "time_steps": "100"},  # inference would fit
         "MB for a training step (activations kept for the backward pass, gradients and "
         "optimizer state), over the budget of 64 MB",
-        env=SMALL_BUDGET,
     ),
-    Case(
-        "time-distributed-training-over-trace-budget",
-        "config",
+    "time-distributed-training-over-trace-budget": (
         {"task": "training", "variant": "time_distributed", "time_steps": "100"},
         "time_distributed would unroll 100 inner LSTM calls and their gradients into its "
         "training graphs, an estimated 60 s of tracing, over the trace budget of 200 calls (a "
         "training step counts each 3 times)",
     ),
-]
+}
 
 
 def bench(*flags: str) -> list[str]:
@@ -214,292 +168,165 @@ def bench(*flags: str) -> list[str]:
 
 def sweep(*flags: str) -> list[str]:
     small = ["--batch-size", "1", "--repeats", "1", "--warmup", "0", "--db", "{db}"]
-    return [
-        "sweep",
-        "--variant",
-        "folded",
-        "--axis",
-        "time_steps",
-        "--values",
-        "2,3",
-        *small,
-        *flags,
-    ]
+    axis = ["--axis", "time_steps", "--values", "2,3"]
+    return ["sweep", "--variant", "folded", *axis, *small, *flags]
 
 
-CLI_CASES = [
-    Case(
-        "zero-batch",
-        "cli",
-        bench("--batch-size", "0"),
-        "batch_size must be between 1 and 65536; got 0.",
-    ),
-    Case(
-        "negative-time-steps",
-        "cli",
+IMPORT_ARGV = ["results", "import", "{file}", "--db", "{db}"]
+CLI_CASES = {
+    "zero-batch": (bench("--batch-size", "0"), "batch_size must be between 1 and 65536; got 0."),
+    "negative-time-steps": (
         sweep("--axis", "batch_size", "--time-steps", "-5"),
         "time_steps must be between 1 and 100000; got -5.",
     ),
-    Case(
-        "huge-batch",
-        "cli",
+    "huge-batch": (
         bench("--batch-size", "4096"),
         "batch_size 4096 is over this server's limit of 1024",
     ),
-    Case(
-        "non-numeric-time-steps",
-        "cli",
+    "non-numeric-time-steps": (
         bench("--time-steps", "ten"),
         "time_steps must be a whole number between 1 and 100000; got 'ten'.",
     ),
-    Case(
-        "height-below-pool",
-        "cli",
-        bench("--height", "2"),
-        "height must be at least pool_height (3)",
-    ),
-    Case(
-        "unknown-variant",
-        "cli",
-        bench("--variant", "fastest"),
-        f"{ONE_OF_VARIANTS}; got 'fastest'.",
-    ),
-    Case(
-        "unknown-precision",
-        "cli",
+    "height-below-pool": (bench("--height", "2"), "height must be at least pool_height (3)"),
+    "unknown-variant": (bench("--variant", "fastest"), f"{ONE_OF_VARIANTS}; got 'fastest'."),
+    "unknown-precision": (
         bench("--precision", "float64"),
         f"{ONE_OF_PRECISIONS}; got 'float64'.",
     ),
-    Case("unknown-device", "cli", bench("--device", "tpu"), "device must be auto, cpu or gpu:N"),
-    Case(
-        "time-distributed-over-trace-budget",
-        "cli",
+    "unknown-device": (bench("--device", "tpu"), "device must be auto, cpu or gpu:N"),
+    "time-distributed-over-trace-budget": (
         bench("--variant", "time_distributed", "--time-steps", "500"),
         "time_distributed would unroll 500 inner LSTM calls into one graph",
     ),
-    Case(
-        "sweep-to-time-distributed-over-trace-budget",
-        "cli",
+    "sweep-to-time-distributed-over-trace-budget": (
         sweep("--variant", "time_distributed", "--values", "10,300"),
         "time_distributed would unroll 300 inner LSTM calls into one graph",
     ),
-    Case(
-        "over-memory-budget",
-        "cli",
+    "over-memory-budget": (
         bench("--batch-size", "1024", "--time-steps", "2000"),
         "over the budget of 64 MB",
-        env=SMALL_BUDGET,
     ),
-    Case("unknown-task", "cli", bench("--task", "train"), "task must be one of inference, "),
-    Case(
-        "optimizer-without-training",
-        "cli",
+    "unknown-task": (bench("--task", "train"), "task must be one of inference, "),
+    "optimizer-without-training": (
         bench("--optimizer", "adam"),
         "--optimizer sets a training step's update; add --task training.",
     ),
-    Case(
-        "training-over-memory-budget",
-        "cli",
+    "training-over-memory-budget": (
         bench("--task", "training", "--batch-size", "32", "--time-steps", "100"),
         "MB for a training step",
-        env=SMALL_BUDGET,
     ),
-    Case(
-        "missing-gpu",
-        "cli",
-        bench("--device", "gpu:9"),
-        "gpu:9",  # refused before building, not a failed run (and no traceback from the store)
-    ),
-    Case(
-        "trace-time-distributed-over-trace-budget",
-        "cli",
+    # refused before building, not a failed run (and no traceback from the store)
+    "missing-gpu": (bench("--device", "gpu:9"), "gpu:9"),
+    "trace-time-distributed-over-trace-budget": (
         ["trace", "--variant", "time_distributed", "--time-steps", "500", "--batch-size", "1"],
         "time_distributed would unroll 500 inner LSTM calls into one graph",
     ),
-    Case(
-        "non-numeric-sweep-values",
-        "cli",
+    "non-numeric-sweep-values": (
         sweep("--values", "ten,twenty"),
         "--values must be comma-separated whole numbers",
     ),
-    Case(
-        "db-and-no-store",
-        "cli",
-        bench("--no-store"),
-        "--db and --no-store cannot be used together.",
-    ),
-    Case(
-        "import-with-one-bad-row",
-        "cli",
-        ["results", "import", "{file}", "--db", "{db}"],
+    "db-and-no-store": (bench("--no-store"), "--db and --no-store cannot be used together."),
+    "import-with-one-bad-row": (
+        IMPORT_ARGV,
         "import rejected: row 2: batch_size must be between 1 and 65536; got 0. (1 of 3 rows bad)",
-        file=("rows.json", json_file(spoil(1, config={"batch_size": 0}))),
     ),
-    Case(
-        "import-50-mb",
-        "cli",
-        ["results", "import", "{file}", "--db", "{db}"],
-        "import refused: " + OVERSIZE,
-        file=("rows.json", padded_to_50_mb),
-    ),
-    Case(
-        "import-unknown-extension",
-        "cli",
-        ["results", "import", "{file}", "--db", "{db}"],
-        "name it .csv or .json",
-        file=("rows.txt", json_file()),
-    ),
-]
+    "import-50-mb": (IMPORT_ARGV, "import refused: " + OVERSIZE),
+    "import-unknown-extension": (IMPORT_ARGV, "name it .csv or .json"),
+}
+# The file each import case's "{file}" names: (file name, rows -> bytes).
+CLI_FILES = {
+    "import-with-one-bad-row": ("rows.json", json_file(spoil(1, config={"batch_size": 0}))),
+    "import-50-mb": ("rows.json", padded_to_50_mb),
+    "import-unknown-extension": ("rows.txt", json_file()),
+}
 
-URL_CASES = [
-    Case(
-        "strategy-multi-worker",
-        "url",
-        {"strategy": "multi_worker"},
-        "the app runs strategy none or mirrored; multi_worker runs from the command line",
-    ),
-    Case(
-        "devices-not-on-this-server",
-        "url",
-        {"devices": "gpu:7"},
-        "devices must be among this server's cpu:0",
-    ),
-    Case(
-        "zero-batch", "url", {"batch_size": "0"}, "batch_size must be between 1 and 65536; got 0."
-    ),
-    Case(
-        "negative-time-steps",
-        "url",
+URL_CASES = {
+    "negative-time-steps": (
         {"time_steps": "-5"},
         "time_steps must be between 1 and 100000; got -5.",
     ),
-    Case(
-        "huge-batch",
-        "url",
+    "huge-batch": (
         {"batch_size": "2048"},
         "batch_size must be between 1 and 1024 in the app; got 2048.",
     ),
-    Case(
-        "non-numeric-time-steps",
-        "url",
+    "non-numeric-time-steps": (
         {"time_steps": "ten"},
         "time_steps must be a whole number between 1 and 100000; got 'ten'.",
     ),
-    Case(
-        "height-below-pool",
-        "url",
+    "height-below-pool": (
         {"height": "10", "pool_height": "20"},  # each fine alone, not together
         "height, pool_height=10, 20 ignored, default used: height must be at least pool_height",
     ),
-    Case(
-        "unknown-variant",
-        "url",
-        {"variants": "fastest"},
-        f"variants must be names from {', '.join(VARIANTS)}.",
-    ),
-    Case(
-        "unknown-precision", "url", {"precision": "float16"}, f"{ONE_OF_PRECISIONS}; got 'float16'."
-    ),
-    Case("unknown-device", "url", {"device": "tpu"}, "device must be auto, cpu or gpu:N"),
-    Case(
-        "missing-gpu",
-        "url",
-        {"device": "gpu:99"},
-        "device gpu:99 is not available: TensorFlow sees",
-    ),
+    "unknown-device": ({"device": "tpu"}, "device must be auto, cpu or gpu:N"),
     # Each of these parameters is fine alone and the link opens with them; the Run is refused.
-    Case(
-        "time-distributed-over-trace-budget",
-        "url",
+    "time-distributed-over-trace-budget": (
         {"variants": "time_distributed", "time_steps": "500"},
         "Not run: time_distributed would unroll 500 inner LSTM calls into one graph",
     ),
-    Case(
-        "over-memory-budget",
-        "url",
+    "over-memory-budget": (
         {"batch_size": "1024", "time_steps": "2000"},
         "Not run: this run needs an estimated",
-        env=SMALL_BUDGET,
     ),
-]
+}
 
-IMPORT_CASES = [
-    Case(
-        "one-bad-row-json",
-        "import",
+IMPORT_CASES = {
+    "one-bad-row-json": (
         ("json", json_file(spoil(1, config={"batch_size": 0}))),
         "import rejected: row 2: batch_size must be between 1 and 65536; got 0. (1 of 3 rows bad)",
     ),
-    Case(
-        "non-numeric-size-csv",
-        "import",
+    "non-numeric-size-csv": (
         ("csv", csv_file(spoil(2, config={"time_steps": "ten"}))),
         "row 3: time_steps must be a whole number; got 'ten'. (1 of 3 rows bad)",
     ),
-    Case(
-        "negative-size-csv",
-        "import",
+    "negative-size-csv": (
         ("csv", csv_file(spoil(0, config={"inner_units": -48}))),
         "row 1: inner_units must be between 1 and 2048; got -48.",
     ),
-    Case(
-        "height-below-pool",
-        "import",
+    "height-below-pool": (
         ("json", json_file(spoil(1, config={"height": 2}))),
         "row 2: height must be at least pool_height (3)",
     ),
-    Case(
-        "unknown-variant",
-        "import",
+    "unknown-variant": (
         ("json", json_file(spoil(0, variant="fastest", config={"variant": "fastest"}))),
         f"row 1: {ONE_OF_VARIANTS}; got 'fastest'.",
     ),
-    Case(
-        "unknown-precision",
-        "import",
+    "unknown-precision": (
         ("csv", csv_file(spoil(1, config={"precision": "float8"}))),
         f"row 2: {ONE_OF_PRECISIONS}; got 'float8'.",
     ),
-    Case(
-        "non-numeric-time",
-        "import",
+    "non-numeric-time": (
         ("json", json_file(spoil(2, median_s="fast"))),
         "row 3: median_s must be a number; got 'fast'.",
     ),
-    Case(
-        "malformed-json",
-        "import",
+    "non-numeric-time-csv": (
+        ("csv", csv_file(spoil(2, median_s="fast"))),
+        "row 3: median_s must be a number; got 'fast'. (1 of 3 rows bad)",
+    ),
+    "malformed-json": (
         ("json", lambda rows: as_json(rows)[:-20]),
         "import rejected: unreadable JSON",
     ),
-    Case(
-        "csv-missing-columns",
-        "import",
+    "csv-missing-columns": (
         ("csv", lambda rows: as_csv(rows, [c for c in COLUMNS if c not in ("median_s", "p90_s")])),
         "import rejected: the CSV header lacks median_s, p90_s.",
     ),
-    Case(
-        "csv-row-with-extra-field",
-        "import",
+    "csv-row-with-extra-field": (
         ("csv", with_extra_field),
         "row 1: has a different number of fields from the header.",
     ),
-    Case("50-mb", "import", ("json", padded_to_50_mb), "import refused: " + OVERSIZE),
-    Case(
-        "training-row-without-its-phases",
-        "import",
+    "50-mb": (("json", padded_to_50_mb), "import refused: " + OVERSIZE),
+    "training-row-without-its-phases": (
         ("json", json_file(spoil(1, config={"task": "training"}))),
         "row 2: forward_median_s must be a number when status is ok; got None.",
     ),
-    Case(
-        "unknown-optimizer",
-        "import",
+    "unknown-optimizer": (
         ("csv", csv_file(spoil(0, config={"optimizer": "lbfgs"}))),
         "row 1: optimizer must be one of sgd, adam; got 'lbfgs'.",
     ),
-]
+}
 
-CASES = CONFIG_CASES + CLI_CASES + URL_CASES + IMPORT_CASES
+ENTRIES = {"config": CONFIG_CASES, "cli": CLI_CASES, "url": URL_CASES, "import": IMPORT_CASES}
+CASES = [(entry, id, *case) for entry, cases in ENTRIES.items() for id, case in cases.items()]
 
 
 # ---- how each entry point gives its message ---------------------------------------------------
@@ -568,47 +395,45 @@ def files_in(directory: Path) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{case.entry}-{case.id}" for case in CASES])
+@pytest.mark.parametrize(
+    ("entry", "id", "given", "expected"), CASES, ids=[f"{e}-{i}" for e, i, *_ in CASES]
+)
 def test_bad_input_gives_one_line_and_changes_nothing_stored(
-    case, seeded_store, tmp_path, monkeypatch, capsys
+    entry, id, given, expected, seeded_store, tmp_path, monkeypatch, capsys
 ):
-    for name, value in case.env.items():
-        monkeypatch.setenv(name, value)
-    if case.entry == "cli":
-        argv = [part.replace("{db}", str(seeded_store.path)) for part in case.given]
-        if case.file:
-            name, contents = case.file
+    if id.endswith("memory-budget"):
+        monkeypatch.setenv(*SMALL_BUDGET)
+    if entry == "cli":
+        argv = [part.replace("{db}", str(seeded_store.path)) for part in given]
+        if id in CLI_FILES:
+            name, contents = CLI_FILES[id]
             path = tmp_path / name
             path.write_bytes(contents(rows_from_elsewhere(tmp_path)))
             argv = [part.replace("{file}", str(path)) for part in argv]
-    if case.entry == "import":
-        format, contents = case.given
+    if entry == "import":
+        format, contents = given
         data = contents(rows_from_elsewhere(tmp_path))
     stored, files = seeded_store.export_json(), files_in(tmp_path)
     assert seeded_store.count() == 2
 
-    if case.entry == "config":
-        message = config_message(case.given)
-    elif case.entry == "cli":
+    if entry == "config":
+        message = config_message(given)
+    elif entry == "cli":
         message = cli_message(argv, capsys)
-    elif case.entry == "url":
-        message = url_message(case.given)
+    elif entry == "url":
+        message = url_message(given)
     else:
         message = import_message(seeded_store, data, format)
 
-    assert case.message in message
+    assert expected in message
     assert "\n" not in message and "Traceback" not in message
     assert seeded_store.export_json() == stored
     assert files_in(tmp_path) == files  # nor anything written beside it
 
 
 def test_every_entry_point_has_its_cases():
-    counts = {
-        entry: sum(case.entry == entry for case in CASES)
-        for entry in ("config", "cli", "url", "import")
-    }
-    assert min(counts.values()) >= 6 and len(CASES) >= 25
-    assert len({(case.entry, case.id) for case in CASES}) == len(CASES)
+    assert min(len(cases) for cases in ENTRIES.values()) >= 6 and len(CASES) >= 25
+    assert all(id in CLI_CASES and "{file}" in CLI_CASES[id][0] for id in CLI_FILES)
 
 
 def test_an_unknown_url_parameter_is_ignored_silently():

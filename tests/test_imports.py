@@ -35,28 +35,13 @@ LAYERS = (
     ("hierlstm.app", "hierlstm.cli"),
     ("hierlstm.__main__",),
 )
-PURE = [
-    "config",
-    "registry",
-    "i18n",
-    "records",
-    "refusals",
-    "model.cost",
-    "model.cudnn",
-    "timing.basics",
-    "timing.summary",
-    "timing.rounds",
-    "timing.rss",
-    "backends.worker",
-    "backends",
-    "backends.kernels",
-    "hardware.gpu",
-    "hardware.nvidia",
-    "admission.limits",
-    "admission.estimate",
-    "results.diff",
-    "app.diff_view",
-]
+# Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
+# the app's figures found by name, so that a new one is checked too.
+PURE = """config registry i18n records refusals model.cost model.cudnn model.trace_notes
+timing.basics timing.summary timing.rounds timing.rss backends backends.worker backends.kernels
+hardware.gpu hardware.nvidia admission.limits admission.estimate distributed.distribute
+distributed.cluster results.diff app.diff_view app.figure_style""".split()
+PURE += [f"app.{path.stem}" for path in sorted((PACKAGE / "app").glob("*chart*.py"))]
 
 
 def module_name(path: Path) -> str:
@@ -110,6 +95,7 @@ def layer_of(name: str) -> int:
 
 def test_every_module_is_found_and_in_a_layer():
     assert {"hierlstm.config", "hierlstm.app.runs", "hierlstm.timing.harness"} <= set(MODULES)
+    assert {"app.axis_flow_chart", "app.bar_charts", "app.scaling_charts"} <= set(PURE)
     for name in MODULES:
         if name != "hierlstm":
             layer_of(name)
@@ -248,10 +234,5 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
 
 def test_the_concern_packages_are_there():
-    assert PACKAGES_WITH_EXPORTS == [
-        "hierlstm.admission",
-        "hierlstm.distributed",
-        "hierlstm.hardware",
-        "hierlstm.profiling",
-        "hierlstm.timing",
-    ]
+    concerns = ("admission", "distributed", "hardware", "profiling", "timing")
+    assert PACKAGES_WITH_EXPORTS == [f"hierlstm.{concern}" for concern in concerns]

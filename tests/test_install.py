@@ -47,14 +47,8 @@ def fresh_copy(tmp_path: Path) -> Path:
     depend on the venv of the checkout running the tests (a `make test` has made it)."""
     copy = tmp_path / "clone"
     copy.mkdir()
-    for name in (
-        "Makefile",
-        "requirements.txt",
-        "requirements-dev.txt",
-        "requirements-gpu.txt",
-        "requirements-backends.txt",
-        "requirements-backends-gpu.txt",
-    ):
+    requirements = ("", "-dev", "-gpu", "-backends", "-backends-gpu")
+    for name in ["Makefile", *(f"requirements{kind}.txt" for kind in requirements)]:
         shutil.copy(ROOT / name, copy / name)
     shutil.copytree(ROOT / "scripts", copy / "scripts")
     return copy

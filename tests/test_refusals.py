@@ -7,7 +7,6 @@ left exactly as it was (`PRAGMA integrity_check` ok)."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sqlite3
 import subprocess
@@ -15,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from factories import make_result
+from factories import cli_words, make_result
 
 from hierlstm.cli.main import main
 from hierlstm.refusals import Refusal, Refused
@@ -24,134 +23,112 @@ from hierlstm.results.schema import SCHEMA_VERSION
 from hierlstm.results.store import ResultStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--variant", "folded", "--batch-size", "1", "--time-steps", "2", "--repeats", "1"]
-TINY += ["--warmup", "0"]
+TINY = "--variant folded --batch-size 1 --time-steps 2 --repeats 1 --warmup 0"
 
 
-@dataclasses.dataclass(frozen=True)
-class Case:
-    id: str
-    argv: list[str]  # "{db}": the seeded store; "{tmp}": the test's folder; "{bad}": `bad`'s file
-    message: str  # a part of the one line on stderr (or stdout for check/recover)
-    status: int
-    bad: str = ""  # "not-sqlite" | "cut-short" | "newer": a damaged results file at {bad}
-    env: dict = dataclasses.field(default_factory=dict)
-
-
-CASES = [
-    Case(
-        "export-to-a-folder-that-cannot-be-made",
-        ["results", "export", "--db", "{db}", "--output", "/proc/x.csv"],
+# {id: (argv, a part of the one line on stderr (or stdout for check/recover), exit status)}:
+# "{db}" is the seeded store, "{tmp}" the test's folder, "{bad}" the case's BAD_FILES file.
+CASES = {
+    "export-to-a-folder-that-cannot-be-made": (
+        "results export --db {db} --output /proc/x.csv",
         "error: cannot write the export /proc/x.csv: no such file or folder, and none can be "
         "made there (No such file or directory: /proc/x.csv); choose another --output file",
         2,
     ),
-    Case(
-        "export-to-a-folder",
-        ["results", "export", "--db", "{db}", "--output", "{tmp}"],
+    "export-to-a-folder": (
+        "results export --db {db} --output {tmp}",
         "error: cannot write the export {tmp}: it is a folder, not a file; choose another",
         2,
     ),
-    Case(
-        "export-where-writing-is-denied",
-        ["results", "export", "--db", "{db}", "--output", "/sys/x.csv"],
+    "export-where-writing-is-denied": (
+        "results export --db {db} --output /sys/x.csv",
         "error: cannot write the export /sys/x.csv: permission denied",
         2,
     ),
-    Case(
-        "list-a-file-that-cannot-be-made",
-        ["results", "list", "--db", "/proc/x.sqlite3"],
+    "list-a-file-that-cannot-be-made": (
+        "results list --db /proc/x.sqlite3",
         "error: cannot open the results file /proc/x.sqlite3: no such file or folder, and none "
         "can be made there (No such file or directory: /proc); set HIERLSTM_DB to a file in a "
         "writable folder (the CLI also takes --db).",
         2,
     ),
-    Case(
-        "list-a-folder",
-        ["results", "list", "--db", "{tmp}"],
+    "list-a-folder": (
+        "results list --db {tmp}",
         "error: cannot open the results file {tmp}: it is a folder, not a file; set HIERLSTM_DB",
         2,
     ),
-    Case(
-        "import-a-missing-file",
-        ["results", "import", "--db", "{db}", "{tmp}/nowhere.csv"],
+    "import-a-missing-file": (
+        "results import --db {db} {tmp}/nowhere.csv",
         "error: cannot read the import {tmp}/nowhere.csv: no such file (No such file or "
         "directory: {tmp}/nowhere.csv); check the file's name and path.",
         2,
     ),
-    Case(
-        "bench-into-a-file-that-cannot-be-made",
-        ["bench", *TINY, "--db", "/proc/x.sqlite3"],
+    "bench-into-a-file-that-cannot-be-made": (
+        f"bench {TINY} --db /proc/x.sqlite3",
         "error: cannot open the results file /proc/x.sqlite3: no such file or folder",
         2,
     ),
-    Case(
-        "bench-with-an-unwritable-data-folder",
-        ["bench", *TINY],
+    # XDG_DATA_HOME=/proc/nope and no HIERLSTM_DB
+    "bench-with-an-unwritable-data-folder": (
+        f"bench {TINY}",
         "error: cannot open the results file /proc/nope/hierlstm/results.sqlite3: no such file "
         "or folder, and none can be made there (No such file or directory: /proc/nope); set "
         "HIERLSTM_DB to a file in a writable folder",
         2,
-        env={"XDG_DATA_HOME": "/proc/nope", "HIERLSTM_DB": ""},
     ),
-    Case(
-        "sweep-csv-into-a-folder",
-        ["sweep", *TINY, "--axis", "time_steps", "--values", "2", "--csv", "{tmp}", "--no-store"],
+    "sweep-csv-into-a-folder": (
+        f"sweep {TINY} --axis time_steps --values 2 --csv {{tmp}} --no-store",
         "error: cannot write the export {tmp}: it is a folder, not a file",
         2,
     ),
-    Case(
-        "profile-into-a-folder-that-cannot-be-made",
-        ["profile", *TINY, "--steps", "1", "--logdir", "/proc/nope", "--no-store"],
+    "profile-into-a-folder-that-cannot-be-made": (
+        f"profile {TINY} --steps 1 --logdir /proc/nope --no-store",
         "error: cannot write the profile capture in /proc/nope: no such file or folder, and none "
         "can be made there (No such file or directory: /proc/nope); pass --logdir a writable "
         "folder, or set XDG_DATA_HOME to one.",
         2,
     ),
-    Case(
-        "list-a-file-that-is-not-sqlite",
-        ["results", "list", "--db", "{bad}"],
+    "list-a-file-that-is-not-sqlite": (
+        "results list --db {bad}",
         "error: cannot open the results file {bad}: it is damaged or not a SQLite database (file "
         "is not a database); it is left as it is: `python -m hierlstm results check`",
         2,
-        bad="not-sqlite",
     ),
-    Case(
-        "list-a-file-cut-short",
-        ["results", "list", "--db", "{bad}"],
+    "list-a-file-cut-short": (
+        "results list --db {bad}",
         "error: cannot open the results file {bad}: it is damaged or not a SQLite database "
         "(database disk image is malformed)",
         2,
-        bad="cut-short",
     ),
-    Case(
-        "list-a-newer-file",
-        ["results", "list", "--db", "{bad}"],
+    "list-a-newer-file": (
+        "results list --db {bad}",
         f"error: cannot open the results file {{bad}}: its results schema is version "
         f"{SCHEMA_VERSION + 1}, newer than this hierlstm reads; upgrade hierlstm, or",
         2,
-        bad="newer",
     ),
-    Case(
-        "check-a-file-cut-short",
-        ["results", "check", "--db", "{bad}"],
+    "check-a-file-cut-short": (
+        "results check --db {bad}",
         "{bad}: integrity damaged: database disk image is malformed; rows still readable:",
         1,
-        bad="cut-short",
     ),
-    Case(
-        "check-a-sound-file",
-        ["results", "check", "--db", "{db}"],
+    "check-a-sound-file": (
+        "results check --db {db}",
         "{db}: integrity ok; rows still readable: 2 results, 0 profiles",
         0,
     ),
-    Case(
-        "recover-a-sound-file",
-        ["results", "recover", "--db", "{db}"],
+    "recover-a-sound-file": (
+        "results recover --db {db}",
         "error: nothing to recover: {db} opens as a hierlstm results file (see results check).",
         2,
     ),
-]
+}
+# The damaged results file at "{bad}": "not-sqlite" | "cut-short" | "newer" (`damaged_file`).
+BAD_FILES = {
+    "list-a-file-that-is-not-sqlite": "not-sqlite",
+    "list-a-file-cut-short": "cut-short",
+    "list-a-newer-file": "newer",
+    "check-a-file-cut-short": "cut-short",
+}
 
 
 def damaged_file(kind: str, folder: Path) -> Path:
@@ -195,13 +172,14 @@ def seeded_store(tmp_path, monkeypatch) -> ResultStore:
     return store
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize(("id", "argv", "message", "status"), [(i, *c) for i, c in CASES.items()])
 def test_a_refusal_is_one_line_with_the_fix_and_nothing_stored_is_lost(
-    case, seeded_store, tmp_path, monkeypatch, capsys
+    id, argv, message, status, seeded_store, tmp_path, monkeypatch, capsys
 ):
-    for name, value in case.env.items():
-        monkeypatch.setenv(name, value) if value else monkeypatch.delenv(name)
-    bad = damaged_file(case.bad, tmp_path / "bad") if case.bad else None
+    if id == "bench-with-an-unwritable-data-folder":
+        monkeypatch.setenv("XDG_DATA_HOME", "/proc/nope")
+        monkeypatch.delenv("HIERLSTM_DB")
+    bad = damaged_file(BAD_FILES[id], tmp_path / "bad") if id in BAD_FILES else None
     if bad:
         bad_bytes = bad.read_bytes()
 
@@ -210,12 +188,11 @@ def test_a_refusal_is_one_line_with_the_fix_and_nothing_stored_is_lost(
         return text.replace("{bad}", str(bad))
 
     stored = seeded_store.export_json()
-    status = main([filled(part) for part in case.argv])
+    assert main([filled(part) for part in argv.split()]) == status
     out, err = capsys.readouterr()
     said = [line for line in (out + err).splitlines() if line.strip()]
-    assert status == case.status
     assert len(said) == 1 and "Traceback" not in out + err, said
-    assert filled(case.message) in said[0]
+    assert filled(message) in said[0]
     assert seeded_store.export_json() == stored and integrity(seeded_store.path) == "ok"
     if bad:  # never written to
         assert bad.read_bytes() == bad_bytes
@@ -252,10 +229,11 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def run_limited(limit: int, *argv: str) -> subprocess.CompletedProcess:
+def run_limited(limit: int, *argv: str | Path) -> subprocess.CompletedProcess:
+    """The CLI on `cli_words(*argv)` in a child whose files cannot grow past `limit` bytes."""
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     return subprocess.run(
-        [sys.executable, "-c", FULL_DISK, str(limit), *argv],
+        [sys.executable, "-c", FULL_DISK, str(limit), *cli_words(*argv)],
         cwd=REPO_ROOT,
         env=environment,
         capture_output=True,
@@ -271,7 +249,7 @@ def error_lines(completed: subprocess.CompletedProcess) -> list[str]:
 def test_a_full_disk_while_a_result_is_stored_prints_it_then_one_line(seeded_store):
     stored = seeded_store.export_json()
     with a_reader(seeded_store.path):  # the child's one write is the WAL's first page
-        full = run_limited(4096, "bench", *TINY, "--db", str(seeded_store.path))
+        full = run_limited(4096, "bench", TINY, "--db", seeded_store.path)
     assert full.returncode == 1
     assert "folded" in full.stdout  # the measurement, printed all the same
     (line,) = error_lines(full)
@@ -280,34 +258,34 @@ def test_a_full_disk_while_a_result_is_stored_prints_it_then_one_line(seeded_sto
     )
     assert line.endswith("The results above were measured but not stored.")
     assert seeded_store.export_json() == stored and integrity(seeded_store.path) == "ok"
-    again = run_limited(2**40, "bench", *TINY, "--db", str(seeded_store.path))  # space is back
-    assert again.returncode == 0 and seeded_store.count() == 3
+    again = run_limited(2**40, "bench", TINY, "--db", seeded_store.path)
+    assert again.returncode == 0 and seeded_store.count() == 3  # space is back
 
 
 def test_a_full_disk_while_an_export_is_written_leaves_no_file(seeded_store, tmp_path):
     output = tmp_path / "out" / "export.json"
     output.parent.mkdir()
     with a_reader(seeded_store.path):
-        full = run_limited(1000, "results", "export", "--format", "json", "--output", str(output))
+        full = run_limited(1000, "results export --format json --output", output)
     assert full.returncode == 2
     (line,) = error_lines(full)
     assert line.startswith(f"error: cannot write the export {output}: no space left")
     assert sorted(path.name for path in output.parent.iterdir()) == []  # no half export
     assert integrity(seeded_store.path) == "ok" and seeded_store.count() == 2
-    again = run_limited(2**40, "results", "export", "--format", "json", "--output", str(output))
+    again = run_limited(2**40, "results export --format json --output", output)
     assert again.returncode == 0 and output.read_text() == seeded_store.export_json()
 
 
 def test_a_full_disk_while_a_capture_is_written_is_one_line_not_an_op_error(seeded_store, tmp_path):
     logdir = tmp_path / "capture"
     with a_reader(seeded_store.path):
-        full = run_limited(20000, "profile", *TINY, "--steps", "1", "--logdir", str(logdir))
+        full = run_limited(20000, "profile", TINY, "--steps 1 --logdir", logdir)
     assert full.returncode == 2
     (line,) = error_lines(full)
     assert line.startswith(f"error: cannot write the profile capture in {logdir}: no space left")
     assert line.endswith("free some space, then run again.")
     assert integrity(seeded_store.path) == "ok" and seeded_store.count() == 2
-    again = run_limited(2**40, "profile", *TINY, "--steps", "1", "--logdir", str(logdir / "2"))
+    again = run_limited(2**40, "profile", TINY, "--steps 1 --logdir", logdir / "2")
     assert again.returncode == 0 and len(seeded_store.profiles()) == 1
 
 

@@ -10,14 +10,9 @@ from hierlstm.i18n import t
 
 
 def test_defaults_and_environment_overrides(monkeypatch):
-    for name in (
-        "HIERLSTM_MAX_BATCH",
-        "HIERLSTM_MAX_TIME_STEPS",
-        "HIERLSTM_MEMORY_BUDGET_MB",
-        "HIERLSTM_TRACE_BUDGET_STEPS",
-        "HIERLSTM_CONFIRM_SECONDS",
-    ):
-        monkeypatch.delenv(name, raising=False)
+    for name in ("MAX_BATCH", "MAX_TIME_STEPS", "MEMORY_BUDGET_MB", "TRACE_BUDGET_STEPS"):
+        monkeypatch.delenv(f"HIERLSTM_{name}", raising=False)
+    monkeypatch.delenv("HIERLSTM_CONFIRM_SECONDS", raising=False)
     limits = current_limits()
     assert (limits.max_batch, limits.max_time_steps, limits.trace_budget_steps) == (1024, 2000, 200)
     import tensorflow as tf

@@ -8,24 +8,18 @@ import io
 import json
 import re
 import zipfile
-from pathlib import Path
 
+import apptests
 import pytest
+from apptests import APP, clean, drawn, run, shown_table
 from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
 
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"  # the frame app.py serves
 # Variants are named in every test, so a variant another engineer is adding cannot break these.
-TINY = {
-    "batch_size": "2",
-    "time_steps": "4",
-    "repeats": "2",
-    "warmup": "1",
-    "variants": "nested,folded",
-}
+TINY = {**apptests.TINY, "variants": "nested,folded"}
 
 
 @pytest.fixture
@@ -33,17 +27,12 @@ def app(database) -> AppTest:
     return AppTest.from_file(str(APP), default_timeout=120)
 
 
-def _clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
 def _open(at: AppTest, page: str, query: dict | None = None) -> AppTest:
     at.query_params = dict(query or {})
     at.run()
     if page != "app_pages/shape_trace.py":
         at.switch_page(page).run()
-    _clean(at)
+    clean(at)
     return at
 
 
@@ -51,18 +40,8 @@ def _plotly_charts(at: AppTest) -> int:
     return len(at.get("plotly_chart"))
 
 
-def _table(at: AppTest, key: str):
-    block = at.get_by_key(key)
-    return (block.dataframe or block.table)[0].value
-
-
 def _trace_table(at: AppTest, variant: str):
-    return _table(at, f"trace-table-{variant}")
-
-
-def _run(at: AppTest) -> AppTest:
-    at.button(key="run").click().run()
-    return at
+    return shown_table(at, f"trace-table-{variant}")
 
 
 def test_default_page_renders_with_banner_and_controls(app):
@@ -89,30 +68,22 @@ def test_default_page_renders_with_banner_and_controls(app):
     assert _plotly_charts(app) == 1  # the open tab's axis-flow figure: the tabs are lazy
 
 
-def _drawn(at: AppTest, key: str) -> bool:
-    try:
-        at.get_by_key(key)
-    except KeyError:
-        return False
-    return True
-
-
 def test_only_the_open_tab_is_drawn_and_opening_another_draws_it(app):
     _open(app, "app_pages/shape_trace.py", {"variants": "nested,folded"})
     assert app.session_state["trace-tab"] == "nested"  # the first tab is open at first
-    assert _drawn(app, "trace-table-nested") and _drawn(app, "flow-nested")
-    assert not _drawn(app, "trace-table-folded") and not _drawn(app, "flow-folded")
+    assert drawn(app, "trace-table-nested") and drawn(app, "flow-nested")
+    assert not drawn(app, "trace-table-folded") and not drawn(app, "flow-folded")
     app.session_state["trace-tab"] = "folded"  # what a click on the tab sets, then a rerun
     app.run()
-    _clean(app)
-    assert _drawn(app, "trace-table-folded") and _drawn(app, "flow-folded")
-    assert not _drawn(app, "trace-table-nested") and _plotly_charts(app) == 1
+    clean(app)
+    assert drawn(app, "trace-table-folded") and drawn(app, "flow-folded")
+    assert not drawn(app, "trace-table-nested") and _plotly_charts(app) == 1
     assert "(8, 50, 12, 16)" in _trace_table(app, "folded").iloc[:, 3].to_list()  # permute
     app.multiselect(key="variants").set_value(["shared_cell", "nested"])
-    _run(app)  # the open tab's variant is no longer selected: the first tab opens
-    _clean(app)
+    run(app)  # the open tab's variant is no longer selected: the first tab opens
+    clean(app)
     assert [tab.label for tab in app.tabs] == ["shared_cell", "nested"]
-    assert _drawn(app, "trace-table-shared_cell") and _plotly_charts(app) == 1
+    assert drawn(app, "trace-table-shared_cell") and _plotly_charts(app) == 1
 
 
 def test_the_builder_s_source_is_drawn_when_its_expander_opens(app):
@@ -121,7 +92,7 @@ def test_the_builder_s_source_is_drawn_when_its_expander_opens(app):
     assert app.code == []  # not drawn (nor its highlighter loaded) until asked for
     app.session_state["source-folded"] = True  # what opening the expander sets, then a rerun
     app.run()
-    _clean(app)
+    clean(app)
     sources = [block.value for block in app.code]
     assert any("def build_folded" in source for source in sources), sources[:1]
     assert _plotly_charts(app) == 1
@@ -132,7 +103,7 @@ def test_the_sharing_source_is_drawn_when_its_expander_opens(app):
     assert app.code == []
     app.session_state["sharing-source"] = True
     app.run()
-    _clean(app)
+    clean(app)
     assert any("def build_pair" in block.value for block in app.code)
 
 
@@ -186,8 +157,8 @@ def test_size_change_updates_the_trace_without_timing(app, database):
     _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
     app.number_input(key="time_steps").set_value(9)
     app.number_input(key="batch_size").set_value(3)
-    _run(app)
-    _clean(app)
+    run(app)
+    clean(app)
     table = _trace_table(app, "folded")
     shapes = table.iloc[:, 3].to_list()  # the concrete-shape column
     assert "(3, 9, 12, 16)" in shapes and "(27, 12, 16)" in shapes  # permute, fold
@@ -206,8 +177,8 @@ def test_controls_change_what_they_should(app):
     app.selectbox(key="device").set_value("cpu")
     app.number_input(key="warmup").set_value(3)
     app.number_input(key="repeats").set_value(5)
-    _run(app)
-    _clean(app)
+    run(app)
+    clean(app)
     assert [tab.label for tab in app.tabs] == ["shared_cell", "nested"]
     table = _trace_table(app, "shared_cell")
     assert "(2*50, 20)".replace("2*50", "400") in table.iloc[:, 3].to_list()  # inner units
@@ -224,24 +195,10 @@ def test_controls_change_what_they_should(app):
 def test_invalid_geometry_is_one_line_and_keeps_the_last_valid(app):
     _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
     app.number_input(key="pool_height").set_value(40)  # more than the 36 rows
-    _run(app)
+    run(app)
     assert not app.exception
     assert len(app.error) == 1 and "pool_height" in app.error[0].value
     assert app.session_state["_hierlstm"].controls.config.pool_height == 3
-
-
-def test_tiny_benchmark_run_gives_charts_and_a_stored_result(app, database):
-    _open(app, "app_pages/benchmark.py", TINY)
-    assert _plotly_charts(app) == 0
-    _run(app)
-    _clean(app)
-    assert _plotly_charts(app) == 6  # latency, speed-up, first call, throughput, GFLOP/s, layers
-    assert "fastest" in app.success[0].value
-    assert ResultStore(database).count() == 2
-    assert _table(app, "bench-table").shape[0] == 2
-    kernels = _table(app, "bench-kernels")
-    assert set(kernels.iloc[:, 3]) == {"generic"}  # no GPU here: every LSTM ran generic
-    assert app.button(key="run").disabled is False  # enabled again after the run
 
 
 def test_each_ended_script_run_logs_one_line_with_its_page(app, caplog):
@@ -259,7 +216,7 @@ def test_each_ended_script_run_logs_one_line_with_its_page(app, caplog):
         assert ended() == ["script run ended: page=shape_trace session=ID"]
         app.switch_page("app_pages/benchmark.py").run()
         assert ended() == ["script run ended: page=benchmark session=ID"]
-        _run(app)
+        run(app)
         assert ended() == ["script run ended: page=benchmark session=ID"]
 
 
@@ -267,8 +224,8 @@ def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, datab
     _open(app, "app_pages/profile.py", TINY)
     assert _plotly_charts(app) == 0
     app.number_input(key="profile_steps").set_value(2)
-    _run(app)
-    _clean(app)
+    run(app)
+    clean(app)
     assert _plotly_charts(app) == 2  # the two splits of every variant in one figure; a step
     figure = json.loads(app.get("plotly_chart")[0].proto.spec)
     bars = {bar["name"]: bar for bar in figure["data"]}
@@ -288,10 +245,10 @@ def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, datab
     assert sorted(profiles["variant"]) == ["folded", "nested"] and set(profiles["steps"]) == {2}
     assert store.count() == 0  # a profile is not a benchmark row
     for variant in ("nested", "folded"):
-        ops = _table(app, f"profile-ops-{variant}")  # headers through the catalogue
+        ops = shown_table(app, f"profile-ops-{variant}")  # headers through the catalogue
         assert ops[t("profile.column.type")].str.contains("MatMul").any()
         assert (ops[t("profile.column.time_ms")] >= 0).all()
-        assert not _table(app, f"profile-lines-{variant}").empty
+        assert not shown_table(app, f"profile-lines-{variant}").empty
     assert any("Nothing ran on a GPU" in caption.value for caption in app.caption)
     downloads = [button for button in app.get("download_button") if "capture" in button.label]
     assert len(downloads) == 2
@@ -305,8 +262,8 @@ def test_a_training_run_draws_its_phases_and_memory_and_stores_the_rows(app, dat
     _open(app, "app_pages/benchmark.py", {**TINY, "task": "training", "optimizer": "adam"})
     assert app.selectbox(key="task").value == "training"
     assert app.selectbox(key="optimizer").value == "adam"
-    _run(app)
-    _clean(app)
+    run(app)
+    clean(app)
     # latency (per step), speed-up, phases, memory, first call, throughput, GFLOP/s, layers
     assert _plotly_charts(app) == 8
     assert "trains fastest" in app.success[0].value
@@ -317,19 +274,30 @@ def test_a_training_run_draws_its_phases_and_memory_and_stores_the_rows(app, dat
     for column in ("forward_median_s", "forward_backward_median_s", "update_median_s"):
         assert (rows[column] > 0).all(), column
     assert (rows["kept_activation_bytes"] > 0).all()
-    table = _table(app, "bench-table")
+    table = shown_table(app, "bench-table")
     assert set(table["task"]) == {"training"} and table["phase_sum_s"].gt(0).all()
-    # The stored rows can be told apart by task on the Results page.
+    # The outcome drawn again in Chinese.
+    app.selectbox(key="lang").set_value("zh").run()
+    clean(app)
+    values = {"ms": 0, "device": "", "batch": 0, "time": 0}
+    summary = t("bench.summary.fastest.training", "zh", variant="folded", **values)
+    assert summary.split("**folded**")[1].split("0")[0] in app.success[0].value
+    for key in ("bench-phases", "bench-train-memory", "bench-layers", "bench-table"):
+        assert drawn(app, key), key
+    # The stored rows can be told apart by task on the Results page, in either language.
     app.switch_page("app_pages/results.py").run()
-    _clean(app)
+    clean(app)
+    labels = app.multiselect(key="results_compare").options
+    assert len(labels) == 2 and all(t("task.training", "zh") in label for label in labels)
+    app.selectbox(key="lang").set_value("en").run()
     app.multiselect(key="results_task").select("training").run()
-    assert len(_table(app, "results-table")) == 2
+    assert len(shown_table(app, "results-table")) == 2
 
 
 def test_the_replica_sweep_refuses_a_training_step_in_one_line(app, database):
     _open(app, "app_pages/scaling.py", {**TINY, "task": "training"})
     app.radio(key="sweep_axis").set_value("replicas").run()
-    _run(app)
+    run(app)
     assert not app.exception
     assert [error.value for error in app.error] == [
         "The replica sweep times forward passes under tf.distribute; a training step runs on "
@@ -338,7 +306,7 @@ def test_the_replica_sweep_refuses_a_training_step_in_one_line(app, database):
     assert ResultStore(database).count() == 0
 
 
-def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(app, database, monkeypatch, caplog):
+def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failedrun(app, database, monkeypatch, caplog):
     from hierlstm.admission import runlock
     from hierlstm.timing import harness
 
@@ -348,7 +316,7 @@ def test_a_bug_in_a_run_is_one_line_and_logged_not_a_failed_run(app, database, m
     monkeypatch.setattr(harness, "compare", broken)
     _open(app, "app_pages/benchmark.py", TINY)
     with caplog.at_level("ERROR", logger="hierlstm.app"):
-        _run(app)
+        run(app)
     assert not app.exception
     # Not "The run failed: ...": a RuntimeError from our code is a bug, not the run's failure.
     assert [error.value for error in app.error] == [
@@ -372,7 +340,8 @@ def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch)
 
     monkeypatch.setattr(harness, "compare", out_of_memory)
     _open(app, "app_pages/benchmark.py", TINY)
-    _run(app)
+    assert _plotly_charts(app) == 0
+    run(app)
     assert not app.exception
     assert [error.value for error in app.error] == [
         "The run failed: out of memory (try a smaller batch_size or time_steps): "
@@ -380,9 +349,14 @@ def test_out_of_memory_mid_run_leaves_the_app_usable(app, database, monkeypatch)
     ]
     assert runlock.is_free("CPU") and ResultStore(database).count() == 0
     monkeypatch.setattr(harness, "compare", real_compare)
-    _run(app)  # the next run works
-    _clean(app)
-    assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6
+    run(app)  # the next run works: its charts, table and kernels drawn, its results stored
+    clean(app)
+    assert _plotly_charts(app) == 6  # latency, speed-up, first call, throughput, GFLOP/s, layers
+    assert "fastest" in app.success[0].value and ResultStore(database).count() == 2
+    assert shown_table(app, "bench-table").shape[0] == 2
+    kernels = shown_table(app, "bench-kernels")
+    assert set(kernels.iloc[:, 3]) == {"generic"}  # no GPU here: every LSTM ran generic
+    assert app.button(key="run").disabled is False  # enabled again after the run
     assert runlock.is_free("CPU")
 
 
@@ -390,7 +364,7 @@ def test_a_long_run_asks_first_and_runs_only_when_confirmed(app, database, monke
     monkeypatch.setenv("HIERLSTM_CONFIRM_SECONDS", "1")
     long_run = {**TINY, "batch_size": "16", "time_steps": "100", "repeats": "20"}
     _open(app, "app_pages/benchmark.py", long_run)
-    _run(app)
+    run(app)
     assert not app.exception and not app.error
     question = app.get_by_key("benchmark-confirm").warning[0].value
     assert (
@@ -400,9 +374,9 @@ def test_a_long_run_asks_first_and_runs_only_when_confirmed(app, database, monke
     assert ResultStore(database).count() == 0  # nothing ran
     app.button(key="benchmark-confirm-no").click().run()
     assert not app.warning and ResultStore(database).count() == 0
-    _run(app)
+    run(app)
     app.button(key="benchmark-confirm-yes").click().run()
-    _clean(app)
+    clean(app)
     assert ResultStore(database).count() == 2 and _plotly_charts(app) == 6
     assert not any("estimated at about" in warning.value for warning in app.warning)
 
@@ -411,7 +385,7 @@ def test_a_setting_that_cannot_be_calibrated_asks_instead_of_counting_zero(app, 
     # vectorized_map cannot be compiled with XLA, so its cost per step cannot be measured: the
     # page must not treat that as a 0 s estimate and start, but say so and ask.
     _open(app, "app_pages/benchmark.py", {**TINY, "variants": "vectorized_map", "xla": "true"})
-    _run(app)
+    run(app)
     assert not app.exception and not app.error
     question = app.get_by_key("benchmark-confirm").warning[0].value
     assert question.startswith("This run's duration cannot be estimated")
@@ -427,7 +401,7 @@ def test_a_setting_that_cannot_be_calibrated_asks_instead_of_counting_zero(app, 
 def test_over_budget_run_is_refused(app, database, monkeypatch):
     monkeypatch.setenv("HIERLSTM_MEMORY_BUDGET_MB", "1")
     _open(app, "app_pages/benchmark.py", {"batch_size": "64", "time_steps": "500"})
-    _run(app)
+    run(app)
     assert not app.exception
     assert len(app.error) == 1 and app.error[0].value.startswith("Not run:")
     assert ResultStore(database).count() == 0
@@ -444,8 +418,8 @@ def test_over_budget_run_is_refused(app, database, monkeypatch):
 def test_tiny_sweep(app, database):
     _open(app, "app_pages/scaling.py", TINY)
     app.text_input(key="sweep_values_time_steps").set_value("2, 4")
-    _run(app)
-    _clean(app)
+    run(app)
+    clean(app)
     assert _plotly_charts(app) == 3  # latency, cost per step, chain
     assert ResultStore(database).count() == 4
 
@@ -465,8 +439,8 @@ def test_the_strategy_is_a_control_the_url_and_the_banner_show(app):
     assert "**Strategy** mirrored over /CPU:0" in banner and "1 replica(s) × 2 sample(s)" in banner
     assert not app.info  # one replica: the trace is the whole batch's
     app.selectbox(key="strategy").set_value("none")
-    _run(app)
-    _clean(app)
+    run(app)
+    clean(app)
     assert "**Strategy** none (one device)" in app.get_by_key("banner").markdown[0].value
     assert "strategy" not in app.query_params
 
@@ -488,21 +462,11 @@ def test_a_bad_logical_cpu_setting_is_one_line_and_the_app_serves(app, monkeypat
         devices.start_devices.clear()
 
 
-def test_bad_strategy_and_devices_in_the_url_keep_the_defaults(app):
-    _open(app, "app_pages/shape_trace.py", {"strategy": "multi_worker", "devices": "gpu:7"})
-    warnings = [warning.value for warning in app.warning]
-    assert len(warnings) == 2, warnings
-    assert "the app runs strategy none or mirrored" in warnings[0]  # URL order
-    assert "devices must be among this server's cpu:0" in warnings[1]
-    assert app.selectbox(key="strategy").value == "none"
-    assert app.multiselect(key="devices").value == []
-
-
 def test_replica_sweep_on_the_scaling_page(app, database):
     _open(app, "app_pages/scaling.py", TINY)
     app.radio(key="sweep_axis").set_value("replicas").run()
     assert app.text_input(key="sweep_values_replicas").value == "1, 2"
-    _run(app)
+    run(app)
     assert not app.exception
     assert _plotly_charts(app) == 3  # throughput, efficiency, chain
     errors = [error.value for error in app.error]
@@ -512,7 +476,7 @@ def test_replica_sweep_on_the_scaling_page(app, database):
     else:  # this test process has one CPU device: 2 replicas fail, saying how to get two
         assert len(errors) == 2 and stored == 2
         assert all("2 replicas need 2 devices" in error for error in errors)
-    table = _table(app, "scaling-table")
+    table = shown_table(app, "scaling-table")
     assert set(table["replicas"]) == {1, 2}
     assert (table[table["replicas"] == 1]["scaling_efficiency"] == 1.0).all()
 
@@ -526,29 +490,29 @@ def test_bad_sweep_values_are_one_line(app):
 
 def test_weight_sharing_checks_and_timing(app):
     _open(app, "app_pages/weight_sharing.py", TINY)
-    checks = _table(app, "sharing-checks")
+    checks = shown_table(app, "sharing-checks")
     assert all(cell.startswith("✓") for cell in checks.iloc[:, 1:].to_numpy().ravel())
-    _run(app)
-    _clean(app)
-    timing = _table(app, "sharing-timing-table")
+    run(app)
+    clean(app)
+    timing = shown_table(app, "sharing-timing-table")
     assert len(timing) == 2 and (timing["median_s"] > 0).all()
 
 
 def test_results_filter_export_and_import(app, database):
     _open(app, "app_pages/benchmark.py", TINY)
-    _run(app)
+    run(app)
     exported = ResultStore(database).export_json()
     app.switch_page("app_pages/results.py").run()
-    _clean(app)
+    clean(app)
     assert _plotly_charts(app) == 1  # the stored runs compared
-    assert len(_table(app, "results-table")) == 2
+    assert len(shown_table(app, "results-table")) == 2
     app.multiselect(key="results_variant").set_value(["nested"]).run()
-    assert _table(app, "results-table")["variant"].to_list() == ["nested"]
+    assert shown_table(app, "results-table")["variant"].to_list() == ["nested"]
     # The same export again: every row is already stored, so all are skipped.
     uploader = app.file_uploader(key="results_import")
     uploader.upload("runs.json", exported.encode(), "application/json")
     app.button(key="results_import_button").click().run()
-    _clean(app)
+    clean(app)
     assert "2 already stored" in app.success[0].value
     uploader = app.file_uploader(key="results_import")
     uploader.upload("bad.json", b"{}", "application/json")
@@ -560,17 +524,6 @@ def test_results_filter_export_and_import(app, database):
 def test_lesson_reproduces_the_time_distributed_bug(app):
     _open(app, "app_pages/lesson.py", TINY)
     app.button(key="lesson_pitfall").click().run()
-    _clean(app)
-    verdicts = _table(app, "lesson-pitfall").iloc[:, 3].to_list()
+    clean(app)
+    verdicts = shown_table(app, "lesson-pitfall").iloc[:, 3].to_list()
     assert verdicts == ["✗", "✗", "✓"]  # batch < time, batch > time, batch == time
-
-
-def test_language_switch_changes_the_text(app):
-    _open(app, "app_pages/benchmark.py", TINY)
-    english = [app.title[0].value, app.button(key="run").label]
-    app.selectbox(key="lang").set_value("zh").run()
-    _clean(app)
-    chinese = [app.title[0].value, app.button(key="run").label]
-    assert chinese == ["在这台机器上哪个变体最快？", "运行基准测试"]
-    assert chinese != english
-    assert app.query_params["lang"] == "zh"

@@ -4,16 +4,14 @@ why and the fix; the Results page says the same, and offers to set a damaged fil
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from apptests import TINY, opened
 from factories import PAGES, SHORT_RUNS
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.results.store import ResultStore
 
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1", "variants": "folded"}
+FOLDED = {**TINY, "variants": "folded"}
 NOT_KEPT = {
     "en": "Results are not being kept: cannot open the results file "
     "/proc/nope/hierlstm/results.sqlite3: no such file or folder",
@@ -27,15 +25,6 @@ def unwritable_data_folder(monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", "/proc/nope")
 
 
-def opened(page: str, query: dict) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params = dict(query)
-    at.run()
-    if page != "app_pages/shape_trace.py":
-        at.switch_page(page).run()
-    return at
-
-
 def warnings_saying(at: AppTest, text: str) -> list[str]:
     return [w.value for w in [*at.warning, *at.error] if text in w.value]
 
@@ -45,7 +34,7 @@ def warnings_saying(at: AppTest, text: str) -> list[str]:
 def test_every_page_serves_and_says_once_that_results_are_not_kept(
     page, lang, unwritable_data_folder
 ):
-    at = opened(page, {**TINY, "lang": lang})
+    at = opened(page, {**FOLDED, "lang": lang})
     assert not at.exception, [e.value for e in at.exception]
     said = warnings_saying(at, NOT_KEPT[lang])
     on_results = page == "app_pages/results.py"
@@ -80,7 +69,7 @@ def test_a_write_refused_mid_run_still_shows_the_run_unstored(name, tmp_path, mo
 
     for method in ("add", "add_profile"):
         monkeypatch.setattr(ResultStore, method, fills_up(getattr(ResultStore, method)))
-    at = opened(f"app_pages/{name}.py", TINY | {"variants": "nested,folded"})
+    at = opened(f"app_pages/{name}.py", {**TINY, "variants": "nested,folded"})
     if name in SHORT_RUNS:
         key, value = SHORT_RUNS[name]
         at.get_by_key(key).set_value(value)

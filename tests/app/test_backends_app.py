@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from apptests import TINY, opened
 from factories import make_result
 from streamlit.testing.v1 import AppTest
 
@@ -17,17 +18,11 @@ from hierlstm.app import profile_runs, sidebar
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.results.store import ResultStore
 
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 MISSING = "jax is not installed here; run make run BACKENDS=1."  # a sentence of the seam's
 
 
 def _open(page: str, query: dict) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=180)
-    at.query_params = {**TINY, **query}
-    at.run()
-    if page != "app_pages/shape_trace.py":
-        at.switch_page(page).run()
+    at = opened(page, {**TINY, **query}, timeout=180)
     assert not at.exception, [e.value for e in at.exception]
     return at
 

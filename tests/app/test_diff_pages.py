@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from apptests import APP, TINY, clean, drawn, opened, shown_table
 from factories import make_failed_result, make_result, make_training_result
 from streamlit.testing.v1 import AppTest
 
@@ -19,31 +19,11 @@ from hierlstm.i18n import LANGUAGES, t
 from hierlstm.results.schema import COLUMNS
 from hierlstm.results.store import ResultStore
 
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
-
 
 def _open(page: str, query: dict) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params = {**TINY, **query}
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    at = opened(page, {**TINY, **query})
+    clean(at)
     return at
-
-
-def _table(at: AppTest, key: str):
-    block = at.get_by_key(key)
-    return (block.dataframe or block.table)[0].value
-
-
-def _has(at: AppTest, key: str) -> bool:
-    try:
-        at.get_by_key(key)
-    except KeyError:
-        return False
-    return True
 
 
 def _headers(lang: str, *columns: str) -> list[str]:
@@ -73,14 +53,14 @@ def test_two_runs_compared_b_over_a_with_what_changed_and_chinese_headers(lang, 
         **{"confidence": 95, "a_ms": 12.5, "b_ms": 20},
     )
     assert at.get_by_key("results-diff").markdown[0].value == expected
-    changed = _table(at, "results-diff-changed")
+    changed = shown_table(at, "results-diff-changed")
     assert list(changed.columns) == [
         t(f"results.diff.col.{c}", lang) for c in ("setting", "a", "b")
     ]
     assert changed.to_numpy().tolist() == [[t("column.batch_size", lang), "2", "4"]]
     (rule,) = [c.value for c in at.get_by_key("results-diff").caption]
     assert "torch.utils.benchmark" in rule and "0.99" in rule and "1.01" in rule
-    headers = list(_table(at, "results-table").columns)
+    headers = list(shown_table(at, "results-table").columns)
     assert headers[:5] == _headers(lang, "created_at", "variant", "backend", "device", "status")
     assert len(headers) == 21 and all(not h.isascii() for h in headers[1:5]) == (lang == "zh")
     # B against itself: nothing changed, within noise.
@@ -106,7 +86,7 @@ def test_runs_that_cannot_be_compared_say_why_in_one_line(lang, database):
     store = ResultStore(database)
     at = _open("app_pages/results.py", {"lang": lang})  # nothing stored: only "empty"
     assert [info.value for info in at.info] == [t("results.empty", lang)]
-    assert not _has(at, "results_diff_a")
+    assert not drawn(at, "results_diff_a")
     inference = store.add(make_result())
     store.add(make_failed_result())
     at = _open("app_pages/results.py", {"lang": lang})  # one run completed, one failed
@@ -129,7 +109,7 @@ def test_runs_that_cannot_be_compared_say_why_in_one_line(lang, database):
 def test_a_benchmark_is_compared_with_the_previous_run_of_its_settings(database):
     at = _open("app_pages/benchmark.py", {"lang": "en", "variants": "nested,folded"})
     at.button(key="run").click().run()
-    first = _table(at, "bench-diff")
+    first = shown_table(at, "bench-diff")
     assert first["Variant"].tolist() == ["nested", "folded"]
     assert first["Previous run"].tolist() == [t("bench.diff.none", "en")] * 2
     before = set(ResultStore(database).rows()["id"])
@@ -145,7 +125,7 @@ def test_a_benchmark_is_compared_with_the_previous_run_of_its_settings(database)
     for lang in ("en", "zh"):
         if lang == "zh":
             at.selectbox(key="lang").set_value("zh").run()
-        against = _table(at, "bench-diff")
+        against = shown_table(at, "bench-diff")
         columns = ("variant", "previous", "ratio", "interval", "verdict", "changed")
         assert list(against.columns) == [t(f"bench.diff.col.{c}", lang) for c in columns]
         for line in against.itertuples(index=False):
@@ -161,7 +141,7 @@ def test_a_benchmark_is_compared_with_the_previous_run_of_its_settings(database)
             ]
         rule = t("results.diff.rule.bootstrap", lang, confidence=95, resamples=2000, seed=0)
         assert [c.value for c in at.caption if c.value.startswith(rule)] != []
-        headers = list(_table(at, "bench-table").columns)
+        headers = list(shown_table(at, "bench-table").columns)
         assert headers[:3] == _headers(lang, "variant", "batch_size", "time_steps")
         assert t("column.speedup_vs_baseline", lang) in headers
 
@@ -177,7 +157,7 @@ def test_an_unstored_benchmark_is_not_compared(lang, monkeypatch):
     at.button(key="run").click().run()
     assert not at.exception
     assert t("bench.diff.unstored", lang) in [c.value for c in at.caption]
-    assert not _has(at, "bench-diff")
+    assert not drawn(at, "bench-diff")
 
 
 BENCH_EXTRAS = ("replicas", "per_replica_batch", "workers", "output_checksum", "replica_devices")

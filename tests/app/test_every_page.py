@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from apptests import TINY, clean, drawn, opened, run
 from factories import SHORT_RUNS, make_failed_result, make_result, make_training_result
 from streamlit.testing.v1 import AppTest
 
@@ -19,8 +20,6 @@ from hierlstm.hardware import GpuInfo, devices
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.results.store import ResultStore
 
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 # What each page draws before a run, and after a tiny one (element keys).
 BEFORE = {
     "shape_trace": ("trace-tab", "trace-table-nested", "flow-nested", "source-nested"),
@@ -38,12 +37,8 @@ AFTER = {
         *("bench-gflops", "bench-layers", "bench-kernels", "bench-table", "bench-download"),
     ),
     "profile": (
-        "profile-layers",
-        "profile-ops-nested",
-        "profile-lines-folded",
-        "profile-zip-nested",
-        "profile-timeline",
-        "profile-trace-json",
+        *("profile-layers", "profile-ops-nested", "profile-lines-folded", "profile-zip-nested"),
+        *("profile-timeline", "profile-trace-json"),
     ),
     "scaling": ("scaling-latency", "scaling-cost", "scaling-table", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
@@ -59,27 +54,11 @@ def _page(name: str):
 
 
 def _open(name: str, query: dict) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params = {"variants": "nested,folded", **TINY, **query}
-    at.run()
-    if name != PAGES[0].name:
-        at.switch_page(_page(name).script).run()
-    return at
-
-
-def _clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return opened(_page(name).script, {"variants": "nested,folded", **TINY, **query})
 
 
 def _missing(at: AppTest, keys) -> list[str]:
-    missing = []
-    for key in keys:
-        try:
-            at.get_by_key(key)
-        except KeyError:
-            missing.append(key)
-    return missing
+    return [key for key in keys if not drawn(at, key)]
 
 
 def _is_the_page(at: AppTest, name: str, lang: str) -> None:
@@ -93,10 +72,7 @@ def _is_the_page(at: AppTest, name: str, lang: str) -> None:
 
 def _switch_language(at: AppTest, lang: str) -> None:
     at.selectbox(key="lang").set_value(lang).run()
-
-
-def _run(at: AppTest) -> None:
-    at.button(key="run").click().run()
+    assert at.query_params.get("lang", "en") == lang  # the link carries it
 
 
 def _seed(database: Path) -> None:
@@ -117,17 +93,17 @@ def test_every_page_before_and_after_a_run(name, database):
     for lang in (first, second):
         if lang != first:
             _switch_language(at, lang)
-        _clean(at)
+        clean(at)
         _is_the_page(at, name, lang)
         assert _missing(at, BEFORE[name]) == []
     if name in SHORT_RUNS:
         key, value = SHORT_RUNS[name]
         at.get_by_key(key).set_value(value)
-    _run(at)
+    run(at)
     for lang in (second, first):  # the outcome, drawn in the run's language, then the other
         if lang != second:
             _switch_language(at, lang)
-        _clean(at)
+        clean(at)
         _is_the_page(at, name, lang)
         assert _missing(at, AFTER[name]) == []
     if name == "lesson":  # drawn in English now
@@ -184,7 +160,7 @@ def test_every_page_with_a_slow_precision_on_a_cpu_and_a_gpu(name, machine, data
 
 
 def _slow_precision_drawn(at: AppTest, name: str, lang: str, machine: str, precision: str):
-    _clean(at)
+    clean(at)
     _is_the_page(at, name, lang)
     assert _missing(at, BEFORE[name]) == []
     banner = at.get_by_key("banner").markdown[0].value
@@ -212,12 +188,12 @@ def test_a_failed_run_is_one_line_per_failure_in_both_languages(name, database):
     # vectorized_map cannot be compiled with XLA: its cost cannot be estimated, so the page
     # asks first, and once confirmed its every run fails, each failure one line.
     at = _open(name, {"lang": "zh", "variants": "vectorized_map", "xla": "true"})
-    _clean(at)
+    clean(at)
     if name in SHORT_RUNS:
         key, value = SHORT_RUNS[name]
         at.get_by_key(key).set_value(value)
-    _run(at)
-    _clean(at)
+    run(at)
+    clean(at)
     question = at.get_by_key(f"{name}-confirm").warning[0].value
     assert question.startswith(t("run.confirm.unknown", "zh", reasons="", runs=1)[:6])
     at.button(key=f"{name}-confirm-yes").click().run()
@@ -230,32 +206,3 @@ def test_a_failed_run_is_one_line_per_failure_in_both_languages(name, database):
         errors = [error.value for error in at.error]
         assert errors and errors[0].startswith(head), errors
         assert all("no kernel for the If op" in error for error in errors), errors
-
-
-def test_a_training_step_is_drawn_in_both_languages(database):
-    at = _open("benchmark", {"lang": "zh", "task": "training", "variants": "folded"})
-    _clean(at)
-    assert at.selectbox(key="task").value == "training"
-    _run(at)
-    for lang in ("zh", "en"):
-        if lang == "en":
-            _switch_language(at, lang)
-        _clean(at)
-        summary = t(
-            "bench.summary.fastest.training",
-            lang,
-            variant="folded",
-            ms=0,
-            device="",
-            batch=0,
-            time=0,
-        )
-        assert summary.split("**folded**")[1].split("0")[0] in at.success[0].value
-        training = ("bench-phases", "bench-train-memory", "bench-layers", "bench-table")
-        assert _missing(at, training) == []
-    at.switch_page(_page("results").script).run()
-    _clean(at)
-    _switch_language(at, "zh")
-    _clean(at)
-    labels = at.multiselect(key="results_compare").options
-    assert len(labels) == 1 and t("task.training", "zh") in labels[0]

@@ -8,16 +8,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from apptests import APP
 from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import warmup
 from hierlstm.app.gate import Gate
-
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 
 
 def _noop() -> None:

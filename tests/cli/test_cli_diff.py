@@ -11,17 +11,11 @@ from pathlib import Path
 
 import pytest
 from factories import make_failed_result, make_result, make_training_result
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.results.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.fixture
@@ -68,16 +62,7 @@ def test_the_table_names_both_runs_what_changed_and_the_verdict(capsys, stored):
     status, out, _ = run(capsys, "results", "diff", ids["a"], ids["b"], "--db", str(path))
     assert status == 0
     lines = out.splitlines()
-    assert lines[0].split() == [
-        "run",
-        "id",
-        "settings",
-        "device",
-        "created",
-        "(UTC)",
-        "median",
-        "ms",
-    ]
+    assert lines[0].split() == "run id settings device created (UTC) median ms".split()
     assert lines[2].split()[:2] == ["A", ids["a"]] and lines[2].split()[-1] == "12.5"
     assert lines[3].split()[:2] == ["B", ids["b"]] and lines[3].split()[-1] == "20"
     assert ["batch_size", "2", "4"] in [line.split() for line in lines]

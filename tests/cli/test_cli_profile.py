@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.profiling import OUTSIDE
 from hierlstm.results.profiles import PROFILE_COLUMNS
 from hierlstm.results.store import ResultStore
@@ -17,12 +17,6 @@ from hierlstm.results.store import ResultStore
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ("--batch-size", "2", "--time-steps", "4", "--steps", "2", "--warmup", "1")
 SMALL += ("--repeats", "3")
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_profile_json_schema_and_stored_row(capsys, tmp_path):

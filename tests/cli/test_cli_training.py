@@ -5,8 +5,8 @@ import csv
 import json
 
 import pytest
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.registry import VARIANTS
 
 PHASE_FIELDS = {
@@ -14,12 +14,6 @@ PHASE_FIELDS = {
     for phase in ("forward", "forward_backward", "update")
     for stat in ("median", "p10", "p90")
 }
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 SMALL = ("--batch-size", "2", "--time-steps", "3", "--repeats", "2", "--warmup", "1")

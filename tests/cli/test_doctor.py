@@ -11,22 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.hardware import and_cuda_packages, devices, missing_packages
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 TOP_KEYS = {
-    "tensorflow",
-    "and_cuda",
-    "driver",
-    "tensorflow_gpus",
-    "memory",
-    "problems",
-    "probes",
-    "status",
-    "exit_status",
+    *("tensorflow", "and_cuda", "driver", "tensorflow_gpus", "memory", "problems", "probes"),
+    *("status", "exit_status"),
 }
 
 
@@ -44,12 +37,6 @@ def fake_h100(no_gpu, monkeypatch):
     monkeypatch.setenv("PATH", f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}")
 
 
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_doctor_without_a_gpu_probes_the_cpu_and_exits_0(capsys, no_gpu):
     status, out, err = run(capsys, "doctor", "--json")
     assert status == 0, err
@@ -61,12 +48,7 @@ def test_doctor_without_a_gpu_probes_the_cpu_and_exits_0(capsys, no_gpu):
     assert report["memory"] == {"mode": "none", "limit_mb": None}
     tensorflow = report["tensorflow"]
     assert set(tensorflow) == {
-        "version",
-        "keras",
-        "python",
-        "cuda_build",
-        "cuda_version",
-        "cudnn_version",
+        *("version", "keras", "python", "cuda_build", "cuda_version", "cudnn_version"),
         "cuda_targets",
     }
     assert report["and_cuda"]["missing"] == list(missing_packages(and_cuda_packages()))
@@ -143,16 +125,7 @@ def test_doctor_text_with_the_h100_names_the_fix(capsys, fake_h100):
     )
 
 
-def test_doctor_bad_arguments_exit_2_before_tensorflow_is_imported():
-    code = (
-        "import sys; from hierlstm.cli.main import main; "
-        "status = main(['doctor', '--bad-flag']); print(status, 'tensorflow' in sys.modules)"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    assert completed.stdout.split() == ["2", "False"]
-    assert completed.stderr.strip() == "error: unrecognized arguments: --bad-flag"
+def test_a_bad_gpu_memory_limit_exits_2_with_one_line():
     bad_limit = subprocess.run(
         [sys.executable, "-m", "hierlstm", "doctor", "--no-probe"],
         capture_output=True,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import tensorflow as tf
+from factories import run_cli as run
 
-from hierlstm.cli.main import main
 from hierlstm.config import RunConfig, Timing
 from hierlstm.distributed import distribute, ensure_logical_cpus
 from hierlstm.model.trace import trace_report, trace_shapes
@@ -24,12 +24,6 @@ from hierlstm.timing import harness, sweeps
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY = RunConfig(variant="folded", batch_size=4, time_steps=3)
 MIRRORED = TINY.replace(strategy="mirrored", devices="cpu:0,cpu:1")
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 # --- configuration --------------------------------------------------------------------------
@@ -78,17 +72,6 @@ def test_trace_shows_one_replicas_shapes():
     assert trace_report(TINY)["replicas"] == 1
 
 
-def test_distribute_and_cluster_load_without_tensorflow():
-    code = (
-        "import hierlstm.distributed.distribute, hierlstm.distributed.cluster, sys; "
-        "print('tensorflow' in sys.modules)"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
-    )
-    assert completed.stdout.strip() == "False", completed.stderr[-2000:]
-
-
 # --- the harness in this process (one CPU device) ---------------------------------------------
 
 
@@ -111,10 +94,8 @@ def test_a_device_this_process_lacks_gives_a_failed_result(capsys):
     assert "devices names cpu:63, but this process sees" in result.error
     outcome = sweeps.scaling(MIRRORED.replace(devices="cpu:0,cpu:63"), Timing(repeats=1))
     assert outcome.status == "failed" and math.isnan(outcome.scaling_efficiency)
-    status, out, _ = run(
-        capsys, "bench", "--variant", "folded", "--strategy", "mirrored", "--devices",
-        "cpu:0,cpu:63", "--batch-size", "2", "--no-store", "--json",
-    )  # fmt: skip
+    argv = "bench --variant folded --strategy mirrored --devices cpu:0,cpu:63 --batch-size 2"
+    status, out, _ = run(capsys, argv, "--no-store --json")
     (row,) = json.loads(out)["results"]
     assert status == 1 and row["status"] == "failed" and row["one_replica"] is None
 
@@ -138,46 +119,23 @@ def test_logical_cpus_cannot_be_added_once_tensorflow_started():
 
 CLI_BAD_ARGUMENTS = [
     (
-        [
-            "sweep",
-            "--variant",
-            "folded",
-            "--axis",
-            "batch_size",
-            "--values",
-            "1,2",
-            "--shard",
-            "3/2",
-        ],
+        "sweep --variant folded --axis batch_size --values 1,2 --shard 3/2",
         "--shard must be I/N with 0 <= I < N; got '3/2'.",
     ),
+    ("sweep --variant folded --axis batch_size --values 1 --shard 1", "--shard must be I/N"),
+    ("bench --variant folded --strategy ring", "strategy must be one of"),
     (
-        ["sweep", "--variant", "folded", "--axis", "batch_size", "--values", "1", "--shard", "1"],
-        "--shard must be I/N",
-    ),
-    (["bench", "--variant", "folded", "--strategy", "ring"], "strategy must be one of"),
-    (
-        [
-            "bench",
-            "--variant",
-            "folded",
-            "--strategy",
-            "mirrored",
-            "--devices",
-            "cpu:0,cpu:1",
-            "--batch-size",
-            "3",
-        ],
+        "bench --variant folded --strategy mirrored --devices cpu:0,cpu:1 --batch-size 3",
         "batch_size 3 does not split evenly over 2 replicas",
     ),
-    (["bench", "--variant", "folded", "--strategy", "multi_worker"], "needs a cluster"),
-    (["bench", "--variant", "folded", "--logical-cpus", "64"], "cannot make 64 logical CPU"),
+    ("bench --variant folded --strategy multi_worker", "needs a cluster"),
+    ("bench --variant folded --logical-cpus 64", "cannot make 64 logical CPU"),
     (
-        ["worker", "--variant", "folded", "--cluster", "localhost", "--task-index", "0"],
+        "worker --variant folded --cluster localhost --task-index 0",
         "--cluster must be comma-separated HOST:PORT",
     ),
     (
-        ["worker", "--variant", "folded", "--cluster", "a:1,b:2", "--task-index", "2"],
+        "worker --variant folded --cluster a:1,b:2 --task-index 2",
         "--task-index must be a whole number from 0 to 1",
     ),
 ]
@@ -187,28 +145,14 @@ CLI_BAD_ARGUMENTS = [
 def test_distribution_flags_exit_2_with_one_line(capsys, monkeypatch, argv, message):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     tf.config.list_logical_devices()  # the runtime has started, as in any later command
-    status, out, err = run(capsys, *argv)
+    status, out, err = run(capsys, argv)
     assert status == 2 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
 # --- sharded sweeps ---------------------------------------------------------------------------
 
-SWEEP = [
-    "sweep",
-    "--variant",
-    "folded",
-    "--axis",
-    "batch_size",
-    "--values",
-    "1,2,3,4,5",
-    "--time-steps",
-    "2",
-    "--repeats",
-    "1",
-    "--warmup",
-    "0",
-]
+SWEEP = "sweep --variant folded --axis batch_size --values 1,2,3,4,5 --time-steps 2 --repeats 1"
 
 
 def _points(database) -> set[tuple[str, int]]:
@@ -217,29 +161,18 @@ def _points(database) -> set[tuple[str, int]]:
 
 
 def test_shards_split_a_sweep_and_their_import_equals_one_run(capsys, tmp_path):
-    assert run(capsys, *SWEEP, "--db", str(tmp_path / "whole.sqlite3"))[0] == 0
+    assert run(capsys, SWEEP, "--warmup 0 --db", tmp_path / "whole.sqlite3")[0] == 0
     merged = tmp_path / "merged.sqlite3"
     shards = []
     for index in range(2):
         database = tmp_path / f"shard{index}.sqlite3"
-        status, _, err = run(capsys, *SWEEP, "--shard", f"{index}/2", "--db", str(database))
+        status, _, err = run(capsys, SWEEP, f"--warmup 0 --shard {index}/2 --db", database)
         assert status == 0 and f"shard {index}/2" in err
         shards.append(_points(database))
         exported = tmp_path / f"shard{index}.json"
-        main(
-            [
-                "results",
-                "export",
-                "--format",
-                "json",
-                "--output",
-                str(exported),
-                "--db",
-                str(database),
-            ]
-        )
-        assert main(["results", "import", str(exported), "--db", str(merged)]) == 0
-    capsys.readouterr()
+        export = "results export --format json --output"
+        assert run(capsys, export, exported, "--db", database)[0] == 0
+        assert run(capsys, "results import", exported, "--db", merged)[0] == 0
     assert shards == [
         {("folded", 1), ("folded", 3), ("folded", 5)},
         {("folded", 2), ("folded", 4)},
@@ -348,26 +281,9 @@ def _free_port() -> int:
 
 def test_two_workers_on_loopback_complete_and_agree():
     cluster = f"127.0.0.1:{_free_port()},127.0.0.1:{_free_port()}"
-    argv = [
-        sys.executable,
-        "-m",
-        "hierlstm",
-        "worker",
-        "--cluster",
-        cluster,
-        "--variant",
-        "folded",
-        "--batch-size",
-        "4",
-        "--time-steps",
-        "3",
-        "--repeats",
-        "3",
-        "--warmup",
-        "1",
-        "--no-store",
-        "--json",
-    ]
+    argv = "worker --variant folded --batch-size 4 --time-steps 3 --repeats 3 --warmup 1"
+    argv = [sys.executable, "-m", "hierlstm", *argv.split(), "--cluster", cluster]
+    argv += ["--no-store", "--json"]
     workers = [
         subprocess.Popen(
             [*argv, "--task-index", str(index)],

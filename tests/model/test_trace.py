@@ -1,9 +1,6 @@
 import functools
 import json
 import string
-import subprocess
-import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -16,8 +13,6 @@ from hierlstm.model import cost
 from hierlstm.model.builders import build_model
 from hierlstm.model.trace import step_note, trace_report, trace_shapes
 from hierlstm.registry import VARIANTS
-
-ROOT = Path(__file__).resolve().parents[2]
 
 TRUNK = [
     ("input", "InputLayer", (None, 36, None, 1), (4, 36, 10, 1)),
@@ -202,17 +197,6 @@ def test_notes_are_one_replicas_in_both_languages():
     )
     alone = {step.path: step for step in trace_shapes(config.replace(strategy="none", devices=""))}
     assert alone["input"].note_key == "note.input" and alone["input"].note_values["batch"] == 8
-
-
-def test_notes_import_without_tensorflow_or_streamlit():
-    code = (
-        "import hierlstm.model.trace_notes, sys; "
-        "print('tensorflow' in sys.modules, 'streamlit' in sys.modules)"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    assert completed.stdout.strip() == "False False", completed.stderr[-2000:]
 
 
 def test_cost_model_formulas():

@@ -48,14 +48,8 @@ def test_a_row_is_the_config_then_the_measurement_then_the_versions():
     ]
     assert ROW_COLUMNS == (*config_columns, *measured, *VERSION_COLUMNS.values())
     assert ROW_COLUMNS[:3] == ("variant", "batch_size", "time_steps")
-    assert ROW_COLUMNS[-6:] == (
-        "python_version",
-        "tensorflow_version",
-        "keras_version",
-        "numpy_version",
-        "jax_version",
-        "torch_version",
-    )
+    versions = ("python", "tensorflow", "keras", "numpy", "jax", "torch")
+    assert ROW_COLUMNS[-6:] == tuple(f"{name}_version" for name in versions)
     row = make_result().to_row()
     assert tuple(row) == ROW_COLUMNS and tuple(COLUMN_KINDS) == ROW_COLUMNS
     # The config's device is what was asked for; `device` is where the run ran.

@@ -13,23 +13,14 @@ from hierlstm.results.store import ResultStore
 def test_sigkill_during_a_sweep_keeps_finished_points(tmp_path):
     db = tmp_path / "results.sqlite3"
     values = ",".join(str(value) for value in range(1, 41))
+    sweep = "sweep --variant folded --axis time_steps --batch-size 1 --repeats 2 --warmup 0"
     command = [
         sys.executable,
         "-m",
         "hierlstm",
-        "sweep",
-        "--variant",
-        "folded",
-        "--axis",
-        "time_steps",
+        *sweep.split(),
         "--values",
         values,
-        "--batch-size",
-        "1",
-        "--repeats",
-        "2",
-        "--warmup",
-        "0",
         "--db",
         str(db),
     ]

@@ -1,0 +1,45 @@
+"""What the AppTest files share: the frame app.py serves, tiny run settings, a page opened from a
+link, and the checks and lookups each file used to write out again."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"  # the frame app.py serves
+TINY = {"batch_size": "2", "time_steps": "4", "repeats": "2", "warmup": "1"}
+FIRST_PAGE = "app_pages/shape_trace.py"
+
+
+def opened(page: str = FIRST_PAGE, query: dict | None = None, timeout: float = 120) -> AppTest:
+    """A new session on `page` (a script path), opened from a link carrying `query`."""
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    at.query_params = dict(query or {})
+    at.run()
+    if page != FIRST_PAGE:
+        at.switch_page(page).run()
+    return at
+
+
+def clean(at: AppTest) -> None:
+    """No exception and no error element drawn."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def run(at: AppTest) -> AppTest:
+    """Run pressed, and the rerun it makes."""
+    return at.button(key="run").click().run()
+
+
+def shown_table(at: AppTest, key: str):
+    """The frame of the table or dataframe drawn under `key`."""
+    block = at.get_by_key(key)
+    return (block.dataframe or block.table)[0].value
+
+
+def drawn(at: AppTest, key: str) -> bool:
+    try:
+        at.get_by_key(key)
+    except KeyError:
+        return False
+    return True
