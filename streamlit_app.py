@@ -24,7 +24,7 @@ warmup.page_started()
 # Google's font servers, which an offline demo cannot reach (and should not need to). A file
 # is read with numpy and PIL (Streamlit's image_to_url imports both), which a cold frame must
 # not wait for while the warm-up imports TensorFlow: until then, Streamlit's own icon.
-ICON = Path(__file__).with_name("hierlstm") / "app" / "icon.png"
+ICON = Path(banner.__file__).with_name("icon.png")  # hierlstm/app/, in a checkout or installed
 
 
 def draw(status: warmup.Status) -> None:

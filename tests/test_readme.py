@@ -1,5 +1,5 @@
-"""The README's list of modules is the tree: every module of the package is listed once, in
-its folder, and nothing listed is missing."""
+"""docs/architecture.md's list of modules is the tree: every module of the package is listed
+once, in its folder, and nothing listed is missing."""
 
 import re
 from pathlib import Path
@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def listed_modules() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "architecture.md").read_text()
     block = text.split("Every module, one a line", 1)[1].split("```", 2)[1]
     found, folders = [], []
     for line in block.splitlines():
@@ -24,7 +24,7 @@ def listed_modules() -> list[str]:
     return found
 
 
-def test_the_readme_lists_every_module_once():
+def test_the_architecture_page_lists_every_module_once():
     listed = listed_modules()
     actual = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "hierlstm").rglob("*.py"))
     assert len(listed) == len(set(listed)), "listed twice"

@@ -20,6 +20,7 @@ from hierlstm.cli.parser import (
     whole_number,
 )
 from hierlstm.cli.profile import cmd_profile, profile_settings
+from hierlstm.cli.serve import serve
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values
 from hierlstm.config import SettingError
 from hierlstm.refusals import Refused
@@ -33,6 +34,7 @@ COMMANDS = {
     "worker": cmd_worker,
     "profile": cmd_profile,
     "doctor": cmd_doctor,
+    "app": lambda args: serve(args.streamlit_flags),  # main() serves it before parsing
     "results": cmd_results,
 }
 # What each command checks before TensorFlow is imported (the same functions it calls itself).
@@ -87,6 +89,9 @@ def _start_devices(args, logical_cpus: int | None) -> None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["app"] and argv[1:2] not in (["-h"], ["--help"]):
+        return serve(argv[1:])  # every flag is Streamlit's, passed on unparsed
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:

@@ -100,6 +100,14 @@ def build_parser() -> Parser:
         help="only the report and the diagnosis, no live probe on each device",
     )
 
+    served = commands.add_parser(
+        "app",
+        help="serve the app (streamlit run app.py); every flag after it is passed to streamlit",
+        description="Serve hierlstm's app with `streamlit run`. Every argument after `app` goes "
+        "to streamlit as given, e.g. `app --server.port 8600 --server.headless true`.",
+    )
+    served.add_argument("streamlit_flags", nargs="*", metavar="STREAMLIT_FLAG")
+
     results = commands.add_parser("results", help="stored measurements")
     actions = results.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="stored runs, newest first")
