@@ -54,11 +54,9 @@ class Variant:
     def title(self, lang: str = "en") -> str:
         return t(self.title_key, lang)
 
-    def explanation(self, lang: str = "en") -> str:
-        """Its explanation and detail, at the question's sizes (the app names the sidebar's)."""
-        from hierlstm.config import RunConfig, named_sizes
-
-        sizes, more = named_sizes(RunConfig()), f"{self.explanation_key}.more"
+    def explanation(self, sizes: dict[str, int], lang: str = "en") -> str:
+        """Its explanation and detail, naming `sizes` (`hierlstm.config.named_sizes`)."""
+        more = f"{self.explanation_key}.more"
         detail = " " + t(more, lang, **sizes) if more in MESSAGES else ""
         return t(self.explanation_key, lang, **sizes) + detail
 

@@ -13,15 +13,17 @@ from hierlstm.results.schema import ResultsError
 
 
 def cmd_variants(args) -> int:
+    from hierlstm.config import RunConfig, named_sizes
     from hierlstm.registry import VARIANTS
 
+    sizes = named_sizes(RunConfig())  # the question's
     rows = [
         {
             "name": v.name,
             "title": v.title(),
             "can_use_cudnn": v.can_use_cudnn,
             "static_time": v.static_time,
-            "explanation": v.explanation(),
+            "explanation": v.explanation(sizes),
         }
         for v in VARIANTS.values()
     ]

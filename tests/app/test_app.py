@@ -88,7 +88,8 @@ def test_only_the_open_tab_is_drawn_and_opening_another_draws_it(app):
 
 def test_the_builder_s_source_is_drawn_when_its_expander_opens(app):
     _open(app, "app_pages/shape_trace.py", {"variants": "folded"})
-    assert [e.label for e in app.main.expander] == ["Source of folded, as it runs"]
+    labels = [expander.label for expander in app.main.expander]
+    assert labels == ["More", "Source of folded, as it runs"]  # the intro's detail, the source
     assert app.code == []  # not drawn (nor its highlighter loaded) until asked for
     app.session_state["source-folded"] = True  # what opening the expander sets, then a rerun
     app.run()

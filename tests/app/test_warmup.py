@@ -61,7 +61,7 @@ def _placeholder(at: AppTest) -> str:
 def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
     at = _frame()
     assert [title.value for title in at.title] == [PAGES["app_pages/shape_trace.py"]]
-    assert "symbolic" in at.markdown[1].value  # the page's explanation
+    assert "Update trace" in at.markdown[1].value  # the page's explanation
     assert "**Starting**" in at.get_by_key("banner").markdown[0].value
     assert "importing TensorFlow" in _placeholder(at)
     assert at.multiselect(key="variants").value == list(DEFAULT_VARIANTS)

@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import pytest
 
-from hierlstm.config import RunConfig
+from hierlstm.config import RunConfig, named_sizes
 from hierlstm.model.builders import build_model
 from hierlstm.model.check import TOLERANCES, random_input, run_variant
 from hierlstm.model.layers import NestedCell
@@ -132,7 +132,7 @@ def test_precision_policies_are_per_layer_and_independent():
 def test_registry_records_are_complete():
     for name, variant in VARIANTS.items():
         assert variant.name == name
-        assert variant.title() and len(variant.explanation()) > 80
+        assert variant.title() and len(variant.explanation(named_sizes(RunConfig()))) > 80
         assert isinstance(variant.can_use_cudnn, bool)
     assert not VARIANTS["nested"].can_use_cudnn and not VARIANTS["shared_cell"].can_use_cudnn
     assert VARIANTS["folded"].can_use_cudnn and VARIANTS["time_distributed"].static_time
