@@ -158,7 +158,7 @@ def make_profile_result(**changes):
         harness_median_s=0.9e-3,
         harness_repeats=3,
         logdir="/tmp/profiles/run",
-        xplane="/tmp/profiles/run/plugins/profile/x/host.xplane.pb",
+        trace="/tmp/profiles/run/plugins/profile/x/host.xplane.pb",
         device="/CPU:0",
         kernel="generic",
         versions=VERSIONS,
