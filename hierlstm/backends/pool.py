@@ -94,15 +94,7 @@ class BackendPool:
 
     def _answer(self, config: RunConfig, op: str, **fields) -> dict:
         """A request about `config`; a failed run (a dead worker too) raises RunFailed."""
-        try:
-            answer = self.request(config.backend, op, config=config.to_dict(), **fields)
-        except WorkerDied as error:
-            raise RunFailed(failed(config, str(error)), died=True) from None
-        if not answer["ok"]:
-            if "row" in answer:
-                raise RunFailed(BenchResult.from_row(answer["row"]))
-            raise RunFailed(failed(config, answer["error"]))
-        return answer
+        return _checked(config, self.request, config.backend, op, config=config.to_dict(), **fields)
 
     def prepare(
         self, config: RunConfig, *, seed: int = 0, progress: Progress = no_progress
@@ -131,14 +123,8 @@ class BackendPool:
                     f"{run.worker_pid}) is gone; prepare it again.",
                 )
             )
-        try:
-            with self._lock:
-                answer = worker.request(op, handle=run.handle, **fields)
-        except WorkerDied as error:
-            raise RunFailed(failed(run.config, str(error)), died=True) from None
-        if not answer["ok"]:
-            raise RunFailed(failed(run.config, answer["error"]))
-        return answer
+        with self._lock:
+            return _checked(run.config, worker.request, op, handle=run.handle, **fields)
 
     def sample(self, run: Prepared) -> Sample:
         """One sample of a prepared run, with the pool's wall time of its round trip."""
@@ -200,6 +186,20 @@ class BackendPool:
             for worker in self.workers.values():
                 worker.close()
             self.workers.clear()
+
+
+def _checked(about: RunConfig, send, *arguments, **fields) -> dict:
+    """`send(*arguments, **fields)`'s answer about config `about`; a failed run raises RunFailed
+    with its record (the worker's, else made here), `died=True` when the worker ended."""
+    try:
+        answer = send(*arguments, **fields)
+    except WorkerDied as error:
+        raise RunFailed(failed(about, str(error)), died=True) from None
+    if not answer["ok"]:
+        if "row" in answer:
+            raise RunFailed(BenchResult.from_row(answer["row"]))
+        raise RunFailed(failed(about, answer["error"]))
+    return answer
 
 
 _SHARED: BackendPool | None = None

@@ -21,7 +21,7 @@ The inner LSTM (`inner_lstm_with_bptt`, R unrolled steps) is written out likewis
 the conv-and-pool of the XLA path (`pooled_taps_with_gradient`). The weights' gradients,
 which sum over every row, are summed in float32 under a 16-bit policy.
 
-Gates follow `hierlstm.model.fused.halved_lstm_step`: the i, f, o pre-activations are halved,
+Gates follow `halved_gates`: the i, f, o pre-activations are halved,
 a = 0.5 + 0.5 tanh(z), so da/dz = 2 a (1 - a); the candidate g = tanh(z), dg/dz = 1 - g^2.
 The layer uses these only when training (`training=True`); inference runs the plain code. The
 gradient check (`hierlstm.model.gradcheck`) compares it with the float64 oracle like every
@@ -60,8 +60,9 @@ def in_forward_scope(backward):
     return scoped
 
 
-def _gates(preactivations, units: int):
-    """(B, 4U) halved pre-activations -> i, f, g, o (B, U) each."""
+def halved_gates(preactivations, units: int):
+    """(N, 4U) pre-activations whose i, f, o columns are halved -> i, f, g, o (N, U) each, as
+    sigmoid(z) = 0.5 + 0.5 tanh(z / 2)."""
     z = preactivations
     input_gate = 0.5 + 0.5 * tf.tanh(z[:, :units])
     forget_gate = 0.5 + 0.5 * tf.tanh(z[:, units : 2 * units])
@@ -88,7 +89,7 @@ def outer_lstm_with_bptt(summaries, kernel, recurrent_kernel, bias):
 
         def step(time, hidden, cell, hidden_array, cell_array, gate_array):
             step_input = tf.concat([summaries[time], hidden], 1)  # (B, I+U)
-            i, f, g, o = _gates(step_input @ stacked_kernel + bias, units)  # (B, U) each
+            i, f, g, o = halved_gates(step_input @ stacked_kernel + bias, units)  # (B, U) each
             cell = f * cell + i * g
             hidden = o * tf.tanh(cell)
             return (
@@ -182,13 +183,13 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias, under_xla=Fa
         rows, units, dtype = sequences.shape[0], recurrent_kernel.shape[0], sequences.dtype
         stacked_kernel = tf.concat([kernel, recurrent_kernel], 0)  # (C+U, 4U)
         # the first row starts from a zero state: only the input matmul, no forget gate
-        i, f, g, o = _gates(sequences[0] @ kernel + bias, units)  # (N, U) each
+        i, f, g, o = halved_gates(sequences[0] @ kernel + bias, units)  # (N, U) each
         cell = i * g
         hidden = o * tf.tanh(cell)
         kept = [(i, f, g, o, cell, sequences[0])]  # per row: gates, cell, the matmul's input
         for row in range(1, rows):
             step_input = tf.concat([sequences[row], hidden], 1)  # (N, C+U)
-            i, f, g, o = _gates(step_input @ stacked_kernel + bias, units)
+            i, f, g, o = halved_gates(step_input @ stacked_kernel + bias, units)
             cell = f * cell + i * g
             hidden = o * tf.tanh(cell)
             kept.append((i, f, g, o, cell, step_input))
@@ -245,10 +246,34 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias, under_xla=Fa
     return lstm(sequences, kernel, recurrent_kernel, bias)
 
 
+def pooled_taps(inputs, kernel, pool_height: int):
+    """Conv2D (one input channel, 'same' padding, no bias) as k*k shifted multiply-adds from
+    kernel (k, k, 1, C), then max-pool over `pool_height` rows: (B, H, T, 1) -> (R, T, B, C),
+    with what the gradient needs: the features (R, p, T, B, C) and the k*k windows (R*p, T, B)."""
+    k, channels, dtype = kernel.shape[0], kernel.shape[-1], kernel.dtype
+    rows = inputs.shape[1] // pool_height
+    batch, time_steps = tf.shape(inputs)[0], tf.shape(inputs)[2]
+    image = tf.transpose(tf.cast(inputs[..., 0], dtype), (1, 2, 0))  # (H, T, B)
+    before, after = (k - 1) // 2, k - 1 - (k - 1) // 2  # 'same' padding, as Keras pads
+    image = tf.pad(image, [[before, after], [before, after], [0, 0]])  # (H+k-1, T+k-1, B)
+    windows = [
+        image[dy : dy + rows * pool_height, dx : dx + time_steps]  # (R*p, T, B)
+        for dy in range(k)
+        for dx in range(k)
+    ]
+    taps_kernel = tf.reshape(kernel, (k * k, channels))  # (k*k, C)
+    features = None
+    for tap, window in enumerate(windows):
+        term = window[..., None] * taps_kernel[tap]  # (R*p, T, B, C)
+        features = term if features is None else features + term
+    features = tf.reshape(
+        features, (rows, pool_height, time_steps, batch, channels)
+    )  # (R, p, T, B, C)
+    return tf.reduce_max(features, axis=1), features, windows  # pooled (R, T, B, C)
+
+
 def pooled_taps_with_gradient(inputs, kernel, bias, pool_height: int):
-    """Conv2D (one input channel, 'same' padding) as k*k shifted multiply-adds, max-pool over
-    `pool_height` rows, then the bias: (B, H, T, 1) -> (R, T, B, C), as
-    `FusedHierarchicalLSTM.pooled_rows_by_taps` computes it. Its gradient is written out: the
+    """`pooled_taps` plus the bias: (B, H, T, 1) -> (R, T, B, C). Its gradient is written out: the
     max-pool's (the window's maximum gets it, shared among ties, as TensorFlow shares it), then
     the kernel's as one (k*k, M) @ (M, C) matmul over the M = R*p*T*B positions (XLA's gradient
     of the k*k broadcast multiply-adds is k*k separate reductions over all positions, many times
@@ -260,23 +285,9 @@ def pooled_taps_with_gradient(inputs, kernel, bias, pool_height: int):
         height = inputs.shape[1]
         rows = height // pool_height
         batch, time_steps = tf.shape(inputs)[0], tf.shape(inputs)[2]
-        image = tf.transpose(tf.cast(inputs[..., 0], dtype), (1, 2, 0))  # (H, T, B)
-        before, after = (k - 1) // 2, k - 1 - (k - 1) // 2  # 'same' padding, as Keras pads
-        image = tf.pad(image, [[before, after], [before, after], [0, 0]])  # (H+k-1, T+k-1, B)
-        windows = [
-            image[dy : dy + rows * pool_height, dx : dx + time_steps]  # (R*p, T, B)
-            for dy in range(k)
-            for dx in range(k)
-        ]
+        before = (k - 1) // 2  # 'same' padding, as Keras pads
+        pooled, features, windows = pooled_taps(inputs, kernel, pool_height)
         taps_kernel = tf.reshape(kernel, (k * k, channels))  # (k*k, C)
-        features = None
-        for tap, window in enumerate(windows):
-            term = window[..., None] * taps_kernel[tap]  # (R*p, T, B, C)
-            features = term if features is None else features + term
-        features = tf.reshape(
-            features, (rows, pool_height, time_steps, batch, channels)
-        )  # (R, p, T, B, C)
-        pooled = tf.reduce_max(features, axis=1)  # (R, T, B, C)
 
         def backward(upstream):  # upstream (R, T, B, C)
             winners = tf.cast(tf.equal(features, pooled[:, None]), dtype)  # (R, p, T, B, C)

@@ -31,8 +31,10 @@ import keras
 import tensorflow as tf
 
 from hierlstm.model.bptt import (
+    halved_gates,
     inner_lstm_with_bptt,
     outer_lstm_with_bptt,
+    pooled_taps,
     pooled_taps_with_gradient,
 )
 
@@ -53,15 +55,8 @@ def halved_lstm_step(preactivations, cell, units: int):
 
     `cell` (N, U), or None for a zero initial state. Returns hidden (N, U), cell (N, U).
     """
-    z = preactivations
-    input_gate = 0.5 + 0.5 * tf.tanh(z[:, :units])  # (N, 4U) -> (N, U)
-    candidate = tf.tanh(z[:, 2 * units : 3 * units])  # -> (N, U)
-    output_gate = 0.5 + 0.5 * tf.tanh(z[:, 3 * units :])  # -> (N, U)
-    if cell is None:
-        cell = input_gate * candidate
-    else:
-        forget_gate = 0.5 + 0.5 * tf.tanh(z[:, units : 2 * units])  # -> (N, U)
-        cell = forget_gate * cell + input_gate * candidate
+    input_gate, forget_gate, candidate, output_gate = halved_gates(preactivations, units)
+    cell = input_gate * candidate if cell is None else forget_gate * cell + input_gate * candidate
     return output_gate * tf.tanh(cell), cell
 
 
@@ -196,25 +191,9 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
     def pooled_rows_by_taps(self, inputs):
         """The conv as k*k shifted multiply-adds of the one input channel, then max-pool:
         (B, H, T, 1) -> (R, T, B, C); XLA fuses it all into one loop."""
-        dtype = self.compute_dtype
-        k, pool = self.kernel_size, self.pool_height
-        kernel = tf.cast(self.conv.kernel, dtype)  # (k, k, 1, C)
-        batch, time_steps = tf.shape(inputs)[0], tf.shape(inputs)[2]
-        rows = inputs.shape[1] // pool
-        image = tf.transpose(inputs[..., 0], (1, 2, 0))  # (B, H, T, 1) -> (H, T, B)
-        before, after = (k - 1) // 2, k - 1 - (k - 1) // 2  # 'same' padding, as Keras pads
-        image = tf.pad(image, [[before, after], [before, after], [0, 0]])  # -> (H+k-1, T+k-1, B)
-        features = None
-        for dy in range(k):
-            for dx in range(k):
-                window = image[dy : dy + rows * pool, dx : dx + time_steps]  # -> (R*p, T, B)
-                term = window[..., None] * kernel[dy, dx, 0]  # -> (R*p, T, B, C)
-                features = term if features is None else features + term
-        features = tf.reshape(
-            features, (rows, pool, time_steps, batch, self.filters)
-        )  # (R*p, T, B, C) -> (R, p, T, B, C)
-        pooled = tf.reduce_max(features, axis=1)  # -> (R, T, B, C)
-        return pooled + tf.cast(self.conv.bias, dtype)  # one bias for all p rows: add after max
+        kernel = tf.cast(self.conv.kernel, self.compute_dtype)  # (k, k, 1, C)
+        pooled, _, _ = pooled_taps(inputs, kernel, self.pool_height)  # -> (R, T, B, C)
+        return pooled + tf.cast(self.conv.bias, self.compute_dtype)  # one bias for all p rows
 
     def lstm_weights(self, holder: LSTMWeights):
         """kernel (D, 4U), recurrent_kernel (U, 4U), bias (4U,) as `lstm_step` wants them."""

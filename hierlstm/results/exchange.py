@@ -27,12 +27,9 @@ from hierlstm.results.schema import (
     ADDED_IN_V5,
     COLUMNS,
     KINDS,
-    V1_COLUMNS,
-    V2_COLUMNS,
-    V4_COLUMNS,
     ResultsError,
 )
-from hierlstm.results.validation import MISMATCHED, shown
+from hierlstm.results.validation import MISMATCHED, format_columns, shown
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # refused before parsing: no sweep comes near this
 EXPORT_FORMAT = "hierlstm-results"
@@ -168,8 +165,7 @@ def _parse_csv(text: str) -> tuple[list[dict[str, Any]], int]:
         version = 3
     else:  # version 2 had no training columns
         version = 2
-    expected = {1: V1_COLUMNS, 2: V2_COLUMNS, 3: V4_COLUMNS}.get(version, COLUMNS)
-    missing = [column for column in expected if column not in header]
+    missing = [column for column in format_columns(version) if column not in header]
     if missing:
         raise ResultsError(f"import rejected: the CSV header lacks {', '.join(missing)}.")
     return raw_rows, version

@@ -45,13 +45,12 @@ _RESULT_COLUMNS = tuple(column for column in ROW_COLUMNS if column not in CONFIG
 def checked_rows(raw_rows: list[Any], export_version: int) -> list[dict[str, Any]]:
     """Every row of an import, validated and normalised; one ValueError naming the bad rows
     (numbered from 1) if any is bad."""
-    check = {1: checked_v1_row, 2: checked_v2_row, 3: checked_v3_row}.get(
-        export_version, checked_row
-    )
+    columns, as_today = _FORMATS.get(export_version, (COLUMNS, None))
     rows, problems = [], []
     for number, raw in enumerate(raw_rows, start=1):
         try:
-            rows.append(check(raw))
+            _require_columns(raw, columns)
+            rows.append(checked_row(raw if as_today is None else as_today(raw)))
         except ValueError as error:
             problems.append(f"row {number}: {error}")
     if problems:
@@ -82,24 +81,8 @@ def checked_row(raw: Any) -> dict[str, Any]:
     return row
 
 
-def checked_v3_row(raw: Any) -> dict[str, Any]:
-    """A row of a version-3 export (before the backend columns: a TensorFlow run), checked as a
-    row of today's with those columns' TensorFlow values."""
-    _require_columns(raw, V4_COLUMNS)
-    return checked_row(row_from_v4(raw))
-
-
-def checked_v2_row(raw: Any) -> dict[str, Any]:
-    """A row of a version-2 export (no training columns: a forward pass), checked as a row of
-    today's with those columns' forward-pass values."""
-    _require_columns(raw, V2_COLUMNS)
-    return checked_row(row_from_v2(raw))
-
-
-def checked_v1_row(raw: Any) -> dict[str, Any]:
-    """A row of a version-1 export (config and versions as objects, or JSON text in a CSV),
-    checked as that format, then as a row of today's."""
-    _require_columns(raw, V1_COLUMNS)
+def _v1_row(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A version-1 row (config and versions as objects, or JSON text in a CSV) as today's."""
     settings = _json_object("config", raw["config"])
     known = list(CONFIG_COLUMNS)
     unknown = [name for name in settings if name not in known]
@@ -113,7 +96,18 @@ def checked_v1_row(raw: Any) -> dict[str, Any]:
             f"variant {shown(raw['variant'])} differs from the config's {shown(configured)}."
         )
     _check_versions(raw["versions"])
-    return checked_row(row_from_v1(raw, settings))
+    return row_from_v1(raw, settings)
+
+
+# An older export's version -> the columns its rows have, and its row as today's: version 1 kept
+# the config as an object, version 2 had no training columns (a forward pass), version 3 no
+# backend columns (a TensorFlow run).
+_FORMATS = {1: (V1_COLUMNS, _v1_row), 2: (V2_COLUMNS, row_from_v2), 3: (V4_COLUMNS, row_from_v4)}
+
+
+def format_columns(export_version: int) -> tuple[str, ...]:
+    """The columns every row of an export of `export_version` has."""
+    return _FORMATS.get(export_version, (COLUMNS, None))[0]
 
 
 def _require_columns(raw: Any, columns: tuple[str, ...]):

@@ -1,21 +1,12 @@
 """The timing harness: one config timed honestly, or several compared in interleaved rounds.
 
-Every measurement here is taken the same way:
-- the model is built and its input made once, on the config's device;
-- the first call (tracing, XLA compilation when asked, first execution) is timed on its own
-  and never mixed into the steady-state samples;
-- warm-up calls run untimed;
-- each timed sample is `forward(inputs)` followed by `tf.test.experimental.sync_devices()`,
-  both inside one `time.perf_counter` interval (see `timed_call` for why that method).
-A training run (`RunConfig.task` "training", see `hierlstm.timing.training`) times the whole
-step the same way, and its phases (forward, forward + backward, update) each as its own compiled
-function in the same rounds; its first call traces the gradient graph too.
-Under a tf.distribute strategy (`RunConfig.strategy`, see `hierlstm.distributed.distribute`) the
-same holds: the model is built in the strategy's scope, the global input is made once and
-split over the replicas, and each sample is one `strategy.run` of the forward pass inside a
-`tf.function`, ending in a cross-replica reduce, then the device sync.
-Progress flows through an `on_progress(fraction, message)` callback; nothing here prints or
-imports Streamlit. Results are `BenchResult` records (`hierlstm.records`).
+Every measurement is taken the same way: the model is built and its input made once, on the
+config's device; the first call (tracing, XLA compilation, first execution) is timed on its own;
+warm-up calls run untimed; each sample is one call ended by the device sync (`timed_call`). A
+training step and its phases are timed likewise (`hierlstm.timing.training`), and so is a run
+under a tf.distribute strategy (`hierlstm.distributed.distribute`), whose global input is split
+over the replicas. Progress flows through an `on_progress(fraction, message)` callback; results
+are `BenchResult` records (`hierlstm.records`).
 """
 
 from __future__ import annotations

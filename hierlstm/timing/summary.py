@@ -71,25 +71,14 @@ def make_result(
 def failed_record(config: RunConfig, error: str, *, device: str, versions: dict) -> BenchResult:
     """The record of a run that failed, on any backend: status "failed", the one-line `error`,
     NaN times, the analytic FLOPs and (for a training step) the activations it would keep."""
-    nan = math.nan
     training = config.task == "training"
     return BenchResult(
         config=config,
-        first_call_s=nan,
-        median_s=nan,
-        p10_s=nan,
-        p90_s=nan,
-        iqr_s=nan,
-        mean_s=nan,
-        std_s=nan,
-        min_s=nan,
+        **dict.fromkeys(_TIMES, math.nan),
         repeats=0,
         warmup=0,
         noisy=False,
-        samples_per_s=nan,
-        steps_per_s=nan,
         flops=cost.training_flops(config) if training else cost.model_flops(config),
-        gflops_per_s=nan,
         peak_memory_bytes=0,
         peak_memory_kind="",
         kernel="",
@@ -101,3 +90,9 @@ def failed_record(config: RunConfig, error: str, *, device: str, versions: dict)
         status="failed",
         error=error,
     )
+
+
+_TIMES = (  # NaN in a failed record
+    *("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s"),
+    *("samples_per_s", "steps_per_s", "gflops_per_s"),
+)
