@@ -5,8 +5,8 @@ mid-run, on `streamlit run app.py` headless on a free loopback port.
 
 Uses Debian's /usr/bin/chromium through Playwright's Python package (no browser download);
 the server and the browser are started by `benchmarks.browser`, as the benchmarks' are.
-Screenshots and measured times go to test-artifacts/; the Shape trace's screenshot is also
-copied to docs/ for the README. Skipped, with the reason, only when chromium or
+Screenshots and measured times go to test-artifacts/ (a test never writes into the checkout's
+docs/). Skipped, with the reason, only when chromium or
 playwright is missing (`make test` installs both where it can).
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import time
 from pathlib import Path
@@ -40,7 +39,6 @@ from hierlstm.i18n import t
 
 ARTIFACTS = ROOT / "test-artifacts"
 SERVER_LOG = ARTIFACTS / "streamlit-server.log"
-DOCS = ROOT / "docs"
 # Variants are named, so a variant another engineer is still adding cannot break these tests;
 # the default benchmark run below uses the app's own defaults.
 VARIANTS = "variants=nested,folded"
@@ -168,7 +166,7 @@ def _no_exception(page) -> None:
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
 
 
-def _screenshot(page, name: str, docs_name: str | None = None, filled: bool = True) -> Path:
+def _screenshot(page, name: str, filled: bool = True) -> Path:
     """The whole page: Streamlit scrolls inside its main block, so the viewport is made as tall
     as that block's content first (a full-page screenshot would stop at the viewport)."""
     measure = """() => Math.max(...Array.from(
@@ -188,9 +186,6 @@ def _screenshot(page, name: str, docs_name: str | None = None, filled: bool = Tr
         page.wait_for_timeout(700)  # plotly relayouts, tables draw their canvas once visible
     path = ARTIFACTS / name
     page.screenshot(path=str(path), full_page=True)
-    if docs_name:
-        DOCS.mkdir(exist_ok=True)
-        shutil.copyfile(path, DOCS / docs_name)
     return path
 
 
@@ -279,7 +274,7 @@ def test_first_page_while_the_server_warms_up(server, page):
     assert icon and "gstatic" not in icon and page.request.get(urljoin(url + "/", icon)).ok
     assert "/media/" in icon  # ours (set once warm), not Streamlit's favicon.png
     assert elsewhere == []
-    _screenshot(page, "shape-trace.png", "screenshot-shape-trace.png")
+    _screenshot(page, "shape-trace.png")
 
 
 def test_tiny_benchmark_run_double_clicked_runs_once(server, page):
