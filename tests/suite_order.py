@@ -7,10 +7,9 @@
 # file, are done. Only the order of files changes; the tests of a file keep their own order.
 SLOWEST_FIRST = (
     "tests/app/test_browser.py",  # 107 s
-    "tests/benchmarks/test_smoke_browser.py",  # about 150 (new; 280 s under load 7)
     "tests/model/test_training.py",  # 95
-    "tests/benchmarks/test_smoke.py",  # about 90 (new; under load 6, 230 s in one process)
-    "tests/benchmarks/test_smoke_fresh.py",  # about 60 (new)
+    "tests/benchmarks/test_smoke.py",  # about 110 (2026-12-03, a fresh clone's make test)
+    "tests/benchmarks/test_smoke_fresh.py",  # about 60
     "tests/app/test_app.py",  # 93
     "tests/app/test_every_page.py",  # 75
     "tests/cli/test_cli_backends.py",  # 72

@@ -13,7 +13,7 @@ from factories import is_report
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {
-    "vs_pytorch": "--repeats 2 --threads 1 --shapes 1x4 --task both --train-repeats 2",
+    "vs_pytorch": "--repeats 2 --threads 1 --shapes 1x4 --task inference",
     "gpu_peer": "--device cpu --repeats 2 --shapes 1x4",
     "rerun_cleanup": "--rounds 2 --models 1",
 }
