@@ -75,9 +75,11 @@ test-fast: $(DEV)
 
 # The benchmarks (benchmarks/, listed by `python -m benchmarks`), one after the other, on their
 # defaults: every one this machine can run (Chromium for the browser ones), the others named
-# with what they need. Long: minutes each, the soak ten. `make test` runs none of them.
+# with what they need. Long: minutes each, the soak ten. `make test` runs none of them. Each run
+# is kept in benchmarks/results/NAME.json, and RESULTS.md is written from them, a failure too.
 bench: $(DEV) browser
-	$(BIN)/python -m benchmarks --all
+	$(BIN)/python -m benchmarks --all --save; status=$$?; \
+	$(BIN)/python -m benchmarks --results; exit $$status
 
 lint: $(DEV)
 	$(BIN)/ruff check .

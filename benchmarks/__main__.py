@@ -1,35 +1,42 @@
 """`python -m benchmarks`: the benchmarks, one line each; `python -m benchmarks NAME [args]`
 runs one (the same as `python -m benchmarks.NAME [args]`); `python -m benchmarks --all` runs,
 one after the other and each in its own process, every one this machine can run without
-arguments (`make bench`), and names the others with what they need."""
+arguments, and names the others with what they need. `--save` after either keeps each run as
+benchmarks/results/NAME.json (`benchmarks.record`); `python -m benchmarks --results` writes
+benchmarks/RESULTS.md from the kept runs. `make bench` is `--all --save`, then `--results`."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+from benchmarks.record import run_and_save, write_results
 from benchmarks.registry import BENCHMARKS
 
 
 def listing() -> str:
     width = max(map(len, BENCHMARKS))
     lines = ["usage: python -m benchmarks NAME [args]   (NAME --help for its options)"]
-    lines += ["       python -m benchmarks --all        (every one this machine can run)", ""]
+    lines += ["       python -m benchmarks --all        (every one this machine can run)"]
+    lines += ["       ... --save                        (each run kept in benchmarks/results/)"]
+    lines += ["       python -m benchmarks --results    (RESULTS.md from the kept runs)", ""]
     for benchmark in BENCHMARKS.values():
         needs = f" (needs {benchmark.needs})" if benchmark.needs else ""
         lines.append(f"  {benchmark.name:<{width}}  {benchmark.summary}{needs}")
     return "\n".join(lines)
 
 
-def run_all() -> int:
-    """Each benchmark whose needs are met, with its defaults; 1 if any of them failed."""
+def run_all(save: bool) -> int:
+    """Each benchmark whose needs are met, with its defaults (each run kept with `save`); 1 if
+    any of them failed."""
     failed = []
     for benchmark in BENCHMARKS.values():
         if missing := benchmark.unmet():
             print(f"benchmarks: {benchmark.name} left out: needs {missing}", file=sys.stderr)
             continue
         print(f"benchmarks: {benchmark.name}", file=sys.stderr, flush=True)
-        if subprocess.run([sys.executable, "-m", f"benchmarks.{benchmark.name}"]).returncode:
+        command = [sys.executable, "-m", f"benchmarks.{benchmark.name}"]
+        if (run_and_save(benchmark.name, []) if save else subprocess.run(command).returncode):
             failed.append(benchmark.name)
     if failed:
         print(f"benchmarks: failed: {', '.join(failed)}", file=sys.stderr)
@@ -41,14 +48,21 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(listing())
         return 0
+    save = "--save" in argv
+    argv = [word for word in argv if word != "--save"]
+    if argv == ["--results"]:
+        print(f"wrote {write_results()}", file=sys.stderr)
+        return 0
     if argv == ["--all"]:
-        return run_all()
+        return run_all(save)
     name, *rest = argv
     if name not in BENCHMARKS:
         print(
             f"error: no benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}", file=sys.stderr
         )
         return 2
+    if save:
+        return run_and_save(name, rest)
     BENCHMARKS[name](rest)
     return 0
 

@@ -24,7 +24,8 @@ import time
 
 import numpy as np
 
-from benchmarks.common import header, markdown_table
+from benchmarks.common import header
+from benchmarks.record import markdown_table
 from hierlstm.backends.pool import BackendPool, RunFailed
 from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS

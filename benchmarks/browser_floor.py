@@ -44,7 +44,8 @@ from benchmarks.browser import (
     stop,
     wait_healthy,
 )
-from benchmarks.common import git_commit, header, load_average, markdown_table
+from benchmarks.common import header
+from benchmarks.record import git_commit, load_average, markdown_table
 from benchmarks.visit import app_pages, new_page, open_url
 
 HIERLSTM = "hierlstm Shape trace"

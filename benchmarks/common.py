@@ -1,34 +1,20 @@
 """What the benchmarks share: TensorFlow imported quietly, the machine header, the peak
-estimate, markdown tables, the commit and the load average."""
+estimate, markdown tables; the commit and the load average from `benchmarks.record`, which
+needs no TensorFlow."""
 
 from __future__ import annotations
 
 import datetime
 import os
 import platform
-import subprocess
 import sys
-from pathlib import Path
 
+from benchmarks.record import cpu_model_and_mhz
 from hierlstm import import_tensorflow_quietly
 
 tf = import_tensorflow_quietly()  # before anything of hierlstm's that imports TensorFlow
 
 tf.get_logger().setLevel("ERROR")
-
-
-def cpu_model_and_mhz() -> tuple[str, float]:
-    model, mhz = platform.processor() or platform.machine(), 0.0
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                elif line.startswith("cpu MHz") and not mhz:
-                    mhz = float(line.split(":", 1)[1])
-    except OSError:
-        pass
-    return model, mhz
 
 
 def fp32_peak_gflops() -> tuple[float, str]:
@@ -83,26 +69,3 @@ def header(title: str) -> str:
             "",
         ]
     )
-
-
-def markdown_table(header_row, rows) -> str:
-    lines = ["| " + " | ".join(header_row) + " |", "|" + "---|" * len(header_row)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def git_commit() -> str:
-    """The short commit, and whether the tree has uncommitted changes."""
-
-    def git(*arguments):
-        root = Path(__file__).resolve().parents[1]
-        command = ["git", *arguments]
-        done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
-        return done.stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    return commit + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())

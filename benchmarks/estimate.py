@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from benchmarks.common import header, markdown_table
+from benchmarks.common import header
+from benchmarks.record import markdown_table
 from hierlstm.admission.estimate import calibrate, run_seconds
 from hierlstm.config import RunConfig, Timing
 from hierlstm.timing import benchmark

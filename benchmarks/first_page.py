@@ -55,7 +55,8 @@ from benchmarks.browser import (
     stop,
     wait_healthy,
 )
-from benchmarks.common import git_commit, header, load_average, markdown_table
+from benchmarks.common import header
+from benchmarks.record import git_commit, load_average, markdown_table
 from benchmarks.visit import Page, Visit, app_pages, click_link, new_page, open_page, press_run
 
 ROUND_TIMEOUT_S = 1800  # a last bound for what has none of its own (a hung page's evaluate)

@@ -31,7 +31,8 @@ import time
 import keras
 import numpy as np
 
-from benchmarks.common import header, markdown_table, tf
+from benchmarks.common import header, tf
+from benchmarks.record import markdown_table
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_fused, build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM

@@ -16,7 +16,8 @@ import argparse
 
 import numpy as np
 
-from benchmarks.common import header, markdown_table, tf
+from benchmarks.common import header, tf
+from benchmarks.record import markdown_table
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params

@@ -27,7 +27,8 @@ import time
 
 import numpy as np
 
-from benchmarks.common import header, markdown_table, tf
+from benchmarks.common import header, tf
+from benchmarks.record import markdown_table
 from benchmarks.vs_pytorch import candidates, torch_model
 from hierlstm.config import RunConfig
 from hierlstm.hardware import device_label, resolve_device

@@ -18,7 +18,7 @@ import socket
 import sys
 from pathlib import Path
 
-from benchmarks.common import cpu_model_and_mhz, markdown_table
+from benchmarks.record import cpu_model_and_mhz, markdown_table
 from hierlstm.cli.doctor import format_report
 from hierlstm.config import PRECISIONS
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 
-from benchmarks.common import header, markdown_table
+from benchmarks.common import header
+from benchmarks.record import markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.profiling import OUTSIDE, profile
 from hierlstm.timing import layer_breakdown

@@ -23,7 +23,8 @@ import gc
 import statistics
 import time
 
-from benchmarks.common import header, markdown_table
+from benchmarks.common import header
+from benchmarks.record import markdown_table
 
 VARIANTS = ("nested", "folded", "fused", "shared_cell", "time_distributed", "vectorized_map")
 

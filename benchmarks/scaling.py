@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmarks.common import header, markdown_table
+from benchmarks.common import header
+from benchmarks.record import markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import compare

@@ -134,7 +134,7 @@ def table(round_: dict) -> str:
     """Per row of a first_page round: its idle time beside the script threads' busy seconds
     (the app lines and libraries they were in) and when the last JS or CSS file it fetched had
     loaded."""
-    from benchmarks.common import markdown_table  # imports TensorFlow: not in a server's start
+    from benchmarks.record import markdown_table
 
     rows = []
     for label, visit in round_["rows"].items():

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import browser, visit, walk
-from benchmarks.common import git_commit, load_average, markdown_table
+from benchmarks.record import git_commit, load_average, markdown_table
 
 WARM_S, RUN_S = browser.SERVER_START_TIMEOUT_S, visit.RUN_TIMEOUT_S
 SAMPLE_S = 0.5

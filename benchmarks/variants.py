@@ -15,7 +15,8 @@ import timeit
 
 import numpy as np
 
-from benchmarks.common import fp32_peak_gflops, header, markdown_table
+from benchmarks.common import fp32_peak_gflops, header
+from benchmarks.record import markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params

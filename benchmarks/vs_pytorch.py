@@ -36,7 +36,8 @@ import time
 
 import numpy as np
 
-from benchmarks.common import header, markdown_table, tf
+from benchmarks.common import header, tf
+from benchmarks.record import markdown_table
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target, mean_squared_error

@@ -1,0 +1,177 @@
+"""A benchmark's run kept as JSON, and RESULTS.md written from the kept runs.
+
+`python -m benchmarks NAME [args] --save` runs the benchmark in its own process, shows its
+report as it prints, and writes benchmarks/results/NAME.json: the report (its markdown), the
+exact command, the commit, the date, the machine, the versions, the load average before and
+after, and the exit status. `python -m benchmarks --results` writes benchmarks/RESULTS.md from
+those files: the newest run of each benchmark, in the registry's order; git keeps the older
+ones. Nothing here imports TensorFlow: the helpers the benchmarks share that need no framework
+live here (`benchmarks.common` re-exports them).
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = ROOT / "benchmarks" / "results"
+RESULTS_MD = ROOT / "benchmarks" / "RESULTS.md"
+HEADER_LINES = ("- date:", "- machine:", "- versions:", "- command:")
+PACKAGES = ("tensorflow", "keras", "numpy", "jax", "torch", "streamlit", "playwright")
+
+
+def cpu_model_and_mhz() -> tuple[str, float]:
+    model, mhz = platform.processor() or platform.machine(), 0.0
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                elif line.startswith("cpu MHz") and not mhz:
+                    mhz = float(line.split(":", 1)[1])
+    except OSError:
+        pass
+    return model, mhz
+
+
+def git_commit() -> str:
+    """The short commit, and whether the tree has uncommitted changes."""
+
+    def git(*arguments):
+        command = ["git", *arguments]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def markdown_table(header_row, rows) -> str:
+    lines = ["| " + " | ".join(header_row) + " |", "|" + "---|" * len(header_row)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine() -> dict:
+    """The CPU, the cores this process may use, the GPUs `nvidia-smi -L` lists, Python and the
+    installed versions of the frameworks (without importing them)."""
+    gpus = []
+    if shutil.which("nvidia-smi"):
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=False)
+        gpus = [line.strip() for line in listed.stdout.splitlines() if line.strip()]
+    versions = {"python": platform.python_version()}
+    for package in PACKAGES:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    cpu, _mhz = cpu_model_and_mhz()
+    return {"cpu": cpu, "cores": len(os.sched_getaffinity(0)), "gpus": gpus, "versions": versions}
+
+
+def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
+    """Runs benchmark `name` with `argv` in its own process, its report shown as it prints,
+    then keeps the run in `folder`/NAME.json when it printed a report (a markdown table): a
+    run that failed before its report leaves the last kept one as it was. Its exit status."""
+    command = [sys.executable, "-m", f"benchmarks.{name}", *argv]
+    started, before = datetime.datetime.now(datetime.UTC), load_average()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    lines = []
+    for line in process.stdout:
+        sys.stdout.write(line)
+        lines.append(line)
+    status = process.wait()
+    report = "".join(lines).strip()
+    if "\n|---" not in report:
+        print(f"benchmarks: {name} printed no report; nothing kept", file=sys.stderr)
+        return status or 1
+    record = {
+        "benchmark": name,
+        "command": " ".join([".venv/bin/python", "-m", "benchmarks", name, *argv]),
+        "date": started.isoformat(timespec="seconds"),
+        "seconds": round((datetime.datetime.now(datetime.UTC) - started).total_seconds()),
+        "commit": git_commit(),
+        "machine": machine(),
+        "load_before": before,
+        "load_after": load_average(),
+        "status": status,
+        "report": report,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return status
+
+
+def kept_runs(folder: Path = RESULTS_DIR) -> list[dict]:
+    """The kept runs, in the registry's order (a file of no registered benchmark is skipped)."""
+    from benchmarks.registry import BENCHMARKS
+
+    found = {path.stem: path for path in folder.glob("*.json")}
+    return [json.loads(found[name].read_text()) for name in BENCHMARKS if name in found]
+
+
+def results_markdown(runs: list[dict]) -> str:
+    """RESULTS.md: how to read it, an index, then each run's report under its machine, date,
+    commit, command and load (the report's own "## " title line becomes the section's)."""
+    from benchmarks.registry import BENCHMARKS
+
+    lines = [
+        "# Benchmark results",
+        "",
+        "The newest kept run of each benchmark, written by `python -m benchmarks --results` from",
+        "benchmarks/results/*.json (`make bench` runs every benchmark this machine can, keeps",
+        "each run and writes this file); older runs are in git's history. Read the paired",
+        "ratios, not the milliseconds: each benchmark times its candidates in interleaved",
+        "rounds and divides within a round, and a shared machine's single times swing.",
+        "",
+        "| benchmark | what it answers | date (UTC) | machine | commit |",
+        "|---|---|---|---|---|",
+    ]
+    for run in runs:
+        where = f"{run['machine']['cpu']}, {run['machine']['cores']} cores"
+        lines.append(
+            f"| [{run['benchmark']}](#{run['benchmark']}) | {BENCHMARKS[run['benchmark']].summary}"
+            f" | {run['date'][:16].replace('T', ' ')} | {where} | {run['commit']} |"
+        )
+    for run in runs:
+        report = run["report"].splitlines()
+        title = report[0].removeprefix("## ") if report and report[0].startswith("## ") else ""
+        body = report[1:] if title else report
+        # what `benchmarks.common.header` printed above the tables is said once, below
+        while body and (not body[0] or body[0].startswith(HEADER_LINES)):
+            body = body[1:]
+        found = run["machine"]
+        versions = ", ".join(f"{name} {version}" for name, version in found["versions"].items())
+        lines += [
+            "",
+            f'<a id="{run["benchmark"]}"></a>',
+            f"## {run['benchmark']}: {title or BENCHMARKS[run['benchmark']].summary}",
+            "",
+            f"- run {run['date'][:16].replace('T', ' ')} UTC for {run['seconds']} s on "
+            f"{found['cpu']} ({found['cores']} cores; GPUs: {', '.join(found['gpus']) or 'none'})"
+            f", commit {run['commit']}, exit status {run['status']}",
+            f"- load average (1, 5, 15 min): {run['load_before']} before, "
+            f"{run['load_after']} after",
+            f"- versions: {versions}",
+            f"- command: `{run['command']}`",
+            "",
+            *body,
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_results(folder: Path = RESULTS_DIR, path: Path = RESULTS_MD) -> Path:
+    path.write_text(results_markdown(kept_runs(folder)), encoding="utf-8")
+    return path

@@ -1,0 +1,72 @@
+"""A benchmark's kept run and RESULTS.md written from the kept runs: a run is kept with its
+report, command, commit, machine and load; the file says each once, in the registry's order,
+and RESULTS.md is what the kept runs in the repository make."""
+
+from __future__ import annotations
+
+import json
+
+from factories import is_report
+
+from benchmarks import record
+
+REPORT = """## Scaling with time steps (batch 1)
+
+- date: 2026-12-03 10:00 UTC
+- machine: a CPU, 2 cores visible, no GPU
+- versions: Python 3.11.7
+- command: `.venv/bin/python -m benchmarks.scaling`
+
+### First call, seconds
+
+| variant | T=4 |
+|---|---|
+| folded | 0.31 |"""
+
+
+def kept(name: str, report: str = REPORT, **changes) -> dict:
+    machine = {"cpu": "AMD EPYC", "cores": 2, "gpus": [], "versions": {"python": "3.11.7"}}
+    return {
+        "benchmark": name,
+        "command": f".venv/bin/python -m benchmarks {name}",
+        "date": "2026-12-03T10:00:00+00:00",
+        "seconds": 12,
+        "commit": "abc1234",
+        "machine": machine,
+        "load_before": "0.10 0.20 0.30",
+        "load_after": "1.00 0.50 0.40",
+        "status": 0,
+        "report": report,
+        **changes,
+    }
+
+
+def test_results_say_each_run_once_in_the_registrys_order(tmp_path):
+    for name in ("scaling", "variants"):  # variants is registered first
+        (tmp_path / f"{name}.json").write_text(json.dumps(kept(name, status=int(name < "t"))))
+    (tmp_path / "gone.json").write_text(json.dumps(kept("gone")))  # no longer registered
+    text = record.results_markdown(record.kept_runs(tmp_path))
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections == [
+        "## variants: Scaling with time steps (batch 1)",
+        "## scaling: Scaling with time steps (batch 1)",
+    ]
+    assert text.count("- date:") == 0 and text.count("- machine:") == 0  # said once, below
+    assert text.count("- command: `.venv/bin/python -m benchmarks scaling`") == 1
+    assert "commit abc1234, exit status 1" in text and "commit abc1234, exit status 0" in text
+    assert "0.10 0.20 0.30 before, 1.00 0.50 0.40 after" in text
+    assert text.count("| folded | 0.31 |") == 2 and "gone" not in text
+
+
+def test_a_run_is_kept_with_its_report_and_where_it_ran(tmp_path):
+    argv = "--variants folded --batch-size 1 --time-steps 4 --steps 1 --repeats 2".split()
+    assert record.run_and_save("profile_split", argv, folder=tmp_path) == 0
+    run = json.loads((tmp_path / "profile_split.json").read_text())
+    assert is_report(run["report"]) and run["status"] == 0
+    assert run["command"] == " ".join([".venv/bin/python -m benchmarks profile_split", *argv])
+    assert run["machine"]["cores"] >= 1 and run["machine"]["versions"]["tensorflow"]
+    assert run["commit"] and run["date"].startswith("20")
+
+
+def test_results_md_is_written_from_the_kept_runs():
+    assert record.RESULTS_MD.read_text() == record.results_markdown(record.kept_runs())
