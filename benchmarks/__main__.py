@@ -36,7 +36,7 @@ def run_all(save: bool) -> int:
             continue
         print(f"benchmarks: {benchmark.name}", file=sys.stderr, flush=True)
         command = [sys.executable, "-m", f"benchmarks.{benchmark.name}"]
-        if (run_and_save(benchmark.name, []) if save else subprocess.run(command).returncode):
+        if run_and_save(benchmark.name, []) if save else subprocess.run(command).returncode:
             failed.append(benchmark.name)
     if failed:
         print(f"benchmarks: failed: {', '.join(failed)}", file=sys.stderr)

@@ -175,3 +175,28 @@ def results_markdown(runs: list[dict]) -> str:
 def write_results(folder: Path = RESULTS_DIR, path: Path = RESULTS_MD) -> Path:
     path.write_text(results_markdown(kept_runs(folder)), encoding="utf-8")
     return path
+
+
+README_ROWS = ("nested", "time_distributed", "folded", "vectorized_map", "shared_cell", "fused")
+README_ROWS += ("fused + XLA",)
+
+
+def headline(run: dict) -> str:
+    """The README's table from a kept `variants` run: each variant's median ms and paired
+    speed-up over nested at each shape, the fused + XLA row beside them."""
+    shapes, cells = [], {}
+    for line in run["report"].splitlines():
+        if line.startswith("### batch "):  # "### batch 8, time 50 (10 interleaved rounds)"
+            words = line.replace(",", "").split()
+            shapes.append(f"{words[2]}x{words[4]}")
+        elif line.startswith("| ") and shapes:
+            cell = [part.strip() for part in line.strip("| ").split("|")]
+            name = cell[0].removesuffix(" (noisy)")
+            if name in README_ROWS and cell[1] != "failed":
+                cells[name, shapes[-1]] = (cell[1], cell[3].split()[0])
+    header = ["variant"] + [f"{shape} {what}" for shape in shapes for what in ("ms", "x nested")]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name in README_ROWS:
+        row = [part for shape in shapes for part in cells.get((name, shape), ("-", "-"))]
+        lines.append("| " + " | ".join([name, *row]) + " |")
+    return "\n".join(lines)

@@ -70,3 +70,10 @@ def test_a_run_is_kept_with_its_report_and_where_it_ran(tmp_path):
 
 def test_results_md_is_written_from_the_kept_runs():
     assert record.RESULTS_MD.read_text() == record.results_markdown(record.kept_runs())
+
+
+def test_the_readme_shows_the_kept_variants_run():
+    (run,) = [run for run in record.kept_runs() if run["benchmark"] == "variants"]
+    readme = (record.ROOT / "README.md").read_text()
+    assert record.headline(run) in readme
+    assert f"{run['date'][:10]}, commit {run['commit']}" in readme  # where and when, said there
