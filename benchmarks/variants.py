@@ -24,10 +24,10 @@ from hierlstm.registry import VARIANTS
 from hierlstm.timing.harness import compare, make_forward, make_inputs
 
 
-def shape_table(batch: int, time: int, repeats: int, peak: float) -> str:
+def shape_table(batch: int, time: int, repeats: int, peak: float, variants: list[str]) -> str:
     configs = [
         RunConfig(variant=name, batch_size=batch, time_steps=time, xla=xla)
-        for name in VARIANTS
+        for name in variants
         for xla in (False, True)
     ]
     outcome = compare(configs, Timing(warmup=2, repeats=repeats), baseline=0)
@@ -58,7 +58,7 @@ def shape_table(batch: int, time: int, repeats: int, peak: float) -> str:
             "variant",
             "median ms",
             "IQR ms",
-            "speed-up vs nested (p10-p90)",
+            f"speed-up vs {variants[0]} (p10-p90)",
             "first call s",
             "GFLOP/s",
             "of peak",
@@ -97,15 +97,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="the first is the baseline")
+    parser.add_argument("--timeit-shape", default="32x100", help="of the check against timeit")
     args = parser.parse_args(argv)
     peak, method = fp32_peak_gflops()
     print(header("Variants, with and without XLA"))
     print(f"Estimated FP32 peak: {method}.\n")
     for shape in args.shapes.split(","):
         batch, time = (int(part) for part in shape.split("x"))
-        print(shape_table(batch, time, args.repeats, peak), "\n", flush=True)
+        table = shape_table(batch, time, args.repeats, peak, args.variants.split(","))
+        print(table, "\n", flush=True)
     best = "fused" if "fused" in VARIANTS else "folded"
-    print(harness_against_timeit(best, 32, 100, 20))
+    batch, time = (int(part) for part in args.timeit_shape.split("x"))
+    print(harness_against_timeit(best, batch, time, 20))
 
 
 if __name__ == "__main__":
