@@ -80,21 +80,24 @@ def installed(tmp_path_factory):
     return venv, env, base
 
 
-def test_the_library_and_its_data_come_from_the_fresh_venv(installed):
+def run_in(installed, program: str, *arguments: str) -> str:
+    """`program` of the fresh venv (python, hierlstm) run outside the checkout; its stdout, once
+    it exited 0."""
     venv, env, outside = installed
+    command = [str(venv / "bin" / program), *arguments]
+    completed = subprocess.run(command, cwd=outside, env=env, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+def test_the_library_and_its_data_come_from_the_fresh_venv(installed):
+    venv = installed[0]
     code = (
         "import hierlstm, hierlstm.i18n as i18n; print(hierlstm.__file__);"
         "print(i18n.t('variant.fused.title'))"
     )
-    completed = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", code],
-        cwd=outside,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert completed.returncode == 0, completed.stderr
-    location, title = completed.stdout.splitlines()[:2]
+    stdout = run_in(installed, "python", "-c", code)
+    location, title = stdout.splitlines()[:2]
     assert Path(location).is_relative_to(venv), location
     assert title and title != "variant.fused.title"  # the catalogue's TOML files are installed
     package = Path(location).parent
@@ -108,35 +111,20 @@ def test_the_library_and_its_data_come_from_the_fresh_venv(installed):
 
 
 def test_the_hierlstm_command_lists_every_variant(installed):
-    venv, env, outside = installed
-    completed = subprocess.run(
-        [str(venv / "bin" / "hierlstm"), "variants"],
-        cwd=outside,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert completed.returncode == 0, completed.stderr
+    stdout = run_in(installed, "hierlstm", "variants")
     for name in VARIANTS:
-        assert re.search(rf"\b{name}\b", completed.stdout), name
+        assert re.search(rf"\b{name}\b", stdout), name
 
 
 def test_the_app_command_imports_no_tensorflow_before_streamlit(installed):
-    venv, env, outside = installed
+    venv = installed[0]
     code = (
         "import sys; from hierlstm.cli import main; from hierlstm.cli.serve import "
         "streamlit_command; print(streamlit_command(['--x'])[-2]);"
         "print(sorted({'tensorflow', 'keras'} & set(sys.modules)))"
     )
-    completed = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", code],
-        cwd=outside,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert completed.returncode == 0, completed.stderr
-    script, imported = completed.stdout.splitlines()[:2]
+    stdout = run_in(installed, "python", "-c", code)
+    script, imported = stdout.splitlines()[:2]
     assert Path(script).is_relative_to(venv) and script.endswith("hierlstm/serve/app.py")
     assert imported == "[]"
 
