@@ -174,12 +174,9 @@ def profile_and_store(
     else:
         from hierlstm.backends.pool import shared_pool
         from hierlstm.backends.profiles import read_profile
-        from hierlstm.config import default_logdir
-        from hierlstm.profiling.record import kept_profiles, prune_profiles
+        from hierlstm.profiling.record import new_capture_folder
 
-        if logdir is None:
-            prune_profiles(kept_profiles() - 1)  # with this one, the newest kept
-            logdir = default_logdir(config)
+        logdir = logdir if logdir is not None else new_capture_folder(config)
         here = importlib.util.find_spec("tensorflow") is not None  # else the worker reads it
         document = shared_pool().profile(config, timing, steps=steps, logdir=logdir, read=not here)
         result = read_profile(document)

@@ -126,9 +126,6 @@ class Worker:
             if line.strip():
                 self._stderr.append(line.rstrip())
 
-    def stderr_tail(self, lines: int = 20) -> list[str]:
-        return list(self._stderr)[-lines:]
-
     def _died(self) -> WorkerDied:
         try:
             code = self.process.wait(timeout=_EXIT_WAIT_S)

@@ -46,6 +46,7 @@ from hierlstm.cli.timing import (
     check_device,
     device_lock,
     environment,
+    label,
     measured,
     open_store,
     said_not_stored,
@@ -155,18 +156,11 @@ def cmd_profile(args) -> int:
 
 def write_trace(results, path: Path) -> int:
     """The last profiled step of each result as Chrome trace-event JSON in `path`, one process
-    each (by variant, and backend beside TensorFlow's); 0, or 1 with one line."""
+    each (by variant, and backend when there are several); 0, or 1 with one line."""
     from hierlstm.profiling.timeline import chrome_trace
 
-    path = path.expanduser()
-    steps = {
-        result.config.variant
-        + ("" if result.config.backend == "tensorflow" else f" ({result.config.backend})"): (
-            result.timeline
-        )
-        for result in results
-        if result.timeline is not None
-    }
+    path, several = path.expanduser(), len(results) > 1
+    steps = {label(r.config, several): r.timeline for r in results if r.timeline is not None}
     document = chrome_trace(steps)
     try:
         with refusing("profile", path):

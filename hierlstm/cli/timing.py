@@ -228,7 +228,8 @@ def progress_printer(enabled: bool | None = None):
     return report if (sys.stderr.isatty() if enabled is None else enabled) else None
 
 
-def _label(config, with_backend: bool) -> str:
+def label(config, with_backend: bool) -> str:
+    """A config's name in a table: its variant, and its backend when the run had several."""
     return f"{config.variant} [{config.backend}]" if with_backend else config.variant
 
 
@@ -253,7 +254,7 @@ def cmd_bench(args) -> int:
     for index, result in enumerate(outcome.results):
         row = result.to_dict()
         row["speedup_vs_baseline"] = outcome.speedups[index]
-        row["baseline"] = _label(configs[baseline], with_backend)
+        row["baseline"] = label(configs[baseline], with_backend)
         if index < len(ids):
             row["id"] = ids[index]
         rows.append(row)
@@ -264,14 +265,14 @@ def cmd_bench(args) -> int:
         print(
             format_bench(
                 [
-                    {**row, "variant": _label(r.config, with_backend)}
+                    {**row, "variant": label(r.config, with_backend)}
                     for row, r in zip(rows, outcome.results, strict=True)
                 ]
             )
         )
         for result in outcome.results:
             if with_backend and result.status != "ok":
-                print(f"{_label(result.config, True)} failed: {result.error}", file=sys.stderr)
+                print(f"{label(result.config, True)} failed: {result.error}", file=sys.stderr)
         if store and not refused:
             print(f"stored {len(ids)} results in {store.path}", file=sys.stderr)
     if refused:

@@ -46,13 +46,12 @@ from hierlstm.config import (
     RunConfig,
     SettingError,
     Timing,
-    default_logdir,
     out_of_bounds,
 )
 from hierlstm.hardware import device_string, resolve_device, versions
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
-from hierlstm.profiling.record import ProfileResult, kept_profiles, prune_profiles
+from hierlstm.profiling.record import ProfileResult, new_capture_folder
 from hierlstm.profiling.timeline import step_timeline
 from hierlstm.profiling.xspace import find_xplane, read_xspace, summarise
 from hierlstm.refusals import Refusal, Refused, writable_folder
@@ -138,10 +137,7 @@ def profile(
     """
     check_profile(config, steps)
     progress = on_progress or no_progress
-    if logdir is None:
-        logdir = default_logdir(config)
-        prune_profiles(kept_profiles() - 1)  # with this one, the newest HIERLSTM_KEEP_PROFILES
-    logdir = Path(logdir)
+    logdir = Path(logdir) if logdir is not None else new_capture_folder(config)
     writable_folder("profile", logdir)
     device = resolve_device(config.device)
     with tf.device(device):  # the model whose layer names the capture is read with

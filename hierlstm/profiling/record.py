@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from hierlstm.admission import env_int
-from hierlstm.config import RunConfig, data_folder
+from hierlstm.config import RunConfig, data_folder, default_logdir
 from hierlstm.model.cost import memory_parts
 from hierlstm.refusals import Refusal, refusal_of
 
@@ -128,6 +128,13 @@ def memory_estimate(config: RunConfig) -> dict[str, int] | None:
 def kept_profiles() -> int:
     """HIERLSTM_KEEP_PROFILES: how many captures the default folder keeps (100)."""
     return env_int("HIERLSTM_KEEP_PROFILES", 100)
+
+
+def new_capture_folder(config: RunConfig) -> Path:
+    """A new default folder for `config`'s capture (`hierlstm.config.default_logdir`), the
+    oldest captures pruned so that with this one the newest HIERLSTM_KEEP_PROFILES are kept."""
+    prune_profiles(kept_profiles() - 1)
+    return default_logdir(config)
 
 
 def prune_profiles(keep: int | None = None) -> list[Path]:

@@ -26,7 +26,7 @@ import tensorflow as tf
 from hierlstm.admission import LimitError
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.model.builders import build_model
-from hierlstm.profiling import OUTSIDE, profile, profiler, zip_logdir
+from hierlstm.profiling import OUTSIDE, profile, profiler, record, zip_logdir
 from hierlstm.registry import VARIANTS
 from hierlstm.timing.breakdown import top_level_layers
 
@@ -111,10 +111,10 @@ def test_the_zip_of_the_log_holds_the_capture(tmp_path):
 def test_the_default_log_folder_is_new_under_the_data_folder(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     config = tiny("nested", task="training")
-    first, second = profiler.default_logdir(config), profiler.default_logdir(config)
+    first, second = record.default_logdir(config), record.default_logdir(config)
     assert first.parent == tmp_path / "hierlstm" / "profiles"
     assert first.name.endswith("-nested-training") and first != second
-    assert profiler.default_logdir(config.replace(backend="torch")).name.endswith(
+    assert record.default_logdir(config.replace(backend="torch")).name.endswith(
         "-nested-training-torch"
     )
 
@@ -126,7 +126,7 @@ def test_the_default_folder_keeps_only_the_newest_captures(monkeypatch, tmp_path
     old.append("20260105T000000_000000Z-folded-inference-jax")  # a worker's capture, pruned too
     for name in [*old, "mine"]:  # "mine": not a default capture's name, never removed
         (parent / name).mkdir(parents=True)
-    removed = profiler.prune_profiles(keep=2)
+    removed = record.prune_profiles(keep=2)
     assert [path.name for path in removed] == old[:3]
     assert sorted(path.name for path in parent.iterdir()) == [*old[3:], "mine"]
     monkeypatch.setenv("HIERLSTM_KEEP_PROFILES", "2")
