@@ -20,6 +20,11 @@ from hierlstm.registry import VARIANTS
 REPLICAS_KEY = "note.input.replicas"  # the input's note under a strategy: the split, then the input
 
 
+def shape_text(shape) -> str:
+    """(None, 6, 3) -> "(None, 6, 3)": a traced shape as the app's table and the CLI print it."""
+    return "(" + ", ".join("None" if size is None else str(size) for size in shape) + ")"
+
+
 def quantities(config: RunConfig) -> dict[str, int]:
     """Every number a note may mention, for `config`."""
     batch, time, rows = config.batch_size, config.time_steps, config.rows
