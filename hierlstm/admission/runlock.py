@@ -87,9 +87,13 @@ def _device_lock(key: str) -> _DeviceLock:
         return _LOCKS.setdefault(key, _DeviceLock())
 
 
-def device_keys(config: RunConfig) -> tuple[str, ...]:
+def device_keys(config: RunConfig, *, tensorflow: bool = True) -> tuple[str, ...]:
     """The physical devices `config` runs on: "CPU" (every logical CPU device shares the
-    processor) or "GPU:N" per GPU."""
+    processor) or "GPU:N" per GPU. With `tensorflow=False` (a run in the backends' workers) they
+    are found without importing TensorFlow: "auto" is the first GPU the driver lists, as
+    TensorFlow, JAX and PyTorch CUDA builds all take it, else the CPU."""
+    if not tensorflow:
+        return (_device_key_without_tensorflow(config.device),)
     from hierlstm.hardware import resolve_device
 
     if config.strategy == "none":
@@ -103,6 +107,17 @@ def device_keys(config: RunConfig) -> tuple[str, ...]:
         kind, _, index = name.strip("/").upper().partition(":")
         keys.add("CPU" if kind == "CPU" else f"GPU:{index}")
     return tuple(sorted(keys))
+
+
+def _device_key_without_tensorflow(spec: str) -> str:
+    if spec == "cpu":
+        return "CPU"
+    if spec.startswith("gpu:"):
+        return f"GPU:{spec.split(':')[1]}"
+    from hierlstm.hardware.gpu import visible_driver_gpus
+    from hierlstm.hardware.nvidia import query_driver
+
+    return "GPU:0" if visible_driver_gpus(query_driver().gpus, os.environ) else "CPU"
 
 
 def lock_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import os
 import sys
 import threading
 import time
@@ -221,22 +220,6 @@ def shared_pool() -> BackendPool:
 # --- interleaved rounds across processes ----------------------------------------------------
 
 
-def device_keys(config: RunConfig) -> tuple[str, ...]:
-    """The device lock keys of `config` (`hierlstm.admission.runlock`), found without
-    TensorFlow: "CPU" for cpu, "GPU:N" for gpu:N, and for auto the first GPU when the driver
-    lists one (TensorFlow's auto takes it; a JAX or PyTorch CUDA build does too), else "CPU".
-    A TensorFlow config keeps `runlock.device_keys`'s own answer where TensorFlow is loaded."""
-    if config.device == "cpu":
-        return ("CPU",)
-    if config.device.startswith("gpu:"):
-        return (f"GPU:{config.device.split(':')[1]}",)
-    from hierlstm.hardware.gpu import visible_driver_gpus
-    from hierlstm.hardware.nvidia import query_driver
-
-    gpus = visible_driver_gpus(query_driver().gpus, os.environ)
-    return ("GPU:0",) if gpus else ("CPU",)
-
-
 @dataclasses.dataclass
 class BackendsCompare(CompareResult):
     """`CompareResult` of a run across worker processes, with each sample's second timers:
@@ -285,9 +268,9 @@ def compare(
         return in_process(configs, timing, baseline=baseline, on_progress=on_progress)
     held = contextlib.nullcontext()
     if lock:
-        from hierlstm.admission.runlock import hold
+        from hierlstm.admission.runlock import device_keys, hold
 
-        keys = {key for config in configs for key in device_keys(config)}
+        keys = {key for config in configs for key in device_keys(config, tensorflow=False)}
         held = hold(keys, name=lock_name, program=program, on_wait=on_wait)
     progress, pool = on_progress or no_progress, pool or shared_pool()
     with held:
