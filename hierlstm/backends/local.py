@@ -18,7 +18,6 @@ backend is refused in one sentence.
 from __future__ import annotations
 
 import dataclasses
-import os
 import platform
 from collections.abc import Callable
 
@@ -89,8 +88,9 @@ def placement(config: RunConfig, backend: str) -> tuple[str, str]:
     if spec == "auto":
         spec = "gpu:0" if gpus else "cpu"
     if spec == "cpu":
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return "cpu", f"/CPU:0 ({platform.machine()}, {cores} cores)"
+        from hierlstm.hardware.cpu import cpu_description
+
+        return "cpu", f"/CPU:0 ({cpu_description()})"
     index = int(spec.split(":")[1])
     if index >= len(gpus):
         raise SettingError(

@@ -151,16 +151,15 @@ def environment(configs, store=None) -> dict:
     }
     stored = {"stored_in": str(store.path)} if store else {}
     if not in_process(configs):
-        import os
-
         from hierlstm.backends.worker import backend_versions
+        from hierlstm.hardware.cpu import cpu_cores, machine
 
         return (
             where
             | {
                 "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpu_cores": len(os.sched_getaffinity(0)),
+                "machine": machine(),
+                "cpu_cores": cpu_cores(),
                 "backends": {
                     config.backend: backend_versions(config.backend) for config in configs
                 },

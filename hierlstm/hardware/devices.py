@@ -9,7 +9,6 @@ so asking about devices never fixes the GPU memory configuration for the rest of
 from __future__ import annotations
 
 import dataclasses
-import os
 import platform
 import re
 
@@ -18,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import PRECISIONS, SettingError
+from hierlstm.hardware.cpu import cpu_cores, cpu_description, machine
 from hierlstm.hardware.gpu import FAST_PRECISION_CAPABILITY, precision_is_fast
 
 _SPEC_PATTERN = re.compile(r"^(auto|cpu|gpu:(\d+))$")
@@ -60,7 +60,7 @@ class DeviceReport:
         "GPU:0 NVIDIA A100"."""
         kind, index = _parse_device(spec, self.gpus)
         if kind == "CPU":
-            return f"CPU ({self.machine}, {self.cpu_cores} cores)"
+            return f"CPU ({cpu_description(self.machine, self.cpu_cores)})"
         gpu = self.gpu(index)
         return f"GPU:{index} {gpu.name}".rstrip() if gpu else f"GPU:{index}"
 
@@ -69,7 +69,7 @@ class DeviceReport:
         "/CPU:0 (x86_64, 2 cores)", "/GPU:0 (NVIDIA A100)"."""
         kind, index = _parse_device(spec, self.gpus)
         if kind == "CPU":
-            return f"/CPU:0 ({self.machine}, {self.cpu_cores} cores)"
+            return f"/CPU:0 ({cpu_description(self.machine, self.cpu_cores)})"
         gpu = self.gpu(index)
         return f"/GPU:{index} ({gpu.name})" if gpu and gpu.name else f"/GPU:{index}"
 
@@ -82,12 +82,6 @@ def versions() -> dict[str, str]:
         "keras": keras.__version__,
         "numpy": np.__version__,
     }
-
-
-def _cpu_cores() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def list_gpus() -> tuple[GpuInfo, ...]:
@@ -131,8 +125,8 @@ def device_report() -> DeviceReport:
     cudnn_available, cudnn_reason = _cudnn_status(cuda_build, gpus, cudnn_version)
     return DeviceReport(
         **versions(),
-        machine=platform.machine() or "unknown machine",
-        cpu_cores=_cpu_cores(),
+        machine=machine(),
+        cpu_cores=cpu_cores(),
         gpus=gpus,
         cuda_build=cuda_build,
         cuda_version=str(build.get("cuda_version", "") or ""),
