@@ -30,9 +30,7 @@ from hierlstm.model.gradcheck import check_gradients
 from hierlstm.model.loss import loss_target
 from hierlstm.model.params import init_params
 from hierlstm.model.portable import to_backend
-from hierlstm.records import BenchResult
 from hierlstm.timing.basics import Progress, make_inputs, no_progress
-from hierlstm.timing.summary import make_result
 
 
 @dataclasses.dataclass
@@ -40,7 +38,7 @@ class BackendRun:
     """A prepared run on any backend: what `result` stores, and `sample`."""
 
     config: RunConfig
-    device: str  # where it runs, as BenchResult.device holds it: "/CPU:0 (x86_64, 2 cores)"
+    description: str  # where it runs, as BenchResult.device holds it: "/CPU:0 (x86_64, 2 cores)"
     first_call_s: float
     kernel: str  # "cudnn" or "generic"
     kernel_reason: str  # why generic ran ("" for cudnn)
@@ -170,38 +168,18 @@ def prepare(config: RunConfig, *, seed: int, progress: Progress = no_progress) -
 
 def _tensorflow_run(config: RunConfig, seed: int, progress: Progress) -> BackendRun:
     """The harness's prepared run, with the same surface as the other backends'."""
-    from hierlstm.hardware import device_string, versions
     from hierlstm.timing.harness import prepare as prepare_tensorflow
 
     prepared = prepare_tensorflow(config, seed=seed, progress=progress)
     return BackendRun(
         config,
-        prepared.label or device_string(prepared.device),
+        prepared.description,
         prepared.first_call_s,
         prepared.kernel,
         prepared.kernel_reason,
-        versions(),
+        prepared.versions,
         prepared.sample,
         prepared.forward.experimental_get_tracing_count,
-    )
-
-
-def result(run: BackendRun, samples, warmup, peak_bytes, peak_kind, phases=None) -> BenchResult:
-    """The record of a run: `samples` the step's times (seconds), `phases` a training run's
-    {phase: samples}; the same record on every backend."""
-    return make_result(
-        run.config,
-        samples,
-        warmup=warmup,
-        first_call_s=run.first_call_s,
-        peak_bytes=peak_bytes,
-        peak_kind=peak_kind,
-        kernel=run.kernel,
-        kernel_reason=run.kernel_reason,
-        trace_count=run.trace_count,
-        device=run.device,
-        versions=run.versions,
-        phases=phases,
     )
 
 

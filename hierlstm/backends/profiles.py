@@ -124,9 +124,9 @@ def _harness(worker, run, repeats: int) -> tuple[list[float], int, str]:
     backend and device really measure one (`worker.memory_probe`: PyTorch's CUDA allocator, a
     CPU's RSS growth); JAX on a GPU keeps no resettable peak and its host's RSS is not the GPU's
     memory, so there the peak is (0, "")."""
-    if worker.backend == "jax" and not run.device.startswith("/CPU"):
+    if worker.backend == "jax" and not run.description.startswith("/CPU"):
         return [run.sample()["step"] for _ in range(repeats)], 0, ""
-    with worker.memory_probe(run.device) as probe:
+    with worker.memory_probe(run.description) as probe:
         samples, peak = peak_over_calls(run.sample, repeats, probe)
     return [sample["step"] for sample in samples], peak, probe.kind
 
@@ -172,7 +172,7 @@ def profile(worker, config: RunConfig, request: dict) -> dict:
         "kernels": [],
         "layer_names": layers,
         "logdir": str(logdir),
-        "device": run.device,
+        "device": run.description,
         "kernel": run.kernel,
         "versions": backend_versions(worker.backend),
         **found,

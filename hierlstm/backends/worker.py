@@ -153,14 +153,14 @@ class Worker:
             "kernel": run.kernel,
             "kernel_reason": run.kernel_reason,
             "trace_count": run.trace_count,
-            "device": run.device,
+            "device": run.description,
             "pid": os.getpid(),
         }
 
     def sample(self, request: dict) -> dict:
         run = self.runs[request["handle"]]
         cpu, start = time.process_time(), time.perf_counter()
-        with self.memory_probe(run.device) as probe:
+        with self.memory_probe(run.description) as probe:
             (sample,), peak = peak_over_calls(run.sample, 1, probe)
         wall = time.perf_counter() - start
         return {
@@ -173,7 +173,9 @@ class Worker:
 
     def result(self, request: dict) -> dict:
         run = self.runs.pop(request["handle"])
-        result = self.local.result(
+        from hierlstm.timing.summary import run_result
+
+        result = run_result(
             run,
             request["samples"],
             int(request["warmup"]),

@@ -48,7 +48,7 @@ from hierlstm.config import (
     Timing,
     out_of_bounds,
 )
-from hierlstm.hardware import device_string, resolve_device, versions
+from hierlstm.hardware import resolve_device, versions
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.profiling.record import ProfileResult, new_capture_folder
@@ -172,7 +172,7 @@ def profile(
         harness_repeats=len(harness),
         logdir=str(logdir),
         trace=str(xplane),
-        device=run.label or device_string(run.device),
+        device=run.description,
         kernel=run.kernel,
         versions=versions(),
         peak_memory_bytes=int(peak),

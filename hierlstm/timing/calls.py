@@ -58,6 +58,23 @@ class PreparedRun:
     label: str = ""  # BenchResult.device when not the device's own description
     details: dict = dataclasses.field(default_factory=dict)  # replicas, checksum, ...
 
+    @property
+    def description(self) -> str:
+        """`BenchResult.device`: the label, else the device with its details."""
+        from hierlstm.hardware import device_string
+
+        return self.label or device_string(self.device)
+
+    @property
+    def trace_count(self) -> int:
+        return int(self.forward.experimental_get_tracing_count())
+
+    @property
+    def versions(self) -> dict[str, str]:
+        from hierlstm.hardware import versions
+
+        return versions()
+
     def call(self) -> float:
         with tf.device(self.device):
             return timed_call(self.forward, self.inputs)

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.distributed import cluster, distribute
-from hierlstm.hardware import device_string, resolve_device, versions
+from hierlstm.hardware import resolve_device
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.records import BenchResult, CompareResult
@@ -37,7 +37,7 @@ from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.memory import memory_probe
 from hierlstm.timing.rounds import Sample, Track, interleave, paired_speedups, tracks_for
 from hierlstm.timing.rss import peak_over_calls
-from hierlstm.timing.summary import make_result
+from hierlstm.timing.summary import run_result
 from hierlstm.timing.training import prepare_training
 
 # --- the forward function and what ran inside it --------------------------------------------
@@ -145,22 +145,9 @@ def prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: P
     )
 
 
-def _result(track: Track, warmup: int) -> BenchResult:
-    """The record of a track's timed rounds (`hierlstm.timing.summary.make_result`)."""
-    run = track.run
-    return make_result(
-        run.config,
-        track.steps,
-        warmup=warmup,
-        first_call_s=run.first_call_s,
-        peak_bytes=track.peak_bytes,
-        peak_kind=track.peak_kind,
-        kernel=run.kernel,
-        kernel_reason=run.kernel_reason,
-        trace_count=run.forward.experimental_get_tracing_count(),
-        device=run.label or device_string(run.device),
-        versions=versions(),
-        phases=track.phases(),
+def _record(track: Track, warmup: int) -> BenchResult:
+    return run_result(
+        track.run, track.steps, warmup, track.peak_bytes, track.peak_kind, track.phases()
     )
 
 
@@ -207,7 +194,7 @@ def benchmark(
     if track.failure is not None:
         progress(1.0, f"failed: {track.failure.error}")
         return track.failure
-    result = _result(track, timing.warmup)
+    result = _record(track, timing.warmup)
     progress(1.0, f"done: median {result.median_s * 1e3:.3g} ms")
     return result
 
@@ -227,7 +214,7 @@ def compare(
     progress = on_progress or no_progress
     tracks = tracks_for(configs, baseline)
     _interleave(tracks, timing, progress)
-    results = [track.failure or _result(track, timing.warmup) for track in tracks]
+    results = [track.failure or _record(track, timing.warmup) for track in tracks]
     speedups, p10s, p90s = paired_speedups(tracks, baseline)
     progress(1.0, "done")
     details = [{} if track.failure else dict(track.run.details) for track in tracks]

@@ -68,6 +68,26 @@ def make_result(
     )
 
 
+def run_result(run, samples, warmup: int, peak_bytes: int, peak_kind: str, phases=None):
+    """`make_result` of a prepared run, TensorFlow's (`PreparedRun`) or another backend's
+    (`hierlstm.backends.local.BackendRun`): both carry config, first_call_s, kernel,
+    kernel_reason, trace_count, description and versions."""
+    return make_result(
+        run.config,
+        samples,
+        warmup=warmup,
+        first_call_s=run.first_call_s,
+        peak_bytes=peak_bytes,
+        peak_kind=peak_kind,
+        kernel=run.kernel,
+        kernel_reason=run.kernel_reason,
+        trace_count=run.trace_count,
+        device=run.description,
+        versions=run.versions,
+        phases=phases,
+    )
+
+
 def failed_record(config: RunConfig, error: str, *, device: str, versions: dict) -> BenchResult:
     """The record of a run that failed, on any backend: status "failed", the one-line `error`,
     NaN times, the analytic FLOPs and (for a training step) the activations it would keep."""
