@@ -1,13 +1,7 @@
-"""The timing harness: one config timed honestly, or several compared in interleaved rounds.
-
-Every measurement is taken the same way: the model is built and its input made once, on the
-config's device; the first call (tracing, XLA compilation, first execution) is timed on its own;
-warm-up calls run untimed; each sample is one call ended by the device sync (`timed_call`). A
-training step and its phases are timed likewise (`hierlstm.timing.training`), and so is a run
-under a tf.distribute strategy (`hierlstm.distributed.distribute`), whose global input is split
-over the replicas. Progress flows through an `on_progress(fraction, message)` callback; results
-are `BenchResult` records (`hierlstm.records`).
-"""
+"""The timing harness: one config timed honestly, or several compared in interleaved rounds. The
+model and input are made once on the config's device; the first call (tracing, compilation, first
+execution) is timed apart; warm-up calls are untimed; each sample is one call ended by the device
+sync (`timed_call`). Training and tf.distribute runs are timed likewise."""
 
 from __future__ import annotations
 
@@ -44,11 +38,8 @@ from hierlstm.timing.training import prepare_training
 
 
 def make_forward(model, config: RunConfig):
-    """`model` as one `tf.function`: (batch, height, time, 1) float32 -> (batch, time, outer).
-
-    Batch is always symbolic and so is time, unless the variant is built for one length
-    (`static_time`), so one trace serves every batch size and every time length.
-    """
+    """`model` as one `tf.function`: (batch, height, time, 1) float32 -> (batch, time, outer). Batch
+    and time (unless the variant is `static_time`) are symbolic, so one trace serves every size."""
     time_steps = config.time_steps if VARIANTS[config.variant].static_time else None
     signature = [tf.TensorSpec((None, config.height, time_steps, 1), tf.float32)]
 
@@ -182,12 +173,8 @@ def benchmark(
     on_progress: Progress | None = None,
     model=None,
 ) -> BenchResult:
-    """Times one config: first call apart, `timing.warmup` untimed calls, `timing.repeats`
-    timed calls.
-
-    Input (batch_size, height, time_steps, 1) float32. A run that fails (out of memory, an op
-    error, an invalid setting) returns a "failed" record instead of raising.
-    """
+    """Times one config, input (batch_size, height, time_steps, 1) float32. A run that fails (out of
+    memory, an op error, an invalid setting) returns a "failed" record instead of raising."""
     progress = on_progress or no_progress
     track = Track(config)
     _interleave([track], timing, progress, model)
@@ -206,11 +193,8 @@ def compare(
     baseline: int = 0,
     on_progress: Progress | None = None,
 ) -> CompareResult:
-    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...).
-
-    Each config is built and first-called, then all are warmed up, then every round times each
-    config once. A config that fails gets a "failed" record and NaN speed-ups; the others go on.
-    """
+    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...). A config that
+    fails gets a "failed" record and NaN speed-ups; the others go on."""
     progress = on_progress or no_progress
     tracks = tracks_for(configs, baseline)
     _interleave(tracks, timing, progress)

@@ -1,7 +1,5 @@
-"""A timed run's samples made into its `BenchResult` record, the same way on every Keras backend
-(TensorFlow's harness, and `hierlstm.backends.local` on JAX and PyTorch): median, spread, the
-noisy flag, throughput, the analytic FLOPs and the training phases; and a failed run's record
-(`failed_record`). Imports no TensorFlow."""
+"""A timed run's samples made into its `BenchResult` record, the same way on every Keras backend,
+and a failed run's record (`failed_record`). No TensorFlow."""
 
 from __future__ import annotations
 
