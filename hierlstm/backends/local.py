@@ -1,18 +1,10 @@
-"""One config prepared, timed and checked inside this process's Keras backend: the in-process
-API the worker processes call (`hierlstm.backends.worker`).
+"""One config prepared, timed and checked inside this process's Keras backend, for the worker
+processes (`hierlstm.backends.worker`). `prepare` is the harness's on TensorFlow and
+`backends.compile`'s elsewhere; a config for another backend is refused in one sentence.
 
-    run = prepare(config, seed=0)     builds, places, compiles and first-calls; refuses what
-                                      this backend cannot run with one sentence (SettingError)
-    run.sample()                      {"step": seconds} (+ a training run's phases), each clock
-                                      read after the device sync
-    result(run, samples, ...)         the BenchResult (`hierlstm.timing.summary.make_result`)
-    check(config)                     the forward and gradient oracles of every variant the
-                                      backend builds, as JSON-able data
-
-Inside a TensorFlow process `prepare` is the harness's (`hierlstm.timing.harness.prepare`),
-wrapped to the same surface; on JAX and PyTorch it is `hierlstm.backends.compile`'s. A
-config's `backend` must be the process's (`keras.backend.backend()`): a config for another
-backend is refused in one sentence.
+    run = prepare(config, seed=0)     built, placed, compiled and first-called
+    run.sample()                      {"step": seconds} (+ a training run's phases)
+    check(config)                     both oracles for every variant, as JSON-able data
 """
 
 from __future__ import annotations
@@ -184,11 +176,8 @@ def _tensorflow_run(config: RunConfig, seed: int, progress: Progress) -> Backend
 
 
 def check(config: RunConfig, seed: int = 0) -> dict:
-    """The forward oracle (`hierlstm.model.check`) and the gradient oracle
-    (`hierlstm.model.gradcheck`) of every variant this backend builds, at `config`'s sizes and
-    precision (its variant is not used; its backend must be the process's): {"backend",
-    "config", "forward": [...], "gradients": [...], "ok"}, JSON-able, the same shape on every
-    backend."""
+    """The forward and gradient oracles of every variant this backend builds at `config`'s sizes and
+    precision: {"backend", "config", "forward", "gradients", "ok"}, JSON-able."""
     backend = keras.backend.backend()
     if message := _refusal(config, backend):
         raise SettingError(message)

@@ -1,17 +1,8 @@
-"""Keras backends side by side: one worker process per backend (`hierlstm.backends.worker`),
-started on first use and kept, and `compare` in interleaved rounds across them.
-
-`BackendPool` speaks the worker's line protocol, one request at a time (the next request goes
-only after the previous answer, so one process runs at a time). A worker that dies (killed, a
-segfault, out of memory: end of file on its pipe, or a non-zero exit) becomes one failed result
-whose error says why in one sentence (its exit code or signal, and the last line it wrote to
-stderr); the next request starts a new one. `close()` ends every worker and waits for it, so
-none outlives the pool. Nothing here imports TensorFlow or Keras: the CLI runs JAX and PyTorch
-in a venv without TensorFlow.
-
-`shared_pool()` is one pool per process, closed when the process exits: the app keeps it for
-its server's life; the CLI makes its own `BackendPool` per command.
-"""
+"""Keras backends side by side: one worker process per backend (`hierlstm.backends.worker`), started
+on first use and kept, and `compare` in interleaved rounds across them. One request at a time, so
+one process runs at a time. A worker that dies becomes one failed result saying why (its exit code
+or signal and last stderr line); the next request starts a new one. No TensorFlow or Keras, so the
+CLI runs JAX and PyTorch without TensorFlow."""
 
 from __future__ import annotations
 
@@ -222,10 +213,9 @@ def shared_pool() -> BackendPool:
 
 @dataclasses.dataclass
 class BackendsCompare(CompareResult):
-    """`CompareResult` of a run across worker processes, with each sample's second timers:
-    `round_trips[i]` the pool's wall time of each timed round trip of config i, `worker_wall[i]`
-    and `worker_cpu[i]` the worker's own perf_counter and process_time around each sample, and
-    `pids[i]` the worker process that ran it."""
+    """`CompareResult` across worker processes with second timers per sample: the pool's round trip
+    (`round_trips`), the worker's own perf_counter and process_time (`worker_wall`, `worker_cpu`),
+    and the worker's pid."""
 
     samples: list[list[float]] = dataclasses.field(default_factory=list)  # the step times
     round_trips: list[list[float]] = dataclasses.field(default_factory=list)
@@ -246,20 +236,10 @@ def compare(
     program: str = "cli",
     on_wait=None,
 ) -> CompareResult:
-    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...), across
-    backends.
-
-    When every config is TensorFlow's, this is `hierlstm.timing.harness.compare`, in this
-    process, exactly as before (the caller holds the device lock). When any is not, every
-    config, TensorFlow's too, runs in its backend's worker process (`pool`, else this process's
-    `shared_pool()`), so each backend has its own process and its own threads, in the rounds of
-    `hierlstm.timing.rounds.interleave`; one process runs at a time, since the next request
-    goes only after the previous answer. With `lock` (the default) all of it runs under the
-    device lock (`hierlstm.admission.runlock.hold`, the keys of `device_keys`). A config that
-    fails (its worker dying included) gets a failed record and NaN speed-ups; the others go on,
-    in a new worker when theirs died. Returns a `BackendsCompare`, whose second timers say how
-    long each round trip took.
-    """
+    """Times `configs` in interleaved rounds across backends. All TensorFlow: the harness's
+    `compare` in this process (the caller holds the device lock). Otherwise every config runs in its
+    backend's worker (`pool`, else `shared_pool()`), under the device lock when `lock`. A failing
+    config (a dead worker too) gets a failed record; the others go on."""
     tracks = rounds.tracks_for(configs, baseline)
     configs = [track.config for track in tracks]
     if all(config.backend == "tensorflow" for config in configs):
