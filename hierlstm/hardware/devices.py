@@ -1,10 +1,6 @@
-"""Which devices TensorFlow sees, what they are called, and what they are good at.
-
-Device specs are the config's text form: "auto", "cpu" or "gpu:N". `resolve_device` turns one
-into a TensorFlow device string ("/CPU:0", "/GPU:N") or says in one sentence why it cannot.
-GPUs are listed with `tf.config.list_physical_devices`, which does not initialise the runtime,
-so asking about devices never fixes the GPU memory configuration for the rest of the process.
-"""
+"""Which devices TensorFlow sees, what they are called, and what they are good at. Specs are "auto",
+"cpu" or "gpu:N"; `resolve_device` turns one into "/CPU:0" or "/GPU:N" or says why not. GPUs are
+listed without initialising the runtime, so asking never fixes GPU memory settings."""
 
 from __future__ import annotations
 
@@ -204,11 +200,8 @@ def cpu_flags() -> set[str]:
 
 
 def precision_supported(precision: str, device: str) -> tuple[bool, str]:
-    """(ok, message) for running `precision` on `device` (a spec or a device string).
-
-    `ok` is False only when the run cannot happen (unknown precision, missing device); a
-    precision that runs but is likely slower than float32 is ok with a warning message.
-    """
+    """(ok, message) for `precision` on `device`: not ok only when the run cannot happen; a
+    precision likely slower than float32 is ok with a warning."""
     if precision not in PRECISIONS:
         return False, f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}."
     report = device_report()
