@@ -185,11 +185,9 @@ def environment(configs, store=None) -> dict:
 
 
 def device_lock(configs, command: str):
-    """The machine-wide lock of every device `configs` run on (`hierlstm.admission.runlock`, the
-    app's runs take the same): one timing run per device at a time, the wait untimed and said
-    on stderr each time the holder changes. A multi-worker run takes none: its workers wait
-    for each other at every step, and two on one machine (the README's way to try it) would
-    otherwise wait for each other's lock for ever."""
+    """The machine-wide lock of every device `configs` run on, the wait untimed and said on stderr
+    each time the holder changes. A multi-worker run takes none: its workers wait for each other
+    every step, and two on one machine would wait for each other's lock for ever."""
     from hierlstm.admission import hold
 
     if any(config.strategy == "multi_worker" for config in configs):
