@@ -5,9 +5,9 @@ default variants' cost per step. app.py starts it from the server's lifespan so 
 answers at once; until it is `ready` the frame draws placeholders (`warmup_page`) and no session
 imports TensorFlow. Each step runs inside the `Gate`, in an order checked by `check_order`.
 
-HIERLSTM_WARMUP: "full" (the default), "trace" (no sharing checks or cost measurement) or "off".
-HIERLSTM_WARMUP_AFTER=FILE holds it until FILE exists (at most 10 minutes), so a test can look at a
-cold server. Imports no TensorFlow and draws nothing."""
+HIERLSTM_WARMUP: "full" (the default), "trace" (no sharing checks or cost measurement) or "off"
+(TensorFlow and the devices only). HIERLSTM_WARMUP_AFTER=FILE holds it until FILE exists (at most
+10 minutes), so a test can look at a cold server. Imports no TensorFlow and draws nothing."""
 
 from __future__ import annotations
 
