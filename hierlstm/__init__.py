@@ -1,9 +1,6 @@
 """hierlstm: build, trace and time a hierarchical LSTM in TensorFlow, in several execution
-strategies that compute one function from one set of parameters.
-
-Names are loaded on first use, so `import hierlstm` (and `python -m hierlstm --help`) does not
-pay TensorFlow's import time until something needs it.
-"""
+strategies that compute one function from one set of parameters. Names load on first use, so `import
+hierlstm` does not pay TensorFlow's import time."""
 
 import importlib
 

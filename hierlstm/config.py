@@ -1,11 +1,7 @@
-"""The frozen settings of a run: `RunConfig` (what runs) and `Timing` (how it is timed), each
-validated at construction, with the bounds of every number and the one error of a refused setting.
-
-Both are hashable, so built models and traced functions can be cached by them. Every invalid
-value raises `SettingError` (a `ValueError`) with one sentence naming the field, the value and
-what is allowed; `RunConfig.from_strings` gives the same messages for text (URL parameters, CLI
-flags). Nothing here imports TensorFlow or Keras.
-"""
+"""The frozen, hashable settings of a run: `RunConfig` (what runs) and `Timing` (how it is timed),
+validated at construction. An invalid value raises `SettingError` (a ValueError) in one sentence
+naming the field, the value and what is allowed; `RunConfig.from_strings` does the same for text. No
+TensorFlow or Keras."""
 
 from __future__ import annotations
 
@@ -133,17 +129,11 @@ _FALSE_WORDS = ("0", "false", "no", "off", "")
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
-    """One run: which variant, at which sizes, precision, device and distribution strategy, and
-    whether it times inference or training.
-
-    The model maps (batch_size, height, time_steps, 1) to (batch_size, time_steps, outer_units);
-    the defaults are the geometry of the source question. Under a strategy, `batch_size` is the
-    global batch: each replica gets batch_size / replicas of it. `task` "inference" times one
-    forward pass; "training" times one training step (forward with training=True, the loss,
-    every gradient, the `optimizer` update; see `hierlstm.model.training`), on one device.
-    `optimizer` is used by training only; an inference run ignores it. `backend` is the Keras 3
-    backend whose process runs it (`hierlstm.backends`).
-    """
+    """One run: variant, sizes, precision, device, strategy, and task. The model maps (batch_size,
+    height, time_steps, 1) to (batch_size, time_steps, outer_units); the defaults are the source
+    question's. Under a strategy `batch_size` is global. `task` "inference" times one forward pass,
+    "training" one training step with `optimizer`; `backend` is the Keras backend whose process runs
+    it."""
 
     variant: str = "folded"
     batch_size: int = 8

@@ -1,28 +1,17 @@
-"""The app's one message catalogue: every text in English and Simplified Chinese.
+"""The one message catalogue: every text in English and Simplified Chinese, formatted by `t(key,
+lang, **values)`. No Streamlit.
 
-`t(key, lang, **values)` formats a message with `str.format`; both languages of a message take
-the same fields. Pages, `hierlstm.app`, the CLI and the trace notes take their words from here and
-nowhere else. Names that are code (variant names such as `folded`, layer names, Keras classes)
-stay as they are in both languages. No Streamlit here.
-
-The texts are data in `catalogue/`, read at import into `MESSAGES` (`{key: {"en", "zh"}}`). A key
-lives in the TOML file named by its first word (`kernel.why.xla` in `kernel.toml`), except that
-`frame.toml` holds page, sidebar, run, lock, url and download, `controls.toml` control, task,
-strategy and precision, and `axis.toml` axis, axis_name and axis_title. One table per key:
+The texts live in `catalogue/*.toml`, a key in the file named by its first word (see `frame.toml`,
+`controls.toml` and `axis.toml` for the grouped ones), one table per key:
 
     ["run.left"]
     en = "{message} · about {seconds} s left"
     zh = "{message} · 约剩 {seconds} 秒"
     en_sha = "7e4ed32de0b9"
 
-`en_sha` is the first 12 hex digits of the SHA-256 of the English that the Chinese translates, so
-a changed English leaves its key stale (`python -m hierlstm.i18n stale` lists them; a test fails
-naming them) until the Chinese is updated and the key re-stamped with
-`python -m hierlstm.i18n stamp KEY ...`, which rewrites only that table's `en_sha` line. A long
-text (the Lesson's paragraphs) has `file = "lesson/q.body"` instead of `en` and `zh`: its texts
-are `lesson/q.body.en.md` and `lesson/q.body.zh.md`, each the text and one final newline, and
-its hash stays in the table. A key defined in two files is refused.
-"""
+`en_sha` is the SHA-256 prefix of the English the Chinese translates, so a changed English shows as
+stale (`python -m hierlstm.i18n stale`) until re-stamped (`... stamp KEY`). A long text has `file =
+"lesson/q.body"` and lives in `lesson/q.body.{en,zh}.md`."""
 
 from __future__ import annotations
 
@@ -36,11 +25,8 @@ CATALOGUE = os.path.join(os.path.dirname(__file__), "catalogue")
 
 
 def read_catalogue(folder: str | os.PathLike = CATALOGUE) -> dict[str, dict[str, str]]:
-    """Every entry of the catalogue in `folder`: `{key: {"en", "zh", "en_sha", "source"}}`.
-
-    ValueError, naming the file and the key, for a key in two files or an entry that lacks a
-    language or its hash.
-    """
+    """Every entry in `folder`: `{key: {"en", "zh", "en_sha", "source"}}`. ValueError naming the
+    file and key for a key in two files or an entry without a language or its hash."""
     import tomllib
     from pathlib import Path
 
@@ -144,11 +130,8 @@ def has_text(key: str, lang: str) -> bool:
 
 
 def t(key: str, lang: str = DEFAULT_LANGUAGE, **values) -> str:
-    """Message `key` in `lang` (English if that language lacks it), formatted with `values`.
-
-    An unknown key comes back as the key itself, so a missing text shows, never crashes a page;
-    the tests check that every key the app uses is in the catalogue.
-    """
+    """Message `key` in `lang` (English if that language lacks it), formatted with `values`; an
+    unknown key comes back as itself, so a missing text shows instead of crashing a page."""
     entry = MESSAGES.get(key)
     if entry is None:
         return key

@@ -1,22 +1,8 @@
-"""Run and store: the one path from configs to stored results, for the command line and every
-app page, so that what is timed is stored the same way everywhere.
-
-Where a run happens is decided in one place, `hierlstm.backends.pool.compare`: TensorFlow's
-configs in this process (`hierlstm.timing`), any other backend's (and then TensorFlow's beside
-them) in the backends' worker processes. A sweep of another backend is one such run per value.
-Each function stores every result it gets (a failed one too) in `store` when one is given, and
-returns the records. A sweep stores each point as it finishes, so a sweep stopped half-way
-keeps what it measured. A profile that fails raises (there is no failed profile record) and
-stores nothing. None of them takes the device lock: the caller holds it around the call
-(`hierlstm.admission.runlock.hold`).
-
-When the store refuses a write (a full disk, a folder gone read-only), nothing measured is lost:
-the run goes on unstored and then raises `NotStored`, which carries what it measured, the ids
-stored before the refusal, and the refusal, for the caller to show the result and say why it was
-not kept (`Keeper`, the one place that decides this).
-
-This module imports no TensorFlow itself: a run of JAX or torch alone never loads it.
-"""
+"""Run and store: the one path from configs to stored results for the CLI and every app page. Where
+a run happens is `backends.pool.compare`'s decision. Every result (a failed one too) is stored as it
+arrives; a failed profile raises and stores nothing. The caller holds the device lock. When the
+store refuses a write, the run goes on unstored and then raises `NotStored` with what it measured
+(`Keeper`). No TensorFlow imported here."""
 
 from __future__ import annotations
 
@@ -161,12 +147,9 @@ def profile_and_store(
     logdir: str | Path | None = None,
     on_progress: Progress | None = None,
 ):
-    """`config` profiled for `steps` steps, then its summary row stored; (a
-    `hierlstm.profiling.record.ProfileResult`, the stored id or None). TensorFlow's profiler
-    runs in this process; JAX's and torch's in the backend's worker (this process's pool),
-    whose capture is read here (no progress is said of it: the caller says where it runs). A
-    capture goes to `logdir`, by default a new folder under the data folder (the oldest
-    pruned); a failed run raises (the pool's `RunFailed`)."""
+    """`config` profiled for `steps` steps and its summary row stored: (`ProfileResult`, stored id
+    or None). JAX's and torch's profiles run in the backend's worker; the capture goes to `logdir`
+    (default a new folder under the data folder). A failed run raises the pool's `RunFailed`."""
     if config.backend == IN_PROCESS:
         from hierlstm.profiling import profile
 

@@ -1,11 +1,6 @@
-"""The plain records that flow out of the harness into the store, the charts and the CLI, and
-the one flat row a result becomes in every table, the store and the exports.
-
-A row is `variant`, the other RunConfig fields, the measured fields, then the library versions
-(`ROW_COLUMNS`). `COLUMN_KINDS` gives each column's kind ("float", "int", "bool" or "text"),
-read from the resolved field types, so a new field reaches every table with its kind and a
-field of a type a row cannot hold fails at import.
-"""
+"""The plain records that flow out of the harness, and the one flat row a result becomes in every
+table, the store and the exports: `variant`, the config's fields, the measured fields, the versions
+(`ROW_COLUMNS`), each column's kind read from its field's type (`COLUMN_KINDS`)."""
 
 from __future__ import annotations
 
@@ -56,18 +51,10 @@ class Stats:
 
 @dataclasses.dataclass(frozen=True)
 class BenchResult:
-    """One measurement of one config: first call apart, then the steady-state distribution.
-
-    Times are seconds per forward pass (task inference) or per training step (task training:
-    forward, backward and update in one compiled function). A training run also times the
-    step's phases, each its own compiled function in the same rounds, one `Stats` each in
-    `phases`: "forward" (the forward pass with training=True and the loss), "forward_backward"
-    (the same under a gradient tape and every gradient, no update) and "update" (the optimizer
-    applying given gradients). Derived beside them: `phase_sum_s` = forward_backward median +
-    update median, to set beside `median_s`, and the backward pass alone, `backward_s`. An
-    inference run has no phases (NaN there). A failed run (out of memory, say) has status
-    "failed", its one-line message in `error`, and NaN times.
-    """
+    """One measurement of one config: first call apart, then the steady-state distribution, in
+    seconds per forward pass or per training step. A training run also has `phases` ("forward",
+    "forward_backward", "update"; one `Stats` each), with `phase_sum_s` and `backward_s` derived;
+    NaN for inference. A failed run has status "failed", its line in `error` and NaN times."""
 
     config: RunConfig
     first_call_s: float  # tracing/compilation plus the first execution
@@ -206,11 +193,8 @@ _KINDS = {float: "float", int: "int", bool: "bool", str: "text"}
 
 
 def field_kinds(record: type, names: Iterable[str] | None = None) -> dict[str, str]:
-    """The column kind of each named field of a dataclass (default: every field), read from
-    its resolved type: "float", "int", "bool" or "text"; `X | None` has the kind of X.
-
-    Raises TypeError for a type a row cannot hold, naming the field.
-    """
+    """The column kind ("float", "int", "bool", "text") of each field of a dataclass, from its
+    resolved type (`X | None` as X). TypeError, naming the field, for a type a row cannot hold."""
     hints = typing.get_type_hints(record)
     names = [field.name for field in dataclasses.fields(record)] if names is None else names
     return {name: _kind(record, name, hints[name]) for name in names}
@@ -277,11 +261,9 @@ def phase_frame(results: Iterable[BenchResult]) -> pd.DataFrame:
 
 @dataclasses.dataclass
 class CompareResult:
-    """Several configs timed in interleaved rounds, with paired speed-ups against a baseline.
-
-    `speedups[i]` is the median over rounds of baseline_time / config_i_time, each ratio taken
-    within one round, so drift (thermal, other load) cancels; p10/p90 are of the same ratios.
-    """
+    """Several configs timed in interleaved rounds: `speedups[i]` is the median over rounds of
+    baseline_time / config_i_time, each ratio within one round so drift cancels; p10/p90
+    likewise."""
 
     results: list[BenchResult]
     speedups: list[float]

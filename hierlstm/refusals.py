@@ -1,15 +1,7 @@
-"""When the machine says no: a file or folder hierlstm must open or write (the results file, an
-export, an import, a profile capture and its pruning, the lock folder) that the operating system
-or SQLite refuses.
-
-A refusal is data, not a bug: `refusal_of(place, path, error)` reads an `OSError` or a SQLite
-error as a `Refusal` (what was tried, why it failed, the fix), which says itself in one sentence
-in either language (`Refusal.sentence`, the words in `hierlstm.i18n`). `Refused` is the
-exception that carries one; it is an `OSError`, so it is caught where the machine's errors are.
-`refusing(place, path)` turns the machine's errors inside a block into `Refused`; anything else
-(a bug of ours, a SQLite `IntegrityError`) goes through untouched. `writable_folder` checks a
-folder before a long run, so no measurement waits on a folder that refuses it at the end.
-"""
+"""When the machine says no to a file or folder hierlstm must open or write: a refusal is data.
+`refusal_of` reads an OSError or SQLite error as a `Refusal` (what, why, the fix; one sentence in
+either language), carried by `Refused` (an OSError). `refusing` converts the machine's errors in a
+block and lets bugs through; `writable_folder` checks a folder before a long run."""
 
 from __future__ import annotations
 

@@ -1,17 +1,7 @@
-"""The VARIANTS registry: one hierarchical-LSTM function, several execution strategies.
-
-A `Variant` is metadata only: its name, flags, dependent-chain length, the Keras backends it
-runs on (`backends`), and the name of its builder: in `hierlstm.model.builders` for a variant
-written with Keras layers and `keras.ops` only (it runs on TensorFlow, JAX and PyTorch), in
-`hierlstm.model.builders_tf` for one that calls TensorFlow itself. The builder is imported when
-a model is built (`hierlstm.model.builders.build_model`). So this module, like
-`hierlstm.config`, imports neither TensorFlow nor Keras; the CLI, the cost model and the limits
-read the registry without paying for them. A variant's title and explanation are catalogue messages
-(`variant.<name>.title`, `variant.<name>.explanation` in `hierlstm.i18n`), in English and
-Chinese there and nowhere else.
-
-Pages, the CLI and the tests iterate `VARIANTS`; nothing else lists the variants.
-"""
+"""The VARIANTS registry: one hierarchical-LSTM function, several execution strategies. A `Variant`
+is metadata only (flags, chain length, backends, its builder's name), so the registry imports no
+TensorFlow or Keras; titles and explanations are catalogue messages. Nothing else lists the
+variants."""
 
 from __future__ import annotations
 

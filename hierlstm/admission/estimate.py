@@ -1,21 +1,11 @@
 """How long a run will take, before it runs: the cost model times this machine's measured cost.
 
-A forward pass of every variant costs about `a * chain + b * flops`: `chain` is the length of
-its longest run of dependent LSTM steps (`VARIANTS[name].chain`), which no amount of hardware
-overlaps, and `flops` is the cost model's arithmetic (`hierlstm.model.cost.model_flops`).
-`calibrate` measures `a` and `b` for one variant and setting on this machine from two small
-timed runs that share a chain and differ 64x in batch (so in FLOPs); `run_seconds` then predicts
-a run: its first call (tracing and compiling; static-time variants trace one call per time step)
-plus every warm-up and timed call. It is an estimate, for deciding whether to ask "are you
-sure?", never a measurement: it is shown as one.
-
-A training step (`RunConfig.task` "training") is calibrated the same way, by timing training
-steps: the same two-term model fits a step (its backward pass runs the same chain back, its
-FLOPs are a fixed multiple). Each timed round of a training run also times the phases
-(forward, forward + backward, update: about one more step), which the calibration measures as
-`round_factor` = (step + phases) / step; the phases' first calls (tracing the forward pass
-again) add about `PHASE_TRACE_FACTOR` - 1 of the step's first call.
-"""
+A forward pass costs about `a * chain + b * flops`: `chain` the longest run of dependent LSTM steps
+(`VARIANTS[name].chain`), which no hardware overlaps, `flops` the cost model's. `calibrate` measures
+`a` and `b` from two small timed runs that share a chain and differ 64x in batch; `run_seconds`
+predicts the first call plus every warm-up and timed call. A training step fits the same model; its
+rounds also time the phases (`round_factor`), whose first calls add `PHASE_TRACE_FACTOR` - 1 of the
+step's. An estimate, shown as one."""
 
 from __future__ import annotations
 
@@ -126,10 +116,8 @@ def run_seconds(config: RunConfig, step_cost: StepCost, timing: Timing) -> float
 
 
 def seconds_left(fraction: float, elapsed: float, estimate: float = 0.0) -> float | None:
-    """What is left of a run `fraction` done after `elapsed` seconds, for its progress bar:
-    from the run's own pace once a tenth of it is done (the estimate is a model, the pace a
-    measurement); before that, the estimate less the time spent; None when neither is known.
-    """
+    """What is left of a run `fraction` done after `elapsed` seconds: from its own pace once a tenth
+    is done, before that the estimate less the time spent; None when neither is known."""
     if fraction >= 0.1:
         return elapsed * (1.0 - min(fraction, 1.0)) / fraction
     if estimate > 0:

@@ -1,18 +1,12 @@
-"""Every bound on the work one run may ask for, in one place, each settable by an environment
-variable, and the check that refuses a config before anything is allocated.
+"""Every bound on the work one run may ask for, each settable by an environment variable, and the
+check that refuses a config before anything is allocated.
 
-- HIERLSTM_MAX_BATCH: 1024
-- HIERLSTM_MAX_TIME_STEPS: 2000
-- HIERLSTM_MEMORY_BUDGET_MB: 25 % of available RAM on a CPU; on a GPU, 50 % of the free memory
-  nvidia-smi reports (the least of the GPUs this process may use, so what other processes hold
-  counts), or of HIERLSTM_GPU_MEMORY_MB, the per-process limit, when that is smaller
-- HIERLSTM_TRACE_BUDGET_STEPS: 200 (time_distributed unrolls one inner LSTM call per step)
-- HIERLSTM_CONFIRM_SECONDS: 30 (estimated runs longer than this ask for confirmation)
+- HIERLSTM_MAX_BATCH: 1024 - HIERLSTM_MAX_TIME_STEPS: 2000 - HIERLSTM_MEMORY_BUDGET_MB: 25 % of
+available RAM on a CPU; on a GPU 50 % of the least free memory nvidia-smi reports, or of
+HIERLSTM_GPU_MEMORY_MB when smaller - HIERLSTM_TRACE_BUDGET_STEPS: 200 (time_distributed unrolls one
+inner LSTM call per step) - HIERLSTM_CONFIRM_SECONDS: 30 (longer estimated runs ask first)
 
-The memory estimate is the cost model's activation bytes (every layer output of one pass at
-the config's precision) times a workspace factor of 3, for the LSTM loops' per-step buffers and
-the input projections TensorFlow keeps alongside; it is an estimate, stated as one.
-"""
+The memory estimate is the cost model's activation bytes times 3, for the LSTM loops' buffers."""
 
 from __future__ import annotations
 

@@ -1,26 +1,13 @@
 """One timing run per physical device at a time, across every process on the machine: two runs
-sharing a device would slow each other down and both timings would be wrong.
+sharing a device would slow each other and both timings would be wrong.
 
-`hold(keys)` takes, for every device a run uses (in sorted order, so two runs over overlapping
-devices cannot deadlock), first this process's lock (app sessions are threads of one server),
-then an exclusive `fcntl.flock` on one file per device, shared by the app servers and the CLI,
-taken through a turnstile file so that processes take turns (`_take_file`).
-The holder writes who it is into the file ({"name", "program", "pid"}), so a waiter can say
-"the CLI, pid N"; the operating system drops a flock when its process dies, even by SIGKILL, so
-a crashed run never leaves a device locked (a stale name in the file is overwritten by the next
-holder and never read while the lock is free). Both are released in `finally`, whatever stops
-the run: an exception, a Streamlit rerun or a closed tab (both raised inside the run's progress
-updates). While it waits, `hold` calls `on_wait(holder, waited_s)` every `poll` seconds with a
-`Holder`, so a caller can say whom it waits for and be interrupted there; the wait happens
-before the run starts, so it is never part of a timing.
-
-The lock files live in HIERLSTM_LOCK_DIR if set, else $XDG_RUNTIME_DIR/hierlstm (the XDG
-folder for a user's runtime files, on a tmpfs cleared at logout), else
-$XDG_DATA_HOME/hierlstm/locks, beside the default results file (~/.local/share/hierlstm). That
-folder is computed here, not taken from `hierlstm.results.store` (timing may not import
-results) nor from HIERLSTM_DB: two processes writing to different results files still share
-the device. Processes of different users share a lock only through a common HIERLSTM_LOCK_DIR.
-"""
+`hold(keys)` takes, per device in sorted order (no deadlock), this process's lock (app sessions are
+threads) then an exclusive `fcntl.flock` on the device's file, through a turnstile (`_take_file`).
+The holder writes {"name", "program", "pid"} there, so a waiter can say whom it waits for
+(`on_wait`, every `poll` seconds, before the run starts, so never timed). The system drops a flock
+when its process dies, so a crash never leaves a device locked; both locks are released in
+`finally`. Lock files live in HIERLSTM_LOCK_DIR, else $XDG_RUNTIME_DIR/hierlstm, else the data
+folder's locks/; not beside HIERLSTM_DB, since two results files still share a device."""
 
 from __future__ import annotations
 
@@ -87,9 +74,13 @@ def _device_lock(key: str) -> _DeviceLock:
         return _LOCKS.setdefault(key, _DeviceLock())
 
 
-def device_keys(config: RunConfig) -> tuple[str, ...]:
+def device_keys(config: RunConfig, *, tensorflow: bool = True) -> tuple[str, ...]:
     """The physical devices `config` runs on: "CPU" (every logical CPU device shares the
-    processor) or "GPU:N" per GPU."""
+    processor) or "GPU:N" per GPU. With `tensorflow=False` (a run in the backends' workers) they
+    are found without importing TensorFlow: "auto" is the first GPU the driver lists, as
+    TensorFlow, JAX and PyTorch CUDA builds all take it, else the CPU."""
+    if not tensorflow:
+        return (_device_key_without_tensorflow(config.device),)
     from hierlstm.hardware import resolve_device
 
     if config.strategy == "none":
@@ -103,6 +94,17 @@ def device_keys(config: RunConfig) -> tuple[str, ...]:
         kind, _, index = name.strip("/").upper().partition(":")
         keys.add("CPU" if kind == "CPU" else f"GPU:{index}")
     return tuple(sorted(keys))
+
+
+def _device_key_without_tensorflow(spec: str) -> str:
+    if spec == "cpu":
+        return "CPU"
+    if spec.startswith("gpu:"):
+        return f"GPU:{spec.split(':')[1]}"
+    from hierlstm.hardware.gpu import visible_driver_gpus
+    from hierlstm.hardware.nvidia import query_driver
+
+    return "GPU:0" if visible_driver_gpus(query_driver().gpus, os.environ) else "CPU"
 
 
 def lock_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -164,13 +166,9 @@ def _poll_flock(descriptor: int, waiting: Callable[[], None]) -> None:
 
 
 def _take_file(key: str, holder: Holder, waiting: Callable[[Holder], None]) -> int | None:
-    """Opens `key`'s lock file and takes its flock, in turn: first the key's turnstile (the
-    same name ending in .turn), then the device's file, then the turnstile is let go. Whoever
-    waits for the device waits holding the turnstile, so a process that has just released the
-    device cannot take it again before that waiter has had it; without the turnstile a process
-    running back to back took the device again between another's polls, and the other starved
-    for as long as it kept running (11.5 s of a 12 s loop of 0.3 s runs). `waiting(holder)`
-    between tries names the device's holder."""
+    """Opens `key`'s lock file and takes its flock through the key's turnstile (.turn): a waiter
+    holds the turnstile, so a process running back to back cannot retake the device between its
+    polls and starve it. `waiting(holder)` between tries names the holder."""
     descriptor = _open_lock_file(key)
     if descriptor is None:
         return None

@@ -1,8 +1,5 @@
-"""The shape trace as a picture: each named axis (batch, time, height, channels, units) a
-coloured band through the model's top-level steps, so a reader sees where an axis moves
-(Permute), where two are folded into one (batch*time) and where one is consumed. Plain
-`TraceStep`s in, a plotly figure out; no Streamlit.
-"""
+"""The shape trace as a picture: each named axis a coloured band through the model's top-level
+steps, showing where an axis moves, is folded or consumed. `TraceStep`s in, a figure out."""
 
 from __future__ import annotations
 

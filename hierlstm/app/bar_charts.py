@@ -1,9 +1,6 @@
-"""Bar charts of measured times: one benchmark's variants (latency, paired speed-up, first call
-against steady state, throughput, GFLOP/s, per-layer breakdown), stored runs side by side, rows
-that are not variants (weight-sharing forms, precisions), and the weight-sharing page's gradient
-norms. `CompareResult.to_frame()`, `layer_breakdown` frames and store rows in, plotly figures
-out; no Streamlit. Every axis title names its unit.
-"""
+"""Bar charts of measured times: a benchmark's variants (latency, speed-up, first call, throughput,
+GFLOP/s, per-layer split), stored runs side by side, non-variant rows and gradient norms. Frames in,
+plotly figures out; no Streamlit. Every axis title names its unit."""
 
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
-"""Cached compute for the pages: built models and their shape traces, the weight-sharing
-reports, the live TimeDistributed pitfall, the results store.
-
-The results store is None when the machine refuses its file (an unwritable data folder, a
-damaged file) or refused the last write (a full disk): runs still run and chart, unstored, and
-`store_refusal` says why for the banner and the Results page.
-
-Caching: models and traces live in `st.cache_resource`, keyed by the frozen `RunConfig` (with
-the fields that cannot change the cached object normalised away) and bounded by `max_entries`.
-Cached objects are only read: tracing and gradient checks never change a model's weights, and
-benchmarks build their own models, so a measurement never touches a cached one. Every cached
-model comes with a lock, because Keras layers are not safe to trace from two sessions at once.
-"""
+"""Cached compute for the pages: built models and their traces, the weight-sharing reports, the live
+TimeDistributed pitfall, and the results store (None when the machine refuses its file or the last
+write; `store_refusal` says why). Models and traces live in `st.cache_resource`, keyed by the frozen
+`RunConfig` and bounded by `max_entries`; cached models are only read, and each has a lock, because
+Keras layers are not safe to trace from two sessions at once."""
 
 from __future__ import annotations
 

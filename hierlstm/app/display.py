@@ -15,6 +15,7 @@ from hierlstm.app.devices import cached_device_report
 from hierlstm.app.state import label, language, text
 from hierlstm.i18n import MESSAGES
 from hierlstm.model import cudnn, trace_notes
+from hierlstm.model.trace_notes import shape_text
 from hierlstm.records import BenchResult
 
 
@@ -132,10 +133,6 @@ def headed(frame: pd.DataFrame) -> pd.DataFrame:
     session's language; a column the catalogue does not name keeps its own."""
     names = {name: text(f"column.{name}") for name in frame.columns if f"column.{name}" in MESSAGES}
     return frame.rename(columns=names)
-
-
-def shape_text(shape) -> str:
-    return "(" + ", ".join("None" if size is None else str(size) for size in shape) + ")"
 
 
 def step_note(step) -> str:

@@ -1,12 +1,6 @@
-"""The look every hierlstm figure shares, in one place: one colour per variant from a
-colour-blind-safe palette (the same in every chart), one bar pattern and one line dash per
-Keras backend, titles, axis titles and legends placed the
-same way, p10-p90 error bars, a variant's curve, and the figure drawn when nothing ran.
-
-Figures leave colours of text, grid and background to the viewer's theme (Streamlit's light or
-dark), and every axis title names its unit. The chart modules (`axis_flow_chart`, `bar_charts`,
-`scaling_charts`) build on these helpers; none of them calls Streamlit.
-"""
+"""The look every hierlstm figure shares: a colour-blind-safe colour per variant, a bar pattern and
+line dash per Keras backend, titles, legends, p10-p90 error bars, and the empty figure. Text, grid
+and background colours are left to the viewer's theme; no Streamlit."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
-"""Who imports and builds: the server's warm-up or the pages, never both at once.
-
-The rule: every heavy import or build in the server process (TensorFlow's modules, a model
-built or traced, a cost measured, what the pages import) happens either in a warm-up step or in
-a session's script run, never in both at once. A `Gate` holds it: the warm-up runs each of its
-steps inside `warm_up()`, which waits until no session is inside and keeps them out until the
-step is done; once the warm-up is ready, the frame draws itself and its page inside `page()`,
-which waits while a step is inside and lets any number of sessions in together (they share the
-cached models through the models' locks). Before then no page runs: the frame draws only itself
-and a placeholder, whose one chart waits for the first step (numpy and pandas, which plotly
-reads from sys.modules). After it, a session waits at most for one later step: those start only
-once no page has started for a while, and none waits for anything a session or another process
-holds (the calibration gives up on a busy device). The last two crash races (TensorFlow
-imported in two threads, a chart drawn from a half-imported pandas) were both a session and the
-warm-up importing at once.
-"""
+"""Who imports and builds: the server's warm-up or the pages, never both at once, since a session
+and the warm-up importing together crashed (TensorFlow imported in two threads, a chart drawn from a
+half-imported pandas). A `Gate` lets one warm-up step in alone (`warm_up()`) or any number of page
+runs together (`page()`); before the warm-up is ready no page runs, and after it a session waits for
+at most one later step, started only once pages have been quiet a while."""
 
 from __future__ import annotations
 

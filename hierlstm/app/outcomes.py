@@ -1,9 +1,6 @@
-"""What the timing pages run, through the same run-and-store functions as the command line
-(`hierlstm.measure`, which decides where each config runs): the benchmark with its per-layer
-split, the sweeps over time, batch or replicas (the Profile page's runs are
-`hierlstm.app.profile_runs`'s). Each returns an outcome that keeps the records it measured
-(with their `RunConfig`s); the page draws it. `kept` is how every page shows a run whose
-results the store refused: measured and drawn, not stored, and the banner says why."""
+"""What the timing pages run, through the CLI's run-and-store functions (`hierlstm.measure`): the
+benchmark with its per-layer split and the sweeps over time, batch or replicas. Each returns an
+outcome keeping its records; `kept` shows a run the store refused as measured but not stored."""
 
 from __future__ import annotations
 
@@ -180,14 +177,9 @@ COMPARISON_COLUMNS = (
 
 
 def latest_comparison(rows: pd.DataFrame, host: str | None = None) -> pd.DataFrame:
-    """This host's latest stored comparison of several backends, one row per (variant,
-    backend), in registry order, then `BACKENDS` order.
-
-    Columns `COMPARISON_COLUMNS`: median_s, p10_s, p90_s as stored, `vs_tensorflow` = the
-    row's median / the same variant's TensorFlow median in the comparison (NaN without one).
-    Empty when this host has no ok row on a backend other than TensorFlow, or none beside it on
-    another backend.
-    """
+    """This host's latest stored comparison of several backends, one row per (variant, backend):
+    `COMPARISON_COLUMNS`, `vs_tensorflow` the median over the same variant's TensorFlow median (NaN
+    without one). Empty when there is none."""
     host = socket.gethostname() if host is None else host
     empty = pd.DataFrame(columns=list(COMPARISON_COLUMNS))
     if rows is None or rows.empty:

@@ -1,21 +1,8 @@
-"""The Profile page's figures. Frames in, plotly out; no Streamlit.
-
-- The split: per variant, where a step's time goes by layer, as the TensorFlow Profiler saw it
-  (each op's self time, by its layer's name scope) beside the Benchmark page's separate-call
-  split (each layer timed as its own function). Shares, not milliseconds: the profiler slows
-  what it records, and a separate call pays its own dispatch, so the two splits are compared by
-  the fraction of the variant's time each layer takes.
-- The timeline: one step of each variant in time, one row per thread or stream, each op a bar
-  from its start to its end, coloured by layer with the split's colours, the variants one
-  above the other on one time axis (ms from the step's start).
-- Memory: a training step's estimated parts stacked beside the measured peak, per variant.
-
-Each figure takes its profiles by label: the variant, and its backend when the run had several
-("folded · jax"); the bars of a run on several backends carry their backend's pattern
-(`figure_style.backend_pattern`) over their own colour. The timeline's bars do not: one op is
-a sliver, too thin for a pattern, and each backend has its own rows, titled by its label.
-torch's ops carry no layer (`UNATTRIBUTED`): its timeline is one colour of its own.
-"""
+"""The Profile page's figures; frames in, plotly out, no Streamlit: the profiler's per-layer split
+beside the separate-call split (as shares, since the profiler and the separate calls each add their
+own cost), one step's timeline (a row per thread or stream, ops coloured by layer, ms from the
+step's start), and a training step's estimated memory parts beside the measured peak. Profiles are
+keyed by label ("folded · jax"); torch's ops carry no layer (`UNATTRIBUTED`)."""
 
 from __future__ import annotations
 

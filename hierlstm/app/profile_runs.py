@@ -1,9 +1,6 @@
-"""What the Profile page runs: every selected variant on every chosen backend under that
-backend's profiler, each summary row stored, through the same run-and-store function as the
-command line (`hierlstm.measure.profile_and_store`: TensorFlow's in this process, beside its
-separate-call split; JAX's and torch's in their workers). A profile's failure is its one line;
-the others still run. Each profile says which of the page's sections its backend cannot give
-(`gaps`)."""
+"""What the Profile page runs: every selected variant on every chosen backend under its profiler,
+each summary row stored (`measure.profile_and_store`). A profile's failure is its one line; the
+others still run. `gaps` names the sections a backend cannot give."""
 
 from __future__ import annotations
 

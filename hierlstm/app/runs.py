@@ -1,8 +1,6 @@
-"""A page's timing run inside one Streamlit script run: the server's limits, the device lock
-(one timing run per device), the long-run estimate and its confirmation, the progress bar, and
-the page's `RunSlot` in the session: the last result, its one-line error, the question a long
-run waits on. Whether a run starts or asks first is one pure function, `decide`. When a page's
-script run ends, one line in the server's log says so (`page_run`)."""
+"""A page's timing run inside one script run: the server's limits, the device lock, the long-run
+estimate and its confirmation (`decide`), the progress bar and the page's `RunSlot`; and the
+server-log line when a page's script run ends (`page_run`)."""
 
 from __future__ import annotations
 
@@ -76,11 +74,9 @@ class Estimate:
 
 
 def estimate(workload: Workload, progress: Progress) -> Estimate:
-    """The workload's estimated duration: the cost model times this machine's measured cost
-    per step (measured once per variant and setting, while the device lock is held). A setting
-    whose cost cannot be measured has no estimate; it is named, never counted as 0 s. The cost
-    is measured on TensorFlow, in this process: a JAX or torch run is estimated at its
-    TensorFlow cost (starting a worker to calibrate would cost more than the estimate saves)."""
+    """The workload's estimated duration: the cost model times this machine's cost per step,
+    measured on TensorFlow under the device lock (a JAX or torch run uses TensorFlow's cost). A
+    setting whose cost cannot be measured is named, never counted as 0 s."""
     total, unknown = 0.0, {}
     for config in workload.runs:
         progress(0.0, text("run.calibrating", variant=config.variant))
@@ -144,19 +140,11 @@ def start_run(
     configs: Sequence[RunConfig],
     workload: Workload | None = None,
 ) -> None:
-    """Runs `work(progress)` now, keeps its result in the page's `RunSlot` (or its one-line
-    error), then reruns so the page shows it and the Run button is enabled again. A run over the
-    server's limits (`run_problem`) is not run: its one line is the slot's error, and the rerun
-    enables Run again as after any run.
-
-    Only one run per device at a time on the whole machine (`hierlstm.admission.runlock`: other
-    sessions, other servers and the CLI): a run on a busy device shows whom it is waiting for,
-    and the wait is over before anything is timed. With a `workload` whose estimate is over
-    HIERLSTM_CONFIRM_SECONDS, or whose cost cannot be measured (`decide`), nothing runs: the
-    slot holds the question (`show_run_outcome`); the confirmed rerun runs it. A failure of
-    the run is one line in the page; any other exception is a bug of ours and goes up to
-    app.py, which logs it.
-    """
+    """Runs `work(progress)` now under the device lock, keeps its result (or one-line error) in the
+    page's `RunSlot`, then reruns so the page shows it and Run is enabled again. A run over the
+    server's limits is not run; one whose estimate is over HIERLSTM_CONFIRM_SECONDS or unknown
+    (`decide`) waits in the slot for confirmation. Any exception other than a run's failure is a bug
+    and goes up to app.py, which logs it."""
     kept = session()
     bar = st.progress(0.0, text=text("run.starting"))
     clock = {}  # once the work starts: when, and its estimate
@@ -222,12 +210,9 @@ def _cancel(key: str) -> None:
 
 @contextlib.contextmanager
 def page_run(name: str):
-    """Around a page's script. When its run ends, by its last line or by the page's st.stop(),
-    a Run request the page did not take (nothing heavy to do, or the run was refused) is spent,
-    and RUN_ENDED is logged (INFO) with the page's name and the session's id. A run that a
-    rerun replaces has not ended: its request stays for the rerun (`start_run`), and the
-    rerun's end is logged. The log line is what a browser benchmark knows a run by, whatever
-    the browser drew of it (a busy server's run can arrive in one render)."""
+    """Around a page's script: when its run ends (last line or st.stop()) an untaken Run request is
+    spent and RUN_ENDED is logged with the page and session id, what a browser benchmark knows a run
+    by. A run a rerun replaces has not ended."""
     kept = session()  # read now: after st.stop(), every Streamlit call raises again
     try:
         yield

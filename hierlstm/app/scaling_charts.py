@@ -1,9 +1,5 @@
-"""How cost grows, as plotly figures: median latency over a swept axis (time steps or batch size)
-with the points where two variants' curves cross, the fitted cost of one more step, throughput
-and scaling efficiency over mirrored replicas, and the length of the dependent LSTM chain.
-Sweep frames, replica-sweep frames and the registry in; figures and the small frames they are
-drawn from out; no Streamlit.
-"""
+"""How cost grows, as plotly figures: latency over a swept axis with the curves' crossings, the
+fitted cost of one more step, replica scaling, and the dependent LSTM chain. No Streamlit."""
 
 from __future__ import annotations
 

@@ -60,18 +60,11 @@ def first_values(
 def restored(
     widgets: Mapping[str, Any], current: Session, *, devices_known: bool
 ) -> tuple[dict[str, Any], Session]:
-    """What a later run assigns to the widgets, and the session after it.
-
-    A setting missing from `widgets` is put back from the copy kept by the last run: Streamlit
-    drops a widget's value when a script run ends without drawing that widget (an interrupted
-    rerun, say), and the number inputs would then reset to their minimum. After a timing run
-    (`resend_settings`, set by `hierlstm.app.runs.start_run`) every form setting is assigned
-    again, which makes Streamlit send its value to the browser: during a long run the browser's
-    form sometimes lost its inputs' values and showed their minimum (time steps 1, batch 1, no
-    variants) although the session held the settings that ran, so the next press of Run would
-    have sent the minimums. Once the devices are known, a link's device settings kept unchecked
-    are checked: one this server does not have goes back to its default, with the same warning
-    as any bad value."""
+    """What a later run assigns to the widgets, and the session after it. A setting missing from
+    `widgets` comes back from the last run's copy, since Streamlit drops a widget's value when a run
+    ends without drawing it. After a timing run every form setting is assigned again, so Streamlit
+    resends it: the browser's form could lose its values during a long run and send the minimums on
+    the next Run. A link's device settings are checked once the devices are known."""
     assign, warnings = {}, list(current.url_warnings)
     if devices_known and current.devices_unchecked:
         read, problems = read_query(current.devices_unchecked)

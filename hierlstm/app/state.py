@@ -260,15 +260,9 @@ PARSERS: dict[str, Callable[[str, bool], Parsed]] = {
 def read_query(
     params: Mapping[str, Any], *, devices_known: bool = True
 ) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
-    """Control values from URL parameters, and (name, value, reason) per rejected parameter.
-
-    Each known key (`PARSERS`: every RunConfig field but `variant` and `backend`, `variants`
-    and `backend` (comma-separated: the backends setting), `devices`, `warmup`, `repeats`,
-    `lang`) has its parser; unknown keys are ignored, a bad value keeps the default. The values
-    are keyed by setting (`backends`), the problems by URL parameter (`backend`). Without
-    `devices_known` (TensorFlow not imported yet), `device` and `devices` are checked for their
-    form only; `init_state` checks them against this server's devices once it can.
-    """
+    """Control values from URL parameters (`PARSERS`), and (name, value, reason) per rejected one;
+    an unknown key is ignored, a bad value keeps the default. Without `devices_known`, `device` and
+    `devices` are checked for form only; `init_state` checks them later."""
     values: dict[str, Any] = {}
     problems: list[tuple[str, str, str]] = []
     for name, raw in params.items():

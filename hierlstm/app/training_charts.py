@@ -1,15 +1,7 @@
-"""Figures of a training-step benchmark: where the step's time goes (forward, backward, update,
-stacked, beside the whole step timed as one function) and its memory (the measured peak beside
-the estimated activations kept for the backward pass). The phases long-form
-(`hierlstm.records.phase_frame`) or `CompareResult.to_frame()` rows of a training run
-in, plotly figures out; no Streamlit.
-
-The backward bar is derived: the forward-and-backward function's median minus the forward
-function's median, each timed as its own compiled function in the same interleaved rounds
-(`hierlstm.timing.training`). So the three bars add up to `phase_sum_s`, and the diamond is the
-whole step's median, measured apart: the gap between them is what one fused step saves over
-three separate calls.
-"""
+"""Figures of a training-step benchmark, no Streamlit: the phases (forward, backward, update)
+stacked beside the whole step, and the memory peak beside the estimated kept activations. The
+backward bar is forward_backward's median less forward's, so the bars add to `phase_sum_s`; the gap
+to the step's median is what one fused step saves over three calls."""
 
 from __future__ import annotations
 

@@ -1,29 +1,13 @@
-"""The server's warm-up: once per server process, in a background thread, everything a first
-visitor would otherwise wait for. numpy and pandas are imported first (no chart is drawn
-before: `_load_libraries`), then TensorFlow is imported, the devices are started and reported,
-the pages' modules are loaded, the default page's open tab is built and traced, and then,
-once the pages are quiet, its other tabs are traced, the Weight sharing page's checks are made
-and the default variants' cost per step is measured for the run-time estimate.
+"""The server's warm-up: once per server process, in a background thread, everything a first visitor
+would otherwise wait for: numpy and pandas, TensorFlow and its devices, the pages' modules, the
+default page's traces, then (once pages are quiet) the other tabs, the Weight sharing checks and the
+default variants' cost per step. app.py starts it from the server's lifespan so the health check
+answers at once; until it is `ready` the frame draws placeholders (`warmup_page`) and no session
+imports TensorFlow. Each step runs inside the `Gate`, in an order checked by `check_order`.
 
-app.py starts it from the server's lifespan, so the health check answers at once and the first
-visitor finds the server warm or warming; the frame (streamlit_app.py) starts it too (it is
-idempotent), for `streamlit run streamlit_app.py` and AppTest. Until it is `ready`, the frame
-draws every page's title, explanation and settings and, where the page goes, a placeholder that
-says what the warm-up is doing (`hierlstm.app.warmup_page`); nothing in a session imports
-TensorFlow before then. Each step runs inside the warm-up's `Gate` (`hierlstm.app.gate`: the
-warm-up or a page, never both at once), in an order checked when the steps are made
-(`check_order`). The steps fill the caches the pages read, with the same functions.
-
-HIERLSTM_WARMUP: "full" (the default), "trace" (every default traced before the pages run; no
-Weight sharing checks and no cost measurement, which takes the device lock and a few seconds
-of both cores) or "off" (TensorFlow and the devices only, which every page needs).
-HIERLSTM_WARMUP_AFTER=FILE holds the warm-up until FILE exists (at most 10 minutes), so a test
-or a demo can look at a server that is still cold for as long as it needs.
-
-This module imports no TensorFlow and draws nothing (`hierlstm.app.warmup_page` draws); it
-loads Streamlit only through `hierlstm.app.state`, for the default variants. The steps import
-what they use.
-"""
+HIERLSTM_WARMUP: "full" (the default), "trace" (no sharing checks or cost measurement) or "off"
+(TensorFlow and the devices only). HIERLSTM_WARMUP_AFTER=FILE holds it until FILE exists (at most
+10 minutes), so a test can look at a cold server. Imports no TensorFlow and draws nothing."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The seam where the portable variants run on any of Keras 3's backends: TensorFlow, JAX or
-PyTorch, one per process (`KERAS_BACKEND`, read when Keras is imported). `local` prepares, times
-and checks a config inside the process's backend; `compile` holds each backend's compiled
-functions and device sync; `kernels` reads which LSTM kernel ran from what ran. This module
-itself imports no backend: `missing` asks only whether a backend's packages are installed."""
+"""The portable variants on any Keras 3 backend (TensorFlow, JAX, PyTorch), one per process since
+Keras reads `KERAS_BACKEND` when imported. This module imports no backend."""
 
 from __future__ import annotations
 

@@ -1,25 +1,12 @@
-"""Each backend's timed functions for one built model, and its device sync.
+"""Each backend's timed functions for one built model, and its device sync: `compiled(model, config,
+inputs, target)` returns the step and training phases as no-argument functions, the first call's
+seconds, a trace counter and what the kernel readers read.
 
-`compiled(model, config, inputs, target)` returns a `Compiled`: the step and (for training) its
-phases as functions of no arguments, each returning what the device sync waits on, the first
-call's seconds, a trace counter, and what the kernel readers (`hierlstm.backends.kernels`) read.
-
-- JAX: every function is `jax.jit` of the model's stateless call (always XLA), lowered and
-  compiled ahead of time inside the first call's interval, then called compiled; the sync is
-  `jax.block_until_ready` on the output. Training: `jax.value_and_grad` of the stateless loss
-  and the optimizer's `stateless_apply`; the step carries the new variables and optimizer
-  state from one call to the next.
-- PyTorch: eager. Inference under `torch.no_grad()`; training `backward()` then the Keras
-  optimizer's `apply` on the torch variables (keras/src/backend/torch/trainer.py). The sync is
-  `torch.cuda.synchronize()` when the tensors are on a GPU; on a CPU torch ops return when
-  done, so there is nothing to wait for. `torch.compile` is not offered: it works on this CPU,
-  but its first call of folded at 8x50 took 84 s (inductor compiling C++) for a steady call
-  1.2x faster than eager, and Keras skips cuDNN under it, so on a GPU it gives up cuDNN.
-
-The phases (`hierlstm.records.PHASES`) are TensorFlow's: forward (training=True and the
-loss, no gradient), forward_backward (the loss and every gradient), update (the optimizer
-applying gradients computed once before timing), and the step (forward_backward then update).
-"""
+JAX: `jax.jit` of the stateless call, compiled ahead of time in the first call, synced with
+`block_until_ready`; a training step carries its variables and optimizer state between calls.
+PyTorch: eager (no_grad for inference; `backward()` and the Keras optimizer for training), synced
+with `torch.cuda.synchronize()` on a GPU. `torch.compile` is not offered: its first call takes over
+a minute on a CPU, and Keras skips cuDNN under it."""
 
 from __future__ import annotations
 

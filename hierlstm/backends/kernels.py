@@ -1,17 +1,6 @@
-"""Which LSTM kernel ran on JAX and PyTorch, read from what actually ran, and why, from the
-backend's rule (`hierlstm.model.cudnn.RULES`). TensorFlow's reader is its graph-op check
-(`hierlstm.timing.calls.lstm_kernel`).
-
-- JAX: Keras's cuDNN LSTM (keras/src/backend/jax/rnn.py, via `jax.experimental.rnn`) lowers to
-  an XLA custom call whose target is `cudnn_rnn_ffi`, and its backward to `cudnn_rnn_bwd_ffi`
-  (`hipdnn_` on ROCm; jaxlib/gpu_rnn.py). They are found in the lowered program's text
-  (StableHLO `stablehlo.custom_call @cudnn_rnn_ffi`, or HLO `custom_call_target="..."`). The
-  generic loop is a `while` of dots and logistic ops, with no such call.
-- PyTorch: Keras's cuDNN LSTM is `torch._VF.lstm` on CUDA tensors, which dispatches to
-  `aten::_cudnn_rnn` (backward `aten::_cudnn_rnn_backward`); the profiler's op names of one
-  call show it. On a CPU Keras's torch LSTM runs its own loop (`_fallback_lstm`: one input
-  projection, then matmuls and activations per step), `RNN(LSTMCell)` the generic loop.
-"""
+"""Which LSTM kernel ran on JAX and PyTorch, read from what ran, and why (`model.cudnn.RULES`). JAX:
+the lowered program holds a `cudnn_rnn_ffi` custom call (`cudnn_rnn_bwd_ffi` backward, `hipdnn_` on
+ROCm). PyTorch: the profiler's op names show `aten::_cudnn_rnn`."""
 
 from __future__ import annotations
 

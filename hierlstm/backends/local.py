@@ -1,24 +1,15 @@
-"""One config prepared, timed and checked inside this process's Keras backend: the in-process
-API the worker processes call (`hierlstm.backends.worker`).
+"""One config prepared, timed and checked inside this process's Keras backend, for the worker
+processes (`hierlstm.backends.worker`). `prepare` is the harness's on TensorFlow and
+`backends.compile`'s elsewhere; a config for another backend is refused in one sentence.
 
-    run = prepare(config, seed=0)     builds, places, compiles and first-calls; refuses what
-                                      this backend cannot run with one sentence (SettingError)
-    run.sample()                      {"step": seconds} (+ a training run's phases), each clock
-                                      read after the device sync
-    result(run, samples, ...)         the BenchResult (`hierlstm.timing.summary.make_result`)
-    check(config)                     the forward and gradient oracles of every variant the
-                                      backend builds, as JSON-able data
-
-Inside a TensorFlow process `prepare` is the harness's (`hierlstm.timing.harness.prepare`),
-wrapped to the same surface; on JAX and PyTorch it is `hierlstm.backends.compile`'s. A
-config's `backend` must be the process's (`keras.backend.backend()`): a config for another
-backend is refused in one sentence.
+    run = prepare(config, seed=0)     built, placed, compiled and first-called
+    run.sample()                      {"step": seconds} (+ a training run's phases)
+    check(config)                     both oracles for every variant, as JSON-able data
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import platform
 from collections.abc import Callable
 
@@ -31,9 +22,7 @@ from hierlstm.model.gradcheck import check_gradients
 from hierlstm.model.loss import loss_target
 from hierlstm.model.params import init_params
 from hierlstm.model.portable import to_backend
-from hierlstm.records import BenchResult
 from hierlstm.timing.basics import Progress, make_inputs, no_progress
-from hierlstm.timing.summary import make_result
 
 
 @dataclasses.dataclass
@@ -41,7 +30,7 @@ class BackendRun:
     """A prepared run on any backend: what `result` stores, and `sample`."""
 
     config: RunConfig
-    device: str  # where it runs, as BenchResult.device holds it: "/CPU:0 (x86_64, 2 cores)"
+    description: str  # where it runs, as BenchResult.device holds it: "/CPU:0 (x86_64, 2 cores)"
     first_call_s: float
     kernel: str  # "cudnn" or "generic"
     kernel_reason: str  # why generic ran ("" for cudnn)
@@ -89,8 +78,9 @@ def placement(config: RunConfig, backend: str) -> tuple[str, str]:
     if spec == "auto":
         spec = "gpu:0" if gpus else "cpu"
     if spec == "cpu":
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return "cpu", f"/CPU:0 ({platform.machine()}, {cores} cores)"
+        from hierlstm.hardware.cpu import cpu_description
+
+        return "cpu", f"/CPU:0 ({cpu_description()})"
     index = int(spec.split(":")[1])
     if index >= len(gpus):
         raise SettingError(
@@ -170,47 +160,24 @@ def prepare(config: RunConfig, *, seed: int, progress: Progress = no_progress) -
 
 def _tensorflow_run(config: RunConfig, seed: int, progress: Progress) -> BackendRun:
     """The harness's prepared run, with the same surface as the other backends'."""
-    from hierlstm.hardware import device_string, versions
     from hierlstm.timing.harness import prepare as prepare_tensorflow
 
     prepared = prepare_tensorflow(config, seed=seed, progress=progress)
     return BackendRun(
         config,
-        prepared.label or device_string(prepared.device),
+        prepared.description,
         prepared.first_call_s,
         prepared.kernel,
         prepared.kernel_reason,
-        versions(),
+        prepared.versions,
         prepared.sample,
         prepared.forward.experimental_get_tracing_count,
     )
 
 
-def result(run: BackendRun, samples, warmup, peak_bytes, peak_kind, phases=None) -> BenchResult:
-    """The record of a run: `samples` the step's times (seconds), `phases` a training run's
-    {phase: samples}; the same record on every backend."""
-    return make_result(
-        run.config,
-        samples,
-        warmup=warmup,
-        first_call_s=run.first_call_s,
-        peak_bytes=peak_bytes,
-        peak_kind=peak_kind,
-        kernel=run.kernel,
-        kernel_reason=run.kernel_reason,
-        trace_count=run.trace_count,
-        device=run.device,
-        versions=run.versions,
-        phases=phases,
-    )
-
-
 def check(config: RunConfig, seed: int = 0) -> dict:
-    """The forward oracle (`hierlstm.model.check`) and the gradient oracle
-    (`hierlstm.model.gradcheck`) of every variant this backend builds, at `config`'s sizes and
-    precision (its variant is not used; its backend must be the process's): {"backend",
-    "config", "forward": [...], "gradients": [...], "ok"}, JSON-able, the same shape on every
-    backend."""
+    """The forward and gradient oracles of every variant this backend builds at `config`'s sizes and
+    precision: {"backend", "config", "forward", "gradients", "ok"}, JSON-able."""
     backend = keras.backend.backend()
     if message := _refusal(config, backend):
         raise SettingError(message)

@@ -1,24 +1,14 @@
-"""Keras backends side by side: one worker process per backend (`hierlstm.backends.worker`),
-started on first use and kept, and `compare` in interleaved rounds across them.
-
-`BackendPool` speaks the worker's line protocol, one request at a time (the next request goes
-only after the previous answer, so one process runs at a time). A worker that dies (killed, a
-segfault, out of memory: end of file on its pipe, or a non-zero exit) becomes one failed result
-whose error says why in one sentence (its exit code or signal, and the last line it wrote to
-stderr); the next request starts a new one. `close()` ends every worker and waits for it, so
-none outlives the pool. Nothing here imports TensorFlow or Keras: the CLI runs JAX and PyTorch
-in a venv without TensorFlow.
-
-`shared_pool()` is one pool per process, closed when the process exits: the app keeps it for
-its server's life; the CLI makes its own `BackendPool` per command.
-"""
+"""Keras backends side by side: one worker process per backend (`hierlstm.backends.worker`), started
+on first use and kept, and `compare` in interleaved rounds across them. One request at a time, so
+one process runs at a time. A worker that dies becomes one failed result saying why (its exit code
+or signal and last stderr line); the next request starts a new one. No TensorFlow or Keras, so the
+CLI runs JAX and PyTorch without TensorFlow."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import functools
-import os
 import sys
 import threading
 import time
@@ -221,28 +211,11 @@ def shared_pool() -> BackendPool:
 # --- interleaved rounds across processes ----------------------------------------------------
 
 
-def device_keys(config: RunConfig) -> tuple[str, ...]:
-    """The device lock keys of `config` (`hierlstm.admission.runlock`), found without
-    TensorFlow: "CPU" for cpu, "GPU:N" for gpu:N, and for auto the first GPU when the driver
-    lists one (TensorFlow's auto takes it; a JAX or PyTorch CUDA build does too), else "CPU".
-    A TensorFlow config keeps `runlock.device_keys`'s own answer where TensorFlow is loaded."""
-    if config.device == "cpu":
-        return ("CPU",)
-    if config.device.startswith("gpu:"):
-        return (f"GPU:{config.device.split(':')[1]}",)
-    from hierlstm.hardware.gpu import visible_driver_gpus
-    from hierlstm.hardware.nvidia import query_driver
-
-    gpus = visible_driver_gpus(query_driver().gpus, os.environ)
-    return ("GPU:0",) if gpus else ("CPU",)
-
-
 @dataclasses.dataclass
 class BackendsCompare(CompareResult):
-    """`CompareResult` of a run across worker processes, with each sample's second timers:
-    `round_trips[i]` the pool's wall time of each timed round trip of config i, `worker_wall[i]`
-    and `worker_cpu[i]` the worker's own perf_counter and process_time around each sample, and
-    `pids[i]` the worker process that ran it."""
+    """`CompareResult` across worker processes with second timers per sample: the pool's round trip
+    (`round_trips`), the worker's own perf_counter and process_time (`worker_wall`, `worker_cpu`),
+    and the worker's pid."""
 
     samples: list[list[float]] = dataclasses.field(default_factory=list)  # the step times
     round_trips: list[list[float]] = dataclasses.field(default_factory=list)
@@ -263,20 +236,10 @@ def compare(
     program: str = "cli",
     on_wait=None,
 ) -> CompareResult:
-    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...), across
-    backends.
-
-    When every config is TensorFlow's, this is `hierlstm.timing.harness.compare`, in this
-    process, exactly as before (the caller holds the device lock). When any is not, every
-    config, TensorFlow's too, runs in its backend's worker process (`pool`, else this process's
-    `shared_pool()`), so each backend has its own process and its own threads, in the rounds of
-    `hierlstm.timing.rounds.interleave`; one process runs at a time, since the next request
-    goes only after the previous answer. With `lock` (the default) all of it runs under the
-    device lock (`hierlstm.admission.runlock.hold`, the keys of `device_keys`). A config that
-    fails (its worker dying included) gets a failed record and NaN speed-ups; the others go on,
-    in a new worker when theirs died. Returns a `BackendsCompare`, whose second timers say how
-    long each round trip took.
-    """
+    """Times `configs` in interleaved rounds across backends. All TensorFlow: the harness's
+    `compare` in this process (the caller holds the device lock). Otherwise every config runs in its
+    backend's worker (`pool`, else `shared_pool()`), under the device lock when `lock`. A failing
+    config (a dead worker too) gets a failed record; the others go on."""
     tracks = rounds.tracks_for(configs, baseline)
     configs = [track.config for track in tracks]
     if all(config.backend == "tensorflow" for config in configs):
@@ -285,9 +248,9 @@ def compare(
         return in_process(configs, timing, baseline=baseline, on_progress=on_progress)
     held = contextlib.nullcontext()
     if lock:
-        from hierlstm.admission.runlock import hold
+        from hierlstm.admission.runlock import device_keys, hold
 
-        keys = {key for config in configs for key in device_keys(config)}
+        keys = {key for config in configs for key in device_keys(config, tensorflow=False)}
         held = hold(keys, name=lock_name, program=program, on_wait=on_wait)
     progress, pool = on_progress or no_progress, pool or shared_pool()
     with held:

@@ -1,13 +1,7 @@
-"""Profiles on JAX and PyTorch, inside a backend's worker (`profile`), and the record the store's
-profiles table reads from the document it sends back (`profile_record`, on the pool's side).
-JAX's profiler writes an XSpace that `hierlstm.profiling.xspace` reads per op and per layer;
-torch.profiler gives op names only. TensorFlow's worker runs `hierlstm.profiling.profiler`.
-
-Reading an XSpace needs TensorFlow's protobufs: a JAX worker reads its capture itself when
-TensorFlow is installed, unless the request says `read: false` (the app, whose own process has
-TensorFlow loaded already, reads it there with `read_profile` instead of paying a TensorFlow
-import in the worker). `read_profile` also gives the capture's last step in time: JAX's from
-the XSpace, torch's from its Chrome trace's complete events."""
+"""Profiles on JAX and PyTorch inside a backend's worker (`profile`), and the profiles-table record
+made from what it sends back (`profile_record`). TensorFlow's worker runs
+`hierlstm.profiling.profiler`. A JAX XSpace needs TensorFlow's protobufs to read, so the app (which
+has TensorFlow) asks `read: false` and reads it with `read_profile`."""
 
 from __future__ import annotations
 
@@ -120,22 +114,18 @@ def _torch_capture(run, logdir, steps: int) -> dict:
 
 
 def _harness(worker, run, repeats: int) -> tuple[list[float], int, str]:
-    """`repeats` samples with the profiler off, and the largest memory peak of one, where this
-    backend and device really measure one (`worker.memory_probe`: PyTorch's CUDA allocator, a
-    CPU's RSS growth); JAX on a GPU keeps no resettable peak and its host's RSS is not the GPU's
-    memory, so there the peak is (0, "")."""
-    if worker.backend == "jax" and not run.device.startswith("/CPU"):
+    """`repeats` samples with the profiler off, and one's memory peak where this backend and device
+    measure one; (0, "") for JAX on a GPU, which keeps no resettable peak."""
+    if worker.backend == "jax" and not run.description.startswith("/CPU"):
         return [run.sample()["step"] for _ in range(repeats)], 0, ""
-    with worker.memory_probe(run.device) as probe:
+    with worker.memory_probe(run.description) as probe:
         samples, peak = peak_over_calls(run.sample, repeats, probe)
     return [sample["step"] for sample in samples], peak, probe.kind
 
 
 def profile(worker, config: RunConfig, request: dict) -> dict:
-    """`config` profiled in this process: prepared, warmed up, `steps` steps under the
-    backend's profiler (TensorFlow: `hierlstm.profiling.profiler.profile` itself), then
-    `repeats` timed samples with the profiler off (their memory peak beside); the JSON form of
-    the profile. A JAX capture is left unread when the request says `read: false`."""
+    """`config` prepared, warmed up, `steps` steps under the backend's profiler, then `repeats`
+    samples with it off: the profile's JSON form."""
     from pathlib import Path
 
     import numpy as np
@@ -172,7 +162,7 @@ def profile(worker, config: RunConfig, request: dict) -> dict:
         "kernels": [],
         "layer_names": layers,
         "logdir": str(logdir),
-        "device": run.device,
+        "device": run.description,
         "kernel": run.kernel,
         "versions": backend_versions(worker.backend),
         **found,
@@ -214,11 +204,8 @@ def profile_record(document: dict, timeline=None):
 
 
 def read_profile(document: dict):
-    """A worker's profile read in this process, which has TensorFlow's protobufs: a JAX capture
-    the worker left unread (`read: false`) summarised here, and the last profiled step in time
-    (`hierlstm.profiling.timeline`: JAX's from its XSpace, torch's from its Chrome trace);
-    None in `timeline` when the capture holds no step marker, or where this process has no
-    TensorFlow to read it with."""
+    """A worker's profile read here: an unread JAX capture summarised, and the last step in time
+    (None in `timeline` without a step marker or without TensorFlow here)."""
     import json
     from pathlib import Path
 

@@ -1,7 +1,6 @@
-"""Both ends of a backend worker's pipe (`hierlstm.backends.worker`): the JSON line format, a
-failed run's record made without TensorFlow, the backends' versions read without importing them,
-and `Worker`, the child process on the pool's side with its pipes and the sentence it leaves
-when it dies. No TensorFlow, no Keras."""
+"""Both ends of a backend worker's pipe: the JSON line format, a failed run's record and the
+backends' versions made without importing them, and `Worker`, the child process on the pool's side.
+No TensorFlow, no Keras."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""One Keras backend's worker process: `KERAS_BACKEND=jax python -m hierlstm.backends.worker`.
-
-Keras fixes its backend when it is imported, so each backend runs in a process of its own,
-started once by `hierlstm.backends.pool` and kept. The protocol is one JSON object per line:
-requests on stdin, answers on stdout (nothing else is written there), logs on stderr.
+"""One Keras backend's worker process: `KERAS_BACKEND=jax python -m hierlstm.backends.worker`. One
+JSON object per line: requests on stdin, answers on stdout (nothing else), logs on stderr.
 
     {"id": 1, "op": "prepare", "config": {...}, "seed": 0}
         -> {"id": 1, "ok": true, "handle": 1, "first_call_s", "kernel", "kernel_reason",
@@ -16,19 +13,11 @@ requests on stdin, answers on stdout (nothing else is written there), logs on st
     {"id": 4, "op": "check", "config": {...}, "seed": 0}  -> {"id": 4, "ok": true, "report": {...}}
     {"id": 5, "op": "profile", "config": {...}, "steps": 5, "warmup": 2, "repeats": 5,
      "seed": 0, "logdir": "DIR", "read": true}            -> {"id": 5, "ok": true, "profile": {...}}
-        ("read": false leaves a JAX capture unread, for `hierlstm.backends.profiles.read_profile`)
     {"id": 6, "op": "close"}                              -> {"id": 6, "ok": true}, then exit 0
 
-A result crosses the pipe as `BenchResult.to_row()` and is rebuilt with `BenchResult.from_row`
-(the records module's one row format; no pickle), as the CLI's `worker` command prints
-`to_dict()`. A request that fails inside a run (out of memory, an op the backend cannot run, a
-setting refused) answers {"ok": false, "row": <a failed result's row>, "error": "one line"} (no
-"row" when the request's config is itself refused: the pool makes the record from its own); a
-bug of ours answers {"ok": false, "bug": true, "error": "one line"} and its traceback goes to
-stderr. No traceback ever goes to stdout. `wall_s` and `cpu_s` are this process's
-`time.perf_counter` and `time.process_time` around the sample: a second timer for the step
-time, which the pool checks against its own round trip.
-"""
+A run's failure answers {"ok": false, "row": <a failed row>, "error"} (no "row" when the config
+itself is refused); a bug answers {"ok": false, "bug": true, "error"}, its traceback on stderr.
+`wall_s` and `cpu_s` time the sample in this process, a second timer for the pool to check."""
 
 from __future__ import annotations
 
@@ -153,14 +142,14 @@ class Worker:
             "kernel": run.kernel,
             "kernel_reason": run.kernel_reason,
             "trace_count": run.trace_count,
-            "device": run.device,
+            "device": run.description,
             "pid": os.getpid(),
         }
 
     def sample(self, request: dict) -> dict:
         run = self.runs[request["handle"]]
         cpu, start = time.process_time(), time.perf_counter()
-        with self.memory_probe(run.device) as probe:
+        with self.memory_probe(run.description) as probe:
             (sample,), peak = peak_over_calls(run.sample, 1, probe)
         wall = time.perf_counter() - start
         return {
@@ -173,7 +162,9 @@ class Worker:
 
     def result(self, request: dict) -> dict:
         run = self.runs.pop(request["handle"])
-        result = self.local.result(
+        from hierlstm.timing.summary import run_result
+
+        result = run_result(
             run,
             request["samples"],
             int(request["warmup"]),

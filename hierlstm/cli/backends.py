@@ -1,9 +1,6 @@
 """`check`, `bench`, `sweep` and `profile` with `--backend jax|torch`: every config runs in its
-Keras backend's worker process (`hierlstm.backends.pool`), TensorFlow's too when several
-backends are asked for, and this process imports no TensorFlow (the CLI works in a venv without
-it). `bench`, `sweep` and `profile` are the TensorFlow commands themselves, through
-`hierlstm.measure`; `check` asks each backend's worker. The output has the same
-shape as the TensorFlow-only commands', with each row's backend."""
+backend's worker process (`hierlstm.backends.pool`), so this process imports no TensorFlow. The
+output has the TensorFlow commands' shape, with each row's backend."""
 
 from __future__ import annotations
 

@@ -1,18 +1,9 @@
 """`python -m hierlstm doctor [--json] [--no-probe]`: whether this machine's GPUs work with this
-TensorFlow, and what to do when they do not.
-
-One report of TensorFlow's build (the CUDA and cuDNN it was built with, the compute
-capabilities it has kernels for), the NVIDIA driver and GPUs that nvidia-smi reports, the GPUs
-TensorFlow sees and how their memory is set up; every mismatch as one sentence with its fix
-(`hierlstm.hardware.gpu_diagnosis`, the same sentences as the app's banner); then a short live
-probe on every device TensorFlow sees: `folded` forward at batch 8 x time 50, with the LSTM
-kernel that ran (a CudnnRNN op in the traced graph, or not), whether it compiles with XLA, and
-each 16-bit precision's time against float32, all timed in interleaved rounds under the
-machine-wide device lock. The probe times the forward pass and a training step (with its kernel).
-
-Exit status 0 when every device works, 1 when a GPU is present but TensorFlow cannot use it
-(or a device fails its forward pass), 2 for a bad argument.
-"""
+TensorFlow, and what to do when they do not. One report of the build, the driver and the GPUs
+TensorFlow sees, every mismatch as a sentence with its fix (`hardware.gpu_diagnosis`), then a live
+probe per device (`folded` forward and training step: the LSTM kernel, XLA, each 16-bit precision
+against float32) under the device lock. Exit 0 when every device works, 1 when a GPU is present but
+unusable or a device fails, 2 for a bad argument."""
 
 from __future__ import annotations
 

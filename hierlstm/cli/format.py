@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
-def _shape(dims) -> str:
-    return "(" + ", ".join("None" if d is None else str(d) for d in dims) + ")"
+from hierlstm.model.trace_notes import shape_text
 
 
 def format_trace(report: dict) -> str:
@@ -15,8 +13,8 @@ def format_trace(report: dict) -> str:
             + step["path"]
             + (f" x{step['calls']}" if step["calls"] > 1 else ""),
             step["layer"],
-            _shape(step["symbolic_shape"]),
-            _shape(step["concrete_shape"]),
+            shape_text(step["symbolic_shape"]),
+            shape_text(step["concrete_shape"]),
             ", ".join(step["axes"]),
             f"{step['params']:,}",
             f"{step['flops'] / 1e6:,.2f}",

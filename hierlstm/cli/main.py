@@ -1,8 +1,7 @@
-"""`python -m hierlstm ...`: parse and check the settings, import TensorFlow and start its
-devices when a command needs them (before its runtime starts), and dispatch to a command. A bad
-argument is one `error:` line and exit 2, before TensorFlow is imported; so is a file or folder the
-machine refuses (`hierlstm.refusals.Refused`: what was tried, why, the fix), checked before a run
-starts. A result measured but then refused by the store is printed, then its one line, exit 1."""
+"""`python -m hierlstm ...`: parse and check the settings, import TensorFlow and start its devices
+when a command needs them, and dispatch. A bad argument or a refused file is one `error:` line and
+exit 2, before TensorFlow is imported; a result the store refuses is printed, then its line, exit
+1."""
 
 from __future__ import annotations
 

@@ -1,31 +1,11 @@
-"""The `profile` command: one variant under each --backend's profiler (TensorFlow's,
-`hierlstm.profiling.profiler`, by default; JAX's and torch.profiler in their workers), printed
-as tables (time per layer with its share, the top op types, each line, the step time as
-the profiler saw it beside the harness's) or as JSON, its summary row stored, its log directory
-kept for TensorBoard or XProf.
+"""The `profile` command: one variant under each --backend's profiler, printed as tables or JSON,
+its summary row stored and its log directory kept for TensorBoard or XProf.
 
-`--json` prints one object:
-    environment   as `bench --json` (created_at, host, versions, machine, cpu_cores, gpus, ...)
-    profile       `ProfileResult.to_dict()`: variant, config, steps, warmup, profiled_step_s,
-                  harness_median_s, harness_repeats, step_s (each marker), op_s, outside_s,
-                  layers [{layer, type, host_s, device_s, time_s, ops, share}],
-                  op_types [{type, time_s, ops, share}], lines [{line, op_s, busy_s}],
-                  kernels [{kernel, op_type, layer, time_s, launches}] (a device's; [] on a CPU),
-                  logdir, trace (the capture file), device, kernel, versions, attribution
-                  (what the capture gives each op to); times in seconds per step;
-                  peak_memory_bytes and peak_memory_kind (the largest harness call's: the GPU
-                  allocator's peak, or a CPU's RSS growth), memory_parts (a training step's
-                  estimate by part in bytes: parameters, gradients, optimizer,
-                  kept_activations, transient, total; null for a forward pass)
-    stored_id     the summary row's id in the results file, or null with --no-store
-    open_with     the commands that open the log directory
-With several --backend, `profiles` holds one {profile, stored_id, open_with} per backend, in
-order, each capture in its own folder (`--logdir DIR/BACKEND`).
-`--trace-json FILE` also writes the last profiled step (of each backend) as Chrome trace-event JSON
-(`hierlstm.profiling.timeline.chrome_trace`), which Perfetto and chrome://tracing open.
-Exit status 0 when the profile ran, 1 when the run failed (one line on stderr), 2 for a bad
-argument or a file the machine refuses (one `error:` line, before TensorFlow is imported).
-"""
+`--json` prints {environment (as `bench --json`), profile (`ProfileResult.to_dict()`, times in
+seconds per step), stored_id (null with --no-store), open_with}; with several --backend, `profiles`
+holds one {profile, stored_id, open_with} per backend, each capture in `--logdir DIR/BACKEND`.
+`--trace-json FILE` also writes the last profiled step as Chrome trace-event JSON. Exit 0 when the
+profile ran, 1 when the run failed, 2 for a bad argument or a refused file."""
 
 from __future__ import annotations
 

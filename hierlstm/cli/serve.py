@@ -1,10 +1,6 @@
-"""`hierlstm app [STREAMLIT FLAGS ...]`: the app, served by `streamlit run` (no TensorFlow here).
-
-The app's files are app.py, streamlit_app.py and app_pages/: at the root of a checkout (what
-`make run` serves), in `hierlstm/serve/` once installed with pip (pyproject.toml). The command
-replaces this process with Streamlit's, so the server's warm-up imports TensorFlow once, in
-the server, and a signal to this process reaches the server itself.
-"""
+"""`hierlstm app [STREAMLIT FLAGS ...]`: the app served by `streamlit run` (no TensorFlow here),
+from the checkout's root or `hierlstm/serve/` once installed. The command replaces this process with
+Streamlit's, so a signal reaches the server itself."""
 
 from __future__ import annotations
 

@@ -151,16 +151,15 @@ def environment(configs, store=None) -> dict:
     }
     stored = {"stored_in": str(store.path)} if store else {}
     if not in_process(configs):
-        import os
-
         from hierlstm.backends.worker import backend_versions
+        from hierlstm.hardware.cpu import cpu_cores, machine
 
         return (
             where
             | {
                 "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpu_cores": len(os.sched_getaffinity(0)),
+                "machine": machine(),
+                "cpu_cores": cpu_cores(),
                 "backends": {
                     config.backend: backend_versions(config.backend) for config in configs
                 },
@@ -186,21 +185,17 @@ def environment(configs, store=None) -> dict:
 
 
 def device_lock(configs, command: str):
-    """The machine-wide lock of every device `configs` run on (`hierlstm.admission.runlock`, the
-    app's runs take the same): one timing run per device at a time, the wait untimed and said
-    on stderr each time the holder changes. A multi-worker run takes none: its workers wait
-    for each other at every step, and two on one machine (the README's way to try it) would
-    otherwise wait for each other's lock for ever. A run in the workers finds its devices
-    without TensorFlow (`hierlstm.backends.pool.device_keys`)."""
+    """The machine-wide lock of every device `configs` run on, the wait untimed and said on stderr
+    each time the holder changes. A multi-worker run takes none: its workers wait for each other
+    every step, and two on one machine would wait for each other's lock for ever."""
     from hierlstm.admission import hold
 
     if any(config.strategy == "multi_worker" for config in configs):
         return contextlib.nullcontext(0.0)
-    if in_process(configs):
-        from hierlstm.admission import device_keys
-    else:
-        from hierlstm.backends.pool import device_keys
-    keys = {key for config in configs for key in device_keys(config)}
+    from hierlstm.admission import device_keys
+
+    here = in_process(configs)
+    keys = {key for config in configs for key in device_keys(config, tensorflow=here)}
     said = []
 
     def waiting(holder, seconds: float) -> None:

@@ -1,14 +1,6 @@
 """Where a distributed run's replicas are: this machine's logical CPU devices, the multi-worker
-cluster (TF_CONFIG, written from `--cluster` and `--task-index`), and which of the logical
-devices TensorFlow lists belong to this process.
-
-A machine without GPUs runs the mirrored strategy over logical CPU devices, which TensorFlow
-fixes when its runtime starts: `ensure_logical_cpus` must come first in the process (the CLI's
-`--logical-cpus`, the app's HIERLSTM_LOGICAL_CPUS). The strategies themselves, and running on
-their replicas, are in `hierlstm.distributed.distribute`.
-
-TensorFlow is imported inside the functions: the cluster parsing and TF_CONFIG load without it.
-"""
+cluster (TF_CONFIG) and which listed devices are this process's. TensorFlow is imported inside the
+functions."""
 
 from __future__ import annotations
 
@@ -27,14 +19,10 @@ _ADDRESS_PATTERN = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{
 
 
 def ensure_logical_cpus(count: int) -> int:
-    """Splits the first physical CPU into `count` logical devices, /CPU:0 .. /CPU:count-1.
-
-    They share the machine's cores and thread pools: enough to run and test every strategy
-    without a GPU, never a measure of how GPUs scale. TensorFlow fixes its devices when its
-    runtime starts (the first op, or the first `list_logical_devices`), so call this first;
-    afterwards it returns the existing count if that is at least `count`, and otherwise raises
-    RuntimeError saying how to start the process instead.
-    """
+    """Splits the first CPU into `count` logical devices, /CPU:0 .. /CPU:count-1: enough to test
+    every strategy without a GPU, never a measure of GPU scaling. TensorFlow fixes its devices when
+    its runtime starts, so call this first; afterwards it returns an existing count of at least
+    `count`, else raises RuntimeError saying how to start the process."""
     import tensorflow as tf
 
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_LOGICAL_CPUS:

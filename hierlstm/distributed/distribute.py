@@ -1,22 +1,7 @@
-"""One variant on several devices and several machines, with `tf.distribute`.
-
-Strategies (`RunConfig.strategy`):
-- "none": one device, as everywhere else in hierlstm.
-- "mirrored": `MirroredStrategy` over the devices named in `RunConfig.devices`, else over every
-  local GPU, else (a machine without GPUs) over every logical CPU device (`ensure_logical_cpus`).
-- "multi_worker": `MultiWorkerMirroredStrategy` over a cluster described by TF_CONFIG, which
-  `set_cluster` writes for `python -m hierlstm worker --cluster ... --task-index ...`. Every
-  worker runs the same program and holds the replicas of its own devices (its GPUs, or CPU:0).
-
-`RunConfig.batch_size` is the global batch. Replica i (numbered across every worker) runs rows
-[i*b, (i+1)*b) of one global input, b = batch_size / replicas, so the gathered output lines up
-row for row with a single-device run of the same input. A batch that does not split evenly is
-refused (`config.per_replica_batch`).
-
-Where the replicas are (logical CPUs, the cluster from TF_CONFIG, this process's devices) is
-`hierlstm.distributed.cluster`. TensorFlow is imported inside the functions: the records and the
-replica planning load without it.
-"""
+"""One variant on several devices and machines with `tf.distribute`: "mirrored" over
+`RunConfig.devices`, else every GPU, else every logical CPU; "multi_worker" over the TF_CONFIG
+cluster (`set_cluster`). `batch_size` is global: replica i runs rows [i*b, (i+1)*b) of one input, so
+gathered outputs line up with a single-device run; an uneven split is refused."""
 
 from __future__ import annotations
 
@@ -170,17 +155,11 @@ def one_replica_config(config: RunConfig, run_plan: Plan) -> RunConfig:
 
 
 class ReplicatedForward:
-    """`model` (built in `strategy.scope()`) on every replica, as two `tf.function`s:
-
-    `step(per_replica_inputs) -> scalar`: every replica's forward pass, then a cross-replica
-    sum of each replica's output sum. The sum reads every output element, so no replica's work
-    can be skipped, and the reduce completes only when every replica on every worker has
-    finished: when a step returns (and the local devices are synced), all workers have done
-    this step, so the clock stops at the same point of agreement on each worker. It costs one
-    scalar all-reduce and a sum over the output, small next to the LSTMs.
-    `gather(per_replica_inputs) -> (batch, time, outer_units)`: the outputs of every replica in
-    replica order, on every worker (for checks and the checksum; never timed).
-    """
+    """`model` (built in `strategy.scope()`) on every replica, as two `tf.function`s: `step(inputs)
+    -> scalar`, every replica's forward pass then a cross-replica sum of output sums, so no work is
+    skipped and the step returns only when every worker has finished it (the clock stops at one
+    point of agreement); `gather(inputs) -> (batch, time, outer_units)`, every replica's outputs in
+    order, for checks, never timed."""
 
     def __init__(self, strategy, model, *, xla: bool):
         import tensorflow as tf
@@ -224,16 +203,10 @@ class ReplicatedForward:
 
 
 def distribute_inputs(strategy, global_inputs: np.ndarray, batch: int):
-    """The global (B, H, T, 1) input as a per-replica value: replica i holds rows
-    [i*batch, (i+1)*batch), placed on its own device (the strategy does not place what the
-    function returns, and a slice left on CPU:0 would be copied to its replica in every step).
-
-    `experimental_distribute_values_from_function` rather than a distributed dataset: the
-    split is ours and deterministic (replica i, across every worker, gets slice i, so gathered
-    outputs line up with a single-device run); the value is made once and reused by every
-    timed call, so the clock sees no input pipeline and no iterator; and a multi-worker
-    dataset would need an auto-shard policy that in-memory data does not fit.
-    """
+    """The global (B, H, T, 1) input per replica: replica i holds rows [i*batch, (i+1)*batch) on its
+    own device (a slice left on CPU:0 would be copied every step). Values from a function rather
+    than a dataset: the split is ours and deterministic, and made once, so no input pipeline is
+    timed."""
     import tensorflow as tf
 
     devices = strategy.extended.worker_devices  # this worker's replicas, in replica order
@@ -248,10 +221,8 @@ def distribute_inputs(strategy, global_inputs: np.ndarray, batch: int):
 
 
 def synchroniser(devices: tuple[str, ...]) -> Callable[[], None]:
-    """What ends each timed call: `tf.test.experimental.sync_devices()`, as a single-device
-    run does, unless the process sees another worker's devices: that call would try to sync
-    them too and fail, so then a SyncDevice op on each of this worker's replica devices (the
-    step's cross-worker reduce has already made the workers agree)."""
+    """What ends each timed call: `sync_devices()`, unless the process sees another worker's devices
+    (it would try to sync them and fail); then a SyncDevice op per local replica device."""
     import tensorflow as tf
 
     if all(is_local_device(device.name) for device in tf.config.list_logical_devices()):
@@ -277,14 +248,9 @@ def output_checksum(outputs) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class ScalingResult:
-    """A run under a strategy next to one replica timed in the same interleaved rounds.
-
-    Kept apart from `BenchResult` because the results store's columns are that record's
-    fields; `result` and `one_replica` are ordinary BenchResults and can be stored. Scaling
-    efficiency = throughput / (replicas x one replica's throughput), the one replica running
-    the per-replica batch (each replica's share of the work); it equals t_one / t_all and is
-    the median over rounds of that ratio, each taken within one round, so drift cancels.
-    """
+    """A run under a strategy next to one replica timed in the same rounds; apart from
+    `BenchResult`, whose fields are the store's columns. Efficiency = t_one / t_all per round,
+    median over rounds."""
 
     result: BenchResult  # every replica, the global batch; samples_per_s is the throughput
     one_replica: BenchResult | None  # one replica, per_replica_batch (None if never prepared)

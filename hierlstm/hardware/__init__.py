@@ -1,8 +1,6 @@
-"""The devices hierlstm runs on: what TensorFlow sees (`device_report`, `resolve_device`),
-which precision is fast where, GPU memory set before the runtime starts, what `nvidia-smi`
-reports, and why a present GPU is unusable with its fix (`diagnose`). Only `devices` imports
-TensorFlow; `gpu`, `nvidia` and `gpu_diagnosis` are plain Python, so the admission limits can
-read the GPU's free memory without it."""
+"""The devices hierlstm runs on: what TensorFlow sees, which precision is fast where, GPU memory set
+before the runtime starts, what `nvidia-smi` reports, and why a present GPU is unusable. Only
+`devices` imports TensorFlow, so the admission limits read GPU memory without it."""
 
 from hierlstm._lazy import lazy_exports
 

@@ -1,15 +1,10 @@
-"""Which devices TensorFlow sees, what they are called, and what they are good at.
-
-Device specs are the config's text form: "auto", "cpu" or "gpu:N". `resolve_device` turns one
-into a TensorFlow device string ("/CPU:0", "/GPU:N") or says in one sentence why it cannot.
-GPUs are listed with `tf.config.list_physical_devices`, which does not initialise the runtime,
-so asking about devices never fixes the GPU memory configuration for the rest of the process.
-"""
+"""Which devices TensorFlow sees, what they are called, and what they are good at. Specs are "auto",
+"cpu" or "gpu:N"; `resolve_device` turns one into "/CPU:0" or "/GPU:N" or says why not. GPUs are
+listed without initialising the runtime, so asking never fixes GPU memory settings."""
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import platform
 import re
 
@@ -18,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import PRECISIONS, SettingError
+from hierlstm.hardware.cpu import cpu_cores, cpu_description, machine
 from hierlstm.hardware.gpu import FAST_PRECISION_CAPABILITY, precision_is_fast
 
 _SPEC_PATTERN = re.compile(r"^(auto|cpu|gpu:(\d+))$")
@@ -60,7 +56,7 @@ class DeviceReport:
         "GPU:0 NVIDIA A100"."""
         kind, index = _parse_device(spec, self.gpus)
         if kind == "CPU":
-            return f"CPU ({self.machine}, {self.cpu_cores} cores)"
+            return f"CPU ({cpu_description(self.machine, self.cpu_cores)})"
         gpu = self.gpu(index)
         return f"GPU:{index} {gpu.name}".rstrip() if gpu else f"GPU:{index}"
 
@@ -69,7 +65,7 @@ class DeviceReport:
         "/CPU:0 (x86_64, 2 cores)", "/GPU:0 (NVIDIA A100)"."""
         kind, index = _parse_device(spec, self.gpus)
         if kind == "CPU":
-            return f"/CPU:0 ({self.machine}, {self.cpu_cores} cores)"
+            return f"/CPU:0 ({cpu_description(self.machine, self.cpu_cores)})"
         gpu = self.gpu(index)
         return f"/GPU:{index} ({gpu.name})" if gpu and gpu.name else f"/GPU:{index}"
 
@@ -82,12 +78,6 @@ def versions() -> dict[str, str]:
         "keras": keras.__version__,
         "numpy": np.__version__,
     }
-
-
-def _cpu_cores() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def list_gpus() -> tuple[GpuInfo, ...]:
@@ -131,8 +121,8 @@ def device_report() -> DeviceReport:
     cudnn_available, cudnn_reason = _cudnn_status(cuda_build, gpus, cudnn_version)
     return DeviceReport(
         **versions(),
-        machine=platform.machine() or "unknown machine",
-        cpu_cores=_cpu_cores(),
+        machine=machine(),
+        cpu_cores=cpu_cores(),
         gpus=gpus,
         cuda_build=cuda_build,
         cuda_version=str(build.get("cuda_version", "") or ""),
@@ -210,11 +200,8 @@ def cpu_flags() -> set[str]:
 
 
 def precision_supported(precision: str, device: str) -> tuple[bool, str]:
-    """(ok, message) for running `precision` on `device` (a spec or a device string).
-
-    `ok` is False only when the run cannot happen (unknown precision, missing device); a
-    precision that runs but is likely slower than float32 is ok with a warning message.
-    """
+    """(ok, message) for `precision` on `device`: not ok only when the run cannot happen; a
+    precision likely slower than float32 is ok with a warning."""
     if precision not in PRECISIONS:
         return False, f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}."
     report = device_report()

@@ -1,19 +1,7 @@
-"""The GPU rules hierlstm relies on, each beside its source, and the GPU memory setup.
-
-- Documented facts: the oldest driver for each CUDA release, the compute capabilities
-  TensorFlow 2.21's wheel has kernels for, the capabilities where 16-bit precisions pay off.
-- Pure rules: `driver_too_old`, `capability_support` and `precision_is_fast` (by compute
-  capability), `physical_gpu` (the machine-wide name of TensorFlow's GPU:N, for the
-  cross-process device lock), `visible_driver_gpus` (CUDA_VISIBLE_DEVICES), `gpu_budget` (the
-  activation budget from free memory).
-- `configure_memory`: memory growth on every GPU, or a fixed per-process limit from
-  HIERLSTM_GPU_MEMORY_MB, set before TensorFlow's runtime starts, so several app sessions and
-  the CLI can share one GPU (TensorFlow otherwise maps nearly all of it at first use).
-
-The diagnosis built on these rules is `hierlstm.hardware.gpu_diagnosis`. TensorFlow is imported
-only inside `configure_memory`, so the server limits (`hierlstm.admission.limits`) use these rules
-without importing it.
-"""
+"""The GPU rules hierlstm relies on, each beside its documented source (drivers per CUDA release,
+the compute capabilities TensorFlow's wheel has kernels for, where 16-bit precision pays off), and
+`configure_memory`: growth or a per-process limit set before TensorFlow's runtime starts, so app
+sessions and the CLI can share a GPU. TensorFlow is imported only inside it."""
 
 from __future__ import annotations
 
@@ -82,10 +70,9 @@ def driver_too_old(driver: str, cuda_version: str) -> str:
 
 
 def capability_support(capability: tuple[int, int] | None, targets: Sequence[str]) -> str:
-    """How a build compiled for `targets` runs on a GPU of `capability`: "binary" (a cubin for
-    X.y runs on X.z with z >= y), "ptx" (PTX for compute_XY is JIT-compiled for any capability
-    >= X.Y; CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibility"),
-    "none", or "unknown" when the capability or the targets are unknown."""
+    """How a build compiled for `targets` runs on a GPU of `capability`: "binary" (cubin X.y runs on
+    X.z, z >= y), "ptx" (JIT for >= X.Y; CUDA C++ Programming Guide, "Binary Compatibility"),
+    "none", or "unknown"."""
     if capability is None or not targets:
         return "unknown"
     parsed = [(kind, int(number[:-1]), int(number[-1])) for kind, number in _targets(targets)]
@@ -125,19 +112,15 @@ def _visible_entries(environ: Mapping[str, str]) -> list[str] | None:
 
 
 def physical_gpu(index: int, environ: Mapping[str, str]) -> str:
-    """TensorFlow's GPU:`index` as every process on this machine names it: its entry in
-    CUDA_VISIBLE_DEVICES (an index or a GPU-/MIG- UUID) when that is set, else the index. CUDA
-    numbers devices fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, so processes agree when
-    they run with the same CUDA_DEVICE_ORDER."""
+    """TensorFlow's GPU:`index` as every process on this machine names it: its CUDA_VISIBLE_DEVICES
+    entry (index or UUID) when set, else the index."""
     entries = _visible_entries(environ)
     return entries[index] if entries is not None and index < len(entries) else str(index)
 
 
 def visible_driver_gpus(gpus: Sequence[NvidiaGpu], environ: Mapping[str, str]):
-    """The driver's GPUs that CUDA_VISIBLE_DEVICES leaves to this process: all when it is unset
-    or names a UUID (not matched here), none when it is "" or "-1". Indices are matched with
-    nvidia-smi's, which is CUDA's numbering under CUDA_DEVICE_ORDER=PCI_BUS_ID. CUDA ignores the
-    first entry that is not a device and every entry after it."""
+    """The driver's GPUs CUDA_VISIBLE_DEVICES leaves to this process: all when unset or a UUID, none
+    for "" or "-1"; CUDA ignores the first entry that is not a device and all after it."""
     entries = _visible_entries(environ)
     if entries is None:
         return tuple(gpus)
@@ -162,10 +145,8 @@ def memory_limit_mb(environ: Mapping[str, str] | None = None) -> int | None:
 
 
 def gpu_budget(free_mb: Sequence[int], limit_mb: int | None) -> tuple[int, str]:
-    """(bytes, how: a catalogue key) a run's activations may take on a GPU: half of the least
-    free memory among the GPUs a run may use (nvidia-smi's free memory, so other processes' use
-    counts; memory this process's allocator keeps from earlier runs counts as used too: a
-    cautious budget), or half of the per-process limit when that is smaller."""
+    """(bytes, catalogue key) a run's activations may take on a GPU: half the least free memory of
+    its GPUs (other processes' use counts), or half the per-process limit when smaller."""
     if not free_mb:
         raise ValueError("gpu_budget needs the free memory of at least one GPU; got none.")
     usable, how = min(free_mb), "limit.source.gpu_free"
@@ -185,14 +166,9 @@ class MemorySetting:
 
 
 def configure_memory(environ: Mapping[str, str] | None = None, config=None) -> MemorySetting:
-    """Memory growth on every GPU TensorFlow lists, or HIERLSTM_GPU_MEMORY_MB MiB per GPU as a
-    logical device, before the runtime starts (`config` is `tf.config`; a test passes a fake).
-
-    SettingError for a bad HIERLSTM_GPU_MEMORY_MB; RuntimeError when the limit is asked for
-    after the runtime has started (TensorFlow fixes memory when it creates its GPU devices).
-    Growth, the default, asked for too late (a test session that already ran TensorFlow) leaves
-    the memory as it was: mode "started".
-    """
+    """Memory growth on every GPU, or HIERLSTM_GPU_MEMORY_MB MiB per GPU, before the runtime starts
+    (`config` is `tf.config` or a test's fake). SettingError for a bad value; RuntimeError for a
+    limit asked after the runtime started; growth asked too late is mode "started"."""
     limit = memory_limit_mb(environ)
     if config is None:
         import tensorflow as tf

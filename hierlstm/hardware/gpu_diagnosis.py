@@ -1,12 +1,6 @@
-"""What stops TensorFlow from using the NVIDIA GPUs this machine has, each as one sentence with
-its fix: `gather_facts` collects what the driver (`hierlstm.hardware.nvidia`), the TensorFlow
-build, the installed wheels and the dynamic loader say; `diagnose` turns those facts into
-`Problem` records by the rules of `hierlstm.hardware.gpu`. A problem's sentence and fix are
-catalogue messages (`doctor.*` in `hierlstm.i18n`), so `python -m hierlstm doctor`, the app's
-banner and its sidebar say the same thing, in English or Chinese.
-
-Nothing here imports TensorFlow: the caller passes `hierlstm.hardware.devices.device_report()`.
-"""
+"""What stops TensorFlow from using this machine's NVIDIA GPUs, each as one sentence with its fix:
+`gather_facts` collects what the driver, the build, the wheels and the loader say; `diagnose` turns
+them into `Problem` records (catalogue `doctor.*` messages). No TensorFlow."""
 
 from __future__ import annotations
 

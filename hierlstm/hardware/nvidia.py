@@ -1,15 +1,7 @@
-"""What the NVIDIA driver says this machine has, asked without TensorFlow: `nvidia-smi`, then
-/proc/driver/nvidia when nvidia-smi is missing or fails.
-
-The parsers are pure functions of the text; `query_driver` runs nvidia-smi (found on PATH at
-call time) and reads the proc folder (HIERLSTM_NVIDIA_PROC overrides /proc/driver/nvidia, for
-tests). The output formats are nvidia-smi's documented ones (`nvidia-smi --help-query-gpu`):
-`-L` prints "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" per GPU; `--query-gpu=...
---format=csv,noheader,nounits` prints one line per GPU, fields joined by ", ", memory in MiB,
-"[N/A]" or "[Not Supported]" for a value the GPU does not report. Drivers older than about 510
-do not know the `compute_cap` field and answer `Field "compute_cap" is not a valid field to
-query.`; the query is then repeated without it.
-"""
+"""What the NVIDIA driver says this machine has, without TensorFlow: `nvidia-smi` (`-L` and
+`--query-gpu ... --format=csv,noheader,nounits`, memory in MiB), else /proc/driver/nvidia
+(HIERLSTM_NVIDIA_PROC for tests). Drivers before ~510 reject `compute_cap`; the query is then
+repeated without it."""
 
 from __future__ import annotations
 

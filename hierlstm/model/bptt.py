@@ -1,32 +1,13 @@
-"""The `fused` layer's backward pass written out, the way cuDNN structures an LSTM's, so a training
-step of `fused` does not pay for TensorFlow's generic gradients (B batch, T time, I input size,
-U units, R rows, N = T*B sequences, C channels). Measured at (B, T) = (32, 100) under XLA,
-autodiff's backward took 4x the inner LSTM's forward, 20x the conv taps' and 5x the outer
-LSTM's; `benchmarks/RESULTS.md` has the step before and after.
+"""The `fused` layer's backward pass written out the way cuDNN structures an LSTM's, since
+TensorFlow's generic gradient of a `tf.while_loop` replays every forward op's gradient per step (B
+batch, T time, I input, U units, R rows, N = T*B sequences, C channels).
 
-TensorFlow's gradient of a `tf.while_loop` replays the loop backwards with every forward op's
-gradient inside it: per step the gradient of the [x_t, h] @ [W; U] matmul (two matmuls: one
-for the inputs, one accumulating the weights' gradient), the gradients of the TensorArray
-reads and writes, and a stack of every intermediate the forward loop pushed. Only one product
-is really sequential: the gradient reaching h_{t-1} through the recurrent kernel. So here:
-
-- the forward loop keeps each step's gate activations (i, f, g, o) and cell state in two
-  TensorArrays, (T, B, 4U) and (T, B, U);
-- the backward loop runs t = T-1 .. 0 carrying (dh, dc) and does one (B, 4U) @ (4U, U) matmul
-  per step, writing the gates' pre-activation gradients dZ (T, B, 4U);
-- after it, three large matmuls over all T*B rows at once give the input gradient dX = dZ W^T
-  and the weight gradients dW = X^T dZ, dU = H_{t-1}^T dZ; the bias gradient is a sum.
-
-The inner LSTM (`inner_lstm_with_bptt`, R unrolled steps) is written out likewise, and so is
-the conv-and-pool of the XLA path (`pooled_taps_with_gradient`). The weights' gradients,
-which sum over every row, are summed in float32 under a 16-bit policy.
-
-Gates follow `halved_gates`: the i, f, o pre-activations are halved,
-a = 0.5 + 0.5 tanh(z), so da/dz = 2 a (1 - a); the candidate g = tanh(z), dg/dz = 1 - g^2.
-The layer uses these only when training (`training=True`); inference runs the plain code. The
-gradient check (`hierlstm.model.gradcheck`) compares it with the float64 oracle like every
-variant's.
-"""
+Only the gradient reaching h_{t-1} is sequential, so the forward loop keeps each step's gates (T, B,
+4U) and cell (T, B, U); the backward loop does one (B, 4U) @ (4U, U) matmul per step, writing dZ (T,
+B, 4U); three large matmuls over all T*B rows then give dX = dZ W^T, dW = X^T dZ and dU = H_{t-1}^T
+dZ. The inner LSTM and the XLA path's conv-and-pool are written out likewise. Weight gradients are
+summed in float32 under a 16-bit policy. Gates are `halved_gates`': a = 0.5 + 0.5 tanh(z), so da/dz
+= 2 a (1 - a). Used only when training."""
 
 from __future__ import annotations
 
@@ -34,21 +15,15 @@ import tensorflow as tf
 
 
 def materialised(tensor, runtime_one):
-    """`tensor` / `runtime_one` (a scalar 1 that XLA cannot fold: computed from a weight), so
-    XLA computes `tensor` once instead of fusing it into every consumer. XLA fuses a chain of
-    cheap ops (multiply, add) into each of its consumers, duplicating it, but not an
-    "expensive" one such as a divide: the inner LSTM's cell gradient, carried from row to row,
-    was recomputed in every later row's fusion (profiled at 128x200: the per-row fusions grew
-    from 15 to 46 ms along the 12 backward rows). An optimization barrier does not stop it:
-    XLA:CPU expands barriers away before fusing. Exact: x / 1 == x."""
+    """`tensor` / `runtime_one` (a 1 XLA cannot fold), so XLA computes `tensor` once: it duplicates
+    cheap op chains into every consumer but not a divide, and XLA:CPU expands optimization barriers
+    away before fusing. Exact: x / 1 == x."""
     return tensor / runtime_one
 
 
 def in_forward_scope(backward):
-    """`backward` run in the name scope of the forward pass that made it (the fused layer's,
-    e.g. fused_1/fused_lstm_1), as TensorFlow's own gradients run under gradient_tape/<that
-    scope>: a profile (`hierlstm.profiling.xspace`) maps ops to layers by scope, so without it
-    the hand-written backward's ops would belong to no layer."""
+    """`backward` run in the forward pass's name scope, as TensorFlow's own gradients are, so a
+    profile (`hierlstm.profiling.xspace`) maps its ops to the layer."""
     scope = tf.get_current_name_scope()
     if not scope:
         return backward
@@ -168,15 +143,10 @@ def _wide_matmul(left, right, dtype):
 
 
 def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias, under_xla=False):
-    """The inner LSTM's last hidden state: (R, N, C) -> (N, U), R unrolled steps from a zero
-    state, from halved weights kernel (C, 4U), recurrent_kernel (U, 4U), bias (4U,); its
-    gradient is written out: per row, the elementwise work, one (N, 4U) @ (4U, C+U) matmul back
-    to [x_r, h_{r-1}] and one (C+U, N) @ (N, 4U) for that row's share of both weights, taken
-    while its dz is fresh (concatenating every row's dz for one large matmul, as the outer LSTM
-    does with its small batch, writes and reads R*N*4U more; the two measured within the noise
-    of a loaded machine, this one ahead in most same-run comparisons). `under_xla`: the cell
-    gradient's row-to-row chain goes through `materialised` (without XLA each op is computed
-    once anyway)."""
+    """The inner LSTM's last hidden state: (R, N, C) -> (N, U), R unrolled steps from a zero state,
+    from halved kernel (C, 4U), recurrent_kernel (U, 4U), bias (4U,). Its gradient takes each row's
+    share of the weights while that row's dz is fresh. `under_xla`: the cell gradient's row chain
+    goes through `materialised`."""
 
     @tf.custom_gradient
     def lstm(sequences, kernel, recurrent_kernel, bias):
@@ -273,11 +243,9 @@ def pooled_taps(inputs, kernel, pool_height: int):
 
 
 def pooled_taps_with_gradient(inputs, kernel, bias, pool_height: int):
-    """`pooled_taps` plus the bias: (B, H, T, 1) -> (R, T, B, C). Its gradient is written out: the
-    max-pool's (the window's maximum gets it, shared among ties, as TensorFlow shares it), then
-    the kernel's as one (k*k, M) @ (M, C) matmul over the M = R*p*T*B positions (XLA's gradient
-    of the k*k broadcast multiply-adds is k*k separate reductions over all positions, many times
-    the forward pass), and the input's by placing each tap's share back where it came from."""
+    """`pooled_taps` plus the bias: (B, H, T, 1) -> (R, T, B, C). The kernel's gradient is one (k*k,
+    M) @ (M, C) matmul over the M = R*p*T*B positions, where XLA's own is k*k reductions; a max-pool
+    tie shares the gradient, as TensorFlow does."""
 
     @tf.custom_gradient
     def taps(inputs, kernel, bias):

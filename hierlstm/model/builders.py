@@ -1,22 +1,12 @@
 """One builder per variant of `hierlstm.registry.VARIANTS`, and `build_model`.
 
-Builder contract (written once, here): `builder(config) -> keras.Model` mapping
-(batch, height, time, 1) float32 to (batch, time, outer_units) in the config's compute dtype.
-Every layer is named; the layers holding parameters are called `conv` and `inner_*`/`outer_*`
-(see `params.PARAM_SLOTS`), so one parameter set loads into every variant. Every layer gets the
-config's dtype policy (never a global one). Builders create layers, nothing else: no weights
-are loaded and nothing is run.
-
-The builders here (nested, time_distributed, folded, shared_cell) are written with Keras layers
-and `keras.ops` only: each builds the same model, with the same parameter names, on TensorFlow,
-JAX and PyTorch, and this module imports no TensorFlow. vectorized_map and fused call
-TensorFlow itself and live in `hierlstm.model.builders_tf`, imported only when one of them is
-built (or named: `builders.build_fused` still finds it). The shared trunk
-(`hierlstm.model.trunk`):
-    input (B, H, T, 1) -> conv -> pool -> permute (B, T, R, C)
-then a summariser (B, T, R, C) -> (B, T, inner_units), the part the variants differ in, and
-    outer_lstm (B, T, outer_units)
-"""
+Builder contract: `builder(config) -> keras.Model`, (batch, height, time, 1) float32 -> (batch,
+time, outer_units) in the config's compute dtype. Every layer is named and gets the config's dtype
+policy; the parameter layers are `conv`, `inner_*`, `outer_*` (`params.PARAM_SLOTS`), so one
+parameter set loads into every variant. Builders create layers only. These use `keras.ops` only and
+run on every backend; vectorized_map and fused are TensorFlow's (`builders_tf`, imported when
+built). Shared trunk (`trunk`): input (B, H, T, 1) -> conv -> pool -> permute (B, T, R, C) ->
+summariser (B, T, inner) -> outer_lstm (B, T, outer)."""
 
 from __future__ import annotations
 
@@ -45,13 +35,9 @@ def build_nested(config: RunConfig) -> keras.Model:
 
 
 def build_time_distributed(config: RunConfig) -> keras.Model:
-    """The answer's fix, as Keras 3 runs it: `TimeDistributed(LSTM)` then `LSTM`.
-
-    Built for the config's concrete time length: Keras 3 then calls the inner LSTM once per time
-    step (T calls in the graph). With an unknown length its `vectorized_map` path maps over the
-    batch axis instead of time (see `hierlstm.model.pitfalls`), so this variant never takes that
-    path.
-    """
+    """The answer's fix, as Keras 3 runs it: `TimeDistributed(LSTM)` then `LSTM`. Built for the
+    config's concrete time length: with an unknown one, Keras maps over the batch axis instead of
+    time (`hierlstm.model.pitfalls`)."""
     inputs, x = trunk(config, time_steps=config.time_steps)
     inner = lstm_layer(config, config.inner_units, "inner_lstm")
     summaries = keras.layers.TimeDistributed(inner, name="summarise", dtype=config.precision)(
@@ -106,12 +92,8 @@ def backend_refusal(variant: str, backend: str) -> str:
 
 
 def build_model(config: RunConfig, params=None) -> keras.Model:
-    """The model of `config.variant`: (batch, height, time, 1) -> (batch, time, outer_units).
-
-    Loads `params` (see `hierlstm.model.params`) when given; otherwise the weights are Keras's own
-    random initialisation. Raises SettingError for a variant this process's backend cannot
-    build (vectorized_map and fused outside TensorFlow).
-    """
+    """The model of `config.variant`: (batch, height, time, 1) -> (batch, time, outer_units), with
+    `params` loaded when given. Raises SettingError for a variant this backend cannot build."""
     if message := backend_refusal(config.variant, keras.backend.backend()):
         raise SettingError(message)
     model = builder_of(config.variant)(config)

@@ -1,7 +1,5 @@
-"""The builders of the variants that call TensorFlow itself (`tf.vectorized_map`, the fused
-layer's `tf.while_loop`s), so they run on the TensorFlow backend only
-(`hierlstm.registry.Variant.backends`). The builder contract is `hierlstm.model.builders`'s;
-`hierlstm.model.builders.build_model` imports this module only when such a variant is built."""
+"""The builders of the variants that call TensorFlow itself (`tf.vectorized_map`, the fused layer's
+loops), so run on TensorFlow only; the contract is `hierlstm.model.builders`'s."""
 
 from __future__ import annotations
 

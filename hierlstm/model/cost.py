@@ -1,17 +1,8 @@
-"""The analytic cost model: parameters, FLOPs and activation bytes, from the geometry alone.
+"""The analytic cost model: parameters, FLOPs and bytes from the geometry alone.
 
-Conventions (a multiply-add counts as 2 FLOPs; elementwise work is left out, as is usual for
-recurrent-network FLOP counts, so these are lower bounds dominated by the matrix products):
-- Conv2D, 'same' padding:   2 * k * k * in_channels * filters per output position.
-- MaxPooling (p, 1):        p - 1 comparisons per output element.
-- LSTM:                     2 * 4 * units * (input + units) per step, times steps, times sequences
-                            (the four gate matrices applied to [x_t, h_{t-1}]).
-- Permute and reshapes:     0 (they move data, they do no arithmetic).
-
-A training step's memory beyond the weights (`kept_activation_bytes`, `training_state_bytes`)
-is counted from the same geometry; see each function for what it counts. `memory_parts` splits
-a whole step's memory into its five parts, the total their sum.
-"""
+A multiply-add is 2 FLOPs; elementwise work is left out, so FLOPs are lower bounds dominated by
+matrix products: Conv2D 'same' 2*k*k*in*filters per output position; MaxPool (p, 1) p - 1
+comparisons per output; LSTM 2*4*units*(input + units) per step per sequence; permutes 0."""
 
 from __future__ import annotations
 
@@ -86,9 +77,8 @@ def training_flops(config: RunConfig) -> int:
 
 
 def activation_bytes(config: RunConfig) -> int:
-    """Bytes of every layer output of one forward pass at the config's precision: the input,
-    conv, pool, permute, summaries and outer outputs (an estimate of live activation memory;
-    inference frees most of them early, so this is an upper bound on what a pass holds)."""
+    """Bytes of every layer output of one forward pass at the config's precision: an upper bound on
+    what inference holds, since it frees most of them early."""
     batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
     input_elements = batch * config.height * time
     conv_elements = input_elements * config.filters
@@ -118,18 +108,10 @@ def lstm_kept_elements(input_size: int, units: int, steps: int, sequences: int) 
 
 
 def kept_activation_bytes(config: RunConfig) -> int:
-    """Bytes of the activations a training step keeps from its forward pass for its backward
-    pass, at the config's precision (the input is float32 whatever it is):
-    - the input (B, H, T, 1), which the conv kernel's gradient reads;
-    - the conv output (B, H, T, C) and the pooled (B, R, T, C), which the max-pool's gradient
-      reads (where the maximum was);
-    - the inner LSTM over B*T sequences of R steps and the outer LSTM over B sequences of T
-      steps, each as `lstm_kept_elements`;
-    - the output (B, T, outer), which the loss's gradient reads.
-    Every variant computes the same function, so this minimum is the same for all of them; what
-    a variant holds beyond it (the while-loops' accumulators, TimeDistributed's per-step
-    slices, XLA's buffers) shows in the measured peak beside it. An estimate, stated as one.
-    """
+    """Bytes a training step keeps from its forward pass for its backward pass, at the config's
+    precision (the input float32): the input, conv (B, H, T, C) and pooled (B, R, T, C) outputs,
+    both LSTMs' `lstm_kept_elements` and the output. The same minimum for every variant; what a
+    variant holds beyond it shows in the measured peak."""
     batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
     input_elements = batch * config.height * time
     conv_elements = input_elements * config.filters
@@ -184,11 +166,9 @@ def optimizer_bytes(config: RunConfig) -> int:
 
 
 def transient_bytes(config: RunConfig) -> int:
-    """The largest working set one layer's backward pass holds at once beyond the kept
-    activations: the gradient of its output and the gradient of its input, in the compute
-    dtype (the loss's in float32). The pool's, (B, R, T, C) and (B, H, T, C), is the largest at
-    the question's geometry; the conv needs no input gradient (the input is no variable), and
-    an LSTM's per-step gate gradients (B, 4U) are small beside its sequences'."""
+    """The largest working set one layer's backward pass holds beyond the kept activations: its
+    output and input gradients in the compute dtype (the pool's is the largest; the conv needs no
+    input gradient)."""
     batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
     conv = batch * config.height * time * config.filters  # (B, H, T, C)
     pooled = batch * config.rows * time * config.filters  # (B, R, T, C)
@@ -203,21 +183,10 @@ def transient_bytes(config: RunConfig) -> int:
 
 
 def memory_parts(config: RunConfig) -> MemoryParts:
-    """A training step's memory by part, from the geometry alone:
-    - parameters: every trainable variable, float32 under every precision (the mixed policies
-      keep float32 variables and cast them to the compute dtype when a layer runs);
-    - gradients: one per parameter, of its variable's shape and dtype (float32);
-    - optimizer: its variables (`optimizer_bytes`);
-    - kept_activations: what the forward pass keeps for the backward pass
-      (`kept_activation_bytes`: the compute dtype, float16 or bfloat16 under the mixed
-      policies, the input float32);
-    - transient: the largest backward working set of one layer (`transient_bytes`).
-    The total assumes every part is alive at once, as at the start of the backward pass plus
-    its largest layer's work: an upper bound of the ideal step, which frees kept activations as
-    the backward pass walks back. What a variant holds beyond it (loop accumulators, per-step
-    slices, XLA's buffers, the allocator's rounding) shows in the measured peak beside it.
-    The non-trainable seed-generator states of Keras's LSTMs (16 bytes each) are left out.
-    """
+    """A training step's memory by part: parameters and gradients (float32 under every precision),
+    optimizer (`optimizer_bytes`), kept_activations (`kept_activation_bytes`) and transient
+    (`transient_bytes`). The total assumes all are alive at once: an upper bound of the ideal step.
+    Keras LSTMs' seed-generator states (16 bytes each) are left out."""
     parameters = 4 * total_params(config)
     return MemoryParts(
         parameters=parameters,

@@ -1,26 +1,9 @@
-"""When an LSTM can take Keras's cuDNN kernel, in one place per Keras backend, and how to see on
-TensorFlow that it did (JAX's and PyTorch's readers are `hierlstm.backends.kernels`).
-
-The rule (keras/src/layers/rnn/lstm.py, keras/src/backend/tensorflow/rnn.py): a
-`keras.layers.LSTM` with `use_cudnn` "auto" (and the default activations, no recurrent dropout,
-`unroll=False`) takes the fused cuDNN kernel whenever Keras's GPU check (`keras_sees_a_gpu`)
-says yes; an `RNN` around a bare `LSTMCell`, or a custom cell's LSTM, never does. hierlstm asks
-for the generic kernel itself in two cases: a run pinned to the CPU (Keras takes cuDNN whenever
-any GPU is visible, whatever `tf.device` says), and a run under XLA, because XLA compiles the
-whole step and has no kernel for `CudnnRNNV3` ("No registered 'CudnnRNNV3' OpKernel for
-XLA_GPU_JIT devices"; Keras marks such an LSTM `supports_jit = False` for the same reason).
-
-On JAX and PyTorch the conditions are the same (tanh/sigmoid, no `unroll`, `use_bias`, a GPU;
-keras/src/backend/{jax,torch}/rnn.py `cudnn_ok`), with these differences, one rule each
-(`RULES`): XLA refuses nothing on JAX (always XLA; the cuDNN LSTM is a custom call inside it);
-both take the generic loop under a mask; PyTorch skips cuDNN while tracing or compiling.
-
-A training step's graph holds the forward kernels and their backward (`CudnnRNNBackprop*`)
-when cuDNN ran (`ran_cudnn_training`). `refusal` answers with a catalogue key (`kernel.why.*`
-in `hierlstm.i18n`), so the harness's stored reason and the app's per-LSTM table say the same
-thing. Only the graph readers need a traced TensorFlow function; importing this module imports
-no TensorFlow.
-"""
+"""When an LSTM can take Keras's cuDNN kernel, one rule per Keras backend (`RULES`), and how to see
+on TensorFlow that it did. A `keras.layers.LSTM` with `use_cudnn="auto"`, default activations, no
+recurrent dropout and no unroll takes cuDNN whenever Keras sees a GPU; an `RNN(LSTMCell)` never
+does. hierlstm asks for the generic kernel on a run pinned to the CPU (Keras ignores `tf.device`)
+and under TensorFlow's XLA, which has no kernel for `CudnnRNNV3`. Reasons are catalogue keys
+(`kernel.why.*`). Imports no TensorFlow."""
 
 from __future__ import annotations
 
@@ -31,11 +14,9 @@ from hierlstm.registry import VARIANTS
 
 
 def use_cudnn_argument(config: RunConfig, backend: str = "tensorflow"):
-    """The `use_cudnn` argument a builder gives every `keras.layers.LSTM` of `config` on Keras
-    backend `backend`: "auto" (cuDNN where Keras can) unless the generic kernel was asked for,
-    the run is pinned to the CPU, or TensorFlow's XLA compiles the run (XLA cannot compile
-    TensorFlow's cuDNN op). JAX compiles everything with XLA and its cuDNN LSTM is a custom
-    call inside the XLA program (keras-team/keras#22399), so XLA refuses nothing there."""
+    """The `use_cudnn` argument of every `keras.layers.LSTM` of `config` on `backend`: "auto" unless
+    the generic kernel was asked for, the run is pinned to the CPU, or TensorFlow's XLA compiles it
+    (JAX's cuDNN LSTM is a custom call inside XLA, so XLA refuses nothing there)."""
     if config.lstm_kernel == "generic" or config.device == "cpu":
         return False
     if config.xla and backend == "tensorflow":
@@ -66,13 +47,9 @@ def _refused_first(config: RunConfig, cell: bool, cuda_build: bool, gpu_visible:
 
 
 def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False) -> str:
-    """Why an LSTM of `config` cannot take the cuDNN kernel on TensorFlow, as a catalogue key;
-    "" if it can.
-
-    `cell` is an LSTM built as `RNN(LSTMCell)` or inside a custom cell; a variant registered
-    without `has_lstm_layer` has only those. Without a GPU, the GPU is the reason (XLA would not
-    change the kernel); with one, XLA is.
-    """
+    """Why an LSTM of `config` cannot take cuDNN on TensorFlow, as a catalogue key; "" if it can.
+    `cell`: an `RNN(LSTMCell)` or a custom cell's LSTM. Without a GPU the GPU is the reason, with
+    one XLA is."""
     if key := _refused_first(config, cell, cuda_build, gpu_visible):
         return key
     if config.xla:
@@ -85,10 +62,8 @@ def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: boo
 def refusal_jax(
     config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False, masked=False
 ) -> str:
-    """`refusal` on JAX (keras/src/backend/jax/rnn.py `lstm`, Keras >= 3.14): the same order,
-    no XLA reason (JAX is always XLA, and its cuDNN LSTM compiles inside it), then a mask (the
-    cuDNN path raises NotImplementedError under one, and Keras takes the generic loop).
-    `gpu_visible` is Keras's check, `jax.default_backend() == "gpu"`."""
+    """`refusal` on JAX (keras/src/backend/jax/rnn.py): no XLA reason, then a mask (Keras takes the
+    generic loop under one). `gpu_visible`: `jax.default_backend() == "gpu"`."""
     if key := _refused_first(config, cell, cuda_build, gpu_visible, "_jax"):
         return key
     if use_cudnn_argument(config, "jax") is False:  # pinned to the CPU on a machine with a GPU
@@ -105,11 +80,8 @@ def refusal_torch(
     masked: bool = False,
     compiling: bool = False,
 ) -> str:
-    """`refusal` on PyTorch (keras/src/backend/torch/rnn.py `lstm`): the same order, no XLA,
-    then a mask, then tracing or `torch.compile` (Keras skips cuDNN while
-    `torch.jit.is_tracing()` or `torch.compiler.is_compiling()`). `gpu_visible` is Keras's
-    check, `torch.cuda.is_available() and torch.backends.cudnn.is_available()`; the inputs must
-    also be on the GPU, which a run not pinned to the CPU puts them on."""
+    """`refusal` on PyTorch (keras/src/backend/torch/rnn.py): no XLA, then a mask, then tracing or
+    `torch.compile`, under which Keras skips cuDNN. `gpu_visible`: CUDA and cuDNN available."""
     if key := _refused_first(config, cell, cuda_build, gpu_visible, "_torch"):
         return key
     if use_cudnn_argument(config, "torch") is False:  # pinned to the CPU on a machine with a GPU
@@ -179,8 +151,7 @@ def ran_cudnn(op_types: set[str]) -> bool:
 
 
 def ran_cudnn_training(op_types: set[str]) -> bool:
-    """Whether a traced training step's op types hold cuDNN's forward RNN kernel (CudnnRNN,
-    CudnnRNNV2, V3) and its backward kernel (CudnnRNNBackprop, V2, V3): the step's gradient
-    graph takes cuDNN's backward only when the forward pass took its forward."""
+    """Whether a traced training step's op types hold cuDNN's forward RNN kernel and its backward
+    (CudnnRNNBackprop*)."""
     forward = any(op.startswith("CudnnRNN") and "Backprop" not in op for op in op_types)
     return forward and any(op.startswith("CudnnRNNBackprop") for op in op_types)

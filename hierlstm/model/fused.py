@@ -1,29 +1,11 @@
-"""The `fused` variant's layer: the whole model, conv to outer LSTM, written out in TensorFlow
-ops and shaped for XLA on a CPU (B batch, H height, T time, R rows, C channels, U units,
-N = T*B). Each choice below is measured, one at a time, by `benchmarks/fused_ablation.py`;
-the gains quoted are from 2-core runs at (B, T) = (8, 50), (32, 100), (128, 200).
-
-- Under XLA, the k x k convolution of the one input channel is k*k shifted multiply-adds that
-  XLA fuses with the max-pool into one loop writing (R, T, B, C) directly, never materialising
-  the (B, H, T, C) conv output; XLA:CPU's generic convolution is several times slower (the
-  largest single gain, 1.1-1.4x end to end). Without XLA the Keras Conv2D (oneDNN) runs instead,
-  since unfused taps are slow there.
-- Batch and time folded, time-major: the inner LSTM is R (12) statically unrolled steps over
-  all N sub-sequences at once, ordered t*B + b, so the summaries reshape to (T, B, inner) for
-  the outer loop without a transpose.
-- One matmul per inner step, [x_r, h] @ [W; U] with K = C + U, and no hoisted (R*N, 4U) input
-  projection (cuDNN's design): at B*T = 25600 that tensor is 236 MB, and on a CPU writing and
-  re-reading it costs more than the separate matmul saves (1.0-1.3x).
-- The outer LSTM's input projection stays inside its loop too, one [s_t, h] @ [W; U] matmul
-  per step: hoisted, the step's slice of the (T, B, 4U) projection is a dynamic slice fused
-  into the gate arithmetic, for which XLA:CPU emits scalar code (1.05-1.2x).
-- Sigmoid through tanh: sigmoid(z) = 0.5 + 0.5 tanh(z / 2), the halving folded into the
-  weights (exact: a power of two). A small gain (0-10%, within noise at some shapes): XLA:CPU's
-  sigmoid is slower than its tanh, most of all inside fusions that also hold a dynamic slice.
-XLA:CPU runs these thunks one after another (independent loops or chains are not overlapped)
-and only large ops use both cores, so splitting the work into chunks or pipelining the inner
-LSTM against the outer loop measured slower or no faster, and is not done.
-"""
+"""The `fused` variant's layer: the whole model, conv to outer LSTM, in TensorFlow ops shaped for
+XLA on a CPU (B batch, H height, T time, R rows, C channels, U units, N = T*B). Each choice is
+measured by `benchmarks/fused_ablation.py`: under XLA the conv is k*k shifted multiply-adds fused
+with the max-pool (XLA:CPU's generic convolution is slow); batch and time are folded time-major (t*B
++ b) so the summaries reach the outer loop without a transpose; one [x, h] @ [W; U] matmul per step,
+with no hoisted input projection (writing and re-reading it costs more on a CPU than it saves);
+sigmoid(z) = 0.5 + 0.5 tanh(z / 2), the halving folded into the weights (XLA:CPU's sigmoid is slower
+than its tanh)."""
 
 from __future__ import annotations
 
@@ -50,22 +32,16 @@ def compiling_with_xla() -> bool:
 
 
 def halved_lstm_step(preactivations, cell, units: int):
-    """One LSTM update from (N, 4U) pre-activations (gates i, f, c, o) whose i, f, o columns
-    are already halved: sigmoid(z) = 0.5 + 0.5 tanh(z / 2).
-
-    `cell` (N, U), or None for a zero initial state. Returns hidden (N, U), cell (N, U).
-    """
+    """One LSTM update from (N, 4U) pre-activations (i, f, c, o) whose i, f, o columns are halved.
+    `cell` (N, U), or None for a zero state. Returns hidden (N, U), cell (N, U)."""
     input_gate, forget_gate, candidate, output_gate = halved_gates(preactivations, units)
     cell = input_gate * candidate if cell is None else forget_gate * cell + input_gate * candidate
     return output_gate * tf.tanh(cell), cell
 
 
 class LSTMWeights(keras.layers.Layer):
-    """The parameters of one LSTM, named as Keras's `LSTMCell` names them; computes nothing.
-
-    kernel (D, 4U), recurrent_kernel (U, 4U), bias (4U,), gates in Keras order i, f, c, o.
-    `build((..., D))` creates them with `LSTMCell`'s initialisers (forget-gate bias 1).
-    """
+    """One LSTM's parameters, named as `LSTMCell` names them: kernel (D, 4U), recurrent_kernel (U,
+    4U), bias (4U,), gates i, f, c, o, with `LSTMCell`'s initialisers; computes nothing."""
 
     def __init__(self, units: int, **kwargs):
         super().__init__(**kwargs)
@@ -111,14 +87,9 @@ class LSTMWeights(keras.layers.Layer):
 
 
 class FusedHierarchicalLSTM(keras.layers.Layer):
-    """The whole hierarchical LSTM as one layer: (B, H, T, 1) -> (B, T, outer_units).
-
-    Computes what `_trunk` + fold + LSTM(inner) + unfold + LSTM(outer, return_sequences)
-    compute, from the same parameters, held by three named sublayers the parameter loader
-    finds: `conv` (a Keras Conv2D: filters C, k x k, padding same), `inner_cell` and
-    `outer_cell` (`LSTMWeights`). Any batch size and time length at run time; the graph has R
-    unrolled inner steps and one while-loop over time, so it does not grow with T.
-    """
+    """The whole hierarchical LSTM as one layer: (B, H, T, 1) -> (B, T, outer_units), from the same
+    parameters as the other variants (sublayers `conv`, `inner_cell`, `outer_cell`). R unrolled
+    inner steps and one while-loop over time, so the graph does not grow with T."""
 
     def __init__(
         self,
@@ -221,10 +192,8 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
         return tf.reshape(hidden, (shape[1], shape[2], units))  # (N, U) -> (T, B, U)
 
     def outer_lstm(self, summaries):
-        """The outer LSTM over time, every step's output: (T, B, inner) -> (T, B, outer).
-
-        A `tf.while_loop` carrying (h, c); each step is one (B, inner+U) @ (inner+U, 4U) matmul
-        and writes h into a TensorArray."""
+        """The outer LSTM over time: (T, B, inner) -> (T, B, outer), a `tf.while_loop` carrying (h,
+        c)."""
         kernel, recurrent_kernel, bias = self.lstm_weights(self.outer_cell)
         stacked_kernel = tf.concat([kernel, recurrent_kernel], 0)  # -> (inner+U, 4U)
 
@@ -257,9 +226,8 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
         return outer_lstm_with_bptt(summaries, *self.lstm_weights(self.outer_cell))
 
     def outer_loop(self, summaries, preactivations):
-        """The loop over time shared by every form of the outer LSTM: `preactivations(time,
-        hidden) -> (B, 4U)` is the step's gate input; (T, B, inner) -> (T, B, outer). The
-        TensorArray and the loop are sized by T, so XLA can also compile their gradient."""
+        """The loop over time: `preactivations(time, hidden) -> (B, 4U)`; (T, B, inner) -> (T, B,
+        outer). Sized by T, so XLA can also compile its gradient."""
         units = self.outer_units
         time_steps, batch = tf.shape(summaries)[0], tf.shape(summaries)[1]
         outputs = tf.TensorArray(self.compute_dtype, size=time_steps, element_shape=(None, units))

@@ -1,28 +1,11 @@
-"""Gradient check: every variant's gradients of the training loss, against central differences
-of the float64 numpy reference, and against each other.
+"""Gradient check: every variant's gradients of the training loss against float64 central
+differences of the numpy reference (`reference.reference_loss`), and against each other.
 
-The oracle is `hierlstm.model.reference.reference_loss`, which shares nothing with TensorFlow.
-For every parameter tensor and for the input, `DIRECTIONS` random unit directions d are drawn
-(in that tensor alone, so every tensor is checked, the small biases too). Along each, the
-oracle's directional derivative is the central difference in float64
-
-    D = (L(p + h d) - L(p - h d)) / (2 h),    h = STEP
-
-and a variant's is its gradient's dot product with d, taken in float64 from the float32
-gradient. The error of one direction is |g.d - D| / max(|D|, S), S the mean |D| over that
-tensor's directions (and at least `ROUNDING`): relative to the directional derivative, or,
-along a direction where the loss hardly changes, to the tensor's typical one (a relative
-error there would divide by nearly nothing, and 16-bit rounding is proportional to the
-gradient, not to its projection).
-A direction that crosses a max-pool tie within the difference step is drawn again (see
-`SMOOTH`). The tolerances are per precision (`hierlstm.model.check.GRADIENT_TOLERANCES`,
-beside the forward check's).
-
-Then the variants are compared with each other: all compute one function from one parameter
-set, so their gradients (every parameter and the input) should agree; each variant's largest
-difference from the first variant that ran, relative to that tensor's largest gradient element.
-A variant that cannot run (vectorized_map under XLA) is a failed result naming the error.
-"""
+For each parameter tensor and the input, `DIRECTIONS` random unit directions d: the oracle's D =
+(L(p + h d) - L(p - h d)) / (2 h), the variant's g.d. A direction's error is |g.d - D| / max(|D|,
+S), S the tensor's mean |D|, so a direction where the loss hardly changes does not divide by nearly
+nothing. Directions crossing a max-pool tie are redrawn (`SMOOTH`); tolerances are per precision
+(`check.GRADIENT_TOLERANCES`)."""
 
 from __future__ import annotations
 
@@ -102,10 +85,8 @@ def central_difference(base, x, target, name: str, direction, step: float, pool_
 
 
 def oracle_directions(params, x, target, rng, *, pool_height: int) -> list:
-    """[(tensor name, unit direction, directional derivative D)]: `DIRECTIONS` smooth
-    directions per parameter tensor and for the input (`INPUT`), D a float64 central difference
-    of the reference loss. Raises RuntimeError if a tensor has no smooth direction in `ATTEMPTS`
-    draws (the point itself sits on a max-pool tie)."""
+    """[(tensor name, unit direction, D)] for every parameter tensor and the input (`INPUT`). Raises
+    RuntimeError if a tensor has no smooth direction in `ATTEMPTS` draws."""
     base = {name: np.asarray(value, np.float64) for name, value in params.items()}
     x = np.asarray(x, np.float64)
     shapes = {**{name: value.shape for name, value in base.items()}, INPUT: x.shape}
@@ -128,10 +109,8 @@ def oracle_directions(params, x, target, rng, *, pool_height: int) -> list:
 
 
 def variant_gradients(config: RunConfig, params, x, target) -> dict[str, np.ndarray]:
-    """`config.variant` built from `params`: float64 gradients of the loss by parameter name,
-    and the input's under `INPUT`, on this process's backend
-    (`hierlstm.model.portable.gradients`: on TensorFlow the training step's own tape, on JAX
-    `jax.value_and_grad` of the stateless loss, on PyTorch autograd)."""
+    """`config.variant` built from `params`: float64 gradients of the loss by parameter name, and
+    the input's under `INPUT`, on this process's backend (`portable.gradients`)."""
     _, found, input_grad = backend_gradients(build_model(config, params), config, x, target)
     return {**found, INPUT: input_grad}
 
@@ -223,10 +202,8 @@ def _failure_line(error) -> str:
 
 
 def check_gradients(config: RunConfig, seed: int = 0, variants=None) -> list[GradientCheckResult]:
-    """Every variant's (every one this backend builds, `backend_variants`, or `variants`')
-    gradients at `config`'s sizes, precision and XLA setting against the oracle's directional
-    derivatives and against the first variant's gradients (the first that ran). A variant that
-    cannot run is a result with its `error`."""
+    """Every variant's gradients (`variants`, or all this backend builds) against the oracle and
+    against the first variant that ran. A variant that cannot run is a result with its `error`."""
     problem = gradient_problem(config, seed)
     tolerance, difference_tolerance = GRADIENT_TOLERANCES[config.precision]
     results, reference, reference_name = [], None, ""

@@ -1,8 +1,6 @@
-"""The custom layers the portable variants are made of, written with Keras layers and `keras.ops`
-only, so each runs on TensorFlow, JAX and PyTorch alike. Each is created once, in a builder, and
-says in its docstring what shape it takes and returns (B batch, T time, R rows, C channels, U
-units). `VectorizedSummariser` calls TensorFlow itself and lives in `hierlstm.model.layers_tf`;
-it is still importable from here, imported only when asked for."""
+"""The custom layers of the portable variants, in Keras layers and `keras.ops` only, so each runs on
+every backend (B batch, T time, R rows, C channels, U units). `VectorizedSummariser` is TensorFlow's
+(`layers_tf`)."""
 
 from __future__ import annotations
 
@@ -38,12 +36,9 @@ class UnfoldTime(keras.layers.Layer):
 
 
 class NestedCell(keras.layers.Layer):
-    """The source question's cell: one outer time step runs a whole inner LSTM.
-
-    Step input (B, R, C) -> inner LSTM over the R rows -> (B, inner_units) -> one
-    `LSTMCell(outer_units)` step -> output (B, outer_units), states [h, c] each (B, outer_units).
-    Wrapped in `RNN` over T steps, the dependent chain is T * R + T steps long.
-    """
+    """The source question's cell: one outer step runs a whole inner LSTM. Step input (B, R, C) ->
+    inner LSTM -> (B, inner) -> `LSTMCell(outer)` -> (B, outer), states [h, c] each (B, outer).
+    Under `RNN` over T steps the dependent chain is T * R + T long."""
 
     def __init__(self, inner_units, outer_units, **kwargs):
         super().__init__(**kwargs)

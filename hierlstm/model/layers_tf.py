@@ -1,6 +1,4 @@
-"""`VectorizedSummariser`, the layer of the vectorized_map variant: it calls TensorFlow itself
-(`tf.vectorized_map`, `tf.custom_gradient`), so it runs on the TensorFlow backend only
-(`hierlstm.registry.Variant.backends`)."""
+"""`VectorizedSummariser`, the vectorized_map variant's layer; TensorFlow only."""
 
 from __future__ import annotations
 
@@ -9,16 +7,9 @@ import tensorflow as tf
 
 
 class VectorizedSummariser(keras.layers.Layer):
-    """(B, T, R, C) -> (B, T, inner_units) with `tf.vectorized_map` over the time axis.
-
-    The inner LSTM is written for one time step, (B, R, C) -> (B, inner_units); `vectorized_map`
-    (TensorFlow's pfor) turns that per-step program into one program over all T steps: an LSTM
-    whose batch is T*B. TensorFlow cannot differentiate the while-loop pfor converts (its
-    gradient asks for shapes pfor leaves unknown: "Cannot convert a partially known TensorShape
-    to a Tensor"), so the backward pass is taken on that program written out: the inner LSTM
-    run again over the (T*B, R, C) fold, and its gradient. A training step of this variant so
-    runs the inner LSTM's forward pass twice.
-    """
+    """(B, T, R, C) -> (B, T, inner_units): the one-step inner LSTM (B, R, C) -> (B, inner) under
+    `tf.vectorized_map` over time, i.e. one LSTM of batch T*B. TensorFlow cannot differentiate the
+    while-loop pfor makes, so the gradient reruns the inner LSTM over the (T*B, R, C) fold."""
 
     def __init__(self, inner_lstm, **kwargs):
         super().__init__(**kwargs)

@@ -1,15 +1,10 @@
-"""The training loss, defined once, and its fixed target; numpy only (no TensorFlow).
+"""The training loss and its fixed target; numpy only.
 
     loss = mean over batch, time and units of (output - target) ** 2
 
-where output is the model's (batch, time, outer_units) and target a fixed array of that shape
-drawn from a seeded standard normal (`loss_target`). `mean_squared_error` is the formula for
-any array library, given that library's full mean: np.mean for the float64 oracle
-(`hierlstm.model.gradcheck`), tf.reduce_mean for the training step (`hierlstm.model.training`,
-in float32 whatever the precision), torch.mean for the PyTorch peer
-(benchmarks/vs_pytorch.py). A regression loss to a random target keeps every output element's
-gradient non-zero, so the backward pass runs through every step of both recurrences.
-"""
+output (batch, time, outer_units), target a seeded standard normal of that shape (`loss_target`).
+`mean_squared_error` takes the array library's mean (np, tf, torch). A random regression target
+keeps every output's gradient non-zero, so backward runs through both recurrences."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The variant-independent parameters: create them, load them into a model, read them back.
-
-Every variant computes the same function from one `Params` mapping, which is what makes the
-variants comparable: equal outputs from equal parameters, timed side by side. Gate order inside
-the LSTM matrices is Keras's: input, forget, cell candidate, output (i, f, c, o).
-"""
+"""The variant-independent parameters: create them, load them into a model, read them back. Gate
+order inside the LSTM matrices is Keras's: i, f, c, o."""
 
 from __future__ import annotations
 
@@ -46,11 +42,8 @@ def param_shapes(config: RunConfig) -> dict[str, tuple[int, ...]]:
 
 
 def init_params(config: RunConfig, seed: int = 0) -> dict[str, np.ndarray]:
-    """Random float32 parameters, Glorot-uniform matrices and non-zero biases.
-
-    Biases are drawn away from zero (and the forget gate's shifted by +1, as Keras's
-    `unit_forget_bias` does) so a test would catch a dropped or misplaced bias.
-    """
+    """Random float32 parameters, Glorot-uniform matrices and biases drawn away from zero (the
+    forget gate's +1), so a test catches a dropped or misplaced bias."""
     rng = np.random.default_rng(seed)
     params = {}
     for name, shape in param_shapes(config).items():

@@ -1,13 +1,7 @@
-"""Live reproductions of traps the source answer walks into, kept as tested functions so the app
-can show them on this machine's Keras and a test notices the day Keras fixes them.
-
-Keras 3's `TimeDistributed.call` (keras/src/layers/rnn/time_distributed.py) has two paths. With a
-static time length it calls the wrapped layer once per step in a Python loop. With a length
-unknown at trace time it runs `backend.vectorized_map(step_function, ops.arange(input_shape[0]))`
-where `input_shape` was taken *before* the batch/time transpose: it maps over the batch size,
-not the time length. So the output is (batch, batch, units) when batch < time, and indexing past
-the time axis fails (InvalidArgumentError) when batch > time; only batch == time is right.
-"""
+"""Live reproductions of traps the source answer walks into, tested so a test notices the day Keras
+fixes them. Keras 3's `TimeDistributed.call` with a time length unknown at trace time
+vectorized-maps over `input_shape[0]` taken before its batch/time transpose: over the batch, not
+time. The output is (batch, batch, units) when batch < time and fails when batch > time."""
 
 from __future__ import annotations
 
@@ -47,10 +41,8 @@ def build_time_distributed_unknown_length(config: RunConfig) -> keras.Model:
 def time_distributed_unknown_length(
     batch_size: int, time_steps: int, *, via: str = "tf.function", config: RunConfig | None = None
 ) -> PitfallOutcome:
-    """Runs the answer's model on (batch_size, height, time_steps, 1) with the time length
-    unknown when traced (`via="model.predict"`: after one predict at another length, as a user
-    with variable-length inputs would), and reports the shape it returned (or the error it
-    raised) beside the right one, (batch_size, time_steps, outer_units)."""
+    """Runs the answer's model on (batch_size, height, time_steps, 1) with time unknown when traced,
+    and reports the shape it returned (or its error) beside the right (batch, time, outer_units)."""
     config = (config or RunConfig()).replace(
         variant="time_distributed", batch_size=batch_size, time_steps=time_steps
     )

@@ -1,15 +1,9 @@
-"""A built model as functions on this process's Keras backend (TensorFlow, JAX or PyTorch): the
-forward pass compiled the backend's way, the training loss, its gradients, and the optimizer.
+"""A built model as functions on this process's Keras backend: the forward pass compiled the
+backend's way (`tf.function`, `jax.jit`, PyTorch eager under no_grad) and the loss's gradients,
+scaled and unscaled under mixed_float16 as the training step does.
 
     forward_function(model, config)(x)       (B, H, T, 1) -> (B, T, outer)
     gradients(model, config, x, target)      loss, {parameter name: gradient}, input gradient
-
-The compiled forward pass: TensorFlow `tf.function` (XLA when the config asks); JAX `jax.jit`
-of the model's stateless call, always XLA; PyTorch eager under `torch.no_grad()`. Gradients:
-TensorFlow through `hierlstm.model.training.TrainingStep`'s tape; JAX `jax.value_and_grad` of
-the stateless loss; PyTorch autograd (`backward`). The loss is `hierlstm.model.loss`'s on
-every backend, in float32, scaled by the loss-scale optimizer's scale under mixed_float16 (and
-the gradients unscaled), as the training step scales it. Only the running backend is imported.
 """
 
 from __future__ import annotations
@@ -61,10 +55,8 @@ def stateless_forward(model, training: bool = False):
 
 
 def stateless_loss(model, optimizer=None):
-    """(trainable, non_trainable, optimizer_variables, inputs, target) -> (scaled loss, loss),
-    training=True: a pure function for `jax.value_and_grad(..., has_aux=True)`. The loss is
-    scaled by a `LossScaleOptimizer`'s scale, read in a stateless scope as Keras's own JAX
-    trainer reads it (keras/src/backend/jax/trainer.py)."""
+    """(trainable, non_trainable, optimizer_variables, inputs, target) -> (scaled loss, loss) for
+    `jax.value_and_grad(..., has_aux=True)`, scaled as Keras's JAX trainer scales it."""
     forward = stateless_forward(model, training=True)
     scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
 

@@ -1,13 +1,6 @@
-"""Weight sharing, two ways, checked live: one `LSTMCell` handed to two `RNN` layers (the source
-answer's recipe) and one `LSTM` layer called on two inputs.
-
-Both forms map two inputs, each (sequences, rows, features), to two outputs, each
-(sequences, units), from one set of LSTM weights. `sharing_report` shows what is shared (the
-very same variable objects, counted once) and what is not (the recurrent state: each call starts
-from zeros), and that gradients from both paths reach the one variable and add up. `time_pair`
-times a form's forward pass the way `hierlstm.timing.harness` times a model. Nothing here imports
-Streamlit.
-"""
+"""Weight sharing, two ways, checked live: one `LSTMCell` in two `RNN` layers (the source answer's
+recipe) and one `LSTM` layer called twice. `sharing_report` shows that the variables are the same
+objects, the states are not, and both paths' gradients add up in one variable."""
 
 from __future__ import annotations
 
@@ -146,9 +139,8 @@ class PairTiming:
 
 
 def time_pair(model: keras.Model, inputs, timing: Timing = QUICK_TIMING) -> PairTiming:
-    """Times one forward pass of both paths, [(S, rows, features)] * 2 -> [(S, units)] * 2:
-    first call apart, `timing.warmup` untimed calls, then `timing.repeats` samples, each ended
-    by `sync_devices()` as in `hierlstm.timing.harness`."""
+    """Times one forward pass of both paths, [(S, rows, features)] * 2 -> [(S, units)] * 2, the way
+    `hierlstm.timing.harness` times a model."""
     input_a, input_b = (tf.constant(value) for value in inputs[:2])
     forward = tf.function(lambda a, b: model([a, b], training=False))
 

@@ -1,18 +1,7 @@
-"""Shape tracing: every step a tensor takes through a variant, including inside wrappers and
-cells, with symbolic and concrete shapes, parameters, FLOPs, bytes and a one-line explanation.
-
-Symbolic shapes come from Keras's shape inference on the functional model (None where the
-model accepts any size). Concrete shapes come from tracing the real layers with a fully concrete
-input spec (batch_size, height, time_steps, 1): TensorFlow's shape inference over exactly the ops
-that run, which costs the same at batch 4096 as at batch 2. Nothing here restates a layer's
-shape arithmetic; the tests cross-check these shapes against an executed forward pass.
-
-Under a tf.distribute strategy every replica runs the model on its share of the global batch,
-so the concrete shapes, FLOPs and bytes are one replica's: batch_size / replicas.
-
-Each step's explanation is a catalogue message key and its values (`hierlstm.model.trace_notes`);
-`step_note(step, lang)` renders it.
-"""
+"""Shape tracing: every step a tensor takes through a variant, wrappers and cells included, with
+symbolic shapes (Keras's inference, None where any size goes) and concrete ones (TensorFlow's
+inference over the ops that run, as cheap at batch 4096 as at 2), parameters, FLOPs, bytes and a
+note key (`trace_notes`). Under a strategy the concrete numbers are one replica's."""
 
 from __future__ import annotations
 
@@ -128,14 +117,9 @@ def _layer_inputs(model: keras.Model, layer) -> list:
 def trace_shapes(
     config: RunConfig, model: keras.Model | None = None, replicas: int | None = None
 ) -> list[TraceStep]:
-    """One `TraceStep` per layer of `config.variant`'s model, children after their parent.
-
-    Under a strategy the concrete shapes are one replica's, (batch_size / replicas, ...), and
-    every step carries `replicas`: the devices `config.devices` names, or, when it names none,
-    the count the caller found (`hierlstm.distributed.distribute.planned_replicas` knows this
-    machine's devices and clusters; the model layer does not). SettingError if the batch does
-    not split evenly.
-    """
+    """One `TraceStep` per layer of `config.variant`'s model, children after their parent. Under a
+    strategy the shapes are one replica's and every step carries `replicas` (`config.devices`'
+    count, else the caller's). SettingError if the batch does not split evenly."""
     replicas = replicas or _named_replicas(config)
     if config.strategy != "none":
         global_batch = config.batch_size
@@ -352,9 +336,7 @@ def _nested_children(config, layer, parent_input) -> list[TraceStep]:
 def trace_report(
     config: RunConfig, model: keras.Model | None = None, replicas: int | None = None
 ) -> dict:
-    """The JSON form: config, replicas, layers, and totals over the model's own layers (depth
-    0); under a strategy the layers and totals are one replica's (`replicas` as in
-    `trace_shapes`)."""
+    """The JSON form: config, replicas, layers, and totals over the depth-0 layers."""
     steps = trace_shapes(config, model, replicas)
     top = [step for step in steps if step.depth == 0]
     return {

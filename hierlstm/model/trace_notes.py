@@ -1,13 +1,6 @@
-"""Trace notes as message keys and values: which catalogue message explains a traced step, the
-numbers it is filled with, and the note rendered in a language.
-
-The sentences, English and Chinese, live only in `hierlstm.i18n` (the `note.*` keys). A step's
-note is `note.<path>`, or `note.<variant>/<path>` where one variant's layer of that name does
-something else (`summarise` is a TimeDistributed in one variant, a vectorized_map in another).
-A step carries the key and the values its message takes, computed here from the config the
-shapes come from, so under a strategy they are one replica's, as the shapes are. No TensorFlow
-and no Streamlit: the app and the CLI render notes without importing either.
-"""
+"""Trace notes as message keys and values: which catalogue message (`note.<path>` or
+`note.<variant>/<path>`) explains a traced step, the numbers it is filled with (one replica's under
+a strategy), and the note rendered. No TensorFlow, no Streamlit."""
 
 from __future__ import annotations
 
@@ -18,6 +11,11 @@ from hierlstm.i18n import DEFAULT_LANGUAGE, MESSAGES, t
 from hierlstm.registry import VARIANTS
 
 REPLICAS_KEY = "note.input.replicas"  # the input's note under a strategy: the split, then the input
+
+
+def shape_text(shape) -> str:
+    """(None, 6, 3) -> "(None, 6, 3)": a traced shape as the app's table and the CLI print it."""
+    return "(" + ", ".join("None" if size is None else str(size) for size in shape) + ")"
 
 
 def quantities(config: RunConfig) -> dict[str, int]:

@@ -1,22 +1,13 @@
 """One training step of a built model: the optimizer, and the step and its phases as compiled
-functions. The loss and its target are `hierlstm.model.loss`'s (mean squared error to a fixed
-standard-normal target, computed in float32 whatever the precision).
+functions (XLA when asked), each traced once. The loss is `hierlstm.model.loss`'s, in float32.
 
-The optimizer (`hierlstm.model.optimizers.make_optimizer`, the same on every backend) is Keras's
-SGD (learning rate 0.01, no momentum) or Adam (learning rate 0.001), the defaults of both; under
-mixed_float16 it is wrapped in Keras's `LossScaleOptimizer`, which scales the loss before the
-gradient and unscales the gradients before the update, so 16-bit gradients do not underflow.
-
-`TrainingStep` compiles four functions (XLA when the config asks), each traced once:
     forward(inputs, target) -> loss                       training=True, no gradient
     forward_backward(inputs, target) -> (loss, grads)     the tape and every gradient
-    update(grads)                                          the optimizer applies given grads
+    update(grads)                                          the optimizer applies grads
     step(inputs, target) -> loss                           forward_backward, then update
-`step` calls the two compiled functions it is made of, so tracing the step traces them (and
-the gradient graph) once, and its graph is theirs: the phases time exactly what the step runs.
-The step trains the model it was given: build a model for it (`hierlstm.timing.training` does,
-so a model another session or a cache reads is never changed).
-"""
+
+`step` calls the other two, so the phases time exactly what the step runs. The step trains the model
+it is given: build one for it."""
 
 from __future__ import annotations
 
@@ -31,13 +22,9 @@ from hierlstm.registry import VARIANTS
 
 
 class TrainingStep:
-    """The training step of `model` (built for `config`) and its phases; see the module doc.
-
-    inputs (batch, height, time, 1) float32, target (batch, time, outer_units) float32; batch
-    (and time, unless the variant is built for one length) are symbolic, as for inference.
-    `names` are the parameter names (`hierlstm.model.params.PARAM_SLOTS`) in the order of
-    `variables` and of every gradient list.
-    """
+    """The training step of `model` (built for `config`) and its phases. inputs (batch, height,
+    time, 1) float32, target (batch, time, outer_units) float32; `names` are the parameter names in
+    the order of `variables` and of every gradient list."""
 
     def __init__(self, model, config: RunConfig):
         self.model = model
@@ -93,9 +80,8 @@ class TrainingStep:
         return loss
 
     def gradients(self, inputs, target):
-        """The true gradients of the loss, unscaled: (loss, {name: gradient}, input gradient
-        (batch, height, time, 1)). Eager code around one compiled tape, for the gradient check
-        (`hierlstm.model.gradcheck`); the timed phases never return the input's gradient."""
+        """The true (unscaled) gradients: (loss, {name: gradient}, input gradient (batch, height,
+        time, 1)), for the gradient check."""
         inputs = tf.convert_to_tensor(inputs, tf.float32)
         target = tf.convert_to_tensor(target, tf.float32)
         compiled = tf.function(self._gradients_with_input, jit_compile=self.config.xla)

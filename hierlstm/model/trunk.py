@@ -1,12 +1,11 @@
-"""The parts every variant shares, written with Keras layers only (so every backend builds them):
-the input, the convolution, the pooling and the permute, then the outer LSTM.
+"""The parts every variant shares, in Keras layers only.
 
-    input   (B, H, T, 1)
-    conv    (B, H, T, C)        Conv2D(filters, k x k, padding same)
-    pool    (B, R, T, C)        MaxPooling2D((pool_height, 1)), R = H // pool_height
-    permute (B, T, R, C)        every time step now holds an R-row sub-sequence
-    ...     (B, T, inner)       the summariser: what the variants differ in
-    outer_lstm (B, T, outer)
+input   (B, H, T, 1)
+conv    (B, H, T, C)        Conv2D(filters, k x k, padding same)
+pool    (B, R, T, C)        MaxPooling2D((pool_height, 1)), R = H // pool_height
+permute (B, T, R, C)        every time step holds an R-row sub-sequence
+...     (B, T, inner)       the summariser: what the variants differ in
+outer_lstm (B, T, outer)
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The TensorFlow Profiler around a few steps of a prepared run (`profile`), and the reading of
-its XSpace capture into time per op, per layer and per device stream (`xspace`), checked
-against XProf's own tools in the tests, and one step of it in time (a timeline, Chrome
-trace-event JSON)."""
+"""The TensorFlow Profiler around a few steps of a prepared run (`profile`), and its XSpace capture
+read into time per op, layer and device stream (`xspace`) and one step in time (`timeline`)."""
 
 from hierlstm._lazy import lazy_exports
 

@@ -1,35 +1,13 @@
-"""A variant run under the TensorFlow Profiler: where one step's time really goes, per layer,
-per op type and per line (thread or GPU stream), beside the harness's own timing of it.
+"""A variant run under the TensorFlow Profiler: where one step's time goes, beside the harness's own
+timing of it.
 
-`profile(config, timing, steps=N)` builds the run exactly as `benchmark` does
-(`hierlstm.timing.harness.prepare`: the forward function, or for task "training" the training
-step of `hierlstm.timing.training`), first-calls it, runs `timing.warmup` untimed calls, then
-N calls under `tf.profiler.experimental.start/stop`, each inside a
-`tf.profiler.experimental.Trace("step", step_num=i, _r=1)` marker, so the capture knows its
-steps. The capture is read back and reduced by `hierlstm.profiling.xspace` (self times, steps,
-layers and the "outside any layer" bucket are defined there). Then, with the profiler
-stopped, the same run is timed `timing.repeats` times by the harness's own timed call
-(`PreparedRun.call`, what `benchmark` samples), in the same call on the same built model: the
-harness median beside the profiled step median says how much the profiler itself slowed the
-step. Those harness calls also measure the step's memory peak (`hierlstm.timing.memory`), set
-beside the cost model's parts (`memory_estimate`); the capture's last step is kept in time
-(`ProfileResult.timeline`, `hierlstm.profiling.timeline.step_timeline`), which
-`hierlstm.profiling.timeline.chrome_trace` writes as Chrome trace-event JSON.
-
-The log directory is kept, for TensorBoard or XProf (`tensorboard --logdir DIR`, the Profile
-tab), in a new default folder unless the caller names one (`hierlstm.profiling.record`: the
-record, the folders, their pruning and the .zip for a download). The folder is checked before
-the run (`hierlstm.refusals.writable_folder`), and a capture the disk refuses at the end (full,
-read-only) raises `Refused` in one sentence, never a TensorFlow error read as the run's.
-
-Rules of a timing run: the settings are checked first (`check_limits`, the step count's
-bounds, one device only), each refusal a `SettingError`. The caller holds the device lock
-(`hierlstm.admission.runlock.hold`), as for `benchmark`: the CLI and the app take it around the
-run. TensorFlow runs one profiler per process, so a second profile while one is recording (a
-run on another device of the same app server) is refused at once with a `SettingError`, never
-queued: the first is short, and waiting inside a run that holds a device lock would hold that
-device for nothing.
-"""
+`profile` prepares the run as `benchmark` does, warms it up, records N steps each inside a
+`Trace("step", step_num=i)` marker, reads the capture (`xspace`), then times `timing.repeats`
+harness calls with the profiler off: their median beside the profiled one says what the profiler
+cost, and they measure the memory peak. The capture is kept for TensorBoard (`profiling.record`); a
+disk that refuses it raises `Refused`. The caller holds the device lock. TensorFlow runs one
+profiler per process, so a second profile while one records is refused at once (SettingError):
+waiting would hold a device lock for nothing."""
 
 from __future__ import annotations
 
@@ -48,7 +26,7 @@ from hierlstm.config import (
     Timing,
     out_of_bounds,
 )
-from hierlstm.hardware import device_string, resolve_device, versions
+from hierlstm.hardware import resolve_device, versions
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.profiling.record import ProfileResult, new_capture_folder
@@ -129,12 +107,9 @@ def profile(
     logdir: str | Path | None = None,
     on_progress: Progress | None = None,
 ) -> ProfileResult:
-    """Profiles `steps` calls of `config` after its first call and `timing.warmup` untimed
-    ones, then times `timing.repeats` harness samples; see the module docstring.
-
-    Input (batch_size, height, time_steps, 1) float32, as `benchmark`'s. Raises SettingError
-    for a refused setting, TensorFlow's OpError (out of memory, ...) if the run fails.
-    """
+    """Profiles `steps` calls of `config`, input (batch_size, height, time_steps, 1) float32, then
+    times `timing.repeats` harness samples. Raises SettingError for a refused setting, TensorFlow's
+    OpError if the run fails."""
     check_profile(config, steps)
     progress = on_progress or no_progress
     logdir = Path(logdir) if logdir is not None else new_capture_folder(config)
@@ -172,7 +147,7 @@ def profile(
         harness_repeats=len(harness),
         logdir=str(logdir),
         trace=str(xplane),
-        device=run.label or device_string(run.device),
+        device=run.description,
         kernel=run.kernel,
         versions=versions(),
         peak_memory_bytes=int(peak),

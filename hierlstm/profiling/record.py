@@ -1,15 +1,7 @@
-"""A profile as a record, whichever backend's profiler made it, and the folders its captures go
-to. No TensorFlow here: the command line's JAX and torch profiles, and the store, read it
-without loading TensorFlow.
-
-`ProfileResult` is what `hierlstm.profiling.profiler.profile` returns (TensorFlow, in this
-process) and what `hierlstm.backends.profiles.read_profile` makes of a JAX or torch worker's
-document: the same fields, so the Profile page, the command line and the store read one record.
-Captures go by default to a new folder under `hierlstm.config.data_folder()`/profiles
-(`hierlstm.config.default_logdir`), of which only the newest HIERLSTM_KEEP_PROFILES (100) are
-kept (`prune_profiles`), so a long-running app server does not fill its disk; a stored summary
-row outlives its capture. `zip_logdir` packs a capture for a download.
-"""
+"""A profile as a record, whichever backend's profiler made it (`ProfileResult`), and the folders
+its captures go to: by default a new one under the data folder's profiles/, of which only the newest
+HIERLSTM_KEEP_PROFILES (100) are kept, so a long-running server does not fill its disk. No
+TensorFlow."""
 
 from __future__ import annotations
 
@@ -38,18 +30,12 @@ _CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)(-[a-
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ProfileResult:
-    """One profiled run; times are seconds per step (one forward pass, or one training step).
+    """One profiled run; times are seconds per step.
 
-    layers: layer, type (the Keras class; "" for `OUTSIDE` and on JAX), time_s, ops, share
-        (TensorFlow's also host_s, device_s): every top-level layer of the model in order, then
-        "outside any layer"; empty where the profiler names no layer (torch).
-    op_types: type, time_s, ops, share, most time first. lines: line, op_s, busy_s (empty on
-    torch). kernels: a device's kernels (a GPU's, cuDNN's among them); empty on a CPU.
-    `op_s` = op self time summed over every line. `profiled_step_s` is the median of the N
-    step markers (profiler on), `harness_median_s` the median of `harness_repeats` harness
-    samples taken right after (profiler off). `attribution` says what the backend's capture
-    gives each op to.
-    """
+    layers: layer, type, time_s, ops, share (TensorFlow's also host_s, device_s), the model's
+    top-level layers in order then `OUTSIDE`; empty on torch. op_types: type, time_s, ops, share.
+    lines: line, op_s, busy_s. kernels: a device's kernels; empty on a CPU. `profiled_step_s`: the
+    step markers' median (profiler on); `harness_median_s`: the harness samples' (profiler off)."""
 
     config: RunConfig
     steps: int

@@ -1,7 +1,5 @@
-"""One step of a profiler capture in time (`step_timeline`: every op on its thread or stream,
-coloured later by its layer), and steps as Chrome trace-event JSON (`chrome_trace`), which
-Perfetto and chrome://tracing open. An XSpace (TensorFlow's or JAX's) is read by
-`hierlstm.profiling.xspace`; torch.profiler's Chrome trace by `torch_step_timeline`."""
+"""One step of a profiler capture in time (`step_timeline`, every op on its thread or stream), and
+steps as Chrome trace-event JSON (`chrome_trace`) for Perfetto and chrome://tracing."""
 
 from __future__ import annotations
 
@@ -24,13 +22,9 @@ _PS = 1e-12  # seconds per picosecond, XPlane's unit
 
 @dataclasses.dataclass(frozen=True)
 class StepTimeline:
-    """One step of a capture in time: its op events at their whole durations (a timeline draws
-    an op around the ops nested in it), `step` the marker's index, `step_s` its duration.
-
-    events: line ("<plane> <line>", as `op_events` names it), plane, thread, start_s (from the
-    step's start), duration_s, name (TF op name; "" when unknown), type, layer (`layer_of`),
-    depth (0 for an op no other op on its line holds, 1 inside one, ...); by line, then start.
-    """
+    """One step of a capture in time, ops at their whole durations. events: line, plane, thread,
+    start_s (from the step's start), duration_s, name, type, layer, depth (0 outermost on its line);
+    by line, then start."""
 
     step: int
     step_s: float
@@ -79,12 +73,9 @@ def step_timeline(space, layer_names: Sequence[str], step: int = -1) -> StepTime
 
 
 def torch_step_timeline(trace: Mapping, step: int = -1) -> StepTimeline:
-    """Step `step` (by default the last) of torch.profiler's Chrome trace (`export_chrome_trace`,
-    a loaded JSON object), as `step_timeline` gives an XSpace's: the step is a complete ("X")
-    event named "step" (`record_function("step")`), its ops the "cpu_op" complete events inside
-    it, each on its thread, at its whole duration, nested by time; every op's layer is
-    `UNATTRIBUTED`. Times are read in whole nanoseconds, so an op that ends with its step is
-    inside it. Raises ValueError when the trace holds no step `step`."""
+    """Step `step` (default the last) of torch.profiler's Chrome trace, as `step_timeline` gives an
+    XSpace's: the "step" complete event and the "cpu_op" events inside it, layer `UNATTRIBUTED`.
+    Raises ValueError when the trace holds no such step."""
     events = [event for event in trace.get("traceEvents", []) if event.get("ph") == "X"]
 
     def interval(event) -> tuple[int, int]:  # (start, duration) in ns; the trace's are µs
@@ -123,10 +114,9 @@ def torch_step_timeline(trace: Mapping, step: int = -1) -> StepTimeline:
 
 
 def chrome_trace(timelines: Mapping[str, StepTimeline]) -> dict:
-    """Steps (`ProfileResult.timeline`, by label) as Chrome trace-event JSON, which Perfetto
-    and chrome://tracing open: one process per (label, plane) and one thread per line, named by
-    "M" events; one complete ("X") event per op, ts and dur in microseconds from its step's
-    start, so the steps of several variants start together; cat is the op's layer."""
+    """Steps (`ProfileResult.timeline`, by label) as Chrome trace-event JSON: a process per (label,
+    plane), a thread per line, one "X" event per op in microseconds from its step's start (so
+    variants start together), cat its layer."""
     trace: list[dict] = []
     pids = itertools.count(1)
     for label, timeline in timelines.items():

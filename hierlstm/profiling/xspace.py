@@ -1,44 +1,16 @@
-"""The reader of a TensorFlow Profiler capture: one XSpace (the `.xplane.pb` the profiler writes
-under `<logdir>/plugins/profile/<run>/`) reduced to time per layer, per op type and per line.
+"""The reader of a TensorFlow Profiler capture: one XSpace (`.xplane.pb`) reduced to time per layer,
+per op type and per line (a host thread, a GPU stream).
 
-An XSpace holds planes (`/host:CPU`, `/device:GPU:N`, `/host:metadata`), each plane lines (a
-host thread, a GPU stream), each line timed events whose name and stats live in the plane's
-metadata tables. What is counted, and how:
-
-- Steps. Only events fully inside a step marker (an event named "step" with a `step_num` stat,
-  as `tf.profiler.experimental.Trace("step", step_num=i, _r=1)` writes it) count; every figure
-  is divided by the number of markers, so it is per step. Warm-up and the profiler's own start
-  and stop fall outside the markers.
-- Self time. Events on one line nest: a step marker holds the call, the executor's
-  `ExecutorState::Process` holds the ops it runs, an XLA `while` thunk holds its body's thunks,
-  a kernel holds the `ParallelFor` it splits its work with. An op's self time is its duration
-  minus the durations of its direct children, the op events fully inside it on the same line
-  with no other op between (found with a stack over the line's events in start order). The
-  framework's events are transparent: one inside an op (a `ParallelFor`, the XLA executable
-  around its thunks) is that op's own work, as XProf counts it; one around ops (the executor)
-  is not op time at all. So summing self times never counts the same picosecond twice on one
-  line. Different lines run at the same time (two executor threads, a GPU stream beside the
-  host), so a sum over lines is op time, not wall time: it can exceed the step when threads
-  overlap.
-- Ops. An op event is a TensorFlow op (its metadata name is `scope/name:Type`, the form TF
-  writes for each kernel it runs on a host thread, or it carries a `tf_op` stat of that form),
-  an XLA thunk (a `hlo_op` stat; its TF scope and type come from the HLO module of the
-  `/host:metadata` plane, the instruction's `op_name` metadata), or an event on a device plane
-  (a GPU kernel or copy, named through its `tf_op` / `kernel_annotation` stat when it has one).
-  Everything else is the framework's own work (eager dispatch, `FunctionRun`, executor
-  scheduling, the profiler's listener marks): it is not op time, and the per-line table
-  shows how busy each line was in all (`busy_s`) beside its op time (`op_s`).
-- Layers. An op belongs to the first top-level layer of the model whose name is a component
-  of its scope, as is or with Keras's uniquifying suffix (`inner_lstm` matches `inner_lstm_1`
-  in `folded_1/inner_lstm_1/while/body/_1/...`, and gradients `gradient_tape/folded_1/...`),
-  or inside JAX's transformations (its gradients `jit(f)/transpose(jvp(inner_lstm))/...`).
-  Ops with no layer in their scope (the input's copy, the loss, the optimizer's update, an XLA
-  copy that HLO gives no op_name, the compiled function's own call op) are `OUTSIDE`, so the
-  layers plus `OUTSIDE` add up to the op time exactly.
-Op types are as TensorFlow wrote them: oneDNN's `_MklMatMul` on a CPU build with oneDNN, an
-XLA thunk as `XLA <opcode>` (`XLA dot`, `XLA fusion`, `XLA while`), a compiled function's call
-op as `XLA function`. One step in time is `hierlstm.profiling.timeline`'s, from the same events.
-"""
+- Steps: only events inside a "step" marker with a `step_num` count, divided by the number of
+markers, so warm-up and the profiler's start and stop are left out. - Self time: an op's duration
+less its direct children's on the same line. Framework events inside an op (ParallelFor, the XLA
+executable) are its own work, as XProf counts them; those around ops (the executor) are not op time.
+So nothing counts twice on one line, but a sum over lines is op time, not wall time. - Ops:
+TensorFlow ops (`scope/name:Type` or a `tf_op` stat), XLA thunks (an `hlo_op` stat, their scope from
+the `/host:metadata` plane's HLO) and device-plane events; everything else is framework work, shown
+per line as `busy_s` beside `op_s`. - Layers: an op belongs to the first top-level layer named in
+its scope (Keras suffixes, gradient tapes and JAX transformations included); the rest are `OUTSIDE`,
+so layers plus `OUTSIDE` add up to the op time."""
 
 from __future__ import annotations
 
@@ -81,15 +53,9 @@ class OpEvent:
 
 @dataclasses.dataclass(frozen=True)
 class SpaceSummary:
-    """An XSpace reduced (see the module docstring); every time is seconds per step.
-
-    layers: layer, host_s, device_s, time_s (host + device), ops (op events per step), share
-        (of the summed time_s), one row per name of `layer_names` in order, then `OUTSIDE`.
-    op_types: type, time_s, ops, share; most time first.
-    lines: line, op_s, busy_s (the line's outermost non-marker events); by line name.
-    kernels: kernel, op_type, layer, time_s, launches (per step); the device planes' kernels,
-        most time first; empty when nothing ran on a device (a CPU-only capture).
-    """
+    """An XSpace reduced; every time is seconds per step. layers: layer, host_s, device_s, time_s,
+    ops, share, one row per `layer_names` then `OUTSIDE`. op_types: type, time_s, ops, share. lines:
+    line, op_s, busy_s. kernels: kernel, op_type, layer, time_s, launches; empty on a CPU."""
 
     steps: int
     step_s: tuple[float, ...]  # each step marker's duration, in order
@@ -140,11 +106,9 @@ def layer_of(op_name: str, layer_names: Iterable[str]) -> str:
 
 
 def self_times(events: Sequence[tuple[int, int]], counted: Sequence[bool] | None = None):
-    """Self time of each (start, duration) of one line, in the input's order: its duration
-    minus the durations of its direct children, the events fully inside it with no other
-    event between. With `counted` (one flag per event), only counted events are children and
-    parents: an uncounted event between two counted ones is the outer one's own work, and an
-    uncounted event's self time is its whole duration."""
+    """Self time of each (start, duration) of one line: its duration less its direct children's.
+    With `counted`, only counted events are children and parents; an uncounted one is its parent's
+    own work."""
     counted = [True] * len(events) if counted is None else counted
     order = sorted(range(len(events)), key=lambda i: (events[i][0], -events[i][1]))
     result = [duration for _, duration in events]

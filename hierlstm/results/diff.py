@@ -1,28 +1,12 @@
-"""Two stored runs compared: the settings that differ, the ratio of their medians with an
-interval, and a verdict (faster, slower or within noise) by one stated rule.
+"""Two stored runs compared: the settings that differ, the ratio of medians B / A with an interval,
+and a verdict. 0.8 means B takes 80 % of A's time (B is faster).
 
-The ratio is always B over A: `ratio = median_b / median_a`, B's time in units of A's, so 0.8
-means B takes 80 % of A's time (B is faster) and 2.0 that B takes twice as long. The CLI
-(`results diff ID_A ID_B`), the Results page and the Benchmark page (A = the previous run of
-the same settings, B = the new one) all read it that way round.
-
-The interval (`CONFIDENCE`, 95 %) is a percentile bootstrap of the ratio of medians from both
-runs' samples (given, or the rows' `samples_json`, kept since results schema 5): each run's
-samples resampled independently (`RESAMPLES` times, seed `SEED`), since two runs made at
-different times are not paired, and a median's spread has no closed form for the skewed,
-heavy-tailed times a shared machine gives. A row stored without its samples (before schema 5,
-or imported from then) has only median, p10/p90, IQR and repeats, so for it the interval falls
-back to the normal approximation of a median's standard error, `1.2533 * sigma / sqrt(n)` with
-`sigma = IQR / 1.349`, combined on the log scale (delta method).
-
-The verdict: B is faster when the whole interval lies below `1 - BAND`, slower when it lies
-above `1 + BAND`, within noise otherwise. `BAND` (1 %) is torch.utils.benchmark's: its
-`Compare` counts a time within 1 % of the best as the best (`value <= best_value * 1.01`).
-
-Refused, each as one sentence (`DiffError`, a catalogue key and its values): an unknown or
-ambiguous id, a failed run (it has no median), and a forward pass against a training step
-(different quantities; their ratio says nothing). No TensorFlow, no Streamlit.
-"""
+The interval (`CONFIDENCE`) is a percentile bootstrap of the ratio from both runs' samples,
+resampled independently (the runs are not paired, and a median of skewed times has no closed form);
+a row stored without samples falls back to the normal approximation of a median's error, 1.2533 *
+(IQR / 1.349) / sqrt(n), on the log scale. B is faster when the whole interval lies below 1 -
+`BAND`, slower above 1 + `BAND` (1 %, as torch.utils.benchmark's `Compare`), within noise otherwise.
+`DiffError` refuses an unknown id, a failed run, or two different tasks."""
 
 from __future__ import annotations
 
@@ -110,13 +94,9 @@ def compare_rows(
     samples_a: Sequence[float] | None = None,
     samples_b: Sequence[float] | None = None,
 ) -> RunDiff:
-    """Run B (`row_b`) against run A (`row_a`): rows of the store (`ResultStore.rows()`, one
-    record each, with `id`). `samples_*` are each run's steady-state times, shape (repeats,),
-    by default the rows' own (`samples_json`); without both, the interval comes from the rows'
-    IQR and repeats.
-
-    Raises DiffError for a failed run or two runs of different tasks.
-    """
+    """Run B (`row_b`) against run A (`row_a`), rows of `ResultStore.rows()`. `samples_*`: each
+    run's times, shape (repeats,), by default the rows' `samples_json`. Raises DiffError for a
+    failed run or two runs of different tasks."""
     for row in (row_a, row_b):
         if row["status"] != "ok" or not math.isfinite(row["median_s"]):
             raise DiffError(

@@ -1,15 +1,8 @@
-"""The export files, CSV and JSON, written from stored rows and read back for an import.
-
-Both carry the stored columns (`schema.COLUMNS`): the CSV as its header, the JSON as the keys
-of each row in `{"format": "hierlstm-results", "version": 3, "rows": [...]}`. A missing time
-is an empty CSV cell or a JSON null; a bool is 1/0 in CSV, true/false in JSON. Reading also
-takes version-2 exports (no training columns: every row a forward pass) and version-1 exports
-(a `config` object, or JSON text in a CSV cell), telling them by the JSON version, or in a CSV
-by a `config` column (1) or the absence of every training column (2). Version 3 added the
-training columns: an older hierlstm refuses a version-3 JSON rather than read a training
-step's times as a forward pass's. An input over `MAX_IMPORT_BYTES` is
-refused before it is read. Checking the rows' values is `hierlstm.results.validation`'s job.
-"""
+"""The export files, CSV and JSON ({"format": "hierlstm-results", "version": 3, "rows": [...]}),
+written from stored rows and read back for an import, with the stored columns. A missing time is an
+empty cell or null. Versions 1 (a `config` object) and 2 (no training columns) are still read;
+version 3 exists so an older hierlstm refuses a training step's times rather than read them as a
+forward pass's. Inputs over `MAX_IMPORT_BYTES` are refused unread."""
 
 from __future__ import annotations
 
@@ -83,11 +76,9 @@ def write_text(text: str, path_or_buffer: str | os.PathLike | IO[str] | None) ->
 def read_rows(
     path_or_bytes: str | os.PathLike | bytes, format: str | None
 ) -> tuple[list[Any], int]:
-    """The raw rows of an export and its version (1, 2 or 3), unchecked.
-
-    `format` is "csv" or "json"; for a path it defaults to the file's extension. Raises
-    ValueError in one sentence for an oversize, undecodable or malformed input.
-    """
+    """The raw rows of an export and its version, unchecked. `format` "csv" or "json" (by default
+    the file's extension). ValueError in one sentence for an oversize, undecodable or malformed
+    input."""
     format = _import_format(path_or_bytes, format)
     text = _decoded(_read_limited(path_or_bytes))
     return _parse_csv(text) if format == "csv" else _parse_json(text)

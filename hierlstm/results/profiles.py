@@ -1,17 +1,7 @@
-"""The `profiles` table (results schema 4): one summary row per TensorFlow Profiler run
-(`hierlstm.profiling.profiler.ProfileResult`), beside the `results` table in the same file.
-
-A row is the context (`id`, `created_at`, `host`), the config in the same columns the results
-table uses (`variant` ... `optimizer`, the config's device as `device_spec`), then what the
-profile found, per step: `profiled_step_s` (median of the step markers, profiler on),
-`harness_median_s` (the harness's median right after, profiler off), `op_s` (op self time over
-every line) and `outside_s` (of it, outside any layer), the layer and the op type with the
-most time and their shares, every layer's and the ten largest op types' rows as JSON
-(`layers_json`, `op_types_json`: lists of objects with the columns of the result's frames),
-the ten device kernels with the most time (`kernels_json`; `[]` for a CPU-only capture),
-where the capture is (`logdir`) and the library versions. The capture itself stays in its log
-directory; the row is what a table or a chart of past profiles needs.
-"""
+"""The `profiles` table: one summary row per profiler run beside `results` in the same file: the
+context, the config's columns (its device as `device_spec`), the per-step times (`profiled_step_s`,
+`harness_median_s`, `op_s`, `outside_s`), the top layer and op type, the layers, top op types and
+kernels as JSON, `logdir` and the versions. The capture stays in its folder."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""A results file that cannot be opened as one: what is still readable in it (`check`), and
-setting it aside for a new file beside it (`recover`). Neither ever writes to the old file:
-`check` reads it read-only, `recover` renames it (with its WAL side files) to
-`<name>.damaged-<UTC time><suffix>`, so nothing in it is lost and SQLite's own tools can still
-try to salvage more."""
+"""A results file that cannot be opened: what is still readable (`check`, read-only), and setting it
+aside (`recover` renames it with its WAL files to `<name>.damaged-<UTC time><suffix>`) for a new
+file. Neither writes to the old file."""
 
 from __future__ import annotations
 

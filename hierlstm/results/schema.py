@@ -1,26 +1,9 @@
-"""The results table on disk: its columns, its SQL, its version, and the migration of a file
-written by an older hierlstm.
-
-The columns are the context of a measurement (`id`, `created_at`, `host`) and then the result
-row (`hierlstm.records.ROW_COLUMNS`); each column's SQL type comes from its kind, so a
-new BenchResult field reaches the table without an edit here. Only a float may be NULL: the
-times a failed run does not have. A change of columns bumps `SCHEMA_VERSION` and adds a
-migration; PRAGMA user_version holds the version of each file.
-
-Schema 1 kept the config as JSON text in one `config` column (and the versions twice: in their
-columns and as JSON); `row_from_v1` spreads such a row into today's columns, for the migration
-here and for importing a version-1 export. Schema 2 had today's columns but the training ones
-(`ADDED_IN_V3`: the config's task and optimizer, a training step's phase times and its kept
-activations); `row_from_v2` gives such a row their values for a forward pass (task inference,
-optimizer sgd, no phase times, no activations kept), so a file goes 1 -> 2 -> 3. Schema 4 added
-the `profiles` table (`hierlstm.results.profiles`: one summary row per profiler run) and left
-`results` as it was: a file of schema 3 gains the empty table, a file of schema 1 or 2 is
-migrated to 3's results and gains it too. Schema 5 added the Keras backend that ran a row
-and the step's samples (`ADDED_IN_V5`: the config's `backend`, the `jax_version` and
-`torch_version` columns, `samples_json`); `row_from_v4` gives an older row TensorFlow's values
-(every row before it ran on TensorFlow, with no JAX or torch version) and no samples ("[]": that
-version kept none). Each migration runs in the caller's one transaction.
-"""
+"""The results table on disk: its columns, SQL and version (PRAGMA user_version), and the migration
+of an older file, each in the caller's one transaction. Column types come from
+`records.COLUMN_KINDS`, so a new BenchResult field needs no edit here; only floats may be NULL. Each
+`row_from_vN` gives an older row today's columns: v1's JSON `config` spread out, v2's training
+columns as a forward pass's, v4's backend columns as TensorFlow's with no samples. Schema 4 added
+the `profiles` table."""
 
 from __future__ import annotations
 

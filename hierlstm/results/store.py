@@ -1,24 +1,9 @@
-"""Results storage: every measurement in one SQLite file, exportable and importable as CSV/JSON.
-
-One row per `BenchResult`: its row (`BenchResult.to_row`) and the context needed to compare
-runs across machines (id, time, host); and, in the `profiles` table, one summary row per
-profiler run (`hierlstm.results.profiles`), which the exports leave out. The tables and their
-migrations are `schema`, the export files `exchange`, the checks on a row `validation`. The
-file is shared by the app and the CLI, possibly at the same moment: it runs in WAL mode with a
-busy timeout, and every measurement is its own transaction, so a sweep killed half-way keeps
-each finished point and the file stays consistent. Imports are all or nothing: one bad row
-rejects the whole file.
-
-Opening a new file from several processes at once is safe: switching to WAL mode cannot wait on
-SQLite's busy timeout (it may need a lock another opener holds while both wait), so it is
-retried until `BUSY_TIMEOUT_S` has passed; the table is created inside `BEGIN IMMEDIATE`. What the
-machine refuses (a folder that cannot be written, a full disk, a file locked too long, a damaged
-or newer file) raises `hierlstm.refusals.Refused` in one sentence with the fix; a damaged file is
-never written to (`hierlstm.results.repair` checks it and sets it aside).
-
-This module imports neither Streamlit nor TensorFlow; library versions arrive in
-`BenchResult.versions`.
-"""
+"""Results storage: every measurement in one SQLite file shared by the app and the CLI, and the
+profiles table. WAL mode with a busy timeout and one transaction per measurement, so a sweep killed
+half-way keeps its finished points; imports are all or nothing. Switching a new file to WAL cannot
+wait on the busy timeout, so it is retried up to `BUSY_TIMEOUT_S`. What the machine refuses raises
+`hierlstm.refusals.Refused`; a damaged file is never written to (`results.repair`). No Streamlit, no
+TensorFlow."""
 
 from __future__ import annotations
 
@@ -140,11 +125,8 @@ class ResultStore:
             return connection.execute("SELECT count(*) FROM results").fetchone()[0]
 
     def rows(self, *, variant: str | None = None, device: str | None = None) -> pd.DataFrame:
-        """Every stored row, newest first, optionally only one variant and/or device.
-
-        Columns are `COLUMNS`: id, created_at, host, then the result row (`ROW_COLUMNS`), with
-        NaN where a failed run has no time.
-        """
+        """Every stored row, newest first, optionally of one variant and/or device: columns
+        `COLUMNS`, NaN where a failed run has no time."""
         frame = pd.DataFrame(self._select(variant=variant, device=device), columns=list(COLUMNS))
         return frame.astype(_FRAME_DTYPES)
 
@@ -174,13 +156,9 @@ class ResultStore:
     def import_file(
         self, path_or_bytes: str | os.PathLike | bytes, format: str | None = None
     ) -> ImportReport:
-        """Adds the rows of a CSV or JSON export (version 1, 2 or 3) in one transaction, or none.
-
-        `format` is "csv" or "json"; for a path it defaults to the file's extension. Every row
-        is validated first; if any is bad, nothing is written and `ValueError` names the bad
-        rows (numbered from 1, not counting a CSV header). Rows whose id is already stored are
-        skipped.
-        """
+        """Adds the rows of a CSV or JSON export in one transaction, or none: a bad row raises
+        ValueError naming the bad rows (from 1, not counting a CSV header). Ids already stored are
+        skipped."""
         raw_rows, export_version = exchange.read_rows(path_or_bytes, format)
         rows = checked_rows(raw_rows, export_version)
         added = 0

@@ -1,13 +1,6 @@
-"""Checking a row before it is stored: a measurement being added, or a row of an import file
-(CSV text or JSON values, today's format, version 2 or version 1).
-
-A row is checked column by column by its kind (a float is a finite time, 0 or more, or missing
-when the run failed, and a phase time may be missing in a forward pass's row; an int is a
-whole number, 0 or more; a bool is true/false or 1/0; text is text), its config by
-`RunConfig` itself, so its messages name the field, the value and the range. `checked_rows`
-checks a whole file first and raises one ValueError naming the bad rows, so an import is all
-or nothing.
-"""
+"""Checking a row before it is stored, whether measured or imported: each column by its kind, the
+config by `RunConfig` itself (so messages name the field, value and range). `checked_rows` checks a
+whole file and raises one ValueError naming the bad rows."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """How long a run takes: the harness (first call apart, warm-up, device-synchronised samples,
-interleaved rounds), a training step and its phases, memory probes, the per-layer split,
-sweeps, and which errors are a run's failure rather than a bug. It returns records
-(`hierlstm.records`); it never stores, never prints and never imports Streamlit."""
+interleaved rounds), training phases, memory probes, the per-layer split and sweeps. It returns
+records (`hierlstm.records`); it never stores, prints or imports Streamlit."""
 
 from hierlstm._lazy import lazy_exports
 

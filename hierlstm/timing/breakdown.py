@@ -41,15 +41,10 @@ def layer_breakdown(
     *,
     on_progress: Progress | None = None,
 ) -> pd.DataFrame:
-    """Time of each top-level layer on its real input, and of the whole model, in one run.
-
-    Each layer is its own `tf.function` (XLA as the config says), warmed up, then all layers
-    and the whole model are timed in interleaved rounds with the same synchronisation as
-    `benchmark`. Columns: layer, type, median_s, p10_s, p90_s, share (of the summed medians);
-    `df.attrs` holds model_median_s, sum_median_s and call_overhead_s, the median of an empty
-    function timed the same way: each layer's time includes one such overhead, so the sum
-    exceeds the model by about (layers - 1) overheads plus what whole-graph optimisation saves.
-    """
+    """Time of each top-level layer on its real input, and of the whole model, in interleaved
+    rounds. Columns: layer, type, median_s, p10_s, p90_s, share; `df.attrs` holds model_median_s,
+    sum_median_s and call_overhead_s (an empty function's median: each layer's time includes one, so
+    the sum exceeds the model's)."""
     warmup, repeats, seed = timing.warmup, timing.repeats, timing.seed
     progress = on_progress or no_progress
     device = resolve_device(config.device)

@@ -1,8 +1,5 @@
-"""What every timed TensorFlow run is made of: the progress callback and the standard input
-(`hierlstm.timing.basics`, shared with the other backends), one timed call ended by the device
-sync, and `PreparedRun`, a built model's compiled function ready to time.
-The harness (`hierlstm.timing.harness`) and the training step's timing
-(`hierlstm.timing.training`) share them; the harness re-exports them."""
+"""What every timed TensorFlow run is made of: one call ended by the device sync, and `PreparedRun`,
+a built model's compiled function ready to time; the harness re-exports them."""
 
 from __future__ import annotations
 
@@ -28,16 +25,10 @@ from hierlstm.timing.basics import (  # noqa: F401 (re-exported: the harness's v
 
 
 def timed_call(function, *arguments) -> float:
-    """Seconds for one call of a compiled function, ending when the device has finished.
-
-    On a GPU, the call returns once kernels are queued on the CUDA stream, not when they end.
-    `sync_devices()` (outside the tf.function, as TensorFlow requires) runs a SyncDevice op on
-    every device and drains the eager queue, so the interval covers the work itself. Fetching
-    the output with `.numpy()` would also wait, but adds a device-to-host copy of the whole
-    output to every sample; sync_devices adds only a fixed few microseconds. On a CPU the call
-    is already synchronous and the sync is nearly free; it is kept so every device is timed by
-    the same method.
-    """
+    """Seconds for one call of a compiled function, ending when the device has finished. On a GPU
+    the call returns once kernels are queued; `sync_devices()` (outside the tf.function) waits for
+    them at a fixed few microseconds, where `.numpy()` would add a copy of the output. Kept on a CPU
+    too, so every device is timed one way."""
     start = time.perf_counter()
     function(*arguments)
     tf.test.experimental.sync_devices()
@@ -57,6 +48,23 @@ class PreparedRun:
     kernel_reason: str
     label: str = ""  # BenchResult.device when not the device's own description
     details: dict = dataclasses.field(default_factory=dict)  # replicas, checksum, ...
+
+    @property
+    def description(self) -> str:
+        """`BenchResult.device`: the label, else the device with its details."""
+        from hierlstm.hardware import device_string
+
+        return self.label or device_string(self.device)
+
+    @property
+    def trace_count(self) -> int:
+        return int(self.forward.experimental_get_tracing_count())
+
+    @property
+    def versions(self) -> dict[str, str]:
+        from hierlstm.hardware import versions
+
+        return versions()
 
     def call(self) -> float:
         with tf.device(self.device):

@@ -1,13 +1,7 @@
-"""The timing harness: one config timed honestly, or several compared in interleaved rounds.
-
-Every measurement is taken the same way: the model is built and its input made once, on the
-config's device; the first call (tracing, XLA compilation, first execution) is timed on its own;
-warm-up calls run untimed; each sample is one call ended by the device sync (`timed_call`). A
-training step and its phases are timed likewise (`hierlstm.timing.training`), and so is a run
-under a tf.distribute strategy (`hierlstm.distributed.distribute`), whose global input is split
-over the replicas. Progress flows through an `on_progress(fraction, message)` callback; results
-are `BenchResult` records (`hierlstm.records`).
-"""
+"""The timing harness: one config timed honestly, or several compared in interleaved rounds. The
+model and input are made once on the config's device; the first call (tracing, compilation, first
+execution) is timed apart; warm-up calls are untimed; each sample is one call ended by the device
+sync (`timed_call`). Training and tf.distribute runs are timed likewise."""
 
 from __future__ import annotations
 
@@ -20,7 +14,7 @@ import tensorflow as tf
 
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.distributed import cluster, distribute
-from hierlstm.hardware import device_string, resolve_device, versions
+from hierlstm.hardware import resolve_device
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.records import BenchResult, CompareResult
@@ -37,18 +31,15 @@ from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.memory import memory_probe
 from hierlstm.timing.rounds import Sample, Track, interleave, paired_speedups, tracks_for
 from hierlstm.timing.rss import peak_over_calls
-from hierlstm.timing.summary import make_result
+from hierlstm.timing.summary import run_result
 from hierlstm.timing.training import prepare_training
 
 # --- the forward function and what ran inside it --------------------------------------------
 
 
 def make_forward(model, config: RunConfig):
-    """`model` as one `tf.function`: (batch, height, time, 1) float32 -> (batch, time, outer).
-
-    Batch is always symbolic and so is time, unless the variant is built for one length
-    (`static_time`), so one trace serves every batch size and every time length.
-    """
+    """`model` as one `tf.function`: (batch, height, time, 1) float32 -> (batch, time, outer). Batch
+    and time (unless the variant is `static_time`) are symbolic, so one trace serves every size."""
     time_steps = config.time_steps if VARIANTS[config.variant].static_time else None
     signature = [tf.TensorSpec((None, config.height, time_steps, 1), tf.float32)]
 
@@ -145,22 +136,9 @@ def prepare_distributed(config: RunConfig, *, seed: int, model=None, progress: P
     )
 
 
-def _result(track: Track, warmup: int) -> BenchResult:
-    """The record of a track's timed rounds (`hierlstm.timing.summary.make_result`)."""
-    run = track.run
-    return make_result(
-        run.config,
-        track.steps,
-        warmup=warmup,
-        first_call_s=run.first_call_s,
-        peak_bytes=track.peak_bytes,
-        peak_kind=track.peak_kind,
-        kernel=run.kernel,
-        kernel_reason=run.kernel_reason,
-        trace_count=run.forward.experimental_get_tracing_count(),
-        device=run.label or device_string(run.device),
-        versions=versions(),
-        phases=track.phases(),
+def _record(track: Track, warmup: int) -> BenchResult:
+    return run_result(
+        track.run, track.steps, warmup, track.peak_bytes, track.peak_kind, track.phases()
     )
 
 
@@ -195,19 +173,15 @@ def benchmark(
     on_progress: Progress | None = None,
     model=None,
 ) -> BenchResult:
-    """Times one config: first call apart, `timing.warmup` untimed calls, `timing.repeats`
-    timed calls.
-
-    Input (batch_size, height, time_steps, 1) float32. A run that fails (out of memory, an op
-    error, an invalid setting) returns a "failed" record instead of raising.
-    """
+    """Times one config, input (batch_size, height, time_steps, 1) float32. A run that fails (out of
+    memory, an op error, an invalid setting) returns a "failed" record instead of raising."""
     progress = on_progress or no_progress
     track = Track(config)
     _interleave([track], timing, progress, model)
     if track.failure is not None:
         progress(1.0, f"failed: {track.failure.error}")
         return track.failure
-    result = _result(track, timing.warmup)
+    result = _record(track, timing.warmup)
     progress(1.0, f"done: median {result.median_s * 1e3:.3g} ms")
     return result
 
@@ -219,15 +193,12 @@ def compare(
     baseline: int = 0,
     on_progress: Progress | None = None,
 ) -> CompareResult:
-    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...).
-
-    Each config is built and first-called, then all are warmed up, then every round times each
-    config once. A config that fails gets a "failed" record and NaN speed-ups; the others go on.
-    """
+    """Times `configs` in `timing.repeats` interleaved rounds (A B C, A B C, ...). A config that
+    fails gets a "failed" record and NaN speed-ups; the others go on."""
     progress = on_progress or no_progress
     tracks = tracks_for(configs, baseline)
     _interleave(tracks, timing, progress)
-    results = [track.failure or _result(track, timing.warmup) for track in tracks]
+    results = [track.failure or _record(track, timing.warmup) for track in tracks]
     speedups, p10s, p90s = paired_speedups(tracks, baseline)
     progress(1.0, "done")
     details = [{} if track.failure else dict(track.run.details) for track in tracks]

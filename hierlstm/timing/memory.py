@@ -1,11 +1,6 @@
 """Peak memory during timed calls: TensorFlow's GPU allocator peak on a GPU, the growth of the
-process's resident set (sampled by a thread, `hierlstm.timing.rss`) on a CPU.
-
-Neither reports memory by part (weights, gradients, optimizer slots, activations): the GPU
-allocator knows bytes in use, not what they hold, and on a CPU TensorFlow keeps no statistics
-at all, so the parts are the cost model's (`hierlstm.model.cost.memory_parts`) and a probe's
-one number stands beside them as what was measured.
-"""
+process's resident set on a CPU. Neither knows memory by part; the parts are the cost model's
+(`hierlstm.model.cost.memory_parts`)."""
 
 from __future__ import annotations
 

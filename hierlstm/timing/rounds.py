@@ -1,18 +1,12 @@
-"""Interleaved rounds: configs timed in turn (A B C, A B C, ...), so drift (heat, other load)
-falls on each alike; the one loop behind TensorFlow's `benchmark` and `compare`
-(`hierlstm.timing.harness`) and the backends' `compare` across worker processes
-(`hierlstm.backends.pool`). Imports no TensorFlow or Keras.
+"""Interleaved rounds: configs timed in turn (A B C, A B C, ...), so drift falls on each alike; the
+one loop behind the harness's and the backends' `compare`. No TensorFlow or Keras.
 
     tracks = tracks_for(configs, baseline)
     interleave(tracks, prepare, sample, warmup=2, repeats=5, failures=(...), fail=...)
     speedups, p10s, p90s = paired_speedups(tracks, baseline)
 
-`prepare(config, progress=...)` builds a run and times its first call; `sample(run)` times one
-round of it (a `Sample`). An error of `failures` goes to `fail(track, error)`, which drops the
-track (`Track.drop`) with its failed record; the other tracks go on. `timer_rounds` is the same
-loop for plain timers (a function that returns its own seconds): the layers timed as separate
-calls (`hierlstm.timing.breakdown`) and the benchmarks' peers.
-"""
+An error of `failures` goes to `fail(track, error)`, which drops that track; the others go on.
+`timer_rounds` is the same loop for plain timers."""
 
 from __future__ import annotations
 
@@ -94,11 +88,7 @@ def interleave(
     progress: Progress = no_progress,
 ) -> None:
     """Prepares every track, then runs `warmup` untimed rounds and `repeats` timed ones, each
-    sampling every live track once, in order; a timed round's samples go to their tracks.
-
-    Progress: the preparations take 0 to 0.3 (a slice each), the warm-up 0.3 to 0.4, the timed
-    rounds 0.4 to 0.95; the caller reports 1.0 once its records are made.
-    """
+    sampling every live track once. Progress: preparing 0-0.3, warm-up 0.3-0.4, rounds 0.4-0.95."""
     count = len(tracks)
     for index, track in enumerate(tracks):
         # Each config starts just above where the previous ended, so fractions keep increasing.

@@ -1,11 +1,6 @@
-"""The process's resident set as a memory probe (`CpuRssGrowth`), and the loop that reads any
-probe over calls (`peak_over_calls`). Imports no TensorFlow: TensorFlow's CPU runs use it
-(`hierlstm.timing.memory`) and so does a worker of any Keras backend
-(`hierlstm.backends.worker`).
-
-A probe is a context manager with `kind`, `reset()` (forget the peak so far) and
-`peak_bytes()` (the peak since the last reset).
-"""
+"""The process's resident set as a memory probe (`CpuRssGrowth`), and `peak_over_calls`, which reads
+any probe (a context manager with `kind`, `reset()`, `peak_bytes()`) over calls. No TensorFlow:
+every backend's worker uses it."""
 
 from __future__ import annotations
 
@@ -29,14 +24,10 @@ def resident_bytes() -> int:
 
 
 class CpuRssGrowth:
-    """Peak growth of the process RSS during a window, sampled every `interval` seconds.
-
-    A daemon thread reads /proc/self/statm (a few microseconds; TensorFlow ops release the GIL,
-    so the sampler barely perturbs the timing). Limits: spikes shorter than the interval can
-    be missed; allocations of other threads in the process (another app session) count too;
-    memory the allocator kept from earlier passes and reuses does not show as growth. It
-    measures what one pass adds to the process, not the model's whole working set.
-    """
+    """Peak growth of the process RSS during a window, sampled from /proc/self/statm every
+    `interval` seconds by a daemon thread. It misses spikes shorter than the interval, counts other
+    threads' allocations, and does not see reused memory: what one pass adds, not the working
+    set."""
 
     kind = "cpu_rss_growth"
 

@@ -1,7 +1,5 @@
-"""A timed run's samples made into its `BenchResult` record, the same way on every Keras backend
-(TensorFlow's harness, and `hierlstm.backends.local` on JAX and PyTorch): median, spread, the
-noisy flag, throughput, the analytic FLOPs and the training phases; and a failed run's record
-(`failed_record`). Imports no TensorFlow."""
+"""A timed run's samples made into its `BenchResult` record, the same way on every Keras backend,
+and a failed run's record (`failed_record`). No TensorFlow."""
 
 from __future__ import annotations
 
@@ -65,6 +63,26 @@ def make_result(
         kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
         samples_json=json.dumps(step.samples),  # stored, so two runs compare by samples
         phases={name: Stats.of(values) for name, values in (phases or {}).items()},
+    )
+
+
+def run_result(run, samples, warmup: int, peak_bytes: int, peak_kind: str, phases=None):
+    """`make_result` of a prepared run, TensorFlow's (`PreparedRun`) or another backend's
+    (`hierlstm.backends.local.BackendRun`): both carry config, first_call_s, kernel,
+    kernel_reason, trace_count, description and versions."""
+    return make_result(
+        run.config,
+        samples,
+        warmup=warmup,
+        first_call_s=run.first_call_s,
+        peak_bytes=peak_bytes,
+        peak_kind=peak_kind,
+        kernel=run.kernel,
+        kernel_reason=run.kernel_reason,
+        trace_count=run.trace_count,
+        device=run.description,
+        versions=run.versions,
+        phases=phases,
     )
 
 

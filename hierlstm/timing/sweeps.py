@@ -46,13 +46,9 @@ def sweep(
     on_progress: Progress | None = None,
     on_point: Callable[[BenchResult], None] | None = None,
 ) -> pd.DataFrame:
-    """Benchmarks `config` at each value of `axis` ("time_steps" or "batch_size").
-
-    A failing point becomes a "failed" row and the sweep goes on. `on_point` receives each
-    point's BenchResult as it finishes (a value the config itself rejects has no config to
-    record, so it is a row only). Columns: variant, axis, value, status, error, then the rest
-    of the result's row (`BenchResult.to_row`); a rejected value has NaN or "" in those.
-    """
+    """Benchmarks `config` at each value of `axis` ("time_steps" or "batch_size"); a failing point
+    is a "failed" row. `on_point` gets each point's BenchResult. Columns: variant, axis, value,
+    status, error, then `BenchResult.to_row`'s."""
     if axis not in SWEEP_AXES:
         raise ValueError(f"axis must be one of {', '.join(SWEEP_AXES)}; got {axis!r}.")
     progress = on_progress or no_progress
@@ -81,13 +77,9 @@ def scaling(
     *,
     on_progress: Progress | None = None,
 ) -> distribute.ScalingResult:
-    """Times `config` under its strategy and one replica, in interleaved rounds (as `compare`).
-
-    The one replica is this process's first replica device running the per-replica batch
-    (`distribute.one_replica_config`), so scaling efficiency = throughput / (replicas x one
-    replica's throughput) compares equal work per replica. A run that cannot happen (an odd
-    batch, a missing device, no cluster) gives a "failed" result instead of raising.
-    """
+    """Times `config` under its strategy and on one replica (the per-replica batch on the first
+    replica device), interleaved, so the efficiency compares equal work per replica. A run that
+    cannot happen gives a "failed" result."""
     if config.strategy == "none":
         raise ValueError("scaling needs strategy mirrored or multi_worker; got 'none'.")
     progress = on_progress or no_progress
@@ -143,16 +135,10 @@ def replica_sweep(
     on_progress: Progress | None = None,
     on_point: Callable[[BenchResult], None] | None = None,
 ) -> pd.DataFrame:
-    """Throughput and scaling efficiency of `config` on n = 1, 2, ... mirrored replicas.
-
-    Weak scaling: every replica runs `config.batch_size` samples, so n replicas run a global
-    batch of n x batch_size; the replicas are the first n of `config.devices`, else of every
-    local GPU, else of every logical CPU device. All counts are timed in interleaved rounds
-    (as `compare`), and scaling_efficiency of n = throughput_n / (n x throughput_1) =
-    t_1 / t_n, the median of that ratio within rounds (p10/p90 likewise). 1 is always
-    measured, being the reference. A count with too few devices is a "failed" row. Columns:
-    `REPLICA_SWEEP_COLUMNS`. `on_point` receives each measured count's BenchResult.
-    """
+    """Weak scaling of `config` on n = 1, 2, ... mirrored replicas, each running `config.batch_size`
+    samples, on the first n of `config.devices`, else the local GPUs, else the logical CPUs.
+    Efficiency of n = t_1 / t_n, the median within interleaved rounds. A count with too few devices
+    is a "failed" row. Columns: `REPLICA_SWEEP_COLUMNS`."""
     if config.strategy == "multi_worker":
         raise ValueError(
             "replica_sweep varies mirrored replicas in one process; a multi-worker cluster "

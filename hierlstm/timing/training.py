@@ -1,21 +1,8 @@
-"""Timing a training step (`RunConfig.task` "training") and its phases.
-
-A training run builds its own model and optimizer (from the given model's parameters when the
-harness is handed one, else from `init_params`), so a model that a cache or another session
-reads is never trained. `hierlstm.model.training.TrainingStep` compiles four functions; each
-timed round calls them in this order, each its own `timed_call`:
-
-    forward            the forward pass (training=True) and the loss
-    forward_backward   the same under a gradient tape, and every gradient (no update)
-    update             the optimizer applying gradients computed once before timing
-    step               forward_backward then update: what a training loop runs
-
-The first call is the whole step's: tracing the forward pass *and its gradient graph* (and
-the update), XLA compilation when asked, and the first execution. The phases are then traced
-and called once, untimed (the step has already traced forward_backward and update, which it
-calls, so only `forward` is traced anew). The memory peak of a round is the step's (it and
-forward_backward hold the same activations, the largest of the round).
-"""
+"""Timing a training step and its phases (`hierlstm.model.training.TrainingStep`). A training run
+builds its own model, so a cached or shared model is never trained. Each round calls forward,
+forward_backward, update (on gradients computed once before timing) and step, each its own
+`timed_call`. The first call is the step's, tracing its gradient graph; the round's memory peak is
+the step's."""
 
 from __future__ import annotations
 

@@ -32,6 +32,12 @@ def test_device_keys_name_the_physical_device():
         runlock.device_keys(RunConfig(device="gpu:3"))  # this machine has no such GPU
 
 
+def test_device_keys_without_tensorflow():
+    """A run in the backends' workers: its keys come from the config and the driver."""
+    assert runlock.device_keys(RunConfig(device="cpu"), tensorflow=False) == ("CPU",)
+    assert runlock.device_keys(RunConfig(device="gpu:1"), tensorflow=False) == ("GPU:1",)
+
+
 def test_a_second_run_on_the_device_waits_and_says_for_whom():
     first_in, release = threading.Event(), threading.Event()
 

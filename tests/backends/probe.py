@@ -21,6 +21,7 @@ from hierlstm.model.gradcheck import gradient_problem, judge, variant_gradients
 from hierlstm.model.params import init_params, read_params
 from hierlstm.model.reference import reference_forward
 from hierlstm.records import PHASES
+from hierlstm.timing.summary import run_result
 
 TINY = hierlstm.config.RunConfig(
     batch_size=2, time_steps=3, height=6, filters=2, inner_units=3, outer_units=4, backend=current()
@@ -97,7 +98,7 @@ def timed_runs() -> dict:
             name: [sample[name] for sample in samples] for name in PHASES if task == "training"
         }
         steps = [sample["step"] for sample in samples]
-        result = local.result(run, steps, 1, 123, "cpu_rss_growth", phases)
+        result = run_result(run, steps, 1, 123, "cpu_rss_growth", phases)
         found[task] = {
             "samples": samples,
             "record": {
@@ -105,7 +106,7 @@ def timed_runs() -> dict:
                 for key, value in result.to_dict().items()
                 if key not in ("config",) and isinstance(value, (int, float, str, dict))
             },
-            "device": run.device,
+            "device": run.description,
             "first_call_s": run.first_call_s,
             "trace_count_after": run.trace_count,
             "kernels": kernel_evidence(run),

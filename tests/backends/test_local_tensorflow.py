@@ -7,6 +7,7 @@ import pytest
 from hierlstm.backends import current, local
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.i18n import MESSAGES
+from hierlstm.timing.summary import run_result
 
 TINY = RunConfig(batch_size=2, time_steps=3, height=6, filters=2, inner_units=3, outer_units=4)
 
@@ -16,7 +17,7 @@ def test_a_tensorflow_run_has_the_surface_of_the_others(task):
     assert current() == "tensorflow"
     run = local.prepare(TINY.replace(task=task), seed=0)
     assert run.backend == "tensorflow" and run.config.task == task
-    assert run.device.startswith("/CPU:0 (") and run.first_call_s > 0
+    assert run.description.startswith("/CPU:0 (") and run.first_call_s > 0
     assert run.kernel == "generic"
     assert run.kernel_reason in {entry["en"] for entry in MESSAGES.values()}
     samples = [run.sample() for _ in range(3)]
@@ -27,12 +28,12 @@ def test_a_tensorflow_run_has_the_surface_of_the_others(task):
     else:
         assert set(samples[0]) == {"step"}
     steps = [sample["step"] for sample in samples]
-    result = local.result(run, steps, 2, 7, "cpu_rss_growth", phases)
+    result = run_result(run, steps, 2, 7, "cpu_rss_growth", phases)
     assert result.median_s == pytest.approx(float(np.median(steps)))
     assert result.samples == pytest.approx(steps)
     assert (result.repeats, result.warmup, result.peak_memory_bytes) == (3, 2, 7)
     assert result.trace_count == 1 == run.trace_count  # traced once, before the first call
-    assert result.versions["tensorflow"] and result.device == run.device
+    assert result.versions["tensorflow"] and result.device == run.description
 
 
 def test_a_variant_another_backend_cannot_build_is_fine_here():

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from hierlstm.admission import runlock
-from hierlstm.backends import pool as pool_module
 from hierlstm.backends.pool import BackendPool, RunFailed, Worker, WorkerDied, compare
 from hierlstm.config import RunConfig, Timing
 
@@ -164,8 +163,3 @@ def test_only_tensorflow_stays_in_process(monkeypatch):
     own = BackendPool()
     assert compare([TINY, TINY.replace(variant="nested")], TIMING, pool=own) == "in process"
     assert len(calls) == 1 and own.workers == {}
-
-
-def test_device_keys_without_tensorflow():
-    assert pool_module.device_keys(TINY.replace(device="cpu")) == ("CPU",)
-    assert pool_module.device_keys(TINY.replace(device="gpu:1")) == ("GPU:1",)
