@@ -167,23 +167,34 @@ def results_markdown(runs: list[dict]) -> str:
             f"- versions: {versions}",
             f"- command: `{run['command']}`",
             "",
+            *(
+                [f"![Speed-up over nested per variant and shape]({CHART})", ""]
+                if run["benchmark"] == "variants"
+                else []
+            ),
             *body,
         ]
     return "\n".join(lines) + "\n"
 
 
 def write_results(folder: Path = RESULTS_DIR, path: Path = RESULTS_MD) -> Path:
-    path.write_text(results_markdown(kept_runs(folder)), encoding="utf-8")
+    """RESULTS.md, and beside it the chart of the kept variants run."""
+    runs = kept_runs(folder)
+    path.write_text(results_markdown(runs), encoding="utf-8")
+    for run in runs:
+        if run["benchmark"] == "variants":
+            (path.parent / CHART).write_text(speedup_chart(run), encoding="utf-8")
     return path
 
 
 README_ROWS = ("nested", "time_distributed", "folded", "vectorized_map", "shared_cell", "fused")
 README_ROWS += ("fused + XLA",)
+CHART = "results/variants.svg"  # beside RESULTS.md
 
 
-def headline(run: dict) -> str:
-    """The README's table from a kept `variants` run: each variant's median ms and paired
-    speed-up over nested at each shape, the fused + XLA row beside them."""
+def _variant_cells(run: dict) -> tuple[list[str], dict]:
+    """A kept `variants` run's shapes ("8x50", ...) and its cells {(row, shape): (median ms,
+    speed-up over nested)} for README_ROWS, read from its markdown report."""
     shapes, cells = [], {}
     for line in run["report"].splitlines():
         if line.startswith("### batch "):  # "### batch 8, time 50 (10 interleaved rounds)"
@@ -194,9 +205,60 @@ def headline(run: dict) -> str:
             name = cell[0].removesuffix(" (noisy)")
             if name in README_ROWS and cell[1] != "failed":
                 cells[name, shapes[-1]] = (cell[1], cell[3].split()[0])
+    return shapes, cells
+
+
+def headline(run: dict) -> str:
+    """The README's table from a kept `variants` run: each variant's median ms and paired
+    speed-up over nested at each shape, the fused + XLA row beside them."""
+    shapes, cells = _variant_cells(run)
     header = ["variant"] + [f"{shape} {what}" for shape in shapes for what in ("ms", "x nested")]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in README_ROWS:
         row = [part for shape in shapes for part in cells.get((name, shape), ("-", "-"))]
         lines.append("| " + " | ".join([name, *row]) + " |")
     return "\n".join(lines)
+
+
+def speedup_chart(run: dict) -> str:
+    """An SVG of the kept `variants` run: per variant, a bar per shape, its height the paired
+    speed-up over nested (a dashed line at 1), each bar labelled with its value."""
+    shapes, cells = _variant_cells(run)
+    colours = ("#4c78a8", "#f58518", "#54a24b", "#b279a2")
+    top = max([float(cell[1]) for cell in cells.values()] + [1.0]) * 1.1
+    width, height, left, base, bar = 760, 330, 40, 260, 22
+    group = (width - left) / len(README_ROWS)
+    y = lambda value: base - value / top * (base - 30)  # noqa: E731
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'font-family="sans-serif" font-size="11">',
+        f'<text x="{left}" y="16" font-size="13">Speed-up over nested (median of paired '
+        f"rounds), {run['machine']['cpu']}, {run['date'][:10]}, commit {run['commit']}</text>",
+        f'<line x1="{left}" x2="{width}" y1="{y(1):.1f}" y2="{y(1):.1f}" stroke="#888" '
+        'stroke-dasharray="4 3"/>',
+        f'<line x1="{left}" x2="{width}" y1="{base}" y2="{base}" stroke="#444"/>',
+    ]
+    for row, name in enumerate(README_ROWS):
+        x0 = left + row * group + (group - bar * len(shapes)) / 2
+        for column, shape in enumerate(shapes):
+            if (name, shape) not in cells:
+                continue
+            value, x = float(cells[name, shape][1]), x0 + column * bar
+            parts += [
+                f'<rect x="{x:.1f}" y="{y(value):.1f}" width="{bar - 2}" '
+                f'height="{base - y(value):.1f}" fill="{colours[column % len(colours)]}"/>',
+                f'<text x="{x + bar / 2 - 1:.1f}" y="{y(value) - 3:.1f}" '
+                f'text-anchor="middle" font-size="9">{value:g}</text>',
+            ]
+        parts.append(
+            f'<text x="{left + (row + 0.5) * group:.1f}" y="{base + 16}" '
+            f'text-anchor="middle">{name}</text>'
+        )
+    for column, shape in enumerate(shapes):
+        x = left + column * 160
+        parts += [
+            f'<rect x="{x}" y="{height - 22}" width="12" height="12" '
+            f'fill="{colours[column % len(colours)]}"/>',
+            f'<text x="{x + 16}" y="{height - 12}">batch x time {shape}</text>',
+        ]
+    return "\n".join([*parts, "</svg>"]) + "\n"

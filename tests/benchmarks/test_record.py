@@ -5,7 +5,9 @@ and RESULTS.md is what the kept runs in the repository make."""
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 from factories import is_report
 
 from benchmarks import record
@@ -68,8 +70,30 @@ def test_a_run_is_kept_with_its_report_and_where_it_ran(tmp_path):
     assert run["commit"] and run["date"].startswith("20")
 
 
-def test_results_md_is_written_from_the_kept_runs():
-    assert record.RESULTS_MD.read_text() == record.results_markdown(record.kept_runs())
+def test_results_md_and_its_chart_are_written_from_the_kept_runs():
+    runs = record.kept_runs()
+    assert record.RESULTS_MD.read_text() == record.results_markdown(runs)
+    (variants,) = [run for run in runs if run["benchmark"] == "variants"]
+    chart = record.RESULTS_MD.parent / record.CHART
+    assert chart.read_text() == record.speedup_chart(variants)
+    assert f"]({record.CHART})" in record.RESULTS_MD.read_text()
+
+
+def test_the_chart_draws_each_speed_up_to_scale():
+    report = "\n".join(
+        ["### batch 8, time 50 (2 interleaved rounds)", "| variant | median ms | IQR | x |"]
+        + [
+            f"| {name} | 1.0 | 0.1 | {speedup} (1-2) |"
+            for name, speedup in (("nested", 1.0), ("folded", 2.0), ("fused + XLA", 4.0))
+        ]
+        + ["| fused | failed | no kernel |"]
+    )
+    chart = record.speedup_chart(kept("variants", report))
+    bars = re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="20" height="([\d.]+)"', chart)
+    heights = [float(height) for height in bars]
+    assert len(heights) == 3  # the failed fused draws no bar
+    assert heights[1] == pytest.approx(2 * heights[0], rel=0.01)
+    assert heights[2] == pytest.approx(4 * heights[0], rel=0.01)
 
 
 def test_the_readme_shows_the_kept_variants_run():
