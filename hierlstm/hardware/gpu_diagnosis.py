@@ -196,6 +196,14 @@ def _requirement(tensorflow: str) -> str:
     return f"tensorflow[and-cuda]{series}"
 
 
+def _shown_python() -> str:
+    """This interpreter for a fix command: relative (".venv/bin/python") when it lies under the
+    working folder, as a user of `make run` types it, else its absolute path."""
+    python = sys.executable or "python3"
+    relative = os.path.relpath(python) if os.path.isabs(python) else python
+    return python if relative.startswith("..") else relative
+
+
 def diagnose(facts: GpuFacts) -> tuple[Problem, ...]:
     """Every mismatch between the NVIDIA GPUs present and what TensorFlow can use (none when
     the driver reports no GPU: a CPU machine has nothing to fix)."""
@@ -208,7 +216,7 @@ def diagnose(facts: GpuFacts) -> tuple[Problem, ...]:
     values = {
         "tensorflow": facts.tensorflow,
         "requirement": _requirement(facts.tensorflow),
-        "python": sys.executable or "python3",
+        "python": _shown_python(),
         "cuda": facts.cuda_version or "?",
         "cudnn": facts.cudnn_version or "?",
         "driver": driver.driver_version or "?",

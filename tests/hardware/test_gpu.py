@@ -3,6 +3,7 @@ CUDA_VISIBLE_DEVICES, the memory budget), nvidia-smi's output parsed, the memory
 a recording stand-in for `tf.config`, and the diagnosis over hand-made facts. No GPU needed."""
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
@@ -272,6 +273,22 @@ def test_missing_and_cuda_wheels_are_named_with_the_fix():
         "本机有一块 NVIDIA A100-SXM4-40GB，但 TensorFlow 无法使用"
     )
     assert problem.to_dict()["message"] == problem.sentence()
+
+
+def test_the_fix_names_the_venv_s_python_as_the_user_types_it(monkeypatch, tmp_path):
+    """From the project's folder, the venv's interpreter as `.venv/bin/python`; from
+    elsewhere, its whole path."""
+    python = tmp_path / ".venv" / "bin" / "python"
+    monkeypatch.setattr(sys, "executable", str(python))
+    fix = lambda: diagnose(facts(A100, missing_packages=("nvidia-cudnn-cu12",)))[0].fix()  # noqa: E731
+    monkeypatch.chdir(tmp_path)
+    assert "or .venv/bin/python -m pip install" in fix()
+    monkeypatch.chdir(tmp_path / "..")
+    assert f"or {tmp_path.name}/.venv/bin/python -m pip" in fix()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert f"or {python} -m pip install" in fix()
 
 
 def test_libraries_that_cannot_be_loaded_are_named():
