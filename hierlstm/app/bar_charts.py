@@ -13,6 +13,7 @@ from hierlstm.app.figure_style import (
     apply_layout,
     backend_marker_pattern,
     backend_pattern,
+    bar_label,
     empty_figure,
     error_bars,
     grouped_bars,
@@ -53,7 +54,7 @@ def _bars(frame, column, lang, chart, spread=None, label_column="variant", scale
             x=rows["_label"].tolist(),
             y=values,
             marker_color=[variant_color(name) for name in rows["variant"]],
-            text=[f"{value:.3g}" for value in values],
+            text=[bar_label(value) for value in values],
             # Inside the bar, so the value never collides with the p10-p90 whisker above it.
             textposition="inside" if spread else "outside",
             insidetextanchor="middle",

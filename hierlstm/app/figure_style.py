@@ -56,6 +56,11 @@ _LEGEND_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "ri
 _LEGEND_RIGHT = {"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02}
 
 
+def bar_label(value: float) -> str:
+    """A bar's number: three significant digits, whole numbers from 1,000 on (never 1.22e+03)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def apply_layout(
     figure: go.Figure, title: str, x_title: str, y_title: str, legend_right=False, **extra
 ) -> go.Figure:
@@ -152,7 +157,7 @@ def grouped_bars(x, series, title: str, x_title: str, y_title: str, **layout) ->
             name=name,
             marker_color=color,
             marker_pattern_shape=pattern,
-            text=[f"{value:.3g}" for value in np.nan_to_num(values)],
+            text=[bar_label(value) for value in np.nan_to_num(values)],
             textposition="outside",
             cliponaxis=False,
         )

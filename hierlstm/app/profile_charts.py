@@ -17,6 +17,7 @@ from hierlstm.app.figure_style import (
     apply_layout,
     backend_marker_pattern,
     backend_pattern,
+    bar_label,
     variant_color,
 )
 from hierlstm.i18n import t
@@ -345,7 +346,7 @@ def memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
             marker_pattern=backend_marker_pattern([backend_pattern(b) for b in rows["backend"]])
             if several
             else {"shape": "/"},
-            text=[f"{value:.3g}" for value in rows["mib"]],
+            text=[bar_label(value) for value in rows["mib"]],
             textposition="outside",
             cliponaxis=False,
             customdata=rows["bytes"],
@@ -356,7 +357,7 @@ def memory_figure(frame: pd.DataFrame, lang: str = "en") -> go.Figure:
         x=[list(totals.index), [estimate_label] * len(totals)],
         y=totals.to_numpy(),
         mode="text",
-        text=[f"{value:.3g}" for value in totals],
+        text=[bar_label(value) for value in totals],
         textposition="top center",
         showlegend=False,
         hoverinfo="skip",

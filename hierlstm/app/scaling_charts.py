@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from hierlstm.app.figure_style import (
     apply_layout,
     backend_pattern,
+    bar_label,
     curves,
     empty_figure,
     ok_rows,
@@ -148,7 +149,7 @@ def cost_per_step_figure(fit: pd.DataFrame, axis: str, lang: str = "en") -> go.F
             y=values,
             marker_color=[variant_color(v) for v in fit["variant"]],
             marker_pattern_shape=[backend_pattern(b) for b in fit["backend"]] if several else "",
-            text=[f"{value:.3g}" for value in values],
+            text=[bar_label(value) for value in values],
             textposition="outside",
             cliponaxis=False,
             customdata=fit["r2"],

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from hierlstm.app.figure_style import (
     apply_layout,
+    bar_label,
     empty_figure,
     grouped_bars,
     ok_rows,
@@ -43,7 +44,7 @@ def phases_figure(phases: pd.DataFrame, lang: str = "en") -> go.Figure:
                 marker_line_color="#ffffff",
                 marker_line_width=1,
                 # Numbers on the solid forward bar only: on the patterned ones they are unreadable.
-                text=[f"{value:.3g}" for value in values] if not pattern else None,
+                text=[bar_label(value) for value in values] if not pattern else None,
                 textposition="inside",
                 insidetextanchor="middle",
                 hovertemplate=f"%{{x}} · {t(f'chart.phases.{phase}', lang)}: %{{y:.4g}} ms"

@@ -109,6 +109,11 @@ def test_latency_bars_are_medians_with_p10_p90_and_skip_failures():
     assert bar.marker.color[0] == figure_style.variant_color("nested")
 
 
+def test_bar_numbers_have_three_digits_and_no_exponent():
+    labels = [figure_style.bar_label(value) for value in (0.02751, 7.989, 119.4, 1000.0, 2466.6)]
+    assert labels == ["0.0275", "7.99", "119", "1,000", "2,467"]
+
+
 def test_speedup_first_call_throughput_gflops():
     frame = compare_frame()
     speedup = bar_charts.speedup_figure(frame, "nested")
