@@ -119,6 +119,9 @@ def test_a_forward_pass_draws_its_splits_and_timeline_and_stores_each_profile(da
         assert any(name.endswith(".xplane.pb") for name in names), names
         ops = at.get_by_key(f"profile-ops-{profile.key}").dataframe[0].value
         assert ops[t("profile.column.type", "en")].str.contains("MatMul").any()
+        assert not at.get_by_key(f"profile-lines-{profile.key}").dataframe[0].value.empty
+        zipped = at.get_by_key(f"profile-zip-{profile.key}")
+        assert zipped.label == t("profile.download", "en", variant=profile.label)
     assert t("profile.kernels.none", "en") in [c.value for c in at.caption]
     assert at.button(key="run").disabled is False
     for lang in ("en", "zh"):
