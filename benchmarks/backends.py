@@ -2,7 +2,8 @@
 (`hierlstm.backends.pool`), interleaved, beside the PyTorch-native peer of `vs_pytorch`.
 
     .venv/bin/python -m benchmarks.backends [--repeats 5] [--shapes 8x50,32x100,128x200]
-        [--variants folded,nested,...] [--task both] [--threads N]
+        [--variants folded,nested,...] [--backends tensorflow,jax,torch] [--task both]
+        [--threads N]
 
 Per shape and task, every variant x backend is prepared in its backend's worker (first call
 apart), warmed up, then timed in interleaved rounds: each round asks every config for one sample
@@ -72,12 +73,14 @@ def native_peer(config: RunConfig, threads: int | None):
     return step
 
 
-def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int, threads) -> str:
+def shape_table(
+    pool, variants, batch: int, steps: int, task: str, repeats: int, threads, backends=BACKENDS
+) -> str:
     base = RunConfig(batch_size=batch, time_steps=steps, task=task)
     # time_distributed unrolls one inner LSTM call per step: past 50 steps its trace alone
     # takes minutes (the trace budget of hierlstm.admission.limits refuses it there too).
     variants = [v for v in variants if v != "time_distributed" or steps <= 50]
-    configs = [base.replace(variant=v, backend=b) for v in variants for b in BACKENDS]
+    configs = [base.replace(variant=v, backend=b) for v in variants for b in backends]
     runs, errors = {}, {}
     for config in configs:
         try:
@@ -133,6 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     portable = [name for name, v in VARIANTS.items() if set(BACKENDS) <= set(v.backends)]
     parser.add_argument("--variants", default=",".join(portable))
+    parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--threads", type=int, help="intra-op threads of every process")
     args = parser.parse_args(argv)
@@ -152,8 +156,10 @@ def main(argv: list[str] | None = None) -> None:
         for shape in args.shapes.split(","):
             batch, steps = (int(part) for part in shape.split("x"))
             for task in tasks:
-                variants = args.variants.split(",")
-                table = shape_table(pool, variants, batch, steps, task, args.repeats, args.threads)
+                variants, backends = args.variants.split(","), args.backends.split(",")
+                table = shape_table(
+                    pool, variants, batch, steps, task, args.repeats, args.threads, backends
+                )
                 print(table, "\n", flush=True)
 
 

@@ -2,6 +2,7 @@
 own gradient beside the written-out one (`hierlstm.model.bptt`), timed interleaved.
 
     .venv/bin/python -m benchmarks.fused_backward [--shapes 8x50,32x100] [--repeats 10]
+        [--parts conv,inner,outer]
 
 Parts: the conv and max-pool by taps (`pooled_rows_by_taps` / `pooled_rows_for_training`), the
 inner LSTM (`inner_lstm` / `inner_lstm_for_training`) and the outer LSTM (`outer_lstm` /
@@ -38,7 +39,7 @@ def compiled_pair(function, weights):
     return tf.function(function, jit_compile=True), tf.function(with_gradient, jit_compile=True)
 
 
-def shape_rows(batch: int, steps: int, repeats: int) -> list:
+def shape_rows(batch: int, steps: int, repeats: int, chosen=("conv", "inner", "outer")) -> list:
     config = RunConfig(variant="fused", batch_size=batch, time_steps=steps)
     layer = build_model(config, init_params(config)).get_layer("fused_lstm")
     inputs = tf.constant(make_inputs(config))
@@ -55,6 +56,7 @@ def shape_rows(batch: int, steps: int, repeats: int) -> list:
         "outer LSTM, autodiff": (layer.outer_lstm, summaries, outer),
         "outer LSTM, written out": (layer.outer_lstm_for_training, summaries, outer),
     }
+    parts = {name: part for name, part in parts.items() if name.split()[0] in chosen}
     calls = {}
     for name, (function, value, weights) in parts.items():
         forward, backward = compiled_pair(function, weights)
@@ -81,12 +83,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--parts", default="conv,inner,outer")
     args = parser.parse_args(argv)
     print(header("fused's backward pass, part by part (XLA)"))
     rows = []
     for shape in args.shapes.split(","):
         batch, steps = (int(part) for part in shape.split("x"))
-        rows += shape_rows(batch, steps, args.repeats)
+        rows += shape_rows(batch, steps, args.repeats, args.parts.split(","))
     columns = ("shape", "part, gradient", "forward ms", "forward + backward ms", "ratio")
     print(markdown_table(columns, rows))
 

@@ -4,10 +4,7 @@ language switch changes the text. Tiny sizes (batch 2, time 4, repeats 2) keep i
 
 from __future__ import annotations
 
-import io
-import json
 import re
-import zipfile
 
 import apptests
 import pytest
@@ -221,45 +218,7 @@ def test_each_ended_script_run_logs_one_line_with_its_page(app, caplog):
         assert ended() == ["script run ended: page=benchmark session=ID"]
 
 
-def test_profile_page_draws_both_splits_stores_and_offers_the_capture(app, database):
-    _open(app, "app_pages/profile.py", TINY)
-    assert _plotly_charts(app) == 0
-    app.number_input(key="profile_steps").set_value(2)
-    run(app)
-    clean(app)
-    assert _plotly_charts(app) == 2  # the two splits of every variant in one figure; a step
-    figure = json.loads(app.get("plotly_chart")[0].proto.spec)
-    bars = {bar["name"]: bar for bar in figure["data"]}
-    assert {"conv", "pool", "permute", "nested_rnn", "inner_lstm", "outer_lstm"} <= set(bars)
-    labels = figure["data"][0]["y"]
-    assert labels == [
-        "nested · profiler",
-        "nested · separate calls",
-        "folded · profiler",
-        "folded · separate calls",
-    ]
-    for index in range(len(labels)):  # each bar is its method's whole time: 100 %
-        total = sum(bar["x"][index] for bar in figure["data"])
-        assert total == pytest.approx(100, abs=1e-6)
-    store = ResultStore(database)
-    profiles = store.profiles()
-    assert sorted(profiles["variant"]) == ["folded", "nested"] and set(profiles["steps"]) == {2}
-    assert store.count() == 0  # a profile is not a benchmark row
-    for variant in ("nested", "folded"):
-        ops = shown_table(app, f"profile-ops-{variant}")  # headers through the catalogue
-        assert ops[t("profile.column.type")].str.contains("MatMul").any()
-        assert (ops[t("profile.column.time_ms")] >= 0).all()
-        assert not shown_table(app, f"profile-lines-{variant}").empty
-    assert any("Nothing ran on a GPU" in caption.value for caption in app.caption)
-    downloads = [button for button in app.get("download_button") if "capture" in button.label]
-    assert len(downloads) == 2
-    for profile in app.session_state["profile"].result.profiles:  # what each download button holds
-        names = zipfile.ZipFile(io.BytesIO(profile.archive)).namelist()
-        assert any(name.endswith(".xplane.pb") for name in names), names
-    assert app.button(key="run").disabled is False
-
-
-def test_a_training_run_draws_its_phases_and_memory_and_stores_the_rows(app, database):
+def test_a_training_run_draws_its_phases_and_memory_and_stores_the_rows(app, database, no_estimate):
     _open(app, "app_pages/benchmark.py", {**TINY, "task": "training", "optimizer": "adam"})
     assert app.selectbox(key="task").value == "training"
     assert app.selectbox(key="optimizer").value == "adam"

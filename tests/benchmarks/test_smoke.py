@@ -23,8 +23,9 @@ TINY = {
     "estimate": "--variants nested,folded --shapes 1x4 --warmup 1 --repeats 2",
     "profile_split": "--variants folded --batch-size 1 --time-steps 4 --steps 1 --repeats 2",
     "fused_ablation": "--rounds 2 --shapes 1x4",
-    "fused_backward": "--shapes 1x4 --repeats 2",
-    "backends": "--repeats 2 --shapes 1x4 --variants folded --task inference",
+    "fused_backward": "--shapes 1x4 --repeats 2 --parts outer",
+    "backends": "--repeats 2 --shapes 1x4 --variants folded --task inference --backends "
+    "tensorflow,jax",
 }
 # Run elsewhere: their own process (threads, Streamlit), their folders; the browser ones' probe.
 ELSEWHERE = {"vs_pytorch", "gpu_peer", "rerun_cleanup", "gpu_report"}

@@ -1,6 +1,7 @@
-"""`--backend` on the command line: the JAX and PyTorch paths run with TensorFlow's import
-blocked, a variant a backend lacks and a backend not installed are refused in one line (exit 2)
-before anything runs, and the variants x backends product is what is timed."""
+"""`--backend` on the command line: the JAX and PyTorch paths (check, bench, sweep, profile)
+run with TensorFlow's import blocked, a variant a backend lacks and a backend not installed are
+refused in one line (exit 2) before anything runs, and the variants x backends product is what
+is timed."""
 
 import json
 import os
@@ -18,55 +19,88 @@ TINY = ["--batch-size", "2", "--time-steps", "3"]
 # The oracles' own tiny geometry (tests/backends/probe.py): the gradient check of every variant
 # is what costs here, and this test is about the path, not the sizes.
 TINY_MODEL = [*TINY, "--height", "6", "--filters", "2", "--inner-units", "3", "--outer-units", "4"]
-# Python's documented way to make an import fail: None in sys.modules raises ImportError.
-NO_TENSORFLOW = (
-    "import sys, runpy; sys.modules['tensorflow'] = None; sys.argv = ['hierlstm', *sys.argv[1:]]; "
-    "runpy.run_module('hierlstm', run_name='__main__')"
-)
+# Python's documented way to make an import fail: None in sys.modules raises ImportError. The
+# command lines run one after another in one process, each as `python -m hierlstm` runs it, so
+# the workers of bench, sweep and profile (the process's shared pool) start once.
+NO_TENSORFLOW = """
+import contextlib, io, json, sys
+sys.modules["tensorflow"] = None
+from hierlstm.cli.main import main
+outputs = []
+for argv in json.loads(sys.argv[1]):
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        outputs.append((main(argv), out.getvalue()))
+with open(sys.argv[2], "w") as file:
+    json.dump(outputs, file)
+"""
 
 
-def without_tensorflow(*argv):
-    return subprocess.run(
-        [sys.executable, "-c", NO_TENSORFLOW, *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env={**os.environ, "HIERLSTM_DB": os.devnull},
+def without_tensorflow(folder: Path, *command_lines) -> list:
+    """Each command line's JSON output, all run in one process without TensorFlow; each exits 0."""
+    outputs = folder / "outputs.json"
+    program = [sys.executable, "-c", NO_TENSORFLOW, json.dumps(command_lines), str(outputs)]
+    environment = {**os.environ, "HIERLSTM_DB": os.devnull}
+    completed = subprocess.run(
+        program, capture_output=True, text=True, timeout=300, cwd=ROOT, env=environment
     )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    found = json.loads(outputs.read_text())
+    for (status, _), argv in zip(found, command_lines, strict=True):
+        assert status == 0, (argv, completed.stderr[-2000:])
+    return [json.loads(out) for _, out in found]
 
 
-def test_check_and_bench_on_jax_and_torch_never_import_tensorflow():
-    checked = without_tensorflow("check", "--backend", "jax", "--json", *TINY_MODEL)
-    assert checked.returncode == 0, checked.stderr[-2000:]
-    report = json.loads(checked.stdout)
-    assert list(report["backends"]) == ["jax"] and report["backends"]["jax"]
-    bench = without_tensorflow(
-        "bench", "--backend", "jax", "--backend", "torch", "--variant", "folded",
-        "--repeats", "2", "--warmup", "1", "--no-store", "--json", *TINY,
+def test_check_bench_sweep_and_profile_on_jax_and_torch_never_import_tensorflow(tmp_path):
+    """Each run on its backends; the profiles' captures written, read by the workers (this
+    process cannot) and stored, a row per backend."""
+    from hierlstm.results.store import ResultStore
+
+    database = tmp_path / "results.sqlite3"
+    checked, bench, swept, profiled = without_tensorflow(
+        tmp_path,
+        ["check", "--backend", "jax", "--json", *TINY_MODEL],
+        ["bench", "--backend", "jax", "--backend", "torch", "--variant", "folded",
+         "--repeats", "2", "--warmup", "1", "--no-store", "--json", *TINY],
+        ["sweep", "--backend", "torch", "--variant", "nested", "--axis", "time_steps",
+         "--values", "2,3", "--repeats", "1", "--warmup", "0", "--no-store", "--json",
+         "--batch-size", "2"],
+        ["profile", "--backend", "jax", "--backend", "torch", "--variant", "folded",
+         "--steps", "2", "--warmup", "1", "--repeats", "2", "--json", "--db", str(database),
+         "--logdir", str(tmp_path / "capture"), *TINY],
     )  # fmt: skip
-    assert bench.returncode == 0, bench.stderr[-2000:]
-    document = json.loads(bench.stdout)
-    assert set(document["environment"]["backends"]) == {"jax", "torch"}
-    assert document["environment"]["backends"]["torch"]["torch"].startswith("2.")
-    results = document["results"]
+    assert list(checked["backends"]) == ["jax"] and checked["backends"]["jax"]
+    assert set(bench["environment"]["backends"]) == {"jax", "torch"}
+    assert bench["environment"]["backends"]["torch"]["torch"].startswith("2.")
+    results = bench["results"]
     assert [(row["variant"], row["config"]["backend"]) for row in results] == [
         ("folded", "jax"),
         ("folded", "torch"),
     ]
     assert all(row["status"] == "ok" and row["repeats"] == 2 for row in results)
     assert all("tensorflow" not in row["versions"] for row in results)
-    swept = without_tensorflow(
-        "sweep", "--backend", "torch", "--variant", "nested", "--axis", "time_steps",
-        "--values", "2,3", "--repeats", "1", "--warmup", "0", "--no-store", "--json",
-        "--batch-size", "2",
-    )  # fmt: skip
-    assert swept.returncode == 0, swept.stderr[-2000:]
-    points = json.loads(swept.stdout)["points"]
-    assert [(p["backend"], p["value"], p["status"]) for p in points] == [
+    assert [(p["backend"], p["value"], p["status"]) for p in swept["points"]] == [
         ("torch", 2, "ok"),
         ("torch", 3, "ok"),
     ]
+    documents = profiled["profiles"]
+    assert [document["stored_id"] is not None for document in documents] == [True, True]
+    jax_profile, torch_profile = (document["profile"] for document in documents)
+    assert jax_profile["trace"].endswith(".xplane.pb")
+    assert Path(jax_profile["trace"]).parent.parent.parent.parent == tmp_path / "capture" / "jax"
+    layers = {row["layer"]: row["time_s"] for row in jax_profile["layers"]}
+    assert {"conv", "inner_lstm", "outer_lstm", "outside any layer"} <= set(layers)
+    assert layers["inner_lstm"] > 0 and layers["outer_lstm"] > 0  # found by Keras's name scopes
+    assert len(jax_profile["step_s"]) == 2
+    assert Path(torch_profile["trace"]) == tmp_path / "capture" / "torch" / "torch_trace.json"
+    assert json.loads(Path(torch_profile["trace"]).read_text())["traceEvents"]
+    assert torch_profile["layers"] == [] and "per op only" in torch_profile["attribution"]
+    assert any(row["type"] == "aten::mm" for row in torch_profile["op_types"])
+    assert abs(sum(row["share"] for row in torch_profile["op_types"]) - 1) < 1e-9
+    rows = ResultStore(database).profiles()
+    assert sorted(rows["backend"]) == ["jax", "torch"]
+    stored = rows.set_index("backend")
+    assert stored.loc["jax", "top_layer"] in layers and stored.loc["jax", "jax_version"]
+    assert stored.loc["torch", "torch_version"] and stored.loc["torch", "top_layer"] == ""
 
 
 def test_a_variant_without_the_backend_is_refused_before_anything_runs(capsys):
@@ -98,35 +132,3 @@ def test_a_missing_backend_package_is_refused(capsys, monkeypatch, command):
     assert main([command, "--backend", "jax", "--backend", "torch", *extra, *TINY]) == 2
     _, err = capsys.readouterr()
     assert err == f"error: {sentence}\n"
-
-
-def test_profile_on_jax_and_torch_writes_each_capture_and_stores_a_row_per_backend(tmp_path):
-    from hierlstm.results.store import ResultStore
-
-    database = tmp_path / "results.sqlite3"
-    completed = subprocess.run(
-        [sys.executable, "-m", "hierlstm", "profile", "--backend", "jax", "--backend", "torch",
-         "--variant", "folded", "--steps", "2", "--warmup", "1", "--repeats", "2", "--json",
-         "--db", str(database), "--logdir", str(tmp_path / "capture"), *TINY],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    documents = json.loads(completed.stdout)["profiles"]
-    assert [document["stored_id"] is not None for document in documents] == [True, True]
-    jax_profile, torch_profile = (document["profile"] for document in documents)
-    assert jax_profile["trace"].endswith(".xplane.pb")
-    assert Path(jax_profile["trace"]).parent.parent.parent.parent == tmp_path / "capture" / "jax"
-    layers = {row["layer"]: row["time_s"] for row in jax_profile["layers"]}
-    assert {"conv", "inner_lstm", "outer_lstm", "outside any layer"} <= set(layers)
-    assert layers["inner_lstm"] > 0 and layers["outer_lstm"] > 0  # found by Keras's name scopes
-    assert len(jax_profile["step_s"]) == 2
-    assert Path(torch_profile["trace"]) == tmp_path / "capture" / "torch" / "torch_trace.json"
-    assert json.loads(Path(torch_profile["trace"]).read_text())["traceEvents"]
-    assert torch_profile["layers"] == [] and "per op only" in torch_profile["attribution"]
-    assert any(row["type"] == "aten::mm" for row in torch_profile["op_types"])
-    assert abs(sum(row["share"] for row in torch_profile["op_types"]) - 1) < 1e-9
-    rows = ResultStore(database).profiles()
-    assert sorted(rows["backend"]) == ["jax", "torch"]
-    stored = rows.set_index("backend")
-    assert stored.loc["jax", "top_layer"] in layers and stored.loc["jax", "jax_version"]
-    assert stored.loc["torch", "torch_version"] and stored.loc["torch", "top_layer"] == ""

@@ -10,41 +10,27 @@ from hierlstm.model.params import init_params, load_params, param_shapes, read_p
 from hierlstm.model.reference import reference_forward
 from hierlstm.registry import VARIANTS
 
-# batch < time, batch > time, equal, time 1, batch 1
-SIZES = [(2, 5), (5, 2), (3, 3), (4, 1), (1, 6)]
+OTHER_GEOMETRY = dict(height=40, pool_height=4, filters=8, kernel_size=5, inner_units=20)
+# batch < time (at every size of the layers other than the default's), batch > time, equal,
+# time 1, batch 1
+SIZES = {
+    "b2t5-geometry": RunConfig(batch_size=2, time_steps=5, outer_units=30, **OTHER_GEOMETRY),
+    "b5t2": RunConfig(batch_size=5, time_steps=2),
+    "b3t3": RunConfig(batch_size=3, time_steps=3),
+    "b4t1": RunConfig(batch_size=4, time_steps=1),
+    "b1t6": RunConfig(batch_size=1, time_steps=6),
+}
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"b{s[0]}t{s[1]}")
+@pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_variant_equals_numpy_reference(variant, size):
-    batch, time = size
-    config = RunConfig(variant=variant, batch_size=batch, time_steps=time)
+    config = SIZES[size].replace(variant=variant)
     params = init_params(config, seed=3)
     x = random_input(config, seed=3)
     output = run_variant(config, params, x)
-    assert output.shape == (batch, time, 60)
-    expected = reference_forward(params, x)
-    assert np.max(np.abs(output - expected)) <= TOLERANCES["float32"]
-
-
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_variant_equals_reference_in_another_geometry(variant):
-    config = RunConfig(
-        variant=variant,
-        batch_size=2,
-        time_steps=3,
-        height=40,
-        pool_height=4,
-        filters=8,
-        kernel_size=5,
-        inner_units=20,
-        outer_units=30,
-    )
-    params = init_params(config, seed=1)
-    x = random_input(config, seed=1)
-    output = run_variant(config, params, x)
-    assert output.shape == (2, 3, 30)
-    expected = reference_forward(params, x, pool_height=4)
+    assert output.shape == (config.batch_size, config.time_steps, config.outer_units)
+    expected = reference_forward(params, x, pool_height=config.pool_height)
     assert np.max(np.abs(output - expected)) <= TOLERANCES["float32"]
 
 

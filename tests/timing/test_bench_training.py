@@ -132,12 +132,6 @@ def test_a_training_step_xla_cannot_compile_is_one_stored_line():
     assert all(math.isnan(result.to_row()[column]) for column in PHASE_COLUMNS)
 
 
-def test_a_step_under_xla_trains():
-    result = harness.benchmark(TINY.replace(variant="fused", xla=True), Timing(warmup=0, repeats=2))
-    assert result.status == "ok", result.error
-    assert_phases_are_consistent(result, repeats=2)
-
-
 def test_the_cudnn_rule_for_a_training_step_needs_its_backward_kernel():
     assert cudnn.ran_cudnn_training({"CudnnRNNV3", "CudnnRNNBackpropV3", "MatMul"})
     assert not cudnn.ran_cudnn_training({"CudnnRNNV3", "MatMul"})  # forward only

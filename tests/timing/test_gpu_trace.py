@@ -11,13 +11,14 @@ import tensorflow as tf
 
 from hierlstm.cli import doctor
 from hierlstm.cli.main import main
-from hierlstm.config import PRECISIONS, TASKS, RunConfig
+from hierlstm.config import PRECISIONS, TASKS, RunConfig, Timing
 from hierlstm.distributed import distribute
 from hierlstm.i18n import t
 from hierlstm.model import cudnn
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
 from hierlstm.model.training import TrainingStep
+from hierlstm.records import PHASES
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import harness, lstm_kernel, make_inputs
 
@@ -140,12 +141,8 @@ def test_the_reason_under_xla_is_one_sentence_in_both_languages():
 # --- what the app and the CLI run: the harness, the training step, doctor's probe ----------
 
 
-# The variants with a cuDNN-eligible LSTM that XLA compiles on a CPU (vectorized_map does not,
-# with any kernel: pfor's loop holds an `If` XLA cannot compile; tests/timing/test_bench.py).
-XLA_COMPILES = ["time_distributed", "folded", "shared_cell"]
-
-
 def test_the_variants_xla_cannot_compile_fail_for_their_own_reason():
+    """vectorized_map's pfor loop holds an `If` XLA cannot compile, with any kernel."""
     config = TINY.replace(variant="vectorized_map", xla=True)
     with pytest.raises(tf.errors.UnimplementedError) as error:
         harness.prepare(config, seed=0, progress=harness.no_progress)
@@ -153,14 +150,16 @@ def test_the_variants_xla_cannot_compile_fail_for_their_own_reason():
 
 
 @pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("variant", XLA_COMPILES)
-def test_the_harness_runs_xla_as_a_gpu_would_trace_it(as_on_a_gpu, variant, task):
+def test_the_harness_runs_xla_as_a_gpu_would_trace_it(as_on_a_gpu, task):
     """Run, not only traced: XLA:CPU, like XLA:GPU, has no kernel for `CudnnRNNV3`, so before
-    the rule this failed ("Detected unsupported operations ... CudnnRNNV3")."""
-    config = TINY.replace(variant=variant, xla=True, task=task)
-    run = harness.prepare(config, seed=0, progress=harness.no_progress)
-    assert (run.kernel, run.kernel_reason) == ("generic", t("kernel.why.xla", "en"))
-    assert run.call() > 0
+    the rule this failed ("Detected unsupported operations ... CudnnRNNV3"). One variant: which
+    variants' graphs would hold it is traced above; a training step's phases run under XLA."""
+    config = TINY.replace(xla=True, task=task)
+    result = harness.benchmark(config, Timing(warmup=0, repeats=2))
+    assert result.status == "ok", result.error
+    assert (result.kernel, result.kernel_reason) == ("generic", t("kernel.why.xla", "en"))
+    assert set(result.phases) == (set(PHASES) if task == "training" else set())
+    assert all(len(stats.samples) == 2 for stats in result.phases.values())
 
 
 def test_the_cli_bench_under_xla_as_on_a_gpu(as_on_a_gpu, capsys, tmp_path):
