@@ -19,13 +19,12 @@ OpenMP threads spin at their barriers while a core is taken: one thread each is 
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.backends.pool import BackendPool, RunFailed
 from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS
@@ -126,9 +125,7 @@ def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int,
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     portable = [name for name, v in VARIANTS.items() if set(BACKENDS) <= set(v.backends)]

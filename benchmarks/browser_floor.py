@@ -24,7 +24,6 @@ what issue 13's "second visitor" row of first_page.py measures.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -45,7 +44,7 @@ from benchmarks.browser import (
     wait_healthy,
 )
 from benchmarks.common import header
-from benchmarks.record import git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 from benchmarks.visit import app_pages, new_page, open_url
 
 HIERLSTM = "hierlstm Shape trace"
@@ -116,9 +115,7 @@ def measure_row(browser, label: str, visits: int, title: str) -> list[float | No
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--visits", type=int, default=5, help="new browser contexts per row")
     parser.add_argument("--json", help="also write every visit's idle time to this file")
     args = parser.parse_args(argv)

@@ -13,20 +13,17 @@ threshold).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.admission.estimate import calibrate, run_seconds
 from hierlstm.config import RunConfig, Timing
 from hierlstm.timing import benchmark
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--variants", default="nested,folded,fused,time_distributed")
     parser.add_argument("--shapes", default="8x30,32x60,64x100")
     parser.add_argument("--warmup", type=int, default=2)

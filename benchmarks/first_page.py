@@ -31,7 +31,6 @@ every page switch idle within 1 s; the default benchmark within 10 s.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -56,7 +55,7 @@ from benchmarks.browser import (
     wait_healthy,
 )
 from benchmarks.common import header
-from benchmarks.record import git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 from benchmarks.visit import Page, Visit, app_pages, click_link, new_page, open_page, press_run
 
 ROUND_TIMEOUT_S = 1800  # a last bound for what has none of its own (a hung page's evaluate)
@@ -213,9 +212,7 @@ def notes(rounds: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=1, help="fresh servers; medians printed")
     parser.add_argument("--port", type=int, help="the server's port (default: a free one)")
     parser.add_argument("--json", help="also write every round's numbers to this file")

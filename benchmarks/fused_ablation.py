@@ -25,14 +25,13 @@ Keep the total run under about three minutes on two cores with the defaults.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import keras
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_fused, build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM
@@ -165,9 +164,7 @@ def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     args = parser.parse_args(argv)

@@ -12,12 +12,10 @@ part's forward + backward / forward.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -76,9 +74,7 @@ def shape_rows(batch: int, steps: int, repeats: int) -> list:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)

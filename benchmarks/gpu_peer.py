@@ -19,7 +19,6 @@ table instead of silently timed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -28,7 +27,7 @@ import time
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from benchmarks.vs_pytorch import candidates, torch_model
 from hierlstm.config import RunConfig
 from hierlstm.hardware import device_label, resolve_device
@@ -111,9 +110,7 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--device", default="auto", help="auto | cpu | gpu:N")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")

@@ -10,7 +10,6 @@ run is shown with the last line of its log instead of its table.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -18,7 +17,7 @@ import socket
 import sys
 from pathlib import Path
 
-from benchmarks.record import cpu_model_and_mhz, markdown_table
+from benchmarks.record import argument_parser, cpu_model_and_mhz, markdown_table
 from hierlstm.cli.doctor import format_report
 from hierlstm.config import PRECISIONS
 
@@ -238,9 +237,7 @@ def peer_section(folder: Path, step_rows: list[list[str]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--seconds", type=int, help="the whole check's duration")
     args = parser.parse_args(argv)

@@ -17,11 +17,10 @@ to less than the step.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.profiling import OUTSIDE, profile
 from hierlstm.timing import layer_breakdown
@@ -32,9 +31,7 @@ def _ms(seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--variants", default="nested,folded,fused")
     parser.add_argument("--batch-size", type=int, default=RunConfig.batch_size)
     parser.add_argument("--time-steps", type=int, default=RunConfig.time_steps)

@@ -1,16 +1,14 @@
-"""A benchmark's run kept as JSON, and RESULTS.md written from the kept runs.
+"""A benchmark's run kept as JSON, RESULTS.md written from the kept runs, and the helpers the
+benchmarks share that need no framework (a report is only kept when it holds a markdown table).
 
-`python -m benchmarks NAME [args] --save` runs the benchmark in its own process, shows its
-report as it prints, and writes benchmarks/results/NAME.json: the report (its markdown), the
-exact command, the commit, the date, the machine, the versions, the load average before and
-after, and the exit status. `python -m benchmarks --results` writes benchmarks/RESULTS.md from
-those files: the newest run of each benchmark, in the registry's order; git keeps the older
-ones. Nothing here imports TensorFlow: the helpers the benchmarks share that need no framework
-live here (`benchmarks.common` re-exports them).
-"""
+`python -m benchmarks NAME [args] --save` writes benchmarks/results/NAME.json: the report, the
+command, the commit, the date, the machine, the versions, the load average before and after, and
+the exit status. `python -m benchmarks --results` writes RESULTS.md from the newest run of each
+benchmark, in the registry's order; git keeps the older ones."""
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import importlib.metadata
 import json
@@ -56,6 +54,17 @@ def git_commit() -> str:
 
 def load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """A benchmark's parser: `module` is its `__spec__.name` (so `python -m` names it in the
+    usage), its description the first line of its docstring."""
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
+
+
+def shapes(text: str) -> list[tuple[int, int]]:
+    """(batch, time steps) pairs from "8x50,32x100": an argparse `type=`."""
+    return [tuple(int(part) for part in shape.split("x")) for shape in text.split(",")]
 
 
 def markdown_table(header_row, rows) -> str:
@@ -184,19 +193,19 @@ README_ROWS += ("fused + XLA",)
 def headline(run: dict) -> str:
     """The README's table from a kept `variants` run: each variant's median ms and paired
     speed-up over nested at each shape, the fused + XLA row beside them."""
-    shapes, cells = [], {}
+    found, cells = [], {}
     for line in run["report"].splitlines():
         if line.startswith("### batch "):  # "### batch 8, time 50 (10 interleaved rounds)"
             words = line.replace(",", "").split()
-            shapes.append(f"{words[2]}x{words[4]}")
-        elif line.startswith("| ") and shapes:
+            found.append(f"{words[2]}x{words[4]}")
+        elif line.startswith("| ") and found:
             cell = [part.strip() for part in line.strip("| ").split("|")]
             name = cell[0].removesuffix(" (noisy)")
             if name in README_ROWS and cell[1] != "failed":
-                cells[name, shapes[-1]] = (cell[1], cell[3].split()[0])
-    header = ["variant"] + [f"{shape} {what}" for shape in shapes for what in ("ms", "x nested")]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name in README_ROWS:
-        row = [part for shape in shapes for part in cells.get((name, shape), ("-", "-"))]
-        lines.append("| " + " | ".join([name, *row]) + " |")
-    return "\n".join(lines)
+                cells[name, found[-1]] = (cell[1], cell[3].split()[0])
+    header = ["variant"] + [f"{shape} {what}" for shape in found for what in ("ms", "x nested")]
+    rows = [
+        [name, *(part for shape in found for part in cells.get((name, shape), ("-", "-")))]
+        for name in README_ROWS
+    ]
+    return markdown_table(header, rows)

@@ -18,13 +18,12 @@ round, and the objects the collector walks in each state.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import time
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 
 VARIANTS = ("nested", "folded", "fused", "shared_cell", "time_distributed", "vectorized_map")
 
@@ -58,9 +57,7 @@ def cleanup() -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.rerun_cleanup", description=__doc__.split("\n\n")[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--models", type=int, default=6, help="traced models beyond the warm-up's")
     args = parser.parse_args(argv)

@@ -10,20 +10,17 @@ one of steady-state medians, then each variant's growth from the shortest to the
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import compare
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--times", default="25,50,100,200,400")
     parser.add_argument("--repeats", type=int, default=5)

@@ -26,7 +26,6 @@ the exit status: they measure the machine as much as the app.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import contextlib
 import json
@@ -45,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import browser, visit, walk
-from benchmarks.record import git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 
 WARM_S, RUN_S = browser.SERVER_START_TIMEOUT_S, visit.RUN_TIMEOUT_S
 SAMPLE_S = 0.5
@@ -280,9 +279,7 @@ def soak(args, folder: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--sessions", type=int, default=4, help="visitors, each its own Chromium")
     parser.add_argument("--minutes", type=float, default=10, help="how long the visitors walk")
     parser.add_argument("--seed", type=int, help="the walks' seed (default: a random one)")

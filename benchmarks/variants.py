@@ -10,13 +10,12 @@ beside an independent timer (`timeit`) of the same compiled function.
 
 from __future__ import annotations
 
-import argparse
 import timeit
 
 import numpy as np
 
 from benchmarks.common import fp32_peak_gflops, header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -92,9 +91,7 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="the first is the baseline")

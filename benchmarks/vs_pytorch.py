@@ -29,7 +29,6 @@ hierlstm's own profile (`python -m hierlstm profile --task training ...`).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -37,7 +36,7 @@ import time
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target, mean_squared_error
@@ -232,9 +231,7 @@ def torch_profile(step, steps: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--shapes", default="8x50,32x100,128x200")
