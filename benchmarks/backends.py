@@ -4,17 +4,10 @@
     .venv/bin/python -m benchmarks.backends [--repeats 5] [--shapes 8x50,32x100,128x200]
         [--variants folded,nested,...] [--task both] [--threads N]
 
-Per shape and task, every variant x backend is prepared in its backend's worker (first call
-apart), warmed up, then timed in interleaved rounds: each round asks every config for one sample
-in turn (one process running at a time) and then times one call of the PyTorch-native model
-(`benchmarks.vs_pytorch.torch_model`: nn.LSTM, the same parameters) in this process. Printed:
-each config's median and its ratio to the same variant on TensorFlow, paired per round (never
-one absolute time as truth), and the native peer's ratio to the best Keras config.
-
-`--threads N` sets every process's intra-op threads (OMP_NUM_THREADS and MKL_NUM_THREADS for
-PyTorch, TF_NUM_INTRAOP_THREADS for TensorFlow, the peer's `torch.set_num_threads`); JAX's
-XLA:CPU has no such setting and keeps its own pool. On a machine that other jobs load, PyTorch's
-OpenMP threads spin at their barriers while a core is taken: one thread each is the fair run.
+Each round asks every config's worker for one sample in turn (one process running at a time),
+then times the native peer here; each ratio is to the same variant on TensorFlow, paired per
+round. `--threads N` sets every process's intra-op threads (JAX's XLA:CPU has no such setting):
+on a loaded machine PyTorch's OpenMP threads spin at their barriers, so one thread is the fair run.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """What a new browser costs before any of hierlstm's work: the floor under a second visitor.
 
-A second visitor (a new browser context: nothing cached) fetches, compiles and starts
-Streamlit's frontend, then the code of every kind of element the page draws (plotly alone is
-4.7 MB), then draws it. This script measures, side by side in one run, how long a new context
-takes to reach idle on pages that each add one thing:
-
     .venv/bin/python -m benchmarks.browser_floor [--visits 5] [--json PATH]
 
-- `title`: a Streamlit script that draws only a title (the frontend's own cost);
-- `title + plotly`, `title + table`, `title + plotly + table`: one tiny figure and/or one
-  3-row st.dataframe;
-- `hierlstm frame`: hierlstm's own sidebar (language switch, settings form) and banner around
-  the title, as drawn before the warm-up is done; no page, navigation or placeholder;
-- `hierlstm Shape trace`: the real app on a warm server, the default page and settings.
-
-Each row is its own fresh `streamlit run` (first_page.py's: its own results file and lock
-folder); each visit a new browser context, timed from `goto` to idle with `benchmarks.visit`'s probe
-(the script run over, no skeleton or status widget left, nothing changed for 500 ms; on the
-app, its log's line that the page's run ended too). Prints the median and min-max over the
-visits, and each row's median as a multiple of the title-only page's. The Shape trace row is
-what issue 13's "second visitor" row of first_page.py measures.
+A new browser context fetches and starts Streamlit's frontend, then the code of every kind of
+element the page draws. Each row is its own fresh server, each visit a new context timed from
+`goto` to idle: a title-only script, one that adds a tiny plotly figure and/or table, hierlstm's
+sidebar and banner around the title, and the real app's default page on a warm server (first_page's
+"second visitor"). Each row's median is given as a multiple of the title-only page's.
 """
 
 from __future__ import annotations

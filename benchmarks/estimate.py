@@ -3,12 +3,9 @@
     .venv/bin/python -m benchmarks.estimate [--variants nested,folded,fused,time_distributed]
                                             [--shapes 8x30,32x60,64x100] [--warmup 2] [--repeats 10]
 
-For each variant: `hierlstm.admission.estimate.calibrate` (two small timed runs), then for each
-shape the estimate of a `benchmark` with the given warm-up and repeats beside the wall time of
-that very `benchmark` call (build, first call, warm-up, repeats). Prints estimate / measured per
-run: the app asks for confirmation when the estimate is over HIERLSTM_CONFIRM_SECONDS, so what
-matters is that the ratio stays near 1 (a ratio of 0.5 would let a 60 s run through a 30 s
-threshold).
+Per variant, `calibrate`, then per shape the estimate beside the wall time of that very
+`benchmark` call. The app asks before a run estimated over HIERLSTM_CONFIRM_SECONDS, so the ratio
+must stay near 1.
 """
 
 from __future__ import annotations

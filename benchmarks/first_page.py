@@ -1,32 +1,15 @@
 """Time to the first page: a fresh server's first visitors, every page, the default run.
 
-What a visitor's Chromium sees of a fresh server: its first and second visitor, every page
-opened by URL and by the top navigation, and the Benchmark page's default run.
-
     .venv/bin/python -m benchmarks.first_page [--rounds 1] [--port PORT] [--json PATH]
                                                [--screenshots DIR] [--profile-server]
 
-Each round launches Chromium, then a fresh `streamlit run app.py` with its own results file and
-lock folder (so no other run on the machine queues with it), and times the process start to the
-first 200 from /_stcore/health (polled every 50 ms). Then, each time from the navigation's
-start (the `goto` call or the click), it opens: the first visitor (right after the health
-check), a second visitor (a new browser context), every page by its URL (in that second
-context: its browser cache is warm, each `goto` is a new Streamlit session), every page by its
-link in the top navigation (from the page before it in the app's order), and the Benchmark
-page's Run button with the default settings. For each it notes, from `benchmarks.visit`'s
-probe:
-
-- title: when the page's `h1` in the main block, with the page's English title, was first seen;
-- sidebar: the sidebar's settings form, drawn (no grey skeleton left in the sidebar; the form
-  itself, often still skeletons, is in the JSON as `sidebar_form_s`);
-- first figure: a drawn plotly chart; a table where the page draws no chart (marked "table");
-  "none" where it draws neither;
-- idle: the page's script run over, as Streamlit's e2e tests and the server's log say, and
-  nothing changed for 500 ms (the time is when that began; `benchmarks.visit` says how).
-
-Prints one markdown table, the median over rounds with the min-max in brackets. The targets
-(issue 13): a title within 2 s of the health check and idle within 5 s; a second visitor and
-every page switch idle within 1 s; the default benchmark within 10 s.
+Each round, a fresh Chromium and `streamlit run app.py` with its own results file and lock folder:
+the process start to the first healthy answer, then, each timed from the navigation's start, the
+first visitor, a second visitor (a new context), every page by URL and by its top link, and the
+Benchmark page's default run. Columns, from `benchmarks.visit`'s probe: the page's title seen, the
+sidebar's form drawn without skeletons, the first plotly chart (or table), and idle. The targets
+(issue 13): a title within 2 s of health and idle within 5 s; a second visitor and every switch
+idle within 1 s; the default benchmark within 10 s.
 """
 
 from __future__ import annotations

@@ -3,24 +3,14 @@ undone at a time, timed in one process.
 
     .venv/bin/python -m benchmarks.fused_ablation [--rounds 20] [--shapes 8x50,...]
 
-Every candidate is built from one `init_params`, wrapped in `tf.function` with input signature
-(None, 36, None, 1) (any batch, any time length: one trace each), checked against the numpy
-reference (max abs diff <= 1e-5), warmed up (XLA compiles per concrete shape), then timed in
-interleaved rounds (A B C ..., the starting candidate rotating each round), each sample the
-harness's `timed_call` (one call, ended by the device sync). Reported per shape: the median,
-the p10-p90 spread, and the median over rounds of the paired ratios folded / candidate and
-folded + XLA / candidate (> 1 is faster: a paired ratio is steadier than a ratio of medians
-on a shared machine). The harness's `compare` is not used: it times the registry's variants,
-and the ablations are layers outside it. The ablations, all under XLA, are
-`FusedHierarchicalLSTM` subclasses that swap back exactly one method:
-- sigmoid gates: Keras's gate maths (three sigmoids and a tanh) instead of one tanh per gate
-  with the halving folded into the weights;
-- XLA conv: the Conv2D layer (XLA's convolution) + max-pool instead of fused shifted taps;
-- hoisted inner input: the (R*N, C) @ (C, 4U) input projection for all rows as one matmul
-  before the 12 steps (cuDNN's design) instead of one [x, h] @ [W; U] matmul per step;
-- hoisted outer input: the (N, inner) @ (inner, 4U) projection as one matmul before the loop,
-  each step adding its (B, 4U) slice, instead of one [s_t, h] @ [W; U] matmul per step.
-Keep the total run under about three minutes on two cores with the defaults.
+Each ablation is a `FusedHierarchicalLSTM` subclass that swaps back one method, so it sits outside
+the registry and the harness's `compare`: every candidate is one `tf.function` for any batch and
+length, checked against the numpy reference, then timed in rotating interleaved rounds with ratios
+to folded and folded + XLA paired per round. Under XLA the ablations are:
+- sigmoid gates: Keras's gate maths instead of one tanh per gate with the halving in the weights;
+- XLA conv: the Conv2D layer and max-pool instead of fused shifted taps;
+- hoisted inner / outer input: the input projection as one matmul before the loop (cuDNN's
+  design) instead of one [x, h] @ [W; U] matmul per step.
 """
 
 from __future__ import annotations

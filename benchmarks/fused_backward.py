@@ -3,11 +3,8 @@ own gradient beside the written-out one (`hierlstm.model.bptt`), timed interleav
 
     .venv/bin/python -m benchmarks.fused_backward [--shapes 8x50,32x100] [--repeats 10]
 
-Parts: the conv and max-pool by taps (`pooled_rows_by_taps` / `pooled_rows_for_training`), the
-inner LSTM (`inner_lstm` / `inner_lstm_for_training`) and the outer LSTM (`outer_lstm` /
-`outer_lstm_for_training`), each a compiled function of its real input with the gradient of
-sum(y^2) with respect to that input and its weights. Prints per shape the medians and each
-part's forward + backward / forward.
+The parts (conv and pool by taps, inner LSTM, outer LSTM) are each compiled on their real input,
+with the gradient of sum(y^2) with respect to that input and their weights.
 """
 
 from __future__ import annotations

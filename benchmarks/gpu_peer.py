@@ -5,16 +5,10 @@ GPU when TensorFlow sees one and PyTorch has CUDA, else the CPU.
     .venv/bin/python -m benchmarks.gpu_peer [--device auto|cpu|gpu:N] [--repeats 20]
         [--shapes 8x50,32x100,128x200] [--json FILE]
 
-The PyTorch model is `vs_pytorch.torch_model` (the folded design, weights copied from the same
-`init_params`). hierlstm's candidates are prepared by the harness (`hierlstm.timing.harness
-.prepare`: built on the device, first call apart, each sample ended by `sync_devices`);
-PyTorch's samples are this module's own `perf_counter` interval (the harness times TensorFlow
-only), ended by `torch.cuda.synchronize()` on a GPU. Every candidate is timed in
-interleaved rounds after 3 warm-up rounds, and hierlstm-best / PyTorch is paired per round.
-Outputs are checked against the numpy reference first; the largest difference is reported, and
-a difference over the tolerance (1e-5 on a CPU; 5e-3 on a GPU, where cuDNN and the TensorFloat-32
-matmuls TensorFlow enables by default on Ampere and newer round differently) is flagged in the
-table instead of silently timed.
+hierlstm's candidates come from the harness's `prepare`, PyTorch's model from
+`vs_pytorch.torch_model`, timed in interleaved rounds. A difference from the numpy reference over
+the tolerance is flagged in the table rather than refused: on a GPU, cuDNN and TensorFloat-32
+matmuls round differently.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
     .venv/bin/python -m benchmarks.gpu_report FOLDER [--seconds N]
 
-Reads steps.tsv (each step's exit status, seconds and command), doctor.out (`doctor --json`),
-check-<precision>.out (`check --json`), bench-<shape>[-xla].out (`bench --json`) and peer.out
-(benchmarks/gpu_peer.py), writes FOLDER/report.md and prints it. A step that failed or did not
-run is shown with the last line of its log instead of its table.
+Reads steps.tsv and each step's `--json` output (doctor.out, check-*.out, bench-*.out, train-*.out,
+peer.out), writes FOLDER/report.md and prints it. A step that failed or did not run shows its log's
+last line instead of its table.
 """
 
 from __future__ import annotations

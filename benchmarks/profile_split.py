@@ -3,16 +3,10 @@
     .venv/bin/python -m benchmarks.profile_split [--variants nested,folded,fused]
         [--batch-size 8 --time-steps 50] [--steps 10] [--warmup 3] [--repeats 20] [--xla]
 
-For each variant, at RunConfig's default sizes unless given: `hierlstm.profiling.profiler.profile`
-(the real forward pass, `--steps` marked steps under the TensorFlow Profiler, each op's self
-time mapped to its layer, then `--repeats` harness samples with the profiler off) and then
-`hierlstm.timing.breakdown.layer_breakdown` (each layer its own function on its real input,
-interleaved rounds of `--repeats`). Prints per layer the profiler's ms per step and share of
-the op time, beside the separate calls' median ms and share of their sum; then the profiled
-step median, the harness median, the separate calls' whole-model median and one empty call's
-cost. Each separate call pays about one empty call, so its split over-weights cheap layers;
-the profiler's op time leaves out TensorFlow's executor work between ops, so its layers add up
-to less than the step.
+Per variant: `hierlstm.profiling.profile` (op self times mapped to layers) beside
+`hierlstm.timing.layer_breakdown` (each layer its own function), then the step medians. Each
+separate call pays one empty call's overhead, so it over-weights cheap layers; the profiler's op
+time leaves out the executor's work between ops, so its layers add up to less than the step.
 """
 
 from __future__ import annotations

@@ -91,9 +91,8 @@ def machine() -> dict:
 
 
 def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
-    """Runs benchmark `name` with `argv` in its own process, its report shown as it prints,
-    then keeps the run in `folder`/NAME.json when it printed a report (a markdown table): a
-    run that failed before its report leaves the last kept one as it was. Its exit status."""
+    """Runs benchmark `name` in its own process, showing its report as it prints, and keeps the
+    run in `folder`/NAME.json only if it printed one, so a failed run leaves the last kept one."""
     command = [sys.executable, "-m", f"benchmarks.{name}", *argv]
     started, before = datetime.datetime.now(datetime.UTC), load_average()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)

@@ -3,9 +3,8 @@
     .venv/bin/python -m benchmarks.scaling [--batch 8] [--times 25,50,100,200,400] [--repeats 5]
                                            [--xla]
 
-For each time length every variant is built, first-called (trace + compile + run, timed on its
-own) and then timed in interleaved rounds. Prints one markdown table of first-call seconds and
-one of steady-state medians, then each variant's growth from the shortest to the longest length.
+Tables of first-call seconds and steady-state medians, then each variant's growth from the
+shortest length to the longest.
 """
 
 from __future__ import annotations

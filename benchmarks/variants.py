@@ -2,10 +2,9 @@
 
     .venv/bin/python -m benchmarks.variants [--repeats 10] [--shapes 8x50,32x100,128x200]
 
-Prints, per shape, a markdown table: median and IQR per variant, the speed-up paired per round
-against `nested` without XLA, first call, GFLOP/s (analytic FLOPs / median) and the fraction of
-the machine's estimated FP32 peak (see `common.fp32_peak_gflops`). Then the harness's median
-beside an independent timer (`timeit`) of the same compiled function.
+Per shape: median, IQR, the speed-up over the first variant paired per round, first call, GFLOP/s
+and the share of the CPU's estimated FP32 peak. Then the harness's median beside `timeit`'s on the
+same compiled function: a check of the harness itself.
 """
 
 from __future__ import annotations

@@ -4,27 +4,12 @@ forward pass, and one training step (forward, backward, SGD update).
     .venv/bin/pip install -r requirements-bench.txt      # PyTorch (CPU build), benchmark-only
     .venv/bin/python -m benchmarks.vs_pytorch [--repeats 30] [--threads N] [--task both]
 
-The PyTorch model is the folded design written the way a PyTorch user would: Conv2d, MaxPool2d,
-one nn.LSTM over the (batch*time, 12, 16) sub-sequences, one nn.LSTM over time. Its weights are
-copied from the same `init_params` as hierlstm's, and both outputs are checked against the numpy
-reference before anything is timed. Both frameworks get the same thread count; every candidate
-is timed in interleaved rounds (A B C ..., A B C ...). hierlstm's samples are the harness's
-`timed_call` (one forward pass ended by the device sync); PyTorch's are this module's own
-`perf_counter` interval around one pass (PyTorch on a CPU returns when it is done): the harness
-times TensorFlow only, and its `compare` cannot interleave a PyTorch candidate. Prints per
-shape the medians and hierlstm-best / PyTorch, paired per round.
-
-The training step is hierlstm's `TrainingStep.step` (`hierlstm.model.training`) against
-`zero_grad; loss.backward(); SGD.step()` in PyTorch: the same loss
-(`hierlstm.model.loss.mean_squared_error` to the same `loss_target`), SGD at the same learning
-rate, the same starting weights. Before timing, after one step on each side, every candidate's
-loss and gradients (every parameter) are checked against PyTorch autograd's. Printed per
-shape: each candidate's step, its step / its own forward pass and its first step (tracing the
-gradient graph), PyTorch's step, and best step / PyTorch step, paired per round.
-
-`--profile-torch-steps N` then profiles N of PyTorch's training steps per shape under
-torch.profiler and prints its ops by self CPU time: where the peer's step goes, to set beside
-hierlstm's own profile (`python -m hierlstm profile --task training ...`).
+The PyTorch model is the folded design as a PyTorch user writes it (Conv2d, MaxPool2d, nn.LSTM
+over the (batch*time, 12, 16) sub-sequences, nn.LSTM over time), its weights copied from the same
+`init_params`. Both frameworks get the same threads, outputs, losses and gradients are checked
+before timing, and candidates are timed in interleaved rounds, paired per round. PyTorch's samples
+are this module's own `perf_counter` intervals: the harness times TensorFlow only.
+`--profile-torch-steps N` prints where PyTorch's training step goes, under torch.profiler.
 """
 
 from __future__ import annotations
