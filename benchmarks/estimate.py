@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from benchmarks.common import header
-from benchmarks.record import argument_parser, markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.admission.estimate import calibrate, run_seconds
 from hierlstm.config import RunConfig, Timing
 from hierlstm.timing import benchmark
@@ -22,11 +22,10 @@ from hierlstm.timing import benchmark
 def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--variants", default="nested,folded,fused,time_distributed")
-    parser.add_argument("--shapes", default="8x30,32x60,64x100")
+    parser.add_argument("--shapes", type=shapes, default="8x30,32x60,64x100")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
-    shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
     timing = Timing(warmup=args.warmup, repeats=args.repeats)
     print(header("Long-run estimate against the measured run"))
     rows, ratios = [], []
@@ -34,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         step_cost = calibrate(RunConfig(variant=name))
         calibration_s = time.perf_counter() - started
-        for batch, steps in shapes:
+        for batch, steps in args.shapes:
             config = RunConfig(variant=name, batch_size=batch, time_steps=steps)
             estimate = run_seconds(config, step_cost, timing)
             started = time.perf_counter()

@@ -21,7 +21,7 @@ import keras
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import argument_parser, markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_fused, build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM
@@ -156,7 +156,7 @@ def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> 
 def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     args = parser.parse_args(argv)
     config = RunConfig(variant="fused")
     params = init_params(config)
@@ -169,10 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     rows = []
     started = time.perf_counter()
-    for shape in args.shapes.split(","):
-        batch, steps = (int(part) for part in shape.split("x"))
+    for batch, steps in args.shapes:
         rows += time_shape(functions, params, batch, steps, args.rounds)
-        print(f"{shape} done ({time.perf_counter() - started:.0f} s)", flush=True)
+        print(f"{batch}x{steps} done ({time.perf_counter() - started:.0f} s)", flush=True)
     print()
     print(
         markdown_table(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import argument_parser, markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -72,13 +72,12 @@ def shape_rows(batch: int, steps: int, repeats: int) -> list:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
     print(header("fused's backward pass, part by part (XLA)"))
     rows = []
-    for shape in args.shapes.split(","):
-        batch, steps = (int(part) for part in shape.split("x"))
+    for batch, steps in args.shapes:
         rows += shape_rows(batch, steps, args.repeats)
     columns = ("shape", "part, gradient", "forward ms", "forward + backward ms", "ratio")
     print(markdown_table(columns, rows))

@@ -14,7 +14,7 @@ import timeit
 import numpy as np
 
 from benchmarks.common import fp32_peak_gflops, header
-from benchmarks.record import argument_parser, markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -92,20 +92,20 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
 def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="the first is the baseline")
-    parser.add_argument("--timeit-shape", default="32x100", help="of the check against timeit")
+    parser.add_argument(
+        "--timeit-shape", type=shapes, default="32x100", help="of the check against timeit"
+    )
     args = parser.parse_args(argv)
     peak, method = fp32_peak_gflops()
     print(header("Variants, with and without XLA"))
     print(f"Estimated FP32 peak: {method}.\n")
-    for shape in args.shapes.split(","):
-        batch, time = (int(part) for part in shape.split("x"))
+    for batch, time in args.shapes:
         table = shape_table(batch, time, args.repeats, peak, args.variants.split(","))
         print(table, "\n", flush=True)
     best = "fused" if "fused" in VARIANTS else "folded"
-    batch, time = (int(part) for part in args.timeit_shape.split("x"))
-    print(harness_against_timeit(best, batch, time, 20))
+    print(harness_against_timeit(best, *args.timeit_shape[0], 20))
 
 
 if __name__ == "__main__":
