@@ -21,15 +21,7 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks.browser import (
-    RunEnd,
-    free_port,
-    launch_chromium,
-    own_store,
-    start_server,
-    stop,
-    wait_healthy,
-)
+from benchmarks import browser
 from benchmarks.common import header
 from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 from benchmarks.visit import app_pages, new_page, open_url
@@ -71,34 +63,34 @@ def script_text(title: str, body: str) -> str:
     return head + textwrap.dedent(body)
 
 
-def measure_row(browser, label: str, visits: int, title: str) -> list[float | None]:
+def measure_row(chromium, label: str, visits: int, title: str) -> list[float | None]:
     folder = Path(tempfile.mkdtemp(prefix="browser-floor-"))
-    port = free_port()
+    port = browser.free_port()
     url = f"http://127.0.0.1:{port}"
     script = "app.py"
     if label != HIERLSTM:
         script = str(folder / "page.py")
         Path(script).write_text(script_text(title, SCRIPTS[label]))
     log = folder / "server.log"
-    process = start_server(port, log, own_store(folder), script=script)
+    process = browser.start_server(port, log, browser.own_store(folder), script=script)
     # The app logs its page's run's end; the rows' own scripts do not.
-    ended = (lambda: RunEnd(log, "shape_trace")) if label == HIERLSTM else (lambda: None)
+    ended = (lambda: browser.RunEnd(log, "shape_trace")) if label == HIERLSTM else (lambda: None)
     try:
-        wait_healthy(url, process, time.perf_counter())
-        warm = new_page(browser)  # the server's first session (and warm-up) done
+        browser.wait_healthy(url, process, time.perf_counter())
+        warm = new_page(chromium)  # the server's first session (and warm-up) done
         open_url(warm, url + "/", title, ended())
         warm.context.close()
         time.sleep(5 if label == HIERLSTM else 1)  # the warm-up's quiet-time steps, then quiet
         idles = []
         for _ in range(visits):
-            page = new_page(browser)
+            page = new_page(chromium)
             try:
                 idles.append(open_url(page, url + "/", title, ended()).idle_s)
             finally:
                 page.context.close()
         return idles
     finally:
-        stop(process)
+        browser.stop(process)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -113,13 +105,13 @@ def main(argv: list[str] | None = None) -> None:
     load_before = load_average()
     rows = {}
     with sync_api.sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+        chromium = browser.launch_chromium(playwright)
         try:
             for label in labels:
-                rows[label] = measure_row(browser, label, args.visits, title)
+                rows[label] = measure_row(chromium, label, args.visits, title)
                 print(f"{label} done", file=sys.stderr, flush=True)
         finally:
-            browser.close()
+            chromium.close()
     seen = {label: [v for v in idles if v is not None] for label, idles in rows.items()}
     base = statistics.median(seen["title"]) if seen["title"] else None
     table = []

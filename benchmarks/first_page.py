@@ -28,15 +28,7 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks import server_profile
-from benchmarks.browser import (
-    free_port,
-    launch_chromium,
-    own_store,
-    start_server,
-    stop,
-    wait_healthy,
-)
+from benchmarks import browser, server_profile
 from benchmarks.common import header
 from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 from benchmarks.visit import Page, Visit, app_pages, click_link, new_page, open_page, press_run
@@ -72,10 +64,10 @@ class Rows:
             tab.screenshot(path=str(self.shots / f"{self.prefix}-{name}.png"))
 
 
-def visit_pages(browser, url: str, log: Path, pages: list[Page], rows: Rows) -> None:
+def visit_pages(chromium, url: str, log: Path, pages: list[Page], rows: Rows) -> None:
     """After the first visitor: a second one, every page by URL, every page by its link, the
     default benchmark run; all in one new context (one visitor, a new session per `goto`)."""
-    tab = new_page(browser)
+    tab = new_page(chromium)
     try:
         rows.add("second visitor", open_page(tab, url, pages[0], log))
         for target in pages:
@@ -100,7 +92,7 @@ def measure_round(number: int, pages: list[Page], args) -> dict:
     """A fresh Chromium and server: the health-check time and every row's visit."""
     with tempfile.TemporaryDirectory(prefix="first-page-") as name:
         folder = Path(name)
-        port = free_port(args.port or 0)
+        port = browser.free_port(args.port or 0)
         url, log = f"http://127.0.0.1:{port}", folder / "server.log"
         shots = Path(args.screenshots) if args.screenshots else None
         profile = folder / "profile.json" if args.profile_server else None
@@ -109,13 +101,15 @@ def measure_round(number: int, pages: list[Page], args) -> dict:
         signal.alarm(ROUND_TIMEOUT_S)
         try:
             with sync_api.sync_playwright() as playwright:
-                browser = launch_chromium(playwright)
+                chromium = browser.launch_chromium(playwright)
                 try:
-                    first = new_page(browser)  # ready before the server: it starts at once
+                    first = new_page(chromium)  # ready before the server: it starts at once
                     started = time.perf_counter()
-                    process = start_server(port, log, own_store(folder), profile=profile)
+                    process = browser.start_server(
+                        port, log, browser.own_store(folder), profile=profile
+                    )
                     rows = Rows(process, args.profile_server, shots, f"round{number}")
-                    health_s = wait_healthy(url, process, started)
+                    health_s = browser.wait_healthy(url, process, started)
                     healthy_at = time.perf_counter()
                     on_title = lambda: rows.shoot(first, "first-visitor-title")  # noqa: E731
                     gap_s = time.perf_counter() - healthy_at  # the health check to the goto
@@ -123,13 +117,13 @@ def measure_round(number: int, pages: list[Page], args) -> dict:
                     rows.shoot(first, "first-visitor-idle")
                     rows.add("first visitor", visit)
                     first.context.close()
-                    visit_pages(browser, url, log, pages, rows)
+                    visit_pages(chromium, url, log, pages, rows)
                 finally:
-                    browser.close()
+                    chromium.close()
         finally:
             signal.alarm(0)
             if process is not None:
-                stop(process)
+                browser.stop(process)
             if shots and log.exists():
                 shots.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(log, shots / f"round{number}-server.log")
@@ -211,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--rounds must be at least 1, not {args.rounds}")
     if args.port:
         try:
-            free_port(args.port)
+            browser.free_port(args.port)
         except ValueError as error:
             parser.error(str(error))
     pages = app_pages()
