@@ -12,12 +12,10 @@ on a loaded machine PyTorch's OpenMP threads spin at their barriers, so one thre
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from benchmarks.common import header
-from benchmarks.record import argument_parser, markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.backends.pool import BackendPool, RunFailed
 from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS
@@ -33,35 +31,17 @@ def native_peer(config: RunConfig, threads: int | None):
     if threads:
         torch.set_num_threads(threads)
 
-    from benchmarks.vs_pytorch import torch_model
-    from hierlstm.model.loss import loss_target, mean_squared_error
+    from benchmarks.vs_pytorch import forward_timer, torch_model, training_timer
+    from hierlstm.model.loss import loss_target
     from hierlstm.model.params import init_params
-    from hierlstm.model.training import LEARNING_RATES
     from hierlstm.timing.harness import make_inputs
 
     model = torch_model(init_params(config), torch)
     inputs = torch.from_numpy(make_inputs(config))
     if config.task == "inference":
-
-        def call():
-            with torch.inference_mode():
-                start = time.perf_counter()
-                model(inputs)
-                return time.perf_counter() - start
-
-        return call
-    model.train()
+        return forward_timer(model, inputs, torch)
     target = torch.from_numpy(loss_target(config))
-    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
-
-    def step():
-        start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        mean_squared_error(model(inputs), target, torch.mean).backward()
-        optimizer.step()
-        return time.perf_counter() - start
-
-    return step
+    return training_timer(model.train(), inputs, target, torch)
 
 
 def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int, threads) -> str:
@@ -120,7 +100,7 @@ def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int,
 def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     portable = [name for name, v in VARIANTS.items() if set(BACKENDS) <= set(v.backends)]
     parser.add_argument("--variants", default=",".join(portable))
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
@@ -139,8 +119,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.threads or 'each library default'}.\n"
     )
     with BackendPool(environment=environment) as pool:
-        for shape in args.shapes.split(","):
-            batch, steps = (int(part) for part in shape.split("x"))
+        for batch, steps in args.shapes:
             for task in tasks:
                 variants = args.variants.split(",")
                 table = shape_table(pool, variants, batch, steps, task, args.repeats, args.threads)

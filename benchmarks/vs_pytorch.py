@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import argument_parser, markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target, mean_squared_error
@@ -95,9 +95,47 @@ def torch_gradients(model) -> dict[str, np.ndarray]:
     return grads
 
 
-def candidates() -> list[tuple[str, bool]]:
+def candidates() -> list[tuple[str, str, bool]]:
+    """(label, variant, xla) of hierlstm's side."""
     names = ["folded", "fused"] if "fused" in VARIANTS else ["folded"]
-    return [(name, xla) for name in names for xla in (True, False)]
+    return [
+        (f"{name}{' + XLA' if xla else ''}", name, xla) for name in names for xla in (True, False)
+    ]
+
+
+def same_threads(torch, threads: int) -> None:
+    """`threads` intra-op threads for PyTorch and TensorFlow (and inter-op for TensorFlow)."""
+    torch.set_num_threads(threads)
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+def forward_timer(model, inputs, torch, cuda: bool = False):
+    """One timed forward pass of a PyTorch model (seconds), ended by a CUDA sync on a GPU."""
+
+    def call() -> float:
+        with torch.inference_mode():
+            start = time.perf_counter()
+            model(inputs)
+            if cuda:
+                torch.cuda.synchronize()
+            return time.perf_counter() - start
+
+    return call
+
+
+def training_timer(model, inputs, target, torch):
+    """One timed SGD step of a PyTorch model (seconds), on hierlstm's loss and learning rate."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
+
+    def step() -> float:
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        mean_squared_error(model(inputs), target, torch.mean).backward()
+        optimizer.step()
+        return time.perf_counter() - start
+
+    return step
 
 
 def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
@@ -106,41 +144,26 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
     x = make_inputs(base)
     expected = reference_forward(params, x)
     timers = {}
-    for name, xla in candidates():
+    inputs = tf.constant(x)
+    for label, name, xla in candidates():
         config = base.replace(variant=name, xla=xla)
         forward = make_forward(build_model(config, params), config)
-        inputs = tf.constant(x)
         difference = np.max(np.abs(np.asarray(forward(inputs), np.float64) - expected))
         if difference > 1e-5:
             raise SystemExit(f"{name} differs from the reference by {difference:.2e}")
-        timers[f"{name}{' + XLA' if xla else ''}"] = lambda forward=forward, inputs=inputs: (
-            timed_call(forward, inputs)
-        )
+        timers[label] = lambda forward=forward: timed_call(forward, inputs)
     model = torch_model(params, torch)
     torch_input = torch.from_numpy(x)
     with torch.inference_mode():
         difference = np.max(np.abs(model(torch_input).numpy().astype(np.float64) - expected))
     if difference > 1e-5:
         raise SystemExit(f"PyTorch differs from the reference by {difference:.2e}")
-
-    def torch_call():
-        with torch.inference_mode():
-            start = time.perf_counter()
-            model(torch_input)
-            return time.perf_counter() - start
-
-    timers["PyTorch"] = torch_call
+    timers["PyTorch"] = forward_timer(model, torch_input, torch)
     samples = timer_rounds(timers, repeats, warmup=3)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
     best = min((name for name in timers if name != "PyTorch"), key=medians.get)
-    paired = np.array(samples[best]) / np.array(samples["PyTorch"])
-    return [
-        f"{batch}x{steps}",
-        *(f"{medians[name] * 1e3:.2f}" for name in timers),
-        best,
-        f"{np.median(paired):.2f} ({np.percentile(paired, 10):.2f}-"
-        f"{np.percentile(paired, 90):.2f})",
-    ], list(timers)
+    cells = [f"{medians[name] * 1e3:.2f}" for name in timers]
+    return [f"{batch}x{steps}", *cells, best, _paired(samples, best, "PyTorch")], list(timers)
 
 
 def _paired(samples, name: str, against: str) -> str:
@@ -156,25 +179,16 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     inputs, targets = tf.constant(x), tf.constant(target)
     model = torch_model(params, torch).train()
     torch_input, torch_target = torch.from_numpy(x), torch.from_numpy(target)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
-
-    def torch_step():
-        start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        mean_squared_error(model(torch_input), torch_target, torch.mean).backward()
-        optimizer.step()
-        return time.perf_counter() - start
-
+    torch_step = training_timer(model, torch_input, torch_target, torch)
     # Every side takes its first step from the same weights; then the loss and gradients of the
     # second step are compared, which checks the gradients and the update together.
     torch_step()
-    optimizer.zero_grad(set_to_none=True)
+    model.zero_grad(set_to_none=True)
     loss = mean_squared_error(model(torch_input), torch_target, torch.mean)
     loss.backward()
     expected_loss, expected = float(loss.detach()), torch_gradients(model)
     timers, firsts, names = {}, {}, []
-    for name, xla in candidates():
-        label = f"{name}{' + XLA' if xla else ''}"
+    for label, name, xla in candidates():
         config = base.replace(variant=name, xla=xla)
         step = TrainingStep(build_model(config, params), config)
         start = time.perf_counter()  # tracing the step traces its gradient graph
@@ -219,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--train-repeats", type=int, default=15, help="rounds of the training step")
     parser.add_argument(
@@ -231,9 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     import torch
 
-    torch.set_num_threads(args.threads)
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    same_threads(torch, args.threads)
     print(header("hierlstm against PyTorch"))
     print(
         f"PyTorch {torch.__version__}; {args.threads} threads for both (TF intra-op "
@@ -242,10 +254,9 @@ def main(argv: list[str] | None = None) -> None:
         "candidate and of PyTorch checked against the numpy reference (max abs diff <= 1e-5) "
         "before timing.\n"
     )
-    shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
     if args.task != "training":
         rows, names = [], []
-        for batch, steps in shapes:
+        for batch, steps in args.shapes:
             row, names = run_shape(batch, steps, args.repeats, torch)
             rows.append(row)
             print(f"{batch}x{steps} forward done", file=sys.stderr, flush=True)
@@ -254,7 +265,7 @@ def main(argv: list[str] | None = None) -> None:
         print(markdown_table((*header_row, "best / PyTorch (p10-p90)"), rows))
     if args.task != "inference":
         rows, names, profiles = [], [], {}
-        for batch, steps in shapes:
+        for batch, steps in args.shapes:
             row, names, torch_step = train_shape(batch, steps, args.train_repeats, torch)
             rows.append(row)
             if args.profile_torch_steps:
