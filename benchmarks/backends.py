@@ -71,26 +71,14 @@ def shape_table(pool, variants, batch: int, steps: int, task: str, repeats: int,
         if tf_config in times:
             paired = np.array(times[config]) / np.array(times[tf_config])
             ratio = f"{np.median(paired):.2f} ({np.min(paired):.2f}-{np.max(paired):.2f})"
-        rows.append(
-            (
-                name,
-                f"{np.median(times[config]) * 1e3:.2f}",
-                ratio,
-                f"{runs[config].first_call_s:.2f}",
-                runs[config].kernel,
-            )
-        )
+        run = runs[config]
+        median_ms = f"{np.median(times[config]) * 1e3:.2f}"
+        rows.append((name, median_ms, ratio, f"{run.first_call_s:.2f}", run.kernel))
     best = min(runs, key=lambda config: np.median(times[config]))
-    paired = np.array(times["peer"]) / np.array(times[best])
-    rows.append(
-        (
-            "PyTorch native (nn.LSTM)",
-            f"{np.median(times['peer']) * 1e3:.2f}",
-            f"{np.median(paired):.2f} of {best.variant} [{best.backend}]",
-            "",
-            "",
-        )
-    )
+    paired = np.median(np.array(times["peer"]) / np.array(times[best]))
+    of_best = f"{paired:.2f} of {best.variant} [{best.backend}]"
+    peer_ms = f"{np.median(times['peer']) * 1e3:.2f}"
+    rows.append(("PyTorch native (nn.LSTM)", peer_ms, of_best, "", ""))
     what = "forward pass" if task == "inference" else "training step (SGD)"
     title = f"### {batch}x{steps}, {what}, {repeats} interleaved rounds\n\n"
     heading = ("variant [backend]", "median ms", "/ TensorFlow (min-max)", "first call s", "kernel")

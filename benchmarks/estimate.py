@@ -41,22 +41,10 @@ def main(argv: list[str] | None = None) -> None:
             measured = time.perf_counter() - started
             assert result.status == "ok", result.error
             ratios.append(estimate / measured)
-            rows.append(
-                (
-                    name,
-                    f"{batch}x{steps}",
-                    f"{calibration_s:.2f}",
-                    f"{estimate:.2f}",
-                    f"{measured:.2f}",
-                    f"{estimate / measured:.2f}",
-                )
-            )
-    print(
-        markdown_table(
-            ("variant", "batch x time", "calibration s", "estimate s", "measured s", "ratio"),
-            rows,
-        )
-    )
+            seconds = (calibration_s, estimate, measured, estimate / measured)
+            rows.append((name, f"{batch}x{steps}", *(f"{value:.2f}" for value in seconds)))
+    columns = ("variant", "batch x time", "calibration s", "estimate s", "measured s", "ratio")
+    print(markdown_table(columns, rows))
     print(f"\nestimate / measured: {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} runs")
 
 

@@ -139,17 +139,10 @@ def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> 
     rows = []
     for name in functions:
         values = np.array(samples[name])
-        rows.append(
-            [
-                f"{batch}x{steps}",
-                name,
-                f"{np.median(values) * 1e3:.2f}",
-                f"{np.percentile(values, 10) * 1e3:.1f}-{np.percentile(values, 90) * 1e3:.1f}",
-                f"{np.median(baseline / values):.2f}",
-                f"{np.median(baseline_xla / values):.2f}",
-                f"{differences[name]:.1e}",
-            ]
-        )
+        low, high = np.percentile(values, [10, 90]) * 1e3
+        ratios = (f"{np.median(baseline / values):.2f}", f"{np.median(baseline_xla / values):.2f}")
+        ms = (f"{np.median(values) * 1e3:.2f}", f"{low:.1f}-{high:.1f}")
+        rows.append([f"{batch}x{steps}", name, *ms, *ratios, f"{differences[name]:.1e}"])
     return rows
 
 
@@ -173,20 +166,8 @@ def main(argv: list[str] | None = None) -> None:
         rows += time_shape(functions, params, batch, steps, args.rounds)
         print(f"{batch}x{steps} done ({time.perf_counter() - started:.0f} s)", flush=True)
     print()
-    print(
-        markdown_table(
-            (
-                "shape",
-                "candidate",
-                "median ms",
-                "p10-p90 ms",
-                "x folded",
-                "x folded + XLA",
-                "max abs diff",
-            ),
-            rows,
-        )
-    )
+    columns = ("shape", "candidate", "median ms", "p10-p90 ms", "x folded", "x folded + XLA")
+    print(markdown_table((*columns, "max abs diff"), rows))
     traces = {
         name: function.experimental_get_tracing_count() for name, function in functions.items()
     }

@@ -155,43 +155,24 @@ def bench_section(folder: Path, batch: int, steps_: int, prefix: str = "bench") 
     for document, key in ((plain, "plain"), (xla, "xla")):
         for row in (document or {}).get("results", []):
             by_variant.setdefault(row["variant"], {})[key] = row
+    phases = prefix == "train"
     rows = []
     for variant, runs in by_variant.items():
         base, compiled = runs.get("plain"), runs.get("xla")
         both_ok = base and compiled and base["status"] == compiled["status"] == "ok"
         ratio = f"{compiled['median_s'] / base['median_s']:.2f}" if both_ok else "—"
         ok = [run for run in (base, compiled) if run and run["status"] == "ok"]
-        rows.append(
-            [
-                variant,
-                _median(base),
-                _speedup(base),
-                _median(compiled),
-                _speedup(compiled),
-                ratio,
-                " / ".join(f"{run['first_call_s']:.2f}" for run in ok) or "—",
-                " / ".join(
-                    run["kernel"] if run and run["status"] == "ok" else "—"
-                    for run in (base, compiled)
-                ),
-                f"{ok[0]['peak_memory_bytes'] / 2**20:.1f} ({ok[0]['peak_memory_kind']})"
-                if ok
-                else "—",
-                *([_phases(base)] if prefix == "train" else []),
-            ]
-        )
-    header = (
-        "variant",
-        "median ms",
-        "vs nested",
-        "+ XLA median ms",
-        "+ XLA vs nested",
-        "XLA / no XLA",
-        "first call s (no XLA / XLA)",
-        "LSTM kernel (no XLA / XLA)",
-        "peak memory MiB",
-        *(["phases ms: forward / backward / update (sum / step)"] if prefix == "train" else []),
-    )
+        cells = [_median(base), _speedup(base), _median(compiled), _speedup(compiled), ratio]
+        cells.append(" / ".join(f"{run['first_call_s']:.2f}" for run in ok) or "—")
+        cells.append(" / ".join(run["kernel"] if run in ok else "—" for run in (base, compiled)))
+        peak = ok[0] if ok else None
+        memory = peak and f"{peak['peak_memory_bytes'] / 2**20:.1f} ({peak['peak_memory_kind']})"
+        cells.append(memory or "—")
+        rows.append([variant, *cells, *([_phases(base)] if phases else [])])
+    header = ("variant", "median ms", "vs nested", "+ XLA median ms", "+ XLA vs nested")
+    header += ("XLA / no XLA", "first call s (no XLA / XLA)", "LSTM kernel (no XLA / XLA)")
+    header += ("peak memory MiB",)
+    header += ("phases ms: forward / backward / update (sum / step)",) if phases else ()
     timed = [
         (run["median_s"], f"{variant}{' + XLA' if key == 'xla' else ''}")
         for variant, runs in by_variant.items()

@@ -48,16 +48,11 @@ def main(argv: list[str] | None = None) -> None:
         calls = separate.set_index("layer")
         rows = []
         for row in profiled.layers.itertuples():
-            called = calls.loc[row.layer] if row.layer in calls.index else None
-            rows.append(
-                (
-                    row.layer,
-                    _ms(row.time_s),
-                    f"{row.share:.1%}",
-                    "" if called is None else _ms(called["median_s"]),
-                    "" if called is None else f"{called['share']:.1%}",
-                )
-            )
+            separately = ("", "")
+            if row.layer in calls.index:
+                called = calls.loc[row.layer]
+                separately = (_ms(called["median_s"]), f"{called['share']:.1%}")
+            rows.append((row.layer, _ms(row.time_s), f"{row.share:.1%}", *separately))
         print(
             f"### {name}, batch {config.batch_size} x time {config.time_steps}"
             f"{', XLA' if config.xla else ''}\n"
@@ -69,27 +64,13 @@ def main(argv: list[str] | None = None) -> None:
             f"{_ms(profiled.outside_s)} ms; separate calls sum "
             f"{_ms(separate.attrs['sum_median_s'])} ms\n"
         )
-        summary.append(
-            (
-                name,
-                _ms(profiled.profiled_step_s),
-                _ms(profiled.harness_median_s),
-                f"{profiled.profiled_step_s / profiled.harness_median_s:.2f}",
-                f"{profiled.op_s / profiled.profiled_step_s:.0%}",
-                _ms(separate.attrs["model_median_s"]),
-                _ms(separate.attrs["call_overhead_s"]),
-            )
-        )
+        step_s, harness_s = profiled.profiled_step_s, profiled.harness_median_s
+        ratios = (f"{step_s / harness_s:.2f}", f"{profiled.op_s / step_s:.0%}")
+        calls_ms = (_ms(separate.attrs["model_median_s"]), _ms(separate.attrs["call_overhead_s"]))
+        summary.append((name, _ms(step_s), _ms(harness_s), *ratios, *calls_ms))
     print("### Step time\n")
-    header_row = (
-        "variant",
-        "profiled step ms",
-        "harness ms",
-        "profiled / harness",
-        "op time / step",
-        "separate calls: model ms",
-        "empty call ms",
-    )
+    header_row = ("variant", "profiled step ms", "harness ms", "profiled / harness")
+    header_row += ("op time / step", "separate calls: model ms", "empty call ms")
     print(markdown_table(header_row, summary))
 
 

@@ -90,12 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         f"the warm-up froze {frozen_count} objects.\n"
     )
     rows = [
-        [
-            state,
-            walked[state],
-            f"{median_ms(state, 0):.1f}",
-            f"{median_ms(state, 1):.1f}",
-        ]
+        [state, walked[state], f"{median_ms(state, 0):.1f}", f"{median_ms(state, 1):.1f}"]
         for state in samples
     ]
     print(markdown_table(["", "objects walked", "wall ms", "CPU ms"], rows))

@@ -133,17 +133,12 @@ def table(round_: dict) -> str:
     rows = []
     for label, visit in round_["rows"].items():
         phase = round_["profile"].get(label, {"busy_s": 0.0, "lines": {}, "libraries": {}})
-        busy = phase["busy_s"] >= 0.05
-        rows.append(
-            (
-                label,
-                "timeout" if visit["idle_s"] is None else f"{visit['idle_s']:.2f}",
-                f"{phase['busy_s']:.2f}",
-                "-" if visit["assets_s"] is None else f"{visit['assets_s']:.2f}",
-                _top(phase["lines"], 3, source=True) if busy else "",
-                _top(phase["libraries"], 3, source=False) if busy else "",
-            )
-        )
+        idle = "timeout" if visit["idle_s"] is None else f"{visit['idle_s']:.2f}"
+        assets = "-" if visit["assets_s"] is None else f"{visit['assets_s']:.2f}"
+        where = ("", "")
+        if phase["busy_s"] >= 0.05:
+            where = (_top(phase["lines"], 3, source=True), _top(phase["libraries"], 3, False))
+        rows.append((label, idle, f"{phase['busy_s']:.2f}", assets, *where))
     columns = ("", "idle s", "script busy s", "last JS/CSS loaded s", "app lines", "libraries")
     return markdown_table(columns, rows)
 

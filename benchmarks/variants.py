@@ -38,32 +38,15 @@ def shape_table(batch: int, time: int, repeats: int, peak: float, variants: list
         if result.status != "ok":
             rows.append((name, "failed", result.error[:90], "", "", "", "", ""))
             continue
-        rows.append(
-            (
-                name + (" (noisy)" if result.noisy else ""),
-                f"{result.median_s * 1e3:.2f}",
-                f"{result.iqr_s * 1e3:.2f}",
-                f"{speedup:.2f} ({low:.2f}-{high:.2f})",
-                f"{result.first_call_s:.2f}",
-                f"{result.gflops_per_s:.2f}",
-                f"{result.gflops_per_s / peak:.2%}",
-                result.kernel,
-            )
-        )
+        name += " (noisy)" if result.noisy else ""
+        times = (f"{result.median_s * 1e3:.2f}", f"{result.iqr_s * 1e3:.2f}")
+        speed = (f"{speedup:.2f} ({low:.2f}-{high:.2f})", f"{result.first_call_s:.2f}")
+        gflops = (f"{result.gflops_per_s:.2f}", f"{result.gflops_per_s / peak:.2%}")
+        rows.append((name, *times, *speed, *gflops, result.kernel))
     title = f"### batch {batch}, time {time} ({repeats} interleaved rounds)\n\n"
-    return title + markdown_table(
-        (
-            "variant",
-            "median ms",
-            "IQR ms",
-            f"speed-up vs {variants[0]} (p10-p90)",
-            "first call s",
-            "GFLOP/s",
-            "of peak",
-            "LSTM kernel",
-        ),
-        rows,
-    )
+    columns = ("variant", "median ms", "IQR ms", f"speed-up vs {variants[0]} (p10-p90)")
+    columns += ("first call s", "GFLOP/s", "of peak", "LSTM kernel")
+    return title + markdown_table(columns, rows)
 
 
 def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) -> str:
