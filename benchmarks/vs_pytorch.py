@@ -38,28 +38,25 @@ def torch_model(params, torch):
     Keras's i, f, c, o; PyTorch's second bias is set to zero and not trained)."""
     nn = torch.nn
 
+    def tensor(array):
+        return torch.from_numpy(np.ascontiguousarray(array))
+
     class Hierarchical(nn.Module):
         def __init__(self):
             super().__init__()
             kernel = params["conv_kernel"]  # (k, k, 1, C)
-            self.conv = nn.Conv2d(1, kernel.shape[-1], kernel.shape[0], padding="same")
+            channels = kernel.shape[-1]
+            self.conv = nn.Conv2d(1, channels, kernel.shape[0], padding="same")
             self.pool = nn.MaxPool2d((3, 1))
-            self.inner = nn.LSTM(
-                kernel.shape[-1], params["inner_recurrent_kernel"].shape[0], batch_first=True
-            )
-            self.outer = nn.LSTM(
-                params["outer_kernel"].shape[0],
-                params["outer_recurrent_kernel"].shape[0],
-                batch_first=True,
-            )
+            inner = params["inner_recurrent_kernel"].shape[0]
+            self.inner = nn.LSTM(channels, inner, batch_first=True)
+            self.outer = nn.LSTM(inner, params["outer_recurrent_kernel"].shape[0], batch_first=True)
             with torch.no_grad():
-                self.conv.weight.copy_(torch.from_numpy(kernel.transpose(3, 2, 0, 1).copy()))
-                self.conv.bias.copy_(torch.from_numpy(params["conv_bias"]))
+                self.conv.weight.copy_(tensor(kernel.transpose(3, 2, 0, 1)))
+                self.conv.bias.copy_(tensor(params["conv_bias"]))
                 for lstm, prefix in ((self.inner, "inner"), (self.outer, "outer")):
-                    lstm.weight_ih_l0.copy_(torch.from_numpy(params[f"{prefix}_kernel"].T.copy()))
-                    lstm.weight_hh_l0.copy_(
-                        torch.from_numpy(params[f"{prefix}_recurrent_kernel"].T.copy())
-                    )
+                    lstm.weight_ih_l0.copy_(tensor(params[f"{prefix}_kernel"].T))
+                    lstm.weight_hh_l0.copy_(tensor(params[f"{prefix}_recurrent_kernel"].T))
                     lstm.bias_ih_l0.copy_(torch.from_numpy(params[f"{prefix}_bias"]))
                     lstm.bias_hh_l0.zero_()
                     # Kept at zero: trained, it would move the one bias Keras has twice as fast
