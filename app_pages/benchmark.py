@@ -59,7 +59,7 @@ training = measured.task == "training"
 
 ok = frame[frame["status"] == "ok"]
 for row in frame[frame["status"] != "ok"].itertuples():
-    st.error(_("bench.failed", variant=row.label, error=row.error), icon=":material/error:")
+    display.error(_("bench.failed", variant=row.label, error=row.error))
 if not ok.empty:
     fastest = ok.loc[ok["median_s"].idxmin()]
     summary = _(
@@ -145,9 +145,8 @@ if outcome.breakdown is not None:
     layers = bar_charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang)
     display.chart_row(gflops, (layers, outcome.breakdown, "bench-layers", caption))
 else:
-    display.chart_row(gflops, None)[1].error(
-        _("bench.layers.failed", error=outcome.breakdown_error), icon=":material/error:"
-    )
+    with display.chart_row(gflops, None)[1]:
+        display.error(_("bench.layers.failed", error=outcome.breakdown_error))
 
 st.subheader(_("bench.kernels"))
 kernels = display.lstm_kernel_rows(outcome.compared.results)

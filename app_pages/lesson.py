@@ -161,11 +161,7 @@ if frame is not None:
         for result in outcome["results"]
         if result.config.precision == "float32" and result.config.task == "inference"
     ]
-    display.table(
-        display.lstm_kernel_rows(float32),
-        key="lesson-kernels",
-        static=True,
-    )
+    display.table(display.lstm_kernel_rows(float32), key="lesson-kernels", static=True)
 
 # 5. Weight sharing ---------------------------------------------------------------------------
 st.header(_("lesson.sharing.title"))

@@ -32,7 +32,7 @@ if rows is None:
         try:
             kept_as, _store = repair.recover(refusal.path, ResultStore)
         except Refused as error:
-            st.error(error.refusal.sentence(lang), icon=":material/error:")
+            display.error(error.refusal.sentence(lang))
         else:
             st.session_state["results_recovered"] = str(kept_as)
             st.rerun()
@@ -90,29 +90,10 @@ if chosen_ids:
 elif rows.empty:
     st.info(_("results.empty"), icon=":material/inbox:")
 
-shown = [
-    "created_at",
-    "variant",
-    "backend",
-    "device",
-    "status",
-    "median_s",
-    "p10_s",
-    "p90_s",
-    "first_call_s",
-    "kernel",
-    "noisy",
-    "batch_size",
-    "time_steps",
-    "precision",
-    "xla",
-    "lstm_kernel",
-    "host",
-    "tensorflow_version",
-    "keras_version",
-    "error",
-    "id",
-]
+shown = (
+    "created_at variant backend device status median_s p10_s p90_s first_call_s kernel noisy "
+    "batch_size time_steps precision xla lstm_kernel host tensorflow_version keras_version error id"
+).split()
 
 
 def compare_two(pickable: list[dict]) -> None:
@@ -149,21 +130,10 @@ if not rows.empty:
 display.table(display.headed(selected[shown]), key="results-table")
 
 st.subheader(_("results.export"))
-left, right = st.columns(2)
-display.download(
-    _("results.export.csv"),
-    store.export_csv(),
-    "hierlstm-results.csv",
-    "results-export-csv",
-    where=left,
-)
-display.download(
-    _("results.export.json"),
-    store.export_json(),
-    "hierlstm-results.json",
-    "results-export-json",
-    where=right,
-)
+exports = {"csv": store.export_csv(), "json": store.export_json()}
+for where, (kind, data) in zip(st.columns(2), exports.items(), strict=True):
+    name, key = f"hierlstm-results.{kind}", f"results-export-{kind}"
+    display.download(_(f"results.export.{kind}"), data, name, key, where=where)
 
 st.subheader(_("results.import"))
 st.markdown(_("results.import.intro"))
@@ -176,9 +146,9 @@ if submitted and upload is not None:
     try:
         report = store.import_file(upload.getvalue(), format=upload.name.rsplit(".", 1)[-1].lower())
     except ResultsError as error:
-        st.error(failures.first_line(error), icon=":material/error:")
+        display.error(failures.first_line(error))
     except Refused as error:  # the file refused the write: a full disk, say
-        st.error(error.refusal.sentence(lang), icon=":material/error:")
+        display.error(error.refusal.sentence(lang))
     else:  # rerun so the table and the chart above include the new rows
         st.session_state["results_imported"] = (report.added, report.skipped)
         st.rerun()

@@ -33,7 +33,7 @@ raw_values = right.text_input(
 )
 values, problem = state.parse_values(raw_values, axis)
 if problem:
-    st.error(problem, icon=":material/error:")
+    display.error(problem)
 
 if axis == "replicas" and controls.config.task == "training":
     problem = _("scaling.replicas.training")

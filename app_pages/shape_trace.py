@@ -81,15 +81,8 @@ for tab, config in zip(tabs, configs, strict=True):
                 name: st.column_config.TextColumn(width=w) for name, w in widths.items()
             },
         )
-        # Lazy: a plain expander's code would be drawn (and its highlighter, 1.6 MB of the
-        # browser's first download, loaded) while it is closed.
-        source = st.expander(
-            _("trace.source", variant=config.variant),
-            icon=":material/code:",
-            key=f"source-{config.variant}",
-            on_change="rerun",
-        )
-        if source.open:
+        label = _("trace.source", variant=config.variant)
+        if source := display.code_expander(label, key=f"source-{config.variant}"):
             with source:
                 st.caption(_("trace.source.caption"))
                 for name, code in display.related_sources(builder_of(config.variant)):

@@ -16,11 +16,7 @@ config = controls.config
 units, rows, features = config.inner_units, config.rows, config.filters
 sequences = config.batch_size * config.time_steps  # as many sub-sequences as the folded model
 
-# Lazy, as the Shape trace's source: closed, it costs the browser no highlighter.
-source = st.expander(
-    _("sharing.source"), icon=":material/code:", key="sharing-source", on_change="rerun"
-)
-if source.open:
+if source := display.code_expander(_("sharing.source"), key="sharing-source"):
     with source:
         st.code(display.related_sources(sharing.build_pair)[0][1], language="python")
 

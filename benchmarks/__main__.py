@@ -1,9 +1,7 @@
-"""`python -m benchmarks`: the benchmarks, one line each; `python -m benchmarks NAME [args]`
-runs one (the same as `python -m benchmarks.NAME [args]`); `python -m benchmarks --all` runs,
-one after the other and each in its own process, every one this machine can run without
-arguments, and names the others with what they need. `--save` after either keeps each run as
-benchmarks/results/NAME.json (`benchmarks.record`); `python -m benchmarks --results` writes
-benchmarks/RESULTS.md from the kept runs. `make bench` is `--all --save`, then `--results`."""
+"""`python -m benchmarks`: the benchmarks, one line each; `python -m benchmarks NAME [args]` runs
+one; `--all` runs, each in its own process, every one this machine can run without arguments.
+`--save` keeps each run (`benchmarks.record`); `--results` writes RESULTS.md from the kept runs.
+`make bench` is `--all --save`, then `--results`."""
 
 from __future__ import annotations
 

@@ -5,28 +5,18 @@
         [--variants folded,nested,...] [--backends tensorflow,jax,torch] [--task both]
         [--threads N]
 
-Per shape and task, every variant x backend is prepared in its backend's worker (first call
-apart), warmed up, then timed in interleaved rounds: each round asks every config for one sample
-in turn (one process running at a time) and then times one call of the PyTorch-native model
-(`benchmarks.vs_pytorch.torch_model`: nn.LSTM, the same parameters) in this process. Printed:
-each config's median and its ratio to the same variant on TensorFlow, paired per round (never
-one absolute time as truth), and the native peer's ratio to the best Keras config.
-
-`--threads N` sets every process's intra-op threads (OMP_NUM_THREADS and MKL_NUM_THREADS for
-PyTorch, TF_NUM_INTRAOP_THREADS for TensorFlow, the peer's `torch.set_num_threads`); JAX's
-XLA:CPU has no such setting and keeps its own pool. On a machine that other jobs load, PyTorch's
-OpenMP threads spin at their barriers while a core is taken: one thread each is the fair run.
+Each round asks every config's worker for one sample in turn (one process running at a time),
+then times the native peer here; each ratio is to the same variant on TensorFlow, paired per
+round. `--threads N` sets every process's intra-op threads (JAX's XLA:CPU has no such setting):
+on a loaded machine PyTorch's OpenMP threads spin at their barriers, so one thread is the fair run.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-
 import numpy as np
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.backends.pool import BackendPool, RunFailed
 from hierlstm.config import RunConfig
 from hierlstm.registry import VARIANTS
@@ -42,35 +32,17 @@ def native_peer(config: RunConfig, threads: int | None):
     if threads:
         torch.set_num_threads(threads)
 
-    from benchmarks.vs_pytorch import torch_model
-    from hierlstm.model.loss import loss_target, mean_squared_error
+    from benchmarks.vs_pytorch import forward_timer, torch_model, training_timer
+    from hierlstm.model.loss import loss_target
     from hierlstm.model.params import init_params
-    from hierlstm.model.training import LEARNING_RATES
     from hierlstm.timing.harness import make_inputs
 
     model = torch_model(init_params(config), torch)
     inputs = torch.from_numpy(make_inputs(config))
     if config.task == "inference":
-
-        def call():
-            with torch.inference_mode():
-                start = time.perf_counter()
-                model(inputs)
-                return time.perf_counter() - start
-
-        return call
-    model.train()
+        return forward_timer(model, inputs, torch)
     target = torch.from_numpy(loss_target(config))
-    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
-
-    def step():
-        start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        mean_squared_error(model(inputs), target, torch.mean).backward()
-        optimizer.step()
-        return time.perf_counter() - start
-
-    return step
+    return training_timer(model.train(), inputs, target, torch)
 
 
 def shape_table(
@@ -102,26 +74,14 @@ def shape_table(
         if tf_config in times:
             paired = np.array(times[config]) / np.array(times[tf_config])
             ratio = f"{np.median(paired):.2f} ({np.min(paired):.2f}-{np.max(paired):.2f})"
-        rows.append(
-            (
-                name,
-                f"{np.median(times[config]) * 1e3:.2f}",
-                ratio,
-                f"{runs[config].first_call_s:.2f}",
-                runs[config].kernel,
-            )
-        )
+        run = runs[config]
+        median_ms = f"{np.median(times[config]) * 1e3:.2f}"
+        rows.append((name, median_ms, ratio, f"{run.first_call_s:.2f}", run.kernel))
     best = min(runs, key=lambda config: np.median(times[config]))
-    paired = np.array(times["peer"]) / np.array(times[best])
-    rows.append(
-        (
-            "PyTorch native (nn.LSTM)",
-            f"{np.median(times['peer']) * 1e3:.2f}",
-            f"{np.median(paired):.2f} of {best.variant} [{best.backend}]",
-            "",
-            "",
-        )
-    )
+    paired = np.median(np.array(times["peer"]) / np.array(times[best]))
+    of_best = f"{paired:.2f} of {best.variant} [{best.backend}]"
+    peer_ms = f"{np.median(times['peer']) * 1e3:.2f}"
+    rows.append(("PyTorch native (nn.LSTM)", peer_ms, of_best, "", ""))
     what = "forward pass" if task == "inference" else "training step (SGD)"
     title = f"### {batch}x{steps}, {what}, {repeats} interleaved rounds\n\n"
     heading = ("variant [backend]", "median ms", "/ TensorFlow (min-max)", "first call s", "kernel")
@@ -129,11 +89,9 @@ def shape_table(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     portable = [name for name, v in VARIANTS.items() if set(BACKENDS) <= set(v.backends)]
     parser.add_argument("--variants", default=",".join(portable))
     parser.add_argument("--backends", default=",".join(BACKENDS))
@@ -153,8 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.threads or 'each library default'}.\n"
     )
     with BackendPool(environment=environment) as pool:
-        for shape in args.shapes.split(","):
-            batch, steps = (int(part) for part in shape.split("x"))
+        for batch, steps in args.shapes:
             for task in tasks:
                 variants, backends = args.variants.split(","), args.backends.split(",")
                 table = shape_table(

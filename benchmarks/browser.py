@@ -1,9 +1,7 @@
-"""The app headless and Debian's Chromium: what the browser tests and the browser benchmarks
-share. A server is `streamlit run app.py` from the repository root on a loopback port, with an
-environment on top of this process's and its output in one log file; Chromium is launched
-through Playwright with the project's flags (no sandbox, no GPU, no background traffic). The
-server's log says when a page's script run ended (`RunEnd`). Imports neither TensorFlow nor
-Playwright, so a test can check `CHROMIUM` before it skips."""
+"""The app headless and Debian's Chromium: what the browser tests and benchmarks share. A
+server is `streamlit run app.py` on a loopback port, with its output in one log file, which says
+when a page's script run ended (`RunEnd`). Imports neither TensorFlow nor Playwright, so a test can
+check `CHROMIUM` before it skips."""
 
 from __future__ import annotations
 
@@ -54,10 +52,9 @@ def start_server(
     script: str = "app.py",
     profile: Path | None = None,
 ) -> subprocess.Popen:
-    """`streamlit run script` headless on 127.0.0.1:`port`, from the repository root, with
-    `environment` over this process's and the repository importable; stdout and stderr go to
-    `log`. No file watcher: no reload mid-run when someone saves a file. `profile`: run under
-    `benchmarks.server_profile` (a stack sampler), which writes that file when it exits."""
+    """`streamlit run script` headless on 127.0.0.1:`port` with `environment` over this process's,
+    its output in `log`; no file watcher, so saving a file does not reload it mid-run. `profile`:
+    under `benchmarks.server_profile`, which writes that file when it exits."""
     runner = ("-m", "benchmarks.server_profile", str(profile)) if profile else ("-m", "streamlit")
     command = [
         *(sys.executable, *runner, "run", script),
@@ -67,7 +64,6 @@ def start_server(
         *("--browser.gatherUsageStats", "false"),
         *("--server.fileWatcherType", "none"),
     ]
-    # A script outside the repository (a benchmark's own page) imports hierlstm too.
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **environment}
     with open(log, "w") as output:
         return subprocess.Popen(
@@ -118,9 +114,8 @@ def launch_chromium(playwright):
 
 
 def confirm_button(page):
-    """The Run button of the app's question before a long run (its estimate is over the
-    server's limit for a run without asking, or a setting's cost could not be measured), as a
-    Playwright locator: its label in either language, either form."""
+    """The Run button of the app's question before a long run, as a Playwright locator: its label
+    in either language, either form."""
     labels = []
     for lang in ("en", "zh"):
         labels.append(re.escape(MESSAGES["run.confirm.yes"][lang].split("{")[0]))
@@ -139,8 +134,7 @@ def own_store(folder: Path) -> dict[str, str]:
 
 class RunEnd:
     """A script run of `page` (its name in hierlstm.app.pages) that ends from now on, as the
-    app logs it in `log`, the server's log file: with several sessions on a server, any
-    session's run of that page."""
+    server's `log` says: any session's run of that page, since the log names no session."""
 
     def __init__(self, log: Path, page: str):
         self.log, self.page = log, page

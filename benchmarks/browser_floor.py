@@ -1,30 +1,16 @@
 """What a new browser costs before any of hierlstm's work: the floor under a second visitor.
 
-A second visitor (a new browser context: nothing cached) fetches, compiles and starts
-Streamlit's frontend, then the code of every kind of element the page draws (plotly alone is
-4.7 MB), then draws it. This script measures, side by side in one run, how long a new context
-takes to reach idle on pages that each add one thing:
-
     .venv/bin/python -m benchmarks.browser_floor [--visits 5] [--json PATH]
 
-- `title`: a Streamlit script that draws only a title (the frontend's own cost);
-- `title + plotly`, `title + table`, `title + plotly + table`: one tiny figure and/or one
-  3-row st.dataframe;
-- `hierlstm frame`: hierlstm's own sidebar (language switch, settings form) and banner around
-  the title, as drawn before the warm-up is done; no page, navigation or placeholder;
-- `hierlstm Shape trace`: the real app on a warm server, the default page and settings.
-
-Each row is its own fresh `streamlit run` (first_page.py's: its own results file and lock
-folder); each visit a new browser context, timed from `goto` to idle with `benchmarks.visit`'s probe
-(the script run over, no skeleton or status widget left, nothing changed for 500 ms; on the
-app, its log's line that the page's run ended too). Prints the median and min-max over the
-visits, and each row's median as a multiple of the title-only page's. The Shape trace row is
-what issue 13's "second visitor" row of first_page.py measures.
+A new browser context fetches and starts Streamlit's frontend, then the code of every kind of
+element the page draws. Each row is its own fresh server, each visit a new context timed from
+`goto` to idle: a title-only script, one that adds a tiny plotly figure and/or table, hierlstm's
+sidebar and banner around the title, and the real app's default page on a warm server (first_page's
+"second visitor"). Each row's median is given as a multiple of the title-only page's.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -35,17 +21,9 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks.browser import (
-    RunEnd,
-    free_port,
-    launch_chromium,
-    own_store,
-    start_server,
-    stop,
-    wait_healthy,
-)
+from benchmarks import browser
 from benchmarks.common import header
-from benchmarks.record import git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 from benchmarks.visit import app_pages, new_page, open_url
 
 HIERLSTM = "hierlstm Shape trace"
@@ -85,40 +63,38 @@ def script_text(title: str, body: str) -> str:
     return head + textwrap.dedent(body)
 
 
-def measure_row(browser, label: str, visits: int, title: str) -> list[float | None]:
+def measure_row(chromium, label: str, visits: int, title: str) -> list[float | None]:
     folder = Path(tempfile.mkdtemp(prefix="browser-floor-"))
-    port = free_port()
+    port = browser.free_port()
     url = f"http://127.0.0.1:{port}"
     script = "app.py"
     if label != HIERLSTM:
         script = str(folder / "page.py")
         Path(script).write_text(script_text(title, SCRIPTS[label]))
     log = folder / "server.log"
-    process = start_server(port, log, own_store(folder), script=script)
+    process = browser.start_server(port, log, browser.own_store(folder), script=script)
     # The app logs its page's run's end; the rows' own scripts do not.
-    ended = (lambda: RunEnd(log, "shape_trace")) if label == HIERLSTM else (lambda: None)
+    ended = (lambda: browser.RunEnd(log, "shape_trace")) if label == HIERLSTM else (lambda: None)
     try:
-        wait_healthy(url, process, time.perf_counter())
-        warm = new_page(browser)  # the server's first session (and warm-up) done
+        browser.wait_healthy(url, process, time.perf_counter())
+        warm = new_page(chromium)  # the server's first session (and warm-up) done
         open_url(warm, url + "/", title, ended())
         warm.context.close()
         time.sleep(5 if label == HIERLSTM else 1)  # the warm-up's quiet-time steps, then quiet
         idles = []
         for _ in range(visits):
-            page = new_page(browser)
+            page = new_page(chromium)
             try:
                 idles.append(open_url(page, url + "/", title, ended()).idle_s)
             finally:
                 page.context.close()
         return idles
     finally:
-        stop(process)
+        browser.stop(process)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--visits", type=int, default=5, help="new browser contexts per row")
     parser.add_argument("--json", help="also write every visit's idle time to this file")
     args = parser.parse_args(argv)
@@ -129,13 +105,13 @@ def main(argv: list[str] | None = None) -> None:
     load_before = load_average()
     rows = {}
     with sync_api.sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+        chromium = browser.launch_chromium(playwright)
         try:
             for label in labels:
-                rows[label] = measure_row(browser, label, args.visits, title)
+                rows[label] = measure_row(chromium, label, args.visits, title)
                 print(f"{label} done", file=sys.stderr, flush=True)
         finally:
-            browser.close()
+            chromium.close()
     seen = {label: [v for v in idles if v is not None] for label, idles in rows.items()}
     base = statistics.median(seen["title"]) if seen["title"] else None
     table = []

@@ -1,6 +1,5 @@
-"""What the benchmarks share: TensorFlow imported quietly, the machine header, the peak
-estimate, markdown tables; the commit and the load average from `benchmarks.record`, which
-needs no TensorFlow."""
+"""What the benchmarks that time TensorFlow share: TensorFlow imported quietly, the report's
+header and the CPU's estimated peak. What needs no framework is in `benchmarks.record`."""
 
 from __future__ import annotations
 
@@ -18,13 +17,9 @@ tf.get_logger().setLevel("ERROR")
 
 
 def fp32_peak_gflops() -> tuple[float, str]:
-    """Estimated FP32 peak: cores x clock x FLOPs per cycle per core.
-
-    FLOPs per cycle assume two FMA units per core (2 FLOPs per lane per FMA): 2 x 16 x 2 = 64
-    with AVX-512, 2 x 8 x 2 = 32 with AVX2, 2 x 4 x 2 = 16 otherwise. The clock is what
-    /proc/cpuinfo reports now (a VM often reports the base clock; turbo would raise the peak).
-    An estimate for scale, not a measured roofline.
-    """
+    """Estimated FP32 peak GFLOP/s and how it was reckoned: cores x clock x FLOPs per cycle, two
+    FMA units per core assumed, at the clock /proc/cpuinfo reports now (a VM's base clock, often).
+    For scale, not a measured roofline."""
     from hierlstm.hardware import cpu_flags  # imports TensorFlow: after the quiet import
 
     cores = len(os.sched_getaffinity(0))

@@ -3,36 +3,29 @@
     .venv/bin/python -m benchmarks.estimate [--variants nested,folded,fused,time_distributed]
                                             [--shapes 8x30,32x60,64x100] [--warmup 2] [--repeats 10]
 
-For each variant: `hierlstm.admission.estimate.calibrate` (two small timed runs), then for each
-shape the estimate of a `benchmark` with the given warm-up and repeats beside the wall time of
-that very `benchmark` call (build, first call, warm-up, repeats). Prints estimate / measured per
-run: the app asks for confirmation when the estimate is over HIERLSTM_CONFIRM_SECONDS, so what
-matters is that the ratio stays near 1 (a ratio of 0.5 would let a 60 s run through a 30 s
-threshold).
+Per variant, `calibrate`, then per shape the estimate beside the wall time of that very
+`benchmark` call. The app asks before a run estimated over HIERLSTM_CONFIRM_SECONDS, so the ratio
+must stay near 1.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.admission.estimate import calibrate, run_seconds
 from hierlstm.config import RunConfig, Timing
 from hierlstm.timing import benchmark
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--variants", default="nested,folded,fused,time_distributed")
-    parser.add_argument("--shapes", default="8x30,32x60,64x100")
+    parser.add_argument("--shapes", type=shapes, default="8x30,32x60,64x100")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
-    shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
     timing = Timing(warmup=args.warmup, repeats=args.repeats)
     print(header("Long-run estimate against the measured run"))
     rows, ratios = [], []
@@ -40,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         step_cost = calibrate(RunConfig(variant=name))
         calibration_s = time.perf_counter() - started
-        for batch, steps in shapes:
+        for batch, steps in args.shapes:
             config = RunConfig(variant=name, batch_size=batch, time_steps=steps)
             estimate = run_seconds(config, step_cost, timing)
             started = time.perf_counter()
@@ -48,22 +41,10 @@ def main(argv: list[str] | None = None) -> None:
             measured = time.perf_counter() - started
             assert result.status == "ok", result.error
             ratios.append(estimate / measured)
-            rows.append(
-                (
-                    name,
-                    f"{batch}x{steps}",
-                    f"{calibration_s:.2f}",
-                    f"{estimate:.2f}",
-                    f"{measured:.2f}",
-                    f"{estimate / measured:.2f}",
-                )
-            )
-    print(
-        markdown_table(
-            ("variant", "batch x time", "calibration s", "estimate s", "measured s", "ratio"),
-            rows,
-        )
-    )
+            seconds = (calibration_s, estimate, measured, estimate / measured)
+            rows.append((name, f"{batch}x{steps}", *(f"{value:.2f}" for value in seconds)))
+    columns = ("variant", "batch x time", "calibration s", "estimate s", "measured s", "ratio")
+    print(markdown_table(columns, rows))
     print(f"\nestimate / measured: {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} runs")
 
 

@@ -1,37 +1,19 @@
 """Time to the first page: a fresh server's first visitors, every page, the default run.
 
-What a visitor's Chromium sees of a fresh server: its first and second visitor, every page
-opened by URL and by the top navigation, and the Benchmark page's default run.
-
     .venv/bin/python -m benchmarks.first_page [--rounds 1] [--port PORT] [--json PATH]
                                                [--screenshots DIR] [--profile-server]
 
-Each round launches Chromium, then a fresh `streamlit run app.py` with its own results file and
-lock folder (so no other run on the machine queues with it), and times the process start to the
-first 200 from /_stcore/health (polled every 50 ms). Then, each time from the navigation's
-start (the `goto` call or the click), it opens: the first visitor (right after the health
-check), a second visitor (a new browser context), every page by its URL (in that second
-context: its browser cache is warm, each `goto` is a new Streamlit session), every page by its
-link in the top navigation (from the page before it in the app's order), and the Benchmark
-page's Run button with the default settings. For each it notes, from `benchmarks.visit`'s
-probe:
-
-- title: when the page's `h1` in the main block, with the page's English title, was first seen;
-- sidebar: the sidebar's settings form, drawn (no grey skeleton left in the sidebar; the form
-  itself, often still skeletons, is in the JSON as `sidebar_form_s`);
-- first figure: a drawn plotly chart; a table where the page draws no chart (marked "table");
-  "none" where it draws neither;
-- idle: the page's script run over, as Streamlit's e2e tests and the server's log say, and
-  nothing changed for 500 ms (the time is when that began; `benchmarks.visit` says how).
-
-Prints one markdown table, the median over rounds with the min-max in brackets. The targets
-(issue 13): a title within 2 s of the health check and idle within 5 s; a second visitor and
-every page switch idle within 1 s; the default benchmark within 10 s.
+Each round, a fresh Chromium and `streamlit run app.py` with its own results file and lock folder:
+the process start to the first healthy answer, then, each timed from the navigation's start, the
+first visitor, a second visitor (a new context), every page by URL and by its top link, and the
+Benchmark page's default run. Columns, from `benchmarks.visit`'s probe: the page's title seen, the
+sidebar's form drawn without skeletons, the first plotly chart (or table), and idle. The targets
+(issue 13): a title within 2 s of health and idle within 5 s; a second visitor and every switch
+idle within 1 s; the default benchmark within 10 s.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -46,17 +28,9 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks import server_profile
-from benchmarks.browser import (
-    free_port,
-    launch_chromium,
-    own_store,
-    start_server,
-    stop,
-    wait_healthy,
-)
+from benchmarks import browser, server_profile
 from benchmarks.common import header
-from benchmarks.record import git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 from benchmarks.visit import Page, Visit, app_pages, click_link, new_page, open_page, press_run
 
 ROUND_TIMEOUT_S = 1800  # a last bound for what has none of its own (a hung page's evaluate)
@@ -90,10 +64,10 @@ class Rows:
             tab.screenshot(path=str(self.shots / f"{self.prefix}-{name}.png"))
 
 
-def visit_pages(browser, url: str, log: Path, pages: list[Page], rows: Rows) -> None:
+def visit_pages(chromium, url: str, log: Path, pages: list[Page], rows: Rows) -> None:
     """After the first visitor: a second one, every page by URL, every page by its link, the
     default benchmark run; all in one new context (one visitor, a new session per `goto`)."""
-    tab = new_page(browser)
+    tab = new_page(chromium)
     try:
         rows.add("second visitor", open_page(tab, url, pages[0], log))
         for target in pages:
@@ -118,7 +92,7 @@ def measure_round(number: int, pages: list[Page], args) -> dict:
     """A fresh Chromium and server: the health-check time and every row's visit."""
     with tempfile.TemporaryDirectory(prefix="first-page-") as name:
         folder = Path(name)
-        port = free_port(args.port or 0)
+        port = browser.free_port(args.port or 0)
         url, log = f"http://127.0.0.1:{port}", folder / "server.log"
         shots = Path(args.screenshots) if args.screenshots else None
         profile = folder / "profile.json" if args.profile_server else None
@@ -127,13 +101,15 @@ def measure_round(number: int, pages: list[Page], args) -> dict:
         signal.alarm(ROUND_TIMEOUT_S)
         try:
             with sync_api.sync_playwright() as playwright:
-                browser = launch_chromium(playwright)
+                chromium = browser.launch_chromium(playwright)
                 try:
-                    first = new_page(browser)  # ready before the server: it starts at once
+                    first = new_page(chromium)  # ready before the server: it starts at once
                     started = time.perf_counter()
-                    process = start_server(port, log, own_store(folder), profile=profile)
+                    process = browser.start_server(
+                        port, log, browser.own_store(folder), profile=profile
+                    )
                     rows = Rows(process, args.profile_server, shots, f"round{number}")
-                    health_s = wait_healthy(url, process, started)
+                    health_s = browser.wait_healthy(url, process, started)
                     healthy_at = time.perf_counter()
                     on_title = lambda: rows.shoot(first, "first-visitor-title")  # noqa: E731
                     gap_s = time.perf_counter() - healthy_at  # the health check to the goto
@@ -141,13 +117,13 @@ def measure_round(number: int, pages: list[Page], args) -> dict:
                     rows.shoot(first, "first-visitor-idle")
                     rows.add("first visitor", visit)
                     first.context.close()
-                    visit_pages(browser, url, log, pages, rows)
+                    visit_pages(chromium, url, log, pages, rows)
                 finally:
-                    browser.close()
+                    chromium.close()
         finally:
             signal.alarm(0)
             if process is not None:
-                stop(process)
+                browser.stop(process)
             if shots and log.exists():
                 shots.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(log, shots / f"round{number}-server.log")
@@ -213,9 +189,7 @@ def notes(rounds: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=1, help="fresh servers; medians printed")
     parser.add_argument("--port", type=int, help="the server's port (default: a free one)")
     parser.add_argument("--json", help="also write every round's numbers to this file")
@@ -231,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--rounds must be at least 1, not {args.rounds}")
     if args.port:
         try:
-            free_port(args.port)
+            browser.free_port(args.port)
         except ValueError as error:
             parser.error(str(error))
     pages = app_pages()

@@ -3,36 +3,25 @@ undone at a time, timed in one process.
 
     .venv/bin/python -m benchmarks.fused_ablation [--rounds 20] [--shapes 8x50,...]
 
-Every candidate is built from one `init_params`, wrapped in `tf.function` with input signature
-(None, 36, None, 1) (any batch, any time length: one trace each), checked against the numpy
-reference (max abs diff <= 1e-5), warmed up (XLA compiles per concrete shape), then timed in
-interleaved rounds (A B C ..., the starting candidate rotating each round), each sample the
-harness's `timed_call` (one call, ended by the device sync). Reported per shape: the median,
-the p10-p90 spread, and the median over rounds of the paired ratios folded / candidate and
-folded + XLA / candidate (> 1 is faster: a paired ratio is steadier than a ratio of medians
-on a shared machine). The harness's `compare` is not used: it times the registry's variants,
-and the ablations are layers outside it. The ablations, all under XLA, are
-`FusedHierarchicalLSTM` subclasses that swap back exactly one method:
-- sigmoid gates: Keras's gate maths (three sigmoids and a tanh) instead of one tanh per gate
-  with the halving folded into the weights;
-- XLA conv: the Conv2D layer (XLA's convolution) + max-pool instead of fused shifted taps;
-- hoisted inner input: the (R*N, C) @ (C, 4U) input projection for all rows as one matmul
-  before the 12 steps (cuDNN's design) instead of one [x, h] @ [W; U] matmul per step;
-- hoisted outer input: the (N, inner) @ (inner, 4U) projection as one matmul before the loop,
-  each step adding its (B, 4U) slice, instead of one [s_t, h] @ [W; U] matmul per step.
-Keep the total run under about three minutes on two cores with the defaults.
+Each ablation is a `FusedHierarchicalLSTM` subclass that swaps back one method, so it sits outside
+the registry and the harness's `compare`: every candidate is one `tf.function` for any batch and
+length, checked against the numpy reference, then timed in rotating interleaved rounds with ratios
+to folded and folded + XLA paired per round. Under XLA the ablations are:
+- sigmoid gates: Keras's gate maths instead of one tanh per gate with the halving in the weights;
+- XLA conv: the Conv2D layer and max-pool instead of fused shifted taps;
+- hoisted inner / outer input: the input projection as one matmul before the loop (cuDNN's
+  design) instead of one [x, h] @ [W; U] matmul per step.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import keras
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_fused, build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM
@@ -150,26 +139,17 @@ def time_shape(functions: dict, params, batch: int, steps: int, rounds: int) -> 
     rows = []
     for name in functions:
         values = np.array(samples[name])
-        rows.append(
-            [
-                f"{batch}x{steps}",
-                name,
-                f"{np.median(values) * 1e3:.2f}",
-                f"{np.percentile(values, 10) * 1e3:.1f}-{np.percentile(values, 90) * 1e3:.1f}",
-                f"{np.median(baseline / values):.2f}",
-                f"{np.median(baseline_xla / values):.2f}",
-                f"{differences[name]:.1e}",
-            ]
-        )
+        low, high = np.percentile(values, [10, 90]) * 1e3
+        ratios = (f"{np.median(baseline / values):.2f}", f"{np.median(baseline_xla / values):.2f}")
+        ms = (f"{np.median(values) * 1e3:.2f}", f"{low:.1f}-{high:.1f}")
+        rows.append([f"{batch}x{steps}", name, *ms, *ratios, f"{differences[name]:.1e}"])
     return rows
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     args = parser.parse_args(argv)
     config = RunConfig(variant="fused")
     params = init_params(config)
@@ -182,25 +162,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     rows = []
     started = time.perf_counter()
-    for shape in args.shapes.split(","):
-        batch, steps = (int(part) for part in shape.split("x"))
+    for batch, steps in args.shapes:
         rows += time_shape(functions, params, batch, steps, args.rounds)
-        print(f"{shape} done ({time.perf_counter() - started:.0f} s)", flush=True)
+        print(f"{batch}x{steps} done ({time.perf_counter() - started:.0f} s)", flush=True)
     print()
-    print(
-        markdown_table(
-            (
-                "shape",
-                "candidate",
-                "median ms",
-                "p10-p90 ms",
-                "x folded",
-                "x folded + XLA",
-                "max abs diff",
-            ),
-            rows,
-        )
-    )
+    columns = ("shape", "candidate", "median ms", "p10-p90 ms", "x folded", "x folded + XLA")
+    print(markdown_table((*columns, "max abs diff"), rows))
     traces = {
         name: function.experimental_get_tracing_count() for name, function in functions.items()
     }

@@ -4,21 +4,16 @@ own gradient beside the written-out one (`hierlstm.model.bptt`), timed interleav
     .venv/bin/python -m benchmarks.fused_backward [--shapes 8x50,32x100] [--repeats 10]
         [--parts conv,inner,outer]
 
-Parts: the conv and max-pool by taps (`pooled_rows_by_taps` / `pooled_rows_for_training`), the
-inner LSTM (`inner_lstm` / `inner_lstm_for_training`) and the outer LSTM (`outer_lstm` /
-`outer_lstm_for_training`), each a compiled function of its real input with the gradient of
-sum(y^2) with respect to that input and its weights. Prints per shape the medians and each
-part's forward + backward / forward.
+The parts (conv and pool by taps, inner LSTM, outer LSTM) are each compiled on their real input,
+with the gradient of sum(y^2) with respect to that input and their weights.
 """
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -78,17 +73,14 @@ def shape_rows(batch: int, steps: int, repeats: int, chosen=("conv", "inner", "o
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser = argument_parser(__spec__.name, __doc__)
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--parts", default="conv,inner,outer")
     args = parser.parse_args(argv)
     print(header("fused's backward pass, part by part (XLA)"))
     rows = []
-    for shape in args.shapes.split(","):
-        batch, steps = (int(part) for part in shape.split("x"))
+    for batch, steps in args.shapes:
         rows += shape_rows(batch, steps, args.repeats, args.parts.split(","))
     columns = ("shape", "part, gradient", "forward ms", "forward + backward ms", "ratio")
     print(markdown_table(columns, rows))

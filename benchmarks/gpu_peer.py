@@ -5,31 +5,23 @@ GPU when TensorFlow sees one and PyTorch has CUDA, else the CPU.
     .venv/bin/python -m benchmarks.gpu_peer [--device auto|cpu|gpu:N] [--repeats 20]
         [--shapes 8x50,32x100,128x200] [--json FILE]
 
-The PyTorch model is `vs_pytorch.torch_model` (the folded design, weights copied from the same
-`init_params`). hierlstm's candidates are prepared by the harness (`hierlstm.timing.harness
-.prepare`: built on the device, first call apart, each sample ended by `sync_devices`);
-PyTorch's samples are this module's own `perf_counter` interval (the harness times TensorFlow
-only), ended by `torch.cuda.synchronize()` on a GPU. Every candidate is timed in
-interleaved rounds after 3 warm-up rounds, and hierlstm-best / PyTorch is paired per round.
-Outputs are checked against the numpy reference first; the largest difference is reported, and
-a difference over the tolerance (1e-5 on a CPU; 5e-3 on a GPU, where cuDNN and the TensorFloat-32
-matmuls TensorFlow enables by default on Ampere and newer round differently) is flagged in the
-table instead of silently timed.
+hierlstm's candidates come from the harness's `prepare`, PyTorch's model from
+`vs_pytorch.torch_model`, timed in interleaved rounds. A difference from the numpy reference over
+the tolerance is flagged in the table rather than refused: on a GPU, cuDNN and TensorFloat-32
+matmuls round differently.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
-from benchmarks.vs_pytorch import candidates, torch_model
+from benchmarks.record import argument_parser, markdown_table, shapes
+from benchmarks.vs_pytorch import candidates, forward_timer, same_threads, torch_model
 from hierlstm.config import RunConfig
 from hierlstm.hardware import device_label, resolve_device
 from hierlstm.model.params import init_params
@@ -40,18 +32,6 @@ from hierlstm.timing.rounds import timer_rounds
 TOLERANCE = {"CPU": 1e-5, "GPU": 5e-3}
 
 
-def torch_timer(model, inputs, torch, cuda: bool):
-    def call() -> float:
-        with torch.inference_mode():
-            start = time.perf_counter()
-            model(inputs)
-            if cuda:
-                torch.cuda.synchronize()
-            return time.perf_counter() - start
-
-    return call
-
-
 def run_shape(spec: str, batch: int, steps: int, repeats: int, torch) -> dict:
     device = resolve_device(spec)
     kind, index = device.strip("/").split(":")
@@ -59,9 +39,8 @@ def run_shape(spec: str, batch: int, steps: int, repeats: int, torch) -> dict:
     params = init_params(base)
     expected = reference_forward(params, make_inputs(base))
     timers, differences = {}, {}
-    for name, xla in candidates():
+    for label, name, xla in candidates():
         run = prepare(base.replace(variant=name, xla=xla), seed=0, progress=no_progress)
-        label = f"{name}{' + XLA' if xla else ''}"
         with tf.device(run.device):
             output = np.asarray(run.forward(run.inputs), np.float64)
         differences[label] = float(np.max(np.abs(output - expected)))
@@ -73,7 +52,7 @@ def run_shape(spec: str, batch: int, steps: int, repeats: int, torch) -> dict:
     with torch.inference_mode():
         output = model(torch_input).cpu().numpy().astype(np.float64)
     differences["PyTorch"] = float(np.max(np.abs(output - expected)))
-    timers["PyTorch"] = torch_timer(model, torch_input, torch, cuda)
+    timers["PyTorch"] = forward_timer(model, torch_input, torch, cuda)
     samples = timer_rounds(timers, repeats, warmup=3)
     medians = {name: float(np.median(values)) * 1e3 for name, values in samples.items()}
     best = min((name for name in timers if name != "PyTorch"), key=medians.get)
@@ -111,12 +90,10 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--device", default="auto", help="auto | cpu | gpu:N")
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = parser.parse_args(argv)
     import torch
@@ -128,18 +105,14 @@ def main(argv: list[str] | None = None) -> None:
             "install a CUDA build of torch, or pass --device cpu."
         )
     if device.startswith("/CPU"):
-        threads = len(os.sched_getaffinity(0))
-        torch.set_num_threads(threads)
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(threads)
+        same_threads(torch, len(os.sched_getaffinity(0)))
     print(header(f"hierlstm against PyTorch on {device_label(args.device)}"))
     cuda = f", CUDA {torch.version.cuda}" if torch.version.cuda else ""
     print(f"PyTorch {torch.__version__}{cuda}; {args.repeats} interleaved rounds.\n")
     rows = []
-    for shape in args.shapes.split(","):
-        batch, steps = (int(part) for part in shape.split("x"))
+    for batch, steps in args.shapes:
         rows.append(run_shape(args.device, batch, steps, args.repeats, torch))
-        print(f"{shape} done", file=sys.stderr, flush=True)
+        print(f"{batch}x{steps} done", file=sys.stderr, flush=True)
     print(markdown(rows))
     if args.json:
         document = {"device": device_label(args.device), "torch": torch.__version__, "rows": rows}

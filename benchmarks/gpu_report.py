@@ -2,15 +2,13 @@
 
     .venv/bin/python -m benchmarks.gpu_report FOLDER [--seconds N]
 
-Reads steps.tsv (each step's exit status, seconds and command), doctor.out (`doctor --json`),
-check-<precision>.out (`check --json`), bench-<shape>[-xla].out (`bench --json`) and peer.out
-(benchmarks/gpu_peer.py), writes FOLDER/report.md and prints it. A step that failed or did not
-run is shown with the last line of its log instead of its table.
+Reads steps.tsv and each step's `--json` output (doctor.out, check-*.out, bench-*.out, train-*.out,
+peer.out), writes FOLDER/report.md and prints it. A step that failed or did not run shows its log's
+last line instead of its table.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -18,7 +16,7 @@ import socket
 import sys
 from pathlib import Path
 
-from benchmarks.record import cpu_model_and_mhz, markdown_table
+from benchmarks.record import argument_parser, cpu_model_and_mhz, markdown_table
 from hierlstm.cli.doctor import format_report
 from hierlstm.config import PRECISIONS
 
@@ -157,43 +155,24 @@ def bench_section(folder: Path, batch: int, steps_: int, prefix: str = "bench") 
     for document, key in ((plain, "plain"), (xla, "xla")):
         for row in (document or {}).get("results", []):
             by_variant.setdefault(row["variant"], {})[key] = row
+    phases = prefix == "train"
     rows = []
     for variant, runs in by_variant.items():
         base, compiled = runs.get("plain"), runs.get("xla")
         both_ok = base and compiled and base["status"] == compiled["status"] == "ok"
         ratio = f"{compiled['median_s'] / base['median_s']:.2f}" if both_ok else "—"
         ok = [run for run in (base, compiled) if run and run["status"] == "ok"]
-        rows.append(
-            [
-                variant,
-                _median(base),
-                _speedup(base),
-                _median(compiled),
-                _speedup(compiled),
-                ratio,
-                " / ".join(f"{run['first_call_s']:.2f}" for run in ok) or "—",
-                " / ".join(
-                    run["kernel"] if run and run["status"] == "ok" else "—"
-                    for run in (base, compiled)
-                ),
-                f"{ok[0]['peak_memory_bytes'] / 2**20:.1f} ({ok[0]['peak_memory_kind']})"
-                if ok
-                else "—",
-                *([_phases(base)] if prefix == "train" else []),
-            ]
-        )
-    header = (
-        "variant",
-        "median ms",
-        "vs nested",
-        "+ XLA median ms",
-        "+ XLA vs nested",
-        "XLA / no XLA",
-        "first call s (no XLA / XLA)",
-        "LSTM kernel (no XLA / XLA)",
-        "peak memory MiB",
-        *(["phases ms: forward / backward / update (sum / step)"] if prefix == "train" else []),
-    )
+        cells = [_median(base), _speedup(base), _median(compiled), _speedup(compiled), ratio]
+        cells.append(" / ".join(f"{run['first_call_s']:.2f}" for run in ok) or "—")
+        cells.append(" / ".join(run["kernel"] if run in ok else "—" for run in (base, compiled)))
+        peak = ok[0] if ok else None
+        memory = peak and f"{peak['peak_memory_bytes'] / 2**20:.1f} ({peak['peak_memory_kind']})"
+        cells.append(memory or "—")
+        rows.append([variant, *cells, *([_phases(base)] if phases else [])])
+    header = ("variant", "median ms", "vs nested", "+ XLA median ms", "+ XLA vs nested")
+    header += ("XLA / no XLA", "first call s (no XLA / XLA)", "LSTM kernel (no XLA / XLA)")
+    header += ("peak memory MiB",)
+    header += ("phases ms: forward / backward / update (sum / step)",) if phases else ()
     timed = [
         (run["median_s"], f"{variant}{' + XLA' if key == 'xla' else ''}")
         for variant, runs in by_variant.items()
@@ -238,9 +217,7 @@ def peer_section(folder: Path, step_rows: list[list[str]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--seconds", type=int, help="the whole check's duration")
     args = parser.parse_args(argv)

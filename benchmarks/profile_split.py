@@ -3,25 +3,18 @@
     .venv/bin/python -m benchmarks.profile_split [--variants nested,folded,fused]
         [--batch-size 8 --time-steps 50] [--steps 10] [--warmup 3] [--repeats 20] [--xla]
 
-For each variant, at RunConfig's default sizes unless given: `hierlstm.profiling.profiler.profile`
-(the real forward pass, `--steps` marked steps under the TensorFlow Profiler, each op's self
-time mapped to its layer, then `--repeats` harness samples with the profiler off) and then
-`hierlstm.timing.breakdown.layer_breakdown` (each layer its own function on its real input,
-interleaved rounds of `--repeats`). Prints per layer the profiler's ms per step and share of
-the op time, beside the separate calls' median ms and share of their sum; then the profiled
-step median, the harness median, the separate calls' whole-model median and one empty call's
-cost. Each separate call pays about one empty call, so its split over-weights cheap layers;
-the profiler's op time leaves out TensorFlow's executor work between ops, so its layers add up
-to less than the step.
+Per variant: `hierlstm.profiling.profile` (op self times mapped to layers) beside
+`hierlstm.timing.layer_breakdown` (each layer its own function), then the step medians. Each
+separate call pays one empty call's overhead, so it over-weights cheap layers; the profiler's op
+time leaves out the executor's work between ops, so its layers add up to less than the step.
 """
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.profiling import OUTSIDE, profile
 from hierlstm.timing import layer_breakdown
@@ -32,9 +25,7 @@ def _ms(seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--variants", default="nested,folded,fused")
     parser.add_argument("--batch-size", type=int, default=RunConfig.batch_size)
     parser.add_argument("--time-steps", type=int, default=RunConfig.time_steps)
@@ -57,16 +48,11 @@ def main(argv: list[str] | None = None) -> None:
         calls = separate.set_index("layer")
         rows = []
         for row in profiled.layers.itertuples():
-            called = calls.loc[row.layer] if row.layer in calls.index else None
-            rows.append(
-                (
-                    row.layer,
-                    _ms(row.time_s),
-                    f"{row.share:.1%}",
-                    "" if called is None else _ms(called["median_s"]),
-                    "" if called is None else f"{called['share']:.1%}",
-                )
-            )
+            separately = ("", "")
+            if row.layer in calls.index:
+                called = calls.loc[row.layer]
+                separately = (_ms(called["median_s"]), f"{called['share']:.1%}")
+            rows.append((row.layer, _ms(row.time_s), f"{row.share:.1%}", *separately))
         print(
             f"### {name}, batch {config.batch_size} x time {config.time_steps}"
             f"{', XLA' if config.xla else ''}\n"
@@ -78,27 +64,13 @@ def main(argv: list[str] | None = None) -> None:
             f"{_ms(profiled.outside_s)} ms; separate calls sum "
             f"{_ms(separate.attrs['sum_median_s'])} ms\n"
         )
-        summary.append(
-            (
-                name,
-                _ms(profiled.profiled_step_s),
-                _ms(profiled.harness_median_s),
-                f"{profiled.profiled_step_s / profiled.harness_median_s:.2f}",
-                f"{profiled.op_s / profiled.profiled_step_s:.0%}",
-                _ms(separate.attrs["model_median_s"]),
-                _ms(separate.attrs["call_overhead_s"]),
-            )
-        )
+        step_s, harness_s = profiled.profiled_step_s, profiled.harness_median_s
+        ratios = (f"{step_s / harness_s:.2f}", f"{profiled.op_s / step_s:.0%}")
+        calls_ms = (_ms(separate.attrs["model_median_s"]), _ms(separate.attrs["call_overhead_s"]))
+        summary.append((name, _ms(step_s), _ms(harness_s), *ratios, *calls_ms))
     print("### Step time\n")
-    header_row = (
-        "variant",
-        "profiled step ms",
-        "harness ms",
-        "profiled / harness",
-        "op time / step",
-        "separate calls: model ms",
-        "empty call ms",
-    )
+    header_row = ("variant", "profiled step ms", "harness ms", "profiled / harness")
+    header_row += ("op time / step", "separate calls: model ms", "empty call ms")
     print(markdown_table(header_row, summary))
 
 

@@ -1,16 +1,14 @@
-"""A benchmark's run kept as JSON, and RESULTS.md written from the kept runs.
+"""A benchmark's run kept as JSON, RESULTS.md written from the kept runs, and the helpers the
+benchmarks share that need no framework (a report is only kept when it holds a markdown table).
 
-`python -m benchmarks NAME [args] --save` runs the benchmark in its own process, shows its
-report as it prints, and writes benchmarks/results/NAME.json: the report (its markdown), the
-exact command, the commit, the date, the machine, the versions, the load average before and
-after, and the exit status. `python -m benchmarks --results` writes benchmarks/RESULTS.md from
-those files: the newest run of each benchmark, in the registry's order; git keeps the older
-ones. Nothing here imports TensorFlow: the helpers the benchmarks share that need no framework
-live here (`benchmarks.common` re-exports them).
-"""
+`python -m benchmarks NAME [args] --save` writes benchmarks/results/NAME.json: the report, the
+command, the commit, the date, the machine, the versions, the load average before and after, and
+the exit status. `python -m benchmarks --results` writes RESULTS.md from the newest run of each
+benchmark, in the registry's order; git keeps the older ones."""
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import importlib.metadata
 import json
@@ -58,6 +56,17 @@ def load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
+def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """A benchmark's parser: `module` is its `__spec__.name` (so `python -m` names it in the
+    usage), its description the first line of its docstring."""
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
+
+
+def shapes(text: str) -> list[tuple[int, int]]:
+    """(batch, time steps) pairs from "8x50,32x100": an argparse `type=`."""
+    return [tuple(int(part) for part in shape.split("x")) for shape in text.split(",")]
+
+
 def markdown_table(header_row, rows) -> str:
     lines = ["| " + " | ".join(header_row) + " |", "|" + "---|" * len(header_row)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
@@ -82,9 +91,8 @@ def machine() -> dict:
 
 
 def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
-    """Runs benchmark `name` with `argv` in its own process, its report shown as it prints,
-    then keeps the run in `folder`/NAME.json when it printed a report (a markdown table): a
-    run that failed before its report leaves the last kept one as it was. Its exit status."""
+    """Runs benchmark `name` in its own process, showing its report as it prints, and keeps the
+    run in `folder`/NAME.json only if it printed one, so a failed run leaves the last kept one."""
     command = [sys.executable, "-m", f"benchmarks.{name}", *argv]
     started, before = datetime.datetime.now(datetime.UTC), load_average()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -213,11 +221,11 @@ def headline(run: dict) -> str:
     speed-up over nested at each shape, the fused + XLA row beside them."""
     shapes, cells = _variant_cells(run)
     header = ["variant"] + [f"{shape} {what}" for shape in shapes for what in ("ms", "x nested")]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name in README_ROWS:
-        row = [part for shape in shapes for part in cells.get((name, shape), ("-", "-"))]
-        lines.append("| " + " | ".join([name, *row]) + " |")
-    return "\n".join(lines)
+    rows = [
+        [name, *(part for shape in shapes for part in cells.get((name, shape), ("-", "-")))]
+        for name in README_ROWS
+    ]
+    return markdown_table(header, rows)
 
 
 def speedup_chart(run: dict) -> str:

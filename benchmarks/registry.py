@@ -1,7 +1,6 @@
 """Every benchmark, by name: a light record (its module, one line on what it answers, what it
-needs beyond the venv) that imports nothing until it is run. `python -m benchmarks` lists this
-and runs from it (`--all`, what `make bench` runs: every one this machine can run as it is);
-the tests iterate it."""
+needs beyond the venv) that imports nothing until it is run; `python -m benchmarks` and the tests
+iterate it."""
 
 from __future__ import annotations
 

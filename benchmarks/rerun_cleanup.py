@@ -1,30 +1,23 @@
-"""What Streamlit does after every script run of the app, with and without the warm-up's
-`gc.freeze()` (`hierlstm._native.freeze_what_is_loaded`, which the warm-up calls), timed side
-by side in one process:
+"""Streamlit's cleanup after every script run, with the warm-up's `gc.freeze()` and without.
 
     .venv/bin/python -m benchmarks.rerun_cleanup [--rounds 12] [--models 6]
 
-Streamlit ends every script run with `_clean_problem_modules`, which calls
-`keras.backend.clear_session()`, which runs a full `gc.collect()`. This process loads what the
-app's server holds once warm (TensorFlow, Streamlit, the pages' modules, the warm-up's steps
-for HIERLSTM_WARMUP=trace: the default variants traced), plus `--models` more traced models,
-as a server holds in its caches after a few visits. Then, in interleaved rounds, it times that
-same cleanup with what the warm-up loaded frozen (`gc.freeze()`, the models traced after it
-not: each round traces them again once the freeze is made) and with nothing frozen
-(`gc.unfreeze()`), on two clocks: wall (`perf_counter`) and this process's CPU time
-(`process_time`). Printed: each clock's median per cleanup, frozen over unfrozen paired per
-round, and the objects the collector walks in each state.
+Streamlit ends every script run with `_clean_problem_modules`, whose `keras.backend
+.clear_session()` runs a full `gc.collect()`. This process loads what a warm server holds (the
+"trace" warm-up's steps, `hierlstm._native.freeze_what_is_loaded` included) plus `--models`
+traced models, as a server's caches hold after a few visits, then times that cleanup in
+interleaved rounds with the warm-up's objects frozen and with nothing frozen, on the wall clock
+and this process's CPU time, paired per round.
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import time
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 
 VARIANTS = ("nested", "folded", "fused", "shared_cell", "time_distributed", "vectorized_map")
 
@@ -58,9 +51,7 @@ def cleanup() -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.rerun_cleanup", description=__doc__.split("\n\n")[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--models", type=int, default=6, help="traced models beyond the warm-up's")
     args = parser.parse_args(argv)
@@ -99,12 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         f"the warm-up froze {frozen_count} objects.\n"
     )
     rows = [
-        [
-            state,
-            walked[state],
-            f"{median_ms(state, 0):.1f}",
-            f"{median_ms(state, 1):.1f}",
-        ]
+        [state, walked[state], f"{median_ms(state, 0):.1f}", f"{median_ms(state, 1):.1f}"]
         for state in samples
     ]
     print(markdown_table(["", "objects walked", "wall ms", "CPU ms"], rows))

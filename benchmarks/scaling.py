@@ -3,27 +3,23 @@
     .venv/bin/python -m benchmarks.scaling [--batch 8] [--times 25,50,100,200,400] [--repeats 5]
                                            [--xla]
 
-For each time length every variant is built, first-called (trace + compile + run, timed on its
-own) and then timed in interleaved rounds. Prints one markdown table of first-call seconds and
-one of steady-state medians, then each variant's growth from the shortest to the longest length.
+Tables of first-call seconds and steady-state medians, then each variant's growth from the
+shortest length to the longest.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from benchmarks.common import header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table
 from hierlstm.config import RunConfig, Timing
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import compare
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--times", default="25,50,100,200,400")
     parser.add_argument("--repeats", type=int, default=5)

@@ -2,15 +2,10 @@
 
     python -m benchmarks.server_profile OUT.json run app.py [streamlit options]
 
-Every 10 ms a thread looks at the stack of every thread running one of the app's scripts
-(app.py or app_pages/) and charges the time since its last look to two things: the innermost
-line of the app's scripts on that stack (`app.py:15`, the page line that called it), and the
-library the innermost frame is in, with "(import)" while a module is being imported. SIGUSR1
-closes the current phase (`python -m benchmarks.first_page --profile-server` sends it after each
-visit); the phases are written to OUT.json when the server exits, and `table` prints them. A
-Python sampler sees Python frames only: time in a C call (a TensorFlow kernel, loading a shared
-library) is charged to the Python line that made it. Its own cost is one walk of every thread's
-stack per 10 ms.
+Every 10 ms a thread charges each app-script thread's time to the innermost line of app.py or
+app_pages/ on its stack and to the library of its innermost frame ("(import)" while importing).
+SIGUSR1 closes a phase (`first_page --profile-server` sends one per visit); the phases go to
+OUT.json at exit. Python frames only: time in a C call is charged to the line that made it.
 """
 
 from __future__ import annotations
@@ -131,25 +126,19 @@ def _top(seconds: dict[str, float], count: int, source: bool) -> str:
 
 
 def table(round_: dict) -> str:
-    """Per row of a first_page round: its idle time beside the script threads' busy seconds
-    (the app lines and libraries they were in) and when the last JS or CSS file it fetched had
-    loaded."""
+    """Per row of a first_page round: its idle time beside the script threads' busy seconds, where
+    they were, and when its last JS or CSS file had loaded."""
     from benchmarks.record import markdown_table
 
     rows = []
     for label, visit in round_["rows"].items():
         phase = round_["profile"].get(label, {"busy_s": 0.0, "lines": {}, "libraries": {}})
-        busy = phase["busy_s"] >= 0.05
-        rows.append(
-            (
-                label,
-                "timeout" if visit["idle_s"] is None else f"{visit['idle_s']:.2f}",
-                f"{phase['busy_s']:.2f}",
-                "-" if visit["assets_s"] is None else f"{visit['assets_s']:.2f}",
-                _top(phase["lines"], 3, source=True) if busy else "",
-                _top(phase["libraries"], 3, source=False) if busy else "",
-            )
-        )
+        idle = "timeout" if visit["idle_s"] is None else f"{visit['idle_s']:.2f}"
+        assets = "-" if visit["assets_s"] is None else f"{visit['assets_s']:.2f}"
+        where = ("", "")
+        if phase["busy_s"] >= 0.05:
+            where = (_top(phase["lines"], 3, source=True), _top(phase["libraries"], 3, False))
+        rows.append((label, idle, f"{phase['busy_s']:.2f}", assets, *where))
     columns = ("", "idle s", "script busy s", "last JS/CSS loaded s", "app lines", "libraries")
     return markdown_table(columns, rows)
 

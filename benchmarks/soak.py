@@ -4,29 +4,19 @@
                                         [--cli-every 30] [--warmup full] [--artifacts DIR]
                                         [--json PATH]
 
-What a demo that runs all afternoon meets, modelled on Streamlit's own Playwright load tests. In
-one temporary folder (its results file, device locks and data folder): servers A and B;
-`--sessions` visitors, each its own process and Chromium, that wait for a server to be warm,
-then walk (`benchmarks.walk`) at random, seeded (the seed is printed), for `--minutes`: each
-kind of move once, with a page of their share of the tour (every page in both languages, by
-URL) between moves while any is left; then by weight, one URL visit in ten on server B. Beside
-them, `python -m hierlstm bench` at a tiny size every `--cli-every` seconds, and each server's
-RSS, CPU and threads every 500 ms. At the end the servers' logs and the CLI's output are read
-for tracebacks, and the stored rows are counted against the runs that finished: each kind of
-run has its own time steps (`walk.TIME_STEPS`; the app's store one row per variant, as its
-"stored" line says; the abandoned runs' are reported, not checked).
+What a demo that runs all afternoon meets, modelled on Streamlit's Playwright load tests: in one
+temporary folder, servers A and B; `--sessions` visitors, each its own process and Chromium,
+walking at random from a printed seed (`benchmarks.walk`); `python -m hierlstm bench` every
+`--cli-every` seconds; each server's RSS, CPU and threads sampled. Each kind of run has its own
+time steps (`walk.TIME_STEPS`), so the stored rows can be counted against the runs that finished.
 
-Prints a markdown report (`--json`: its figures and every step; `--artifacts`: the samples as
-CSV, the servers' logs, screenshots of stalls and of moves that failed). Exits 1 when a
-correctness target fails: a stall, an exception element or error alert, a traceback, a move
-that failed, or rows stored that differ from the runs finished. RSS (within +-50 MB after the
-first 5 minutes) and the p95 page switch (<= 1.5 s) are reported against their targets, not in
-the exit status: they measure the machine as much as the app.
+Exits 1 on a stall, an exception element or error alert, a traceback, a failed move, or stored
+rows that differ from the runs finished. RSS and the p95 page switch are reported against their
+targets, not in the exit status: they measure the machine as much as the app.
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import contextlib
 import json
@@ -45,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import browser, visit, walk
-from benchmarks.record import git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
 
 WARM_S, RUN_S = browser.SERVER_START_TIMEOUT_S, visit.RUN_TIMEOUT_S
 SAMPLE_S = 0.5
@@ -82,9 +72,8 @@ def sample(servers: dict, start: float, done: threading.Event, rows: list) -> No
 
 
 def cli_loop(every_s: float, start: float, done: threading.Event, runs: list, warm: Path) -> None:
-    """`python -m hierlstm bench` at a tiny size every `every_s`, on the soak's results file,
-    once the file `warm` exists (a visitor found the server warm: the CLI's TensorFlow import
-    does not slow the servers' own)."""
+    """`python -m hierlstm bench` at a tiny size every `every_s`, once `warm` exists (a visitor
+    found the server warm), so the CLI's TensorFlow import does not slow the servers' own."""
     while not warm.exists():
         if done.wait(SAMPLE_S):
             return
@@ -239,8 +228,7 @@ def soak(args, folder: Path) -> dict:
         for name, process in servers.items():
             browser.wait_healthy(urls[name], process, time.perf_counter())
         start, walk_s = time.monotonic(), args.minutes * 60
-        # fork: each visitor starts with this process's imports instead of importing them again
-        # on two busy cores; no thread runs yet.
+        # fork, while no thread runs yet: each visitor starts with this process's imports.
         forking = multiprocessing.get_context("fork")
         for number in range(args.sessions):
             walker = (number, args.sessions, urls, logs, args.seed, folder, start, walk_s)
@@ -280,9 +268,7 @@ def soak(args, folder: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--sessions", type=int, default=4, help="visitors, each its own Chromium")
     parser.add_argument("--minutes", type=float, default=10, help="how long the visitors walk")
     parser.add_argument("--seed", type=int, help="the walks' seed (default: a random one)")

@@ -2,21 +2,19 @@
 
     .venv/bin/python -m benchmarks.variants [--repeats 10] [--shapes 8x50,32x100,128x200]
 
-Prints, per shape, a markdown table: median and IQR per variant, the speed-up paired per round
-against `nested` without XLA, first call, GFLOP/s (analytic FLOPs / median) and the fraction of
-the machine's estimated FP32 peak (see `common.fp32_peak_gflops`). Then the harness's median
-beside an independent timer (`timeit`) of the same compiled function.
+Per shape: median, IQR, the speed-up over the first variant paired per round, first call, GFLOP/s
+and the share of the CPU's estimated FP32 peak. Then the harness's median beside `timeit`'s on the
+same compiled function: a check of the harness itself.
 """
 
 from __future__ import annotations
 
-import argparse
 import timeit
 
 import numpy as np
 
 from benchmarks.common import fp32_peak_gflops, header
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -40,32 +38,15 @@ def shape_table(batch: int, time: int, repeats: int, peak: float, variants: list
         if result.status != "ok":
             rows.append((name, "failed", result.error[:90], "", "", "", "", ""))
             continue
-        rows.append(
-            (
-                name + (" (noisy)" if result.noisy else ""),
-                f"{result.median_s * 1e3:.2f}",
-                f"{result.iqr_s * 1e3:.2f}",
-                f"{speedup:.2f} ({low:.2f}-{high:.2f})",
-                f"{result.first_call_s:.2f}",
-                f"{result.gflops_per_s:.2f}",
-                f"{result.gflops_per_s / peak:.2%}",
-                result.kernel,
-            )
-        )
+        name += " (noisy)" if result.noisy else ""
+        times = (f"{result.median_s * 1e3:.2f}", f"{result.iqr_s * 1e3:.2f}")
+        speed = (f"{speedup:.2f} ({low:.2f}-{high:.2f})", f"{result.first_call_s:.2f}")
+        gflops = (f"{result.gflops_per_s:.2f}", f"{result.gflops_per_s / peak:.2%}")
+        rows.append((name, *times, *speed, *gflops, result.kernel))
     title = f"### batch {batch}, time {time} ({repeats} interleaved rounds)\n\n"
-    return title + markdown_table(
-        (
-            "variant",
-            "median ms",
-            "IQR ms",
-            f"speed-up vs {variants[0]} (p10-p90)",
-            "first call s",
-            "GFLOP/s",
-            "of peak",
-            "LSTM kernel",
-        ),
-        rows,
-    )
+    columns = ("variant", "median ms", "IQR ms", f"speed-up vs {variants[0]} (p10-p90)")
+    columns += ("first call s", "GFLOP/s", "of peak", "LSTM kernel")
+    return title + markdown_table(columns, rows)
 
 
 def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) -> str:
@@ -92,24 +73,22 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="the first is the baseline")
-    parser.add_argument("--timeit-shape", default="32x100", help="of the check against timeit")
+    parser.add_argument(
+        "--timeit-shape", type=shapes, default="32x100", help="of the check against timeit"
+    )
     args = parser.parse_args(argv)
     peak, method = fp32_peak_gflops()
     print(header("Variants, with and without XLA"))
     print(f"Estimated FP32 peak: {method}.\n")
-    for shape in args.shapes.split(","):
-        batch, time = (int(part) for part in shape.split("x"))
+    for batch, time in args.shapes:
         table = shape_table(batch, time, args.repeats, peak, args.variants.split(","))
         print(table, "\n", flush=True)
     best = "fused" if "fused" in VARIANTS else "folded"
-    batch, time = (int(part) for part in args.timeit_shape.split("x"))
-    print(harness_against_timeit(best, batch, time, 20))
+    print(harness_against_timeit(best, *args.timeit_shape[0], 20))
 
 
 if __name__ == "__main__":

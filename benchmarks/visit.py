@@ -1,15 +1,11 @@
-"""A visit in Chromium, timed from the navigation's start (a `goto`, a click) to idle: the
-probe every page gets, the app's pages as a visitor sees them, and the moves the browser
-benchmarks make (a URL, a link in the top navigation, the sidebar's Run button).
+"""A visit in Chromium, timed from the navigation's start (a `goto`, a click) to idle: the probe
+every page gets, the app's pages as a visitor sees them, and the moves the browser benchmarks make.
 
-The probe, a script installed in every page, stamps in the page's own clock (so polling does
-not delay the marks) when it first saw the expected title (the page's `h1`), the sidebar's
-settings form (drawn: no grey skeleton left), a plotly chart and a table. Idle is judged as
-Streamlit's own e2e tests do: `data-test-script-state` is "notRunning" and no status widget is
-shown; with the page connected, no skeleton and no warm-up placeholder left, the server's log
-saying that a script run of the page ended since the navigation started (`browser.RunEnd`: a
-busy server's run can reach the browser in one render, so that the attribute never says
-"running"), and nothing of that changed for 500 ms. The visit's idle time is when that began.
+The probe stamps marks in the page's own clock, so polling does not delay them. Idle is judged as
+Streamlit's e2e tests judge it (script state "notRunning", no status widget), with the page
+connected, no skeleton or warm-up placeholder, the server's log saying the page's run ended (a busy
+server's run can reach the browser in one render, never showing "running"), and all of that
+unchanged for 500 ms; idle time is when that began.
 """
 
 from __future__ import annotations
@@ -29,10 +25,8 @@ PAGE_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 300
 IDLE_HOLD_MS = 500
 
-# Installed in every page before its scripts: marks, in the page's clock (ms since the epoch),
-# when each thing was first seen, and since when the page has been idle and unchanged.
-# `reset(title)` starts over for an in-page switch or a run: figures count only once the
-# expected title is there, so the previous page's charts are not taken for the new page's.
+# Figures count only once the expected title is there, so that after `reset(title)` the previous
+# page's charts are not taken for the new page's.
 PROBE = """(() => {
   if (window.__probe) return;
   const shown = selector => Array.from(document.querySelectorAll(selector)).filter(element =>
@@ -126,9 +120,7 @@ class Visit:
 
 
 def app_pages(lang: str = "en") -> list[Page]:
-    """The app's pages, in navigation order, from `hierlstm.app.pages.PAGES`, in `lang`.
-    Streamlit serves a page at its script's file name, and the default (first) page at the
-    root."""
+    """The app's pages, in navigation order, in `lang`; the first is served at the root."""
     return [
         Page(
             name=entry.name,
@@ -168,13 +160,10 @@ def _report(tab, since_ms: float) -> dict | None:
 def watch(
     tab, started_ms, title, timeout_s, ended: RunEnd | None = None, on_title=None, outcome=None
 ) -> Visit:
-    """Polls the probe until the page is idle with the expected title and, given `ended`, after
-    the server logged the end of the page's script run; or until the timeout. `started_ms`: the
-    navigation's start, ms since the epoch. A question before a long run is answered yes, and
-    the confirmed run's end is waited for. `on_title` is called once, when the title is first
-    seen (a screenshot of what the visitor sees then). `outcome`, with `ended`, a locator of
-    what the run draws when it is done: idle without it was another session's run of the page
-    that ended (the log names the page, not the session), and the next end is waited for."""
+    """Polls the probe until the page is idle with `title` and, given `ended`, its run's end is
+    logged; or until the timeout. A question before a long run is answered yes. `on_title` is
+    called once the title is seen. `outcome`, a locator of what the run draws when done: idle
+    without it was another session's run of the page, and the next end is waited for."""
     visit, deadline, report, end_ms = Visit(), time.monotonic() + timeout_s, None, None
     while time.monotonic() < deadline:
         tab.wait_for_timeout(50)

@@ -4,32 +4,16 @@ forward pass, and one training step (forward, backward, SGD update).
     .venv/bin/pip install -r requirements-bench.txt      # PyTorch (CPU build), benchmark-only
     .venv/bin/python -m benchmarks.vs_pytorch [--repeats 30] [--threads N] [--task both]
 
-The PyTorch model is the folded design written the way a PyTorch user would: Conv2d, MaxPool2d,
-one nn.LSTM over the (batch*time, 12, 16) sub-sequences, one nn.LSTM over time. Its weights are
-copied from the same `init_params` as hierlstm's, and both outputs are checked against the numpy
-reference before anything is timed. Both frameworks get the same thread count; every candidate
-is timed in interleaved rounds (A B C ..., A B C ...). hierlstm's samples are the harness's
-`timed_call` (one forward pass ended by the device sync); PyTorch's are this module's own
-`perf_counter` interval around one pass (PyTorch on a CPU returns when it is done): the harness
-times TensorFlow only, and its `compare` cannot interleave a PyTorch candidate. Prints per
-shape the medians and hierlstm-best / PyTorch, paired per round.
-
-The training step is hierlstm's `TrainingStep.step` (`hierlstm.model.training`) against
-`zero_grad; loss.backward(); SGD.step()` in PyTorch: the same loss
-(`hierlstm.model.loss.mean_squared_error` to the same `loss_target`), SGD at the same learning
-rate, the same starting weights. Before timing, after one step on each side, every candidate's
-loss and gradients (every parameter) are checked against PyTorch autograd's. Printed per
-shape: each candidate's step, its step / its own forward pass and its first step (tracing the
-gradient graph), PyTorch's step, and best step / PyTorch step, paired per round.
-
-`--profile-torch-steps N` then profiles N of PyTorch's training steps per shape under
-torch.profiler and prints its ops by self CPU time: where the peer's step goes, to set beside
-hierlstm's own profile (`python -m hierlstm profile --task training ...`).
+The PyTorch model is the folded design as a PyTorch user writes it (Conv2d, MaxPool2d, nn.LSTM
+over the (batch*time, 12, 16) sub-sequences, nn.LSTM over time), its weights copied from the same
+`init_params`. Both frameworks get the same threads, outputs, losses and gradients are checked
+before timing, and candidates are timed in interleaved rounds, paired per round. PyTorch's samples
+are this module's own `perf_counter` intervals: the harness times TensorFlow only.
+`--profile-torch-steps N` prints where PyTorch's training step goes, under torch.profiler.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -37,7 +21,7 @@ import time
 import numpy as np
 
 from benchmarks.common import header, tf
-from benchmarks.record import markdown_table
+from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.loss import loss_target, mean_squared_error
@@ -54,28 +38,25 @@ def torch_model(params, torch):
     Keras's i, f, c, o; PyTorch's second bias is set to zero and not trained)."""
     nn = torch.nn
 
+    def tensor(array):
+        return torch.from_numpy(np.ascontiguousarray(array))
+
     class Hierarchical(nn.Module):
         def __init__(self):
             super().__init__()
             kernel = params["conv_kernel"]  # (k, k, 1, C)
-            self.conv = nn.Conv2d(1, kernel.shape[-1], kernel.shape[0], padding="same")
+            channels = kernel.shape[-1]
+            self.conv = nn.Conv2d(1, channels, kernel.shape[0], padding="same")
             self.pool = nn.MaxPool2d((3, 1))
-            self.inner = nn.LSTM(
-                kernel.shape[-1], params["inner_recurrent_kernel"].shape[0], batch_first=True
-            )
-            self.outer = nn.LSTM(
-                params["outer_kernel"].shape[0],
-                params["outer_recurrent_kernel"].shape[0],
-                batch_first=True,
-            )
+            inner = params["inner_recurrent_kernel"].shape[0]
+            self.inner = nn.LSTM(channels, inner, batch_first=True)
+            self.outer = nn.LSTM(inner, params["outer_recurrent_kernel"].shape[0], batch_first=True)
             with torch.no_grad():
-                self.conv.weight.copy_(torch.from_numpy(kernel.transpose(3, 2, 0, 1).copy()))
-                self.conv.bias.copy_(torch.from_numpy(params["conv_bias"]))
+                self.conv.weight.copy_(tensor(kernel.transpose(3, 2, 0, 1)))
+                self.conv.bias.copy_(tensor(params["conv_bias"]))
                 for lstm, prefix in ((self.inner, "inner"), (self.outer, "outer")):
-                    lstm.weight_ih_l0.copy_(torch.from_numpy(params[f"{prefix}_kernel"].T.copy()))
-                    lstm.weight_hh_l0.copy_(
-                        torch.from_numpy(params[f"{prefix}_recurrent_kernel"].T.copy())
-                    )
+                    lstm.weight_ih_l0.copy_(tensor(params[f"{prefix}_kernel"].T))
+                    lstm.weight_hh_l0.copy_(tensor(params[f"{prefix}_recurrent_kernel"].T))
                     lstm.bias_ih_l0.copy_(torch.from_numpy(params[f"{prefix}_bias"]))
                     lstm.bias_hh_l0.zero_()
                     # Kept at zero: trained, it would move the one bias Keras has twice as fast
@@ -111,9 +92,47 @@ def torch_gradients(model) -> dict[str, np.ndarray]:
     return grads
 
 
-def candidates() -> list[tuple[str, bool]]:
+def candidates() -> list[tuple[str, str, bool]]:
+    """(label, variant, xla) of hierlstm's side."""
     names = ["folded", "fused"] if "fused" in VARIANTS else ["folded"]
-    return [(name, xla) for name in names for xla in (True, False)]
+    return [
+        (f"{name}{' + XLA' if xla else ''}", name, xla) for name in names for xla in (True, False)
+    ]
+
+
+def same_threads(torch, threads: int) -> None:
+    """`threads` intra-op threads for PyTorch and TensorFlow (and inter-op for TensorFlow)."""
+    torch.set_num_threads(threads)
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+def forward_timer(model, inputs, torch, cuda: bool = False):
+    """One timed forward pass of a PyTorch model (seconds), ended by a CUDA sync on a GPU."""
+
+    def call() -> float:
+        with torch.inference_mode():
+            start = time.perf_counter()
+            model(inputs)
+            if cuda:
+                torch.cuda.synchronize()
+            return time.perf_counter() - start
+
+    return call
+
+
+def training_timer(model, inputs, target, torch):
+    """One timed SGD step of a PyTorch model (seconds), on hierlstm's loss and learning rate."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
+
+    def step() -> float:
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        mean_squared_error(model(inputs), target, torch.mean).backward()
+        optimizer.step()
+        return time.perf_counter() - start
+
+    return step
 
 
 def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
@@ -122,41 +141,26 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
     x = make_inputs(base)
     expected = reference_forward(params, x)
     timers = {}
-    for name, xla in candidates():
+    inputs = tf.constant(x)
+    for label, name, xla in candidates():
         config = base.replace(variant=name, xla=xla)
         forward = make_forward(build_model(config, params), config)
-        inputs = tf.constant(x)
         difference = np.max(np.abs(np.asarray(forward(inputs), np.float64) - expected))
         if difference > 1e-5:
             raise SystemExit(f"{name} differs from the reference by {difference:.2e}")
-        timers[f"{name}{' + XLA' if xla else ''}"] = lambda forward=forward, inputs=inputs: (
-            timed_call(forward, inputs)
-        )
+        timers[label] = lambda forward=forward: timed_call(forward, inputs)
     model = torch_model(params, torch)
     torch_input = torch.from_numpy(x)
     with torch.inference_mode():
         difference = np.max(np.abs(model(torch_input).numpy().astype(np.float64) - expected))
     if difference > 1e-5:
         raise SystemExit(f"PyTorch differs from the reference by {difference:.2e}")
-
-    def torch_call():
-        with torch.inference_mode():
-            start = time.perf_counter()
-            model(torch_input)
-            return time.perf_counter() - start
-
-    timers["PyTorch"] = torch_call
+    timers["PyTorch"] = forward_timer(model, torch_input, torch)
     samples = timer_rounds(timers, repeats, warmup=3)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
     best = min((name for name in timers if name != "PyTorch"), key=medians.get)
-    paired = np.array(samples[best]) / np.array(samples["PyTorch"])
-    return [
-        f"{batch}x{steps}",
-        *(f"{medians[name] * 1e3:.2f}" for name in timers),
-        best,
-        f"{np.median(paired):.2f} ({np.percentile(paired, 10):.2f}-"
-        f"{np.percentile(paired, 90):.2f})",
-    ], list(timers)
+    cells = [f"{medians[name] * 1e3:.2f}" for name in timers]
+    return [f"{batch}x{steps}", *cells, best, _paired(samples, best, "PyTorch")], list(timers)
 
 
 def _paired(samples, name: str, against: str) -> str:
@@ -172,25 +176,16 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     inputs, targets = tf.constant(x), tf.constant(target)
     model = torch_model(params, torch).train()
     torch_input, torch_target = torch.from_numpy(x), torch.from_numpy(target)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATES["sgd"])
-
-    def torch_step():
-        start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        mean_squared_error(model(torch_input), torch_target, torch.mean).backward()
-        optimizer.step()
-        return time.perf_counter() - start
-
+    torch_step = training_timer(model, torch_input, torch_target, torch)
     # Every side takes its first step from the same weights; then the loss and gradients of the
     # second step are compared, which checks the gradients and the update together.
     torch_step()
-    optimizer.zero_grad(set_to_none=True)
+    model.zero_grad(set_to_none=True)
     loss = mean_squared_error(model(torch_input), torch_target, torch.mean)
     loss.backward()
     expected_loss, expected = float(loss.detach()), torch_gradients(model)
     timers, firsts, names = {}, {}, []
-    for name, xla in candidates():
-        label = f"{name}{' + XLA' if xla else ''}"
+    for label, name, xla in candidates():
         config = base.replace(variant=name, xla=xla)
         step = TrainingStep(build_model(config, params), config)
         start = time.perf_counter()  # tracing the step traces its gradient graph
@@ -232,12 +227,10 @@ def torch_profile(step, steps: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {__spec__.name}", description=__doc__.splitlines()[0]
-    )
+    parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
-    parser.add_argument("--shapes", default="8x50,32x100,128x200")
+    parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--train-repeats", type=int, default=15, help="rounds of the training step")
     parser.add_argument(
@@ -249,9 +242,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     import torch
 
-    torch.set_num_threads(args.threads)
-    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    same_threads(torch, args.threads)
     print(header("hierlstm against PyTorch"))
     print(
         f"PyTorch {torch.__version__}; {args.threads} threads for both (TF intra-op "
@@ -260,10 +251,9 @@ def main(argv: list[str] | None = None) -> None:
         "candidate and of PyTorch checked against the numpy reference (max abs diff <= 1e-5) "
         "before timing.\n"
     )
-    shapes = [tuple(int(part) for part in shape.split("x")) for shape in args.shapes.split(",")]
     if args.task != "training":
         rows, names = [], []
-        for batch, steps in shapes:
+        for batch, steps in args.shapes:
             row, names = run_shape(batch, steps, args.repeats, torch)
             rows.append(row)
             print(f"{batch}x{steps} forward done", file=sys.stderr, flush=True)
@@ -272,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         print(markdown_table((*header_row, "best / PyTorch (p10-p90)"), rows))
     if args.task != "inference":
         rows, names, profiles = [], [], {}
-        for batch, steps in shapes:
+        for batch, steps in args.shapes:
             row, names, torch_step = train_shape(batch, steps, args.train_repeats, torch)
             rows.append(row)
             if args.profile_torch_steps:

@@ -1,9 +1,7 @@
-"""A visitor's walk through the app in Chromium, for the soak (`benchmarks.soak`): each kind of
-move (a page by URL or by the top navigation, the language switch, a setting changed, a tiny
-benchmark run pressed once or twice, a run abandoned by closing its tab, the Results page's
-exports read back) timed by `benchmarks.visit` from its start to idle, and recorded as a
-`Step`: a move not idle within STALL_S is a stall, then watched RECOVER_S more to say whether it
-recovers; the page's exception elements and error alerts are kept."""
+"""A visitor's walk through the app in Chromium, for `benchmarks.soak`: each kind of move (a
+page by URL or link, the language, a setting, a tiny run pressed once or twice, a run abandoned,
+the Results page's exports read back) timed to idle and recorded as a `Step`. A move not idle in
+STALL_S is a stall, watched RECOVER_S more to say whether it recovers."""
 
 from __future__ import annotations
 
@@ -213,10 +211,9 @@ class Visitor:
         return [step]
 
     def next_kind(self, remaining_s: float) -> str:
-        """Each kind of move once (the sessions start at different kinds, so a short soak makes
-        every kind), a tour visit between them while any is left; then by MOVES' weights. The
-        first move is a kind, not a tour visit, so that the first session's run is not pushed
-        into the last LAST_RUN_S, where no run starts, by a loaded machine's slow visits."""
+        """Each kind of move once (each session starts at a different kind, so a short soak makes
+        every kind), a tour visit between them while any is left; then by MOVES' weights. A kind
+        first, so slow tour visits cannot push the first run into the last LAST_RUN_S."""
         self.moves += 1
         if self.untoured and not self.moves % 2:
             return "tour"

@@ -23,14 +23,10 @@ class Variant:
     name: str
     builder: str  # a builder function's name: (RunConfig) -> keras.Model (`backends` says where)
     can_use_cudnn: bool  # whether its summariser can take Keras's cuDNN path on a GPU
-    # whether it holds any keras.layers.LSTM (the outer LSTM of all but nested and fused), which
-    # takes cuDNN on a GPU when the rule allows (hierlstm.model.cudnn)
-    has_lstm_layer: bool = True
+    has_lstm_layer: bool = True  # holds a keras.layers.LSTM, which may take cuDNN on a GPU
     static_time: bool = False  # built for one concrete time length (cannot take any T)
     chain: Callable[[int, int], int] = _rows_plus_time  # dependent LSTM steps (rows, time)
-    # the Keras backends its builder runs on: all three for a builder written with Keras layers
-    # and keras.ops only (hierlstm.model.builders), TensorFlow alone for one that calls
-    # TensorFlow itself (hierlstm.model.builders_tf)
+    # the Keras backends its builder runs on: TensorFlow alone for one that calls TensorFlow
     backends: tuple[str, ...] = PORTABLE
 
     @property

@@ -18,10 +18,8 @@ from hierlstm.registry import VARIANTS
 CALIBRATION_TIME = 8  # time steps of both calibration runs
 CALIBRATION_BATCHES = (1, 64)  # one dominated by the chain, one with 64x the FLOPs
 CALIBRATION_TIMING = Timing(warmup=1, repeats=5)
-# A training run's set-up: the step's first call, then tracing and first-calling the phases,
-# of which the forward pass's trace is the new work (forward+backward and the update were
-# traced by the step). Measured with time_distributed, where tracing dominates, the whole
-# set-up took 1.67x the step's first call at T = 20 and 1.57x at T = 50.
+# A training run's set-up as a multiple of the step's first call: the phases' traces add only the
+# forward pass's (measured with time_distributed, where tracing dominates).
 PHASE_TRACE_FACTOR = 1.6
 
 

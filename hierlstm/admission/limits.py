@@ -23,20 +23,14 @@ from hierlstm.model import cost
 from hierlstm.registry import VARIANTS
 
 WORKSPACE_FACTOR = 3
-# Tracing time_distributed: its first call took 76.9 s at 400 time steps on the development
-# machine (benchmarks/RESULTS.md), about 0.2 s per unrolled inner LSTM call.
+# Tracing time_distributed, per unrolled inner LSTM call (its first call: benchmarks/RESULTS.md).
 TRACE_SECONDS_PER_CALL = 0.2
 _MB = 1024 * 1024
-# A training step (RunConfig.task "training"): its memory is the activations kept for the
-# backward pass (`cost.kept_activation_bytes`) times TRAINING_WORKSPACE_FACTOR, for the
-# gradients of those activations the backward pass holds while it walks back through them,
-# plus the parameters' gradients and the optimizer's slots (`cost.training_state_bytes`).
+# A training step's memory: the activations kept for the backward pass times this factor (their
+# gradients, held while it walks back), plus `cost.training_state_bytes`.
 TRAINING_WORKSPACE_FACTOR = 2
-# A training run of time_distributed traces its T inner LSTM calls, their T gradients, and
-# then the forward phase's T calls again: its whole set-up took 11.9 s at T = 20 and 36.1 s at
-# T = 50 on the development machine (timing.training.prepare_training, batch 8), 0.6-0.72 s per
-# call, 3-3.6x the TRACE_SECONDS_PER_CALL a forward pass is budgeted; so a training run's trace
-# budget counts each call TRAINING_TRACE_FACTOR times.
+# A training run of time_distributed traces its T inner calls, their T gradients and the forward
+# phase's T calls again: measured at 3-3.6x a forward call's TRACE_SECONDS_PER_CALL per call.
 TRAINING_TRACE_FACTOR = 3
 
 

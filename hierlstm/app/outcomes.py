@@ -162,12 +162,8 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
 
 
 # --- the Lesson's numbers for the three backends -----------------------------------------------
-# This host's latest comparison of several backends at the same settings, read from the store:
-# the newest stored row that ran on JAX or torch, and every row beside it with the same settings
-# (one per variant and backend, the newest).
-
-# The settings two rows must share to be one comparison: every config column but the variant
-# and the backend, which are what is compared.
+# The newest stored row that ran on JAX or torch, and the newest row of each variant and backend
+# with its settings: every config column but the variant and the backend, which are compared.
 SAME_SETTINGS = tuple(
     column for column in CONFIG_COLUMNS.values() if column not in ("variant", "backend")
 )

@@ -24,9 +24,8 @@ from hierlstm.i18n import t
 from hierlstm.model.cost import MEMORY_PARTS, memory_parts
 from hierlstm.profiling import OUTSIDE, UNATTRIBUTED
 
-# Layers are not variants: a palette of their own, assigned in order of first appearance, so a
-# layer name (conv, inner_lstm, ...) has one colour across every variant's bars; one colour
-# each for the 11 top-level layer names of today's six variants and one more.
+# Layers' own palette, assigned in order of first appearance, so a layer name has one colour
+# across every variant's bars: one per top-level layer name of today's variants, and one more.
 _LAYER_PALETTE = (
     "#0072B2",
     "#E69F00",

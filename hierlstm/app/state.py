@@ -61,12 +61,9 @@ LISTS = ("variants", "backends", "devices")  # comma-separated in a link
 # A setting whose URL parameter has another name: the link says backend=jax,torch.
 URL_NAMES = {"backends": "backend"}
 SETTING_OF = {url: name for name, url in URL_NAMES.items()}
-# A page's own input beside the sidebar's form (Profiled steps, Scaling's values) is applied by
-# the page's Run button, as the form's settings are: committing it does not rerun. Committed on
-# the click's blur, it reran just after the click, and a rerun that reaches the server while the
-# click's run is starting drops that run's widget states, the click with them (Streamlit 1.67:
-# SafeSessionState.on_script_will_rerun checks for a rerun before any callback runs): 5 of 25
-# Profile presses were lost that way on a loaded machine.
+# A page's own input beside the sidebar's form is applied by the Run button, as the form's are,
+# without a rerun of its own: a rerun reaching the server while the click's run starts drops that
+# run's widget states, the click with them.
 APPLIED_ON_RUN = "ignore"
 
 

@@ -23,9 +23,8 @@ from hierlstm.distributed.cluster import (
 )
 from hierlstm.records import BenchResult
 
-# Variants that cannot run under a strategy, with the reason a failed result gives. Every
-# variant registered today runs under both strategies (tests/test_distribute.py checks each, XLA
-# included), so nothing is listed; the harness consults this before building.
+# Variants that cannot run under a strategy, with the reason a failed result gives; none today
+# (tests/test_distribute.py runs each).
 UNSUPPORTED: dict[str, str] = {}
 
 

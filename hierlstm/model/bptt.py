@@ -191,8 +191,7 @@ def inner_lstm_with_bptt(sequences, kernel, recurrent_kernel, bias, under_xla=Fa
                 d_bias = bias_share if d_bias is None else d_bias + bias_share
                 if row:
                     # [x_r, h] @ [W; U]: one matmul back to both, one for both weights' shares,
-                    # taken while dz is in cache (concatenating every row's dz first would write
-                    # and read R*N*4U more)
+                    # taken while dz is in cache
                     d_input = tf.matmul(dz, stacked_kernel, transpose_b=True)  # (N, C+U)
                     d_rows[row], dh = d_input[:, :channels], d_input[:, channels:]
                     share = _wide_matmul(step_input, dz, tf.float32)  # (C+U, 4U)

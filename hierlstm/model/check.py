@@ -19,14 +19,11 @@ from hierlstm.registry import VARIANTS
 # the mixed policies by their mantissas (float16: 10 bits, bfloat16: 7 bits) with headroom over
 # the largest difference seen (about 6e-4 and 7e-3 at time 30).
 TOLERANCES = {"float32": 1e-5, "mixed_float16": 5e-3, "mixed_bfloat16": 3e-2}
-# The gradient check (`hierlstm.model.gradcheck`), per precision: (the largest error of a
-# directional derivative against the float64 oracle, relative to it or to the tensor's typical
-# one; the largest difference between two variants' gradients, relative to the tensor's largest
-# element). Each is 2-8x the largest seen over every variant, with and without XLA, at batch >
-# time, batch < time, time 1, batch 1 and 4 x 10: float32 1.5e-6 and 7e-7; mixed_float16
-# 2.9e-2 and 4.6e-2; mixed_bfloat16 (8-bit mantissa; errors largest along the input, which is
-# rounded at the first layer) 0.31 and 0.2. The largest differences between variants are fused
-# under XLA, whose conv taps (`FusedHierarchicalLSTM.pooled_rows_by_taps`) sum in 16 bits.
+# The gradient check (`hierlstm.model.gradcheck`), per precision: (the largest relative error of
+# a directional derivative against the float64 oracle; the largest difference between two
+# variants' gradients, relative to the tensor's largest element), each 2-8x the largest seen over
+# every variant, with and without XLA, at several shapes. The 16-bit ones are widest for fused
+# under XLA, whose conv taps sum in 16 bits.
 GRADIENT_TOLERANCES = {
     "float32": (1e-5, 5e-6),
     "mixed_float16": (0.1, 0.1),

@@ -237,10 +237,8 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
             return time + 1, hidden, cell, outputs.write(time, hidden)
 
         zeros = tf.zeros((batch, units), self.compute_dtype)  # (B, U)
-        # maximum_iterations bounds the loop by the time length (a tensor known at run time):
-        # the gradient's accumulators of every step's tensors then have a size, which XLA
-        # needs to compile the backward pass ("XLA compilation requires a fixed tensor list
-        # size" without it).
+        # maximum_iterations gives the gradient's per-step accumulators a size, without which
+        # XLA cannot compile the backward pass.
         _, _, _, outputs = tf.while_loop(
             lambda time, *_: time < time_steps,
             step,

@@ -24,15 +24,10 @@ from hierlstm.model.params import init_params
 from hierlstm.model.portable import gradients as backend_gradients
 from hierlstm.model.reference import reference_loss
 
-# Central differences in float64 along a unit direction: the truncation error is about
-# h^2 |L'''| / 6 and the rounding error about 1e-16 |L| / h; with the loss of order 1 and its
-# derivatives along a unit direction of order 1e-3, h = 1e-5 keeps both near 1e-11, far below
-# any tolerance (h = 1e-4 and 1e-6 agree with it to 2e-8 on smooth directions). The loss is not
-# smooth where two candidates of a max-pool window tie, and with thousands of windows a random
-# direction can pass a near-tie within h of the point (seen: a 20 % slope jump within 1e-5 of
-# it): there the central difference averages two slopes while the gradient is one of them. So
-# each direction's difference is also taken with h / 4; where the two disagree by more than
-# SMOOTH (relative, with the floor), the direction crosses a kink and is drawn again.
+# Central differences in float64 along a unit direction: h = 1e-5 keeps the truncation error
+# (h^2 |L'''| / 6) and the rounding error (1e-16 |L| / h) near 1e-11. Where a max-pool window
+# ties within h, the loss has a kink and the difference averages two slopes, so each direction is
+# also taken with h / 4; where the two disagree by more than SMOOTH, the direction is drawn again.
 STEP = 1e-5
 SMOOTH = 1e-4  # relative; plus ROUNDING absolute
 # The oracle's own rounding at h / 4 (1e-16 |L| / 2.5e-6, with headroom): the absolute floor of

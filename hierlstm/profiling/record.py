@@ -53,9 +53,8 @@ class ProfileResult:
     device: str
     kernel: str
     versions: dict[str, str]
-    # the largest peak of one harness call (`hierlstm.timing.memory`: the GPU allocator's, or
-    # the CPU's RSS growth, as `peak_memory_kind` says; "" where nothing measured it), and the
-    # last step in time (a `hierlstm.profiling.timeline.StepTimeline`, None where unread)
+    # the largest peak of one harness call, of the kind `peak_memory_kind` says ("" unmeasured),
+    # and the last step in time (a `StepTimeline`, None where unread)
     peak_memory_bytes: int = 0
     peak_memory_kind: str = ""
     timeline: Any = None

@@ -45,8 +45,7 @@ def error_line(error: BaseException | str) -> str:
         # "No registered kernel" / "Could not find device for node" at a 16-bit type.
         prefix = "this device cannot run an op at this precision (use float32)"
     elif isinstance(error, tf.errors.OpError) and "CudnnRNN" in message:
-        # Never XLA's refusal any more (under XLA every LSTM is generic: hierlstm.model.cudnn),
-        # so a failure of cuDNN's own kernel on this GPU.
+        # not XLA's refusal (under XLA every LSTM is generic): cuDNN's own kernel failed here
         prefix = "cuDNN's LSTM kernel failed on this GPU (use lstm_kernel generic)"
     elif isinstance(error, tf.errors.UnimplementedError):
         # The raw message is a graph node dump; name the op and where it sits instead.
