@@ -128,6 +128,10 @@ CONFIG_CASES = {
         {"batch_size": "2048"},
         "batch_size 2048 is over this server's limit of 1024 (HIERLSTM_MAX_BATCH).",
     ),
+    "time-over-server-limit": (
+        {"time_steps": "5000"},
+        "time_steps 5000 is over this server's limit of 2000",
+    ),
     "time-distributed-over-trace-budget": (
         {"variant": "time_distributed", "time_steps": "201"},
         "time_distributed would unroll 201 inner LSTM calls into one graph, an estimated 40 s of "
@@ -443,11 +447,7 @@ def test_an_unknown_url_parameter_is_ignored_silently():
 
 
 def test_mixed_float16_on_a_cpu_is_allowed_with_a_one_line_warning(default_limits, capsys):
-    # Allowed, not refused. precision_supported refuses only a run that cannot happen; float16
-    # on a CPU runs and gives correct results (`check` holds it to 5e-3 of the numpy
-    # reference), only emulated and usually slower than float32. That slowdown is what the
-    # lesson page measures (folded at each reduced precision), so refusing it would hide the
-    # very behaviour the app teaches. The app says so in one line under the settings.
+    # Allowed: it runs correctly, only emulated and slower, which the lesson page measures.
     ok, warning = precision_supported("mixed_float16", "cpu")
     assert ok and "float16 on a CPU is emulated and usually slower than float32" in warning
     assert "\n" not in warning
