@@ -20,7 +20,7 @@ from hierlstm.cli.main import main
 from hierlstm.config import PRECISIONS, RunConfig
 from hierlstm.hardware import precision_supported
 from hierlstm.i18n import t
-from hierlstm.records import CONFIG_COLUMNS, BenchResult
+from hierlstm.records import CONFIG_COLUMNS
 from hierlstm.registry import VARIANTS
 from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS
@@ -44,17 +44,12 @@ OVERSIZE = f"the input is 50.0 MB, over the {MAX_IMPORT_BYTES / 2**20:.0f} MB li
 # ---- stored rows and import files ------------------------------------------------------------
 
 
-def measurement(**config_changes) -> BenchResult:
-    """A plausible measurement of a small folded model with these RunConfig fields."""
-    return make_result(config_changes=config_changes)
-
-
 def rows_from_elsewhere(directory: Path) -> list[dict]:
     """Three valid exported rows, none of them in the seeded store (so a good row that slipped
     through an import would show)."""
     store = ResultStore(directory / "elsewhere.sqlite3")
     for batch_size in (2, 4, 8):
-        store.add(measurement(batch_size=batch_size))
+        store.add(make_result(config_changes={"batch_size": batch_size}))
     return json.loads(store.export_json())["rows"]
 
 
@@ -384,8 +379,8 @@ def default_limits(monkeypatch):
 def seeded_store(default_limits, tmp_path, monkeypatch) -> ResultStore:
     """Two real stored rows; $HIERLSTM_DB points here too, so default-path writes would show."""
     store = ResultStore(tmp_path / "results.sqlite3")
-    store.add(measurement(), created_at="2025-01-01T10:00:00+00:00")
-    store.add(measurement(variant="nested", batch_size=4))
+    store.add(make_result(), created_at="2025-01-01T10:00:00+00:00")
+    store.add(make_result(config_changes={"variant": "nested", "batch_size": 4}))
     monkeypatch.setenv("HIERLSTM_DB", str(store.path))
     return store
 

@@ -59,7 +59,7 @@ def one_gpu(monkeypatch):
     limits._free_memory.clear()
 
 
-def test_the_gpu_budget_is_half_of_the_free_memory_or_of_the_per_process_limit(one_gpu, monkeypatch):
+def test_the_gpu_budget_is_half_of_the_free_memory_or_of_the_process_limit(one_gpu, monkeypatch):
     limits = current_limits()
     assert limits.memory_budget_bytes == 81004 * 1024 * 1024 // 2
     assert t(limits.memory_budget_source, "en") == "50% of the GPU's free memory (nvidia-smi)"
