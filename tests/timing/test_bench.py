@@ -11,6 +11,7 @@ import tensorflow as tf
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model import cost, cudnn
 from hierlstm.model.builders import build_model
+from hierlstm.records import PHASE_COLUMNS
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import breakdown, calls, failures, harness, sweeps
 
@@ -69,6 +70,10 @@ def test_result_fields_are_consistent(counted_run):
     assert result.device.startswith("/GPU:0" if GPU_COUNT else "/CPU:0")
     assert set(result.versions) == {"python", "tensorflow", "keras", "numpy"}
     assert result.to_dict()["variant"] == "folded"
+    # a forward pass: no phases, nothing kept for a backward pass
+    assert result.phases == {} and math.isnan(result.backward_s)
+    assert result.kept_activation_bytes == 0
+    assert all(math.isnan(result.to_row()[column]) for column in PHASE_COLUMNS)
 
 
 def test_first_call_is_kept_apart(counted_run):
