@@ -20,7 +20,7 @@ from hierlstm.cli.main import main
 from hierlstm.config import PRECISIONS, RunConfig
 from hierlstm.hardware import precision_supported
 from hierlstm.i18n import t
-from hierlstm.records import CONFIG_COLUMNS, BenchResult
+from hierlstm.records import CONFIG_COLUMNS
 from hierlstm.registry import VARIANTS
 from hierlstm.results.exchange import MAX_IMPORT_BYTES
 from hierlstm.results.schema import COLUMNS
@@ -44,17 +44,12 @@ OVERSIZE = f"the input is 50.0 MB, over the {MAX_IMPORT_BYTES / 2**20:.0f} MB li
 # ---- stored rows and import files ------------------------------------------------------------
 
 
-def measurement(**config_changes) -> BenchResult:
-    """A plausible measurement of a small folded model with these RunConfig fields."""
-    return make_result(config_changes=config_changes)
-
-
 def rows_from_elsewhere(directory: Path) -> list[dict]:
     """Three valid exported rows, none of them in the seeded store (so a good row that slipped
     through an import would show)."""
     store = ResultStore(directory / "elsewhere.sqlite3")
     for batch_size in (2, 4, 8):
-        store.add(measurement(batch_size=batch_size))
+        store.add(make_result(config_changes={"batch_size": batch_size}))
     return json.loads(store.export_json())["rows"]
 
 
@@ -127,6 +122,10 @@ CONFIG_CASES = {
     "batch-over-server-limit": (
         {"batch_size": "2048"},
         "batch_size 2048 is over this server's limit of 1024 (HIERLSTM_MAX_BATCH).",
+    ),
+    "time-over-server-limit": (
+        {"time_steps": "5000"},
+        "time_steps 5000 is over this server's limit of 2000",
     ),
     "time-distributed-over-trace-budget": (
         {"variant": "time_distributed", "time_steps": "201"},
@@ -380,8 +379,8 @@ def default_limits(monkeypatch):
 def seeded_store(default_limits, tmp_path, monkeypatch) -> ResultStore:
     """Two real stored rows; $HIERLSTM_DB points here too, so default-path writes would show."""
     store = ResultStore(tmp_path / "results.sqlite3")
-    store.add(measurement(), created_at="2025-01-01T10:00:00+00:00")
-    store.add(measurement(variant="nested", batch_size=4))
+    store.add(make_result(), created_at="2025-01-01T10:00:00+00:00")
+    store.add(make_result(config_changes={"variant": "nested", "batch_size": 4}))
     monkeypatch.setenv("HIERLSTM_DB", str(store.path))
     return store
 
@@ -443,11 +442,7 @@ def test_an_unknown_url_parameter_is_ignored_silently():
 
 
 def test_mixed_float16_on_a_cpu_is_allowed_with_a_one_line_warning(default_limits, capsys):
-    # Allowed, not refused. precision_supported refuses only a run that cannot happen; float16
-    # on a CPU runs and gives correct results (`check` holds it to 5e-3 of the numpy
-    # reference), only emulated and usually slower than float32. That slowdown is what the
-    # lesson page measures (folded at each reduced precision), so refusing it would hide the
-    # very behaviour the app teaches. The app says so in one line under the settings.
+    # Allowed: it runs correctly, only emulated and slower, which the lesson page measures.
     ok, warning = precision_supported("mixed_float16", "cpu")
     assert ok and "float16 on a CPU is emulated and usually slower than float32" in warning
     assert "\n" not in warning

@@ -3,20 +3,16 @@ import pytest
 from hierlstm.config import RunConfig
 
 BAD_VALUES = [
-    ({"variant": "fast"}, "variant must be one of nested, time_distributed, folded"),
-    ({"batch_size": 0}, "batch_size must be between 1 and 65536; got 0."),
     ({"batch_size": -3}, "batch_size must be between 1 and 65536; got -3."),
     ({"batch_size": 10**9}, "batch_size must be between 1 and 65536; got 1000000000."),
     ({"batch_size": 2.5}, "batch_size must be a whole number; got 2.5."),
     ({"batch_size": True}, "batch_size must be a whole number; got True."),
     ({"time_steps": 0}, "time_steps must be between 1 and 100000; got 0."),
-    ({"height": 2}, "height must be at least pool_height (3) so pooling leaves one row; got 2."),
     ({"filters": 0}, "filters must be between 1 and 1024; got 0."),
     ({"kernel_size": 0}, "kernel_size must be between 1 and 15; got 0."),
     ({"pool_height": 0}, "pool_height must be between 1 and 512; got 0."),
     ({"inner_units": 0}, "inner_units must be between 1 and 2048; got 0."),
     ({"outer_units": 5000}, "outer_units must be between 1 and 2048; got 5000."),
-    ({"precision": "float16"}, "precision must be one of float32, mixed_float16, mixed_bfloat16"),
     ({"xla": "yes"}, "xla must be true or false; got 'yes'."),
     ({"lstm_kernel": "cudnn"}, "lstm_kernel must be one of auto, generic; got 'cudnn'."),
     ({"device": "tpu"}, "device must be auto, cpu or gpu:N (N a GPU index); got 'tpu'."),
@@ -24,21 +20,11 @@ BAD_VALUES = [
 ]
 
 
-@pytest.mark.parametrize("changes, message", BAD_VALUES)
-def test_bad_value_names_field_value_and_range(changes, message):
-    with pytest.raises(ValueError) as error:
-        RunConfig(**changes)
-    assert message in str(error.value)
-    assert "\n" not in str(error.value)
-
-
 BAD_TEXT = [
     ({"batch_size": "abc"}, "batch_size must be a whole number between 1 and 65536; got 'abc'."),
     ({"time_steps": "1e3"}, "time_steps must be a whole number between 1 and 100000; got '1e3'."),
-    ({"time_steps": "-5"}, "time_steps must be between 1 and 100000; got -5."),
     ({"xla": "maybe"}, "xla must be true or false; got 'maybe'."),
     ({"colour": "red"}, "unknown setting 'colour'"),
-    ({"variant": "nope"}, "variant must be one of"),
     ({"backend": "mxnet"}, "backend must be one of tensorflow, jax, torch; got 'mxnet'"),
     (
         {"variant": "fused", "backend": "jax"},
@@ -47,11 +33,17 @@ BAD_TEXT = [
 ]
 
 
-@pytest.mark.parametrize("text, message", BAD_TEXT)
-def test_from_strings_gives_the_same_kind_of_message(text, message):
+# test_bad_input.py has the messages of the settings a user types most (batch, time, height
+# below the pool, variant, precision, device).
+@pytest.mark.parametrize(
+    "make, changes, message",
+    [(lambda changes: RunConfig(**changes), *case) for case in BAD_VALUES]
+    + [(RunConfig.from_strings, *case) for case in BAD_TEXT],
+)
+def test_a_bad_value_names_field_value_and_range_in_one_line(make, changes, message):
     with pytest.raises(ValueError) as error:
-        RunConfig.from_strings(text)
-    assert message in str(error.value)
+        make(changes)
+    assert message in str(error.value) and "\n" not in str(error.value)
 
 
 def test_from_strings_round_trips_to_strings():

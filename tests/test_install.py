@@ -1,10 +1,7 @@
 """The Makefile's install path, by `make -n` (nothing is installed): the and-cuda wheels when
-the machine has an NVIDIA GPU (the fake nvidia-smi of an H100 on PATH, or a GPU folder under
-the NVIDIA proc folder), the plain wheel otherwise, GPU=1 / GPU=0 over the detection, and a
-stamp per wheel, so a venv made without a GPU is upgraded once when one appears and a second
-`make` installs nothing. Keras's JAX and PyTorch backends: `make test` installs them (CPU builds,
-or their CUDA builds on a GPU machine), `make run BACKENDS=1` too, a plain `make run` not, and a
-venv made before their file installs them once."""
+the machine has an NVIDIA GPU (the fake nvidia-smi, or a GPU folder under the NVIDIA proc folder),
+the plain wheel otherwise, GPU=1 / GPU=0 over the detection, a stamp per wheel (a venv upgrades
+once), and Keras's JAX and PyTorch backends for `make test` and `make run BACKENDS=1` only."""
 
 import os
 import shutil
@@ -18,6 +15,7 @@ GPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements-g
 CPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements.txt"
 BACKENDS_CPU = "pip install --quiet --disable-pip-version-check -r requirements-backends.txt"
 BACKENDS_GPU = "pip install --quiet --disable-pip-version-check -r requirements-backends-gpu.txt"
+H100_PATH = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"  # the fake nvidia-smi of an H100
 
 
 def make_dry_run(*arguments: str, cwd: Path = ROOT, path: str | None = None) -> str:
@@ -54,28 +52,44 @@ def fresh_copy(tmp_path: Path) -> Path:
     return copy
 
 
+def _venv_with_stamps(clone: Path, *stamps: str, when: float) -> None:
+    (clone / ".venv" / "bin").mkdir(parents=True, exist_ok=True)
+    (clone / ".venv" / "bin" / "python").touch()
+    for stamp in stamps:
+        (clone / ".venv" / stamp).touch()
+        os.utime(clone / ".venv" / stamp, (when, when))
+
+
 def no_gpu(tmp_path: Path) -> tuple[str, ...]:
     return (f"NVIDIA_SMI={tmp_path / 'no-nvidia-smi'}", f"NVIDIA_PROC={tmp_path / 'proc'}")
 
 
-def test_requirements_gpu_is_the_runtime_with_the_and_cuda_extra():
-    lines = [
-        line.strip()
-        for line in (ROOT / "requirements-gpu.txt").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
+def _requirements(name: str) -> list[str]:
+    lines = (line.strip() for line in (ROOT / name).read_text().splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def test_the_gpu_files_are_the_cpu_files_cuda_builds():
+    assert _requirements("requirements-gpu.txt") == [
+        "-r requirements.txt",
+        "tensorflow[and-cuda]==2.21.*",
     ]
-    assert lines == ["-r requirements.txt", "tensorflow[and-cuda]==2.21.*"]
-    assert "tensorflow==2.21.*" in (ROOT / "requirements.txt").read_text().splitlines()
+    assert "tensorflow==2.21.*" in _requirements("requirements.txt")
+    assert _requirements("requirements-backends.txt") == ["jax[cpu]==0.10.2", "torch==2.13.0"]
+    # JAX's CUDA 12 extra: the CUDA TensorFlow 2.21's and-cuda wheels use; torch's default wheel.
+    assert _requirements("requirements-backends-gpu.txt") == [
+        "jax[cuda12]==0.10.2",
+        "torch==2.13.0",
+    ]
 
 
 def test_the_fake_h100_on_path_makes_run_install_the_and_cuda_wheels(tmp_path):
-    path = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"
     clone = fresh_copy(tmp_path)
-    out = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=clone, path=path)
+    out = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=clone, path=H100_PATH)
     assert GPU_INSTALL in out and CPU_INSTALL not in out
     assert "an NVIDIA GPU was found: TensorFlow with its CUDA libraries" in out
     assert "touch .venv/.runtime-gpu" in out
-    test = make_dry_run("test", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=clone, path=path)
+    test = make_dry_run("test", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=clone, path=H100_PATH)
     assert "-r requirements-dev.txt -r requirements-gpu.txt" in test
     assert "touch .venv/.runtime-gpu .venv/.backends-gpu .venv/.dev-gpu" in test
 
@@ -98,9 +112,8 @@ def test_the_kernel_modules_gpu_folder_is_enough(tmp_path):
 
 
 def test_gpu_overrides_the_detection(tmp_path):
-    path = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"
     clone = fresh_copy(tmp_path)
-    assert CPU_INSTALL in make_dry_run("run", "GPU=0", cwd=clone, path=path)
+    assert CPU_INSTALL in make_dry_run("run", "GPU=0", cwd=clone, path=H100_PATH)
     assert GPU_INSTALL in make_dry_run("run", "GPU=1", *no_gpu(tmp_path), cwd=clone)
     completed = subprocess.run(
         ["make", "-n", "run", "GPU=yes"], cwd=ROOT, capture_output=True, text=True, timeout=120
@@ -111,39 +124,16 @@ def test_gpu_overrides_the_detection(tmp_path):
 def test_a_gpu_appearing_upgrades_a_cpu_venv_once_and_nothing_else_reinstalls(tmp_path):
     """A copy of the install files with a venv whose stamp says the plain wheel is in."""
     tmp_path = fresh_copy(tmp_path)
-    (tmp_path / ".venv" / "bin").mkdir(parents=True)
-    (tmp_path / ".venv" / "bin" / "python").touch()
     later = time.time() + 5  # newer than every requirements file
-    for stamp in (".runtime-cpu", ".dev-cpu"):
-        (tmp_path / ".venv" / stamp).touch()
-        os.utime(tmp_path / ".venv" / stamp, (later, later))
+    _venv_with_stamps(tmp_path, ".runtime-cpu", ".dev-cpu", when=later)
     quiet = make_dry_run("run", *no_gpu(tmp_path), cwd=tmp_path)
     assert "pip install" not in quiet and "make_venv" not in quiet  # up to date: no reinstall
     assert "pip install" not in make_dry_run("test", *no_gpu(tmp_path), cwd=tmp_path)
-    path = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"
-    upgrade = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=tmp_path, path=path)
+    upgrade = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=tmp_path, path=H100_PATH)
     assert GPU_INSTALL in upgrade and "make_venv" not in upgrade
-    (tmp_path / ".venv" / ".runtime-gpu").touch()
-    os.utime(tmp_path / ".venv" / ".runtime-gpu", (later, later))
-    done = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=tmp_path, path=path)
+    _venv_with_stamps(tmp_path, ".runtime-gpu", when=later)
+    done = make_dry_run("run", f"NVIDIA_PROC={tmp_path / 'proc'}", cwd=tmp_path, path=H100_PATH)
     assert "pip install" not in done
-
-
-def _requirements(name: str) -> list[str]:
-    return [
-        line.strip()
-        for line in (ROOT / name).read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-
-
-def test_the_backends_files_pin_jax_and_torch_cpu_and_cuda_builds():
-    assert _requirements("requirements-backends.txt") == ["jax[cpu]==0.10.2", "torch==2.13.0"]
-    # JAX's CUDA 12 extra: the CUDA TensorFlow 2.21's and-cuda wheels use; torch's default wheel.
-    assert _requirements("requirements-backends-gpu.txt") == [
-        "jax[cuda12]==0.10.2",
-        "torch==2.13.0",
-    ]
 
 
 def test_make_test_installs_the_backends_and_make_run_only_when_asked(tmp_path):
@@ -168,22 +158,13 @@ def test_make_test_installs_the_backends_and_make_run_only_when_asked(tmp_path):
 
 
 def test_on_a_gpu_machine_the_backends_cuda_builds_are_installed(tmp_path):
-    path = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"
     clone = fresh_copy(tmp_path)
     proc = f"NVIDIA_PROC={tmp_path / 'proc'}"
-    test = make_dry_run("test", proc, cwd=clone, path=path)
+    test = make_dry_run("test", proc, cwd=clone, path=H100_PATH)
     assert "-r requirements-gpu.txt -r requirements-backends-gpu.txt" in test
     assert BACKENDS_CPU not in test and "touch .venv/.runtime-gpu .venv/.backends-gpu" in test
-    run = make_dry_run("run", "BACKENDS=1", proc, cwd=clone, path=path)
+    run = make_dry_run("run", "BACKENDS=1", proc, cwd=clone, path=H100_PATH)
     assert BACKENDS_GPU in run and BACKENDS_CPU not in run and "touch .venv/.backends-gpu" in run
-
-
-def _venv_with_stamps(clone: Path, *stamps: str, when: float) -> None:
-    (clone / ".venv" / "bin").mkdir(parents=True, exist_ok=True)
-    (clone / ".venv" / "bin" / "python").touch()
-    for stamp in stamps:
-        (clone / ".venv" / stamp).touch()
-        os.utime(clone / ".venv" / stamp, (when, when))
 
 
 def test_a_venv_made_before_the_backends_file_installs_it_once(tmp_path):

@@ -1,10 +1,6 @@
-"""`pip install .` from a clone: the library, its data, the `hierlstm` command, and `hierlstm app`
-serving the installed app.
-
-The clone (the checkout's files, as git lists them) is installed non-editable into a fresh venv,
-with no dependencies and no download: that venv sees this checkout's venv through a .pth file.
-Every command runs outside the checkout, and the test checks that hierlstm is imported from the
-fresh venv, so nothing can come from the checkout itself."""
+"""`pip install .` from a clone (the files git lists, non-editable, into a fresh venv that sees
+this checkout's venv through a .pth file, no download): the library, its data, the `hierlstm`
+command and `hierlstm app` serving the installed app, each run outside the checkout."""
 
 import os
 import re

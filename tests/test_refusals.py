@@ -18,7 +18,6 @@ from factories import cli_words, make_result
 
 from hierlstm.cli.main import main
 from hierlstm.refusals import Refusal, Refused
-from hierlstm.results import repair
 from hierlstm.results.schema import SCHEMA_VERSION
 from hierlstm.results.store import ResultStore
 
@@ -287,8 +286,3 @@ def test_a_full_disk_while_a_capture_is_written_is_one_line_not_an_op_error(seed
     assert integrity(seeded_store.path) == "ok" and seeded_store.count() == 2
     again = run_limited(2**40, "profile", TINY, "--steps 1 --logdir", logdir / "2")
     assert again.returncode == 0 and len(seeded_store.profiles()) == 1
-
-
-def test_check_counts_the_rows_a_sound_file_holds(seeded_store):
-    report = repair.check(seeded_store.path)
-    assert report.ok and report.readable == {"results": 2, "profiles": 0}

@@ -1,29 +1,22 @@
-"""The suite's file order (tests/suite_order.py, used by tests/conftest.py): every file named
-as one of the slowest exists, once, and collection puts them first, in that order, with each
-file's own tests in their own order. A renamed file would otherwise drop out of the list
-without a word."""
+"""tests/suite_order.py: every file named as one of the slowest exists, once (a renamed file
+would drop out silently), and collection puts them first, in order, each file's tests in theirs."""
 
 from pathlib import Path
 from types import SimpleNamespace
 
+import suite_order as order
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _order():
-    import suite_order
-
-    return suite_order
-
-
 def test_the_slowest_files_exist_and_are_named_once():
-    slowest = _order().SLOWEST_FIRST
+    slowest = order.SLOWEST_FIRST
     assert len(slowest) == len(set(slowest))
     missing = [path for path in slowest if not (ROOT / path).is_file()]
     assert missing == []
 
 
 def test_collection_puts_the_slowest_files_first_and_keeps_each_file_s_order():
-    order = _order()
     first, second = order.SLOWEST_FIRST[:2]
     names = [
         "tests/a/test_one.py::test_x",

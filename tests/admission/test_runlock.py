@@ -25,15 +25,12 @@ def lock_dir(tmp_path, monkeypatch):
     return tmp_path / "locks"
 
 
-def test_device_keys_name_the_physical_device():
+def test_device_keys_name_the_physical_device_with_tensorflow_or_without_it():
     assert runlock.device_keys(RunConfig()) == ("CPU",)
     assert runlock.device_keys(RunConfig(device="cpu")) == ("CPU",)
     with pytest.raises(ValueError, match="gpu:3"):
         runlock.device_keys(RunConfig(device="gpu:3"))  # this machine has no such GPU
-
-
-def test_device_keys_without_tensorflow():
-    """A run in the backends' workers: its keys come from the config and the driver."""
+    # a run in the backends' workers: its keys come from the config and the driver
     assert runlock.device_keys(RunConfig(device="cpu"), tensorflow=False) == ("CPU",)
     assert runlock.device_keys(RunConfig(device="gpu:1"), tensorflow=False) == ("GPU:1",)
 

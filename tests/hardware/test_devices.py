@@ -104,9 +104,7 @@ def test_device_labels_on_simulated_gpus(three_gpus):
 
 def test_precision_on_cpu():
     assert devices.precision_supported("float32", "cpu") == (True, "")
-    ok, message = devices.precision_supported("mixed_float16", "cpu")
-    assert ok and "float16 on a CPU is emulated and usually slower than float32" in message
-    assert devices.precision_supported("mixed_bfloat16", "cpu")[0]
+    assert devices.precision_supported("mixed_bfloat16", "cpu")[0]  # mixed_float16: test_bad_input
     ok, message = devices.precision_supported("float64", "cpu")
     assert not ok and "precision must be one of" in message
 

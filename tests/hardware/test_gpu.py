@@ -82,25 +82,18 @@ def test_physical_gpu_follows_cuda_visible_devices():
 
 def test_visible_driver_gpus():
     gpus = tuple(NvidiaGpu(index, f"GPU {index}") for index in range(4))
-    assert gpu.visible_driver_gpus(gpus, {}) == gpus
-    assert [g.index for g in gpu.visible_driver_gpus(gpus, {"CUDA_VISIBLE_DEVICES": "2,0"})] == [
-        2,
-        0,
-    ]
-    # CUDA stops at the first entry that is not a device.
-    assert [g.index for g in gpu.visible_driver_gpus(gpus, {"CUDA_VISIBLE_DEVICES": "1,7,2"})] == [
-        1
-    ]
-    for hidden in ("", "-1", "-1,0"):
-        assert gpu.visible_driver_gpus(gpus, {"CUDA_VISIBLE_DEVICES": hidden}) == ()
-    assert gpu.visible_driver_gpus(gpus, {"CUDA_VISIBLE_DEVICES": "GPU-abc"}) == gpus
+
+    def visible(spec):
+        return [g.index for g in gpu.visible_driver_gpus(gpus, {"CUDA_VISIBLE_DEVICES": spec})]
+
+    assert gpu.visible_driver_gpus(gpus, {}) == gpus and visible("GPU-abc") == [0, 1, 2, 3]
+    assert visible("2,0") == [2, 0]
+    assert visible("1,7,2") == [1]  # CUDA stops at the first entry that is not a device
+    assert visible("") == visible("-1") == visible("-1,0") == []
 
 
 def test_gpu_budget_is_half_of_what_is_really_free():
-    assert gpu.gpu_budget([81004], None) == (
-        81004 * MB // 2,
-        "limit.source.gpu_free",
-    )
+    assert gpu.gpu_budget([81004], None) == (81004 * MB // 2, "limit.source.gpu_free")
     assert gpu.gpu_budget([20000, 3000], None)[0] == 1500 * MB  # the fullest GPU decides
     assert gpu.gpu_budget([81004], 8192) == (4096 * MB, "limit.source.gpu_env")
     assert gpu.gpu_budget([1000], 8192)[0] == 500 * MB  # a limit never raises the budget
@@ -194,13 +187,8 @@ def test_parse_the_documented_query_and_list_formats():
         NvidiaGpu(0, "NVIDIA H100 80GB HBM3", 81559, 81004, (9, 0)),
         NvidiaGpu(1, "Tesla T4", 15360, None, (7, 5)),
     )
-    listed = nvidia.parse_list(
-        "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-1)\nGPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-2)\n"
-    )
-    assert [(g.index, g.name) for g in listed] == [
-        (0, "NVIDIA A100-SXM4-40GB"),
-        (1, "NVIDIA A100-SXM4-40GB"),
-    ]
+    listed = nvidia.parse_list("GPU 0: NVIDIA A100-SXM4-40GB (UUID: 1)\nGPU 1: Tesla T4 (UUID: 2)")
+    assert [(g.index, g.name) for g in listed] == [(0, "NVIDIA A100-SXM4-40GB"), (1, "Tesla T4")]
     assert nvidia.parse_query('Field "compute_cap" is not a valid field to query.\n') == ("", ())
 
 
@@ -269,9 +257,7 @@ def test_missing_and_cuda_wheels_are_named_with_the_fix():
         "TensorFlow's and-cuda extra are not installed (nvidia-cudnn-cu12, nvidia-cublas-cu12)."
     )
     assert "make run GPU=1" in problem.fix() and "'tensorflow[and-cuda]==2.21.*'" in problem.fix()
-    assert problem.sentence("zh").startswith(
-        "本机有一块 NVIDIA A100-SXM4-40GB，但 TensorFlow 无法使用"
-    )
+    assert problem.sentence("zh").startswith("本机有一块 NVIDIA A100-SXM4-40GB，但 TensorFlow")
     assert problem.to_dict()["message"] == problem.sentence()
 
 
@@ -330,14 +316,8 @@ def test_capability_below_the_build_and_ptx_only_gpus():
     problems = diagnose(facts(A100, K80, visible=1))
     assert kinds(problems) == [("capability", "unusable")]
     assert problems[0].gpus == ("Tesla K80",)
-    assert (
-        problems[0]
-        .sentence()
-        .startswith(
-            "A Tesla K80 is present but TensorFlow cannot use it: its compute capability 3.7 is "
-            "older than 6.0"
-        )
-    )
+    k80 = "A Tesla K80 is present but TensorFlow cannot use it: its compute capability 3.7 is "
+    assert problems[0].sentence().startswith(k80 + "older than 6.0")
     assert kinds(diagnose(facts(K80))) == [("capability", "unusable")]  # it explains itself
     problems = diagnose(facts(H100, visible=1))
     assert kinds(problems) == [("ptx_jit", "warning"), ("ptx_old_driver", "warning")]

@@ -1,9 +1,6 @@
-"""The GPU-only behaviours besides the kernel rule, each checked the way a CPU can: the precision
-cuDNN runs in, traced as on a GPU; GPU memory set before TensorFlow's runtime starts, in a fresh
-process whose TensorFlow lists a GPU; the device strings a mirrored strategy over two GPUs gets.
-(The precision rules per compute capability are tests/hardware/test_gpu.py's and
-test_devices.py's; the profile's GPU planes are test_xspace.py's, on a capture shaped like a
-GPU's.)"""
+"""The GPU-only behaviours besides the kernel rule, checked as a CPU can: the precision cuDNN
+runs in, traced as on a GPU; GPU memory set before TensorFlow's runtime starts (a fresh process
+listing a GPU); the device strings of a mirrored strategy over two GPUs."""
 
 import importlib
 import json
@@ -53,10 +50,8 @@ def test_cudnn_runs_in_the_compute_dtype_of_the_precision(monkeypatch, precision
     assert {tf.dtypes.as_dtype(node.attr["T"].type) for node in nodes} == {COMPUTE_DTYPE[precision]}
 
 
-# GPU memory: TensorFlow refuses `set_memory_growth` once its runtime (the eager context) has
-# started, and the app and CLI would then leave the default, every GPU's memory mapped by one
-# process. The fresh process below lists a fake GPU and records, at each call, whether the
-# runtime had started.
+# TensorFlow refuses `set_memory_growth` once its runtime has started (then one process maps
+# every GPU's memory): a fresh process lists a fake GPU and records whether it had, at each call.
 _MEMORY_PROBE = """
 import json, sys
 from hierlstm._native import import_tensorflow_quietly

@@ -176,9 +176,13 @@ def test_every_note_in_the_catalogue_is_one_some_trace_gives():
     assert sorted(key for key in MESSAGES if key.startswith("note.")) == sorted(given)
 
 
-def test_notes_are_one_replicas_in_both_languages():
+def test_shapes_and_notes_are_one_replicas_in_both_languages():
     config = RunConfig(batch_size=8, time_steps=10, strategy="mirrored", devices="cpu:0,cpu:1")
     steps = {step.path: step for step in trace_shapes(config)}
+    shapes = {path: steps[path].concrete_shape for path in ("input", "fold", "outer_lstm")}
+    assert shapes == {"input": (4, 36, 10, 1), "fold": (40, 12, 16), "outer_lstm": (4, 10, 60)}
+    assert all(step.replicas == 2 for step in steps.values())
+    assert (trace_report(config)["replicas"], trace_report(config)["per_replica_batch"]) == (2, 4)
     assert (steps["input"].note_key, steps["input"].note_values) == (
         "note.input.replicas",
         {"global_batch": 8, "replicas": 2, "batch": 4, "height": 36, "time": 10},
@@ -197,6 +201,7 @@ def test_notes_are_one_replicas_in_both_languages():
     )
     alone = {step.path: step for step in trace_shapes(config.replace(strategy="none", devices=""))}
     assert alone["input"].note_key == "note.input" and alone["input"].note_values["batch"] == 8
+    assert trace_report(config.replace(strategy="none", devices=""))["replicas"] == 1
 
 
 def test_cost_model_formulas():

@@ -1,10 +1,6 @@
-"""One step in time: real captures of tiny training steps (nested, folded, fused under XLA,
-whose while thunk holds its body's), read into a timeline of the last step and exported as
-Chrome trace-event JSON; the memory a profile measures beside its estimate.
-
-The timeline's events are checked against the capture's other reading (`op_events`, what the
-per-layer table sums): over every step, the timelines hold exactly the op events it counts.
-"""
+"""One step in time: real captures of tiny training steps (nested, folded, fused under XLA) read
+into the last step's timeline, which over every step holds exactly the op events the per-layer
+table counts, and exported as Chrome trace-event JSON; the memory a profile measures."""
 
 from __future__ import annotations
 

@@ -1,25 +1,16 @@
-"""The profiles table (results schema 4): a profile's summary row stored and read back, a file
-of schema 3 gaining the empty table in one transaction (or, if that fails, staying as it was)
-with its results untouched."""
+"""The profiles table (results schema 4): a profile's summary row stored and read back (a file
+of schema 3 gaining it is test_migration.py's)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
-from factories import make_profile_result, make_result
+from factories import make_profile_result
 
 from hierlstm.profiling import OUTSIDE
-from hierlstm.results import schema
 from hierlstm.results.profiles import PROFILE_COLUMNS, TOP_OP_TYPES
 from hierlstm.results.store import ResultStore
-
-
-def tables_of(path) -> list[str]:
-    with sqlite3.connect(path) as connection:
-        found = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        return [name for (name,) in found]
 
 
 def test_a_profile_is_stored_as_one_summary_row(tmp_path):
@@ -78,55 +69,3 @@ def test_only_the_top_op_types_are_kept(tmp_path):
     store.add_profile(make_profile_result(op_types=many))
     kept = json.loads(store.profiles().iloc[0]["op_types_json"])
     assert len(kept) == TOP_OP_TYPES == 10
-
-
-def stored_values(path, columns):
-    with sqlite3.connect(path) as connection:
-        return connection.execute(f"SELECT {', '.join(columns)} FROM results").fetchall()
-
-
-def v3_file(directory):
-    """A file as schema 3 left it: today's results table less schema 5's backend columns, one
-    row, and no profiles table."""
-    path = directory / "results-v3.sqlite3"
-    store = ResultStore(path)
-    store.add(make_result())
-    with sqlite3.connect(path) as connection:
-        connection.execute("DROP INDEX profiles_by_time")
-        connection.execute("DROP TABLE profiles")
-        for column in schema.ADDED_IN_V5:
-            connection.execute(f"ALTER TABLE results DROP COLUMN {column}")
-        connection.execute("PRAGMA user_version = 3")
-    assert tables_of(path) == ["results"]
-    return path
-
-
-def test_a_schema_3_file_gains_the_empty_profiles_table(tmp_path):
-    path = v3_file(tmp_path)
-    rows = stored_values(path, schema.V4_COLUMNS)  # read without opening (migrating) it
-    store = ResultStore(path)
-    with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5 == schema.SCHEMA_VERSION
-        columns = [row[1] for row in connection.execute("PRAGMA table_info(profiles)")]
-        indexes = connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
-        assert "profiles_by_time" in {name for (name,) in indexes}
-    assert tables_of(path) == ["results", "profiles"] and tuple(columns) == PROFILE_COLUMNS
-    assert stored_values(path, schema.V4_COLUMNS) == rows and store.profiles().empty
-    assert stored_values(path, schema.ADDED_IN_V5) == [tuple(schema.ADDED_IN_V5.values())]
-    store.add_profile(make_profile_result())
-    assert len(ResultStore(path).profiles()) == 1  # opening again changes nothing
-
-
-def test_a_failed_migration_from_3_leaves_the_file_at_3(tmp_path, monkeypatch):
-    path = v3_file(tmp_path)
-
-    def create_then_fail(connection):
-        connection.execute("CREATE TABLE profiles (id TEXT)")
-        raise sqlite3.OperationalError("disk I/O error")
-
-    monkeypatch.setattr(schema, "_create_profiles", create_then_fail)
-    with pytest.raises(sqlite3.OperationalError):
-        ResultStore(path)
-    with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
-    assert tables_of(path) == ["results"]

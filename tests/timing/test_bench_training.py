@@ -71,14 +71,6 @@ def test_the_first_call_says_it_traces_the_gradient_graph(trained):
     assert fractions[-1] == 1.0
 
 
-def test_an_inference_result_has_no_phases():
-    result = harness.benchmark(TINY.replace(task="inference"), TIMING)
-    assert result.status == "ok" and result.phases == {}
-    assert all(math.isnan(result.to_row()[column]) for column in PHASE_COLUMNS)
-    assert math.isnan(result.backward_s) and result.kept_activation_bytes == 0
-    assert result.flops == cost.model_flops(TINY)
-
-
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_every_variant_trains_with_one_trace_per_function(variant, monkeypatch):
     traced = []

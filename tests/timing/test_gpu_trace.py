@@ -1,8 +1,6 @@
-"""Every variant traced as a GPU traces it: Keras's one GPU check (`_is_gpu_available` in
-keras/src/backend/tensorflow/rnn.py, which decides whether an LSTM emits cuDNN's ops) answers
-yes, and nothing else is faked. A CPU has no kernel for `CudnnRNNV3`, so graphs that hold one are
-traced, never run; graphs under XLA hold none, so those are also run, through the harness, as the
-app and the CLI run them (XLA:CPU refuses `CudnnRNNV3` as XLA:GPU does)."""
+"""Every variant traced as a GPU traces it: Keras's one GPU check (`_is_gpu_available`, which
+decides whether an LSTM emits cuDNN's ops) answers yes, nothing else faked. A CPU has no kernel
+for `CudnnRNNV3`: graphs holding one are traced, never run; XLA's hold none and also run."""
 
 import importlib
 
@@ -141,19 +139,9 @@ def test_the_reason_under_xla_is_one_sentence_in_both_languages():
 # --- what the app and the CLI run: the harness, the training step, doctor's probe ----------
 
 
-def test_the_variants_xla_cannot_compile_fail_for_their_own_reason():
-    """vectorized_map's pfor loop holds an `If` XLA cannot compile, with any kernel."""
-    config = TINY.replace(variant="vectorized_map", xla=True)
-    with pytest.raises(tf.errors.UnimplementedError) as error:
-        harness.prepare(config, seed=0, progress=harness.no_progress)
-    assert "CudnnRNN" not in str(error.value)
-
-
 @pytest.mark.parametrize("task", TASKS)
 def test_the_harness_runs_xla_as_a_gpu_would_trace_it(as_on_a_gpu, task):
-    """Run, not only traced: XLA:CPU, like XLA:GPU, has no kernel for `CudnnRNNV3`, so before
-    the rule this failed ("Detected unsupported operations ... CudnnRNNV3"). One variant: which
-    variants' graphs would hold it is traced above; a training step's phases run under XLA."""
+    """Run, not only traced: XLA:CPU, like XLA:GPU, has no kernel for `CudnnRNNV3`."""
     config = TINY.replace(xla=True, task=task)
     result = harness.benchmark(config, Timing(warmup=0, repeats=2))
     assert result.status == "ok", result.error

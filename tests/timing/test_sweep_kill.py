@@ -14,16 +14,7 @@ def test_sigkill_during_a_sweep_keeps_finished_points(tmp_path):
     db = tmp_path / "results.sqlite3"
     values = ",".join(str(value) for value in range(1, 41))
     sweep = "sweep --variant folded --axis time_steps --batch-size 1 --repeats 2 --warmup 0"
-    command = [
-        sys.executable,
-        "-m",
-        "hierlstm",
-        *sweep.split(),
-        "--values",
-        values,
-        "--db",
-        str(db),
-    ]
+    command = [sys.executable, "-m", "hierlstm", *sweep.split(), "--values", values, "--db", db]
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )
