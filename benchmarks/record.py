@@ -201,14 +201,15 @@ CHART = "results/variants.svg"  # beside RESULTS.md
 
 
 def _variant_cells(run: dict) -> tuple[list[str], dict]:
-    """A kept `variants` run's shapes ("8x50", ...) and its cells {(row, shape): (median ms,
-    speed-up over nested)} for README_ROWS, read from its markdown report."""
-    shapes, cells = [], {}
+    """A kept `variants` run's shapes ("8x50", ...) and its forward pass's cells {(row, shape):
+    (median ms, speed-up over nested)} for README_ROWS, read from its markdown report."""
+    shapes, cells, forward = [], {}, False
     for line in run["report"].splitlines():
-        if line.startswith("### batch "):  # "### batch 8, time 50 (10 interleaved rounds)"
+        if line.startswith("### batch "):  # "### batch 8, time 50, forward pass (10 ...)"
             words = line.replace(",", "").split()
-            shapes.append(f"{words[2]}x{words[4]}")
-        elif line.startswith("| ") and shapes:
+            forward = "training" not in line
+            shapes += [f"{words[2]}x{words[4]}"] if forward else []
+        elif line.startswith("| ") and forward:
             cell = [part.strip() for part in line.strip("| ").split("|")]
             name = cell[0].removesuffix(" (noisy)")
             if name in README_ROWS and cell[1] != "failed":

@@ -1,10 +1,12 @@
 """Every variant, with and without XLA, at three shapes, timed interleaved in one process.
 
     .venv/bin/python -m benchmarks.variants [--repeats 10] [--shapes 8x50,32x100,128x200]
+        [--task both]
 
-Per shape: median, IQR, the speed-up over the first variant paired per round, first call, GFLOP/s
-and the share of the CPU's estimated FP32 peak. Then the harness's median beside `timeit`'s on the
-same compiled function: a check of the harness itself.
+Per task (a forward pass, a training step with SGD) and shape: median, IQR, the speed-up over the
+first variant paired per round, first call, GFLOP/s and the share of the CPU's estimated FP32
+peak. Then the harness's median beside `timeit`'s on the same compiled forward pass: a check of
+the harness itself.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from hierlstm.registry import VARIANTS
 from hierlstm.timing.harness import compare, make_forward, make_inputs
 
 
-def shape_table(batch: int, time: int, repeats: int, peak: float, variants: list[str]) -> str:
+def shape_table(
+    batch: int, time: int, repeats: int, peak: float, variants: list[str], task: str
+) -> str:
     configs = [
-        RunConfig(variant=name, batch_size=batch, time_steps=time, xla=xla)
+        RunConfig(variant=name, batch_size=batch, time_steps=time, xla=xla, task=task)
         for name in variants
         for xla in (False, True)
     ]
@@ -43,10 +47,14 @@ def shape_table(batch: int, time: int, repeats: int, peak: float, variants: list
         speed = (f"{speedup:.2f} ({low:.2f}-{high:.2f})", f"{result.first_call_s:.2f}")
         gflops = (f"{result.gflops_per_s:.2f}", f"{result.gflops_per_s / peak:.2%}")
         rows.append((name, *times, *speed, *gflops, result.kernel))
-    title = f"### batch {batch}, time {time} ({repeats} interleaved rounds)\n\n"
+    what = TASK_TITLES[task]
+    title = f"### batch {batch}, time {time}, {what} ({repeats} interleaved rounds)\n\n"
     columns = ("variant", "median ms", "IQR ms", f"speed-up vs {variants[0]} (p10-p90)")
     columns += ("first call s", "GFLOP/s", "of peak", "LSTM kernel")
     return title + markdown_table(columns, rows)
+
+
+TASK_TITLES = {"inference": "forward pass", "training": "training step with SGD"}
 
 
 def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) -> str:
@@ -80,13 +88,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--timeit-shape", type=shapes, default="32x100", help="of the check against timeit"
     )
+    parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     args = parser.parse_args(argv)
+    tasks = ("inference", "training") if args.task == "both" else (args.task,)
     peak, method = fp32_peak_gflops()
     print(header("Variants, with and without XLA"))
     print(f"Estimated FP32 peak: {method}.\n")
-    for batch, time in args.shapes:
-        table = shape_table(batch, time, args.repeats, peak, args.variants.split(","))
-        print(table, "\n", flush=True)
+    for task in tasks:
+        for batch, time in args.shapes:
+            variants = args.variants.split(",")
+            print(shape_table(batch, time, args.repeats, peak, variants, task), "\n", flush=True)
     best = "fused" if "fused" in VARIANTS else "folded"
     print(harness_against_timeit(best, *args.timeit_shape[0], 20))
 

@@ -79,19 +79,19 @@ def test_results_md_and_its_chart_are_written_from_the_kept_runs():
     assert f"]({record.CHART})" in record.RESULTS_MD.read_text()
 
 
-def test_the_chart_draws_each_speed_up_to_scale():
-    report = "\n".join(
-        ["### batch 8, time 50 (2 interleaved rounds)", "| variant | median ms | IQR | x |"]
-        + [
-            f"| {name} | 1.0 | 0.1 | {speedup} (1-2) |"
-            for name, speedup in (("nested", 1.0), ("folded", 2.0), ("fused + XLA", 4.0))
-        ]
-        + ["| fused | failed | no kernel |"]
-    )
+def test_the_chart_draws_each_forward_speed_up_to_scale():
+    def table(task, speedups):
+        rows = [f"| {name} | 1.0 | 0.1 | {speedup} (1-2) |" for name, speedup in speedups]
+        title = f"### batch 8, time 50, {task} (2 interleaved rounds)"
+        return [title, "| variant | median ms | IQR | x |", *rows]
+
+    forward = table("forward pass", [("nested", 1), ("folded", 2), ("fused + XLA", 4)])
+    training = table("training step with SGD", [("nested", 1), ("folded", 9)])
+    report = "\n".join([*forward, "| fused | failed | no kernel |", *training])
     chart = record.speedup_chart(kept("variants", report))
     bars = re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="20" height="([\d.]+)"', chart)
     heights = [float(height) for height in bars]
-    assert len(heights) == 3  # the failed fused draws no bar
+    assert len(heights) == 3  # the failed fused draws no bar, the training step none
     assert heights[1] == pytest.approx(2 * heights[0], rel=0.01)
     assert heights[2] == pytest.approx(4 * heights[0], rel=0.01)
 
