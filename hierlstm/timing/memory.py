@@ -16,7 +16,9 @@ class GpuAllocatorPeak:
     kind = "gpu_allocator_peak"
 
     def __init__(self, device: str, memory_info=None, reset_stats=None):
-        self.device = device.lstrip("/")  # "/GPU:0" -> "GPU:0", as the memory APIs take it
+        # "/GPU:0", or a worker's description "/GPU:0 (NVIDIA ...)" -> "GPU:0", as the memory
+        # APIs take it
+        self.device = device.lstrip("/").split(" ")[0]
         # TensorFlow's own by default; a test hands in an allocator's stand-in
         self._memory_info = memory_info or tf.config.experimental.get_memory_info
         self._reset_stats = reset_stats or tf.config.experimental.reset_memory_stats

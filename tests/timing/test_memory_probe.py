@@ -5,6 +5,7 @@ checked against an array of known size."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hierlstm.timing.memory import GpuAllocatorPeak, memory_probe
 from hierlstm.timing.rss import CpuRssGrowth, peak_over_calls
@@ -34,7 +35,8 @@ class FakeAllocator:
         self.peak = self.current
 
 
-def test_the_gpu_peak_is_each_calls_own_from_the_allocator():
+@pytest.mark.parametrize("device", ["/GPU:0", "/GPU:0 (NVIDIA H100 80GB HBM3)"])
+def test_the_gpu_peak_is_each_calls_own_from_the_allocator(device):
     allocator = FakeAllocator(resident=1_000)  # the weights, kept between calls
     sizes = iter([300, 5_000, 200])
 
@@ -44,7 +46,7 @@ def test_the_gpu_peak_is_each_calls_own_from_the_allocator():
         allocator.free(size)
         return size
 
-    probe = GpuAllocatorPeak("/GPU:0", allocator.memory_info, allocator.reset)
+    probe = GpuAllocatorPeak(device, allocator.memory_info, allocator.reset)  # or a worker's
     with probe:
         results, peak = peak_over_calls(step, 3, probe)
     assert results == [300, 5_000, 200]
