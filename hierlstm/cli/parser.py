@@ -42,8 +42,11 @@ def _add_geometry(parser, *, variant: bool):
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
+DESCRIPTION = "Build, trace, time and profile a hierarchical LSTM, and keep the results."
+
+
 def build_parser() -> Parser:
-    parser = Parser(prog="python -m hierlstm", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m hierlstm", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     listing = commands.add_parser("variants", help="list the execution strategies")
     listing.add_argument("--json", action="store_true")
