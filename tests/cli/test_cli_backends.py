@@ -103,22 +103,6 @@ def test_check_bench_sweep_and_profile_on_jax_and_torch_never_import_tensorflow(
     assert stored.loc["torch", "torch_version"] and stored.loc["torch", "top_layer"] == ""
 
 
-def test_a_variant_without_the_backend_is_refused_before_anything_runs(capsys):
-    status = main(["bench", "--backend", "jax", "--variant", "fused", "--no-store", *TINY])
-    _, err = capsys.readouterr()
-    assert status == 2
-    assert err == (
-        "error: variant fused runs on tensorflow only, not on --backend jax (it calls "
-        "TensorFlow itself); choose another variant or backend.\n"
-    )
-
-
-def test_an_unknown_backend_is_refused(capsys):
-    assert main(["check", "--backend", "theano"]) == 2
-    _, err = capsys.readouterr()
-    assert err == "error: --backend must be one of tensorflow, jax, torch; got 'theano'.\n"
-
-
 @pytest.mark.parametrize("command", ["check", "bench", "sweep", "profile"])
 def test_a_missing_backend_package_is_refused(capsys, monkeypatch, command):
     sentence = "the torch backend needs the torch package, which is not installed here."
