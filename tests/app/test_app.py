@@ -25,6 +25,11 @@ def _open(page: str = FIRST_PAGE, query: dict | None = None) -> AppTest:
     return at
 
 
+def _values(at: AppTest, *keys: str) -> list:
+    """The values of the widgets drawn under `keys`."""
+    return [at.get_by_key(key).value for key in keys]
+
+
 def _plotly_charts(at: AppTest) -> int:
     return len(at.get("plotly_chart"))
 
@@ -39,13 +44,10 @@ def test_the_default_controls_keep_the_link_clean():
     app = _open()
     assert app.multiselect(key="variants").value == list(DEFAULT_VARIANTS)
     assert app.query_params == {}  # defaults keep the link clean
-    assert app.number_input(key="batch_size").value == 8
-    assert app.number_input(key="time_steps").value == 50
-    for key in ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units"):
-        assert app.number_input(key=key).value > 0
-    assert app.selectbox(key="precision").value == "float32"
-    assert app.selectbox(key="lstm_kernel").value == "auto"
-    assert app.selectbox(key="device").value == "auto"
+    assert _values(app, "batch_size", "time_steps") == [8, 50]
+    sizes = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
+    assert all(value > 0 for value in _values(app, *sizes))
+    assert _values(app, "precision", "lstm_kernel", "device") == ["float32", "auto", "auto"]
     assert app.checkbox(key="xla").value is False
 
 
@@ -102,16 +104,10 @@ def test_url_parameters_set_the_controls():
     }
     app = _open(query=query)
     assert app.multiselect(key="variants").value == ["folded", "shared_cell"]
-    assert app.number_input(key="batch_size").value == 3
-    assert app.number_input(key="time_steps").value == 7
-    assert app.number_input(key="height").value == 30
-    assert app.number_input(key="pool_height").value == 5
-    assert app.number_input(key="repeats").value == 4
-    assert app.selectbox(key="precision").value == "mixed_bfloat16"
-    assert app.selectbox(key="lstm_kernel").value == "generic"
-    assert app.selectbox(key="device").value == "cpu"
-    assert app.checkbox(key="xla").value is True
-    assert app.selectbox(key="lang").value == "zh"
+    numbers = ("batch_size", "time_steps", "height", "pool_height", "repeats")
+    assert _values(app, *numbers) == [3, 7, 30, 5, 4]
+    chosen = _values(app, "precision", "lstm_kernel", "device", "xla", "lang")
+    assert chosen == ["mixed_bfloat16", "generic", "cpu", True, "zh"]
     assert app.title[0].value == "模型如何变换一个张量"
     permute = _trace_table(app, "folded").iloc[3]
     assert "(3, 7, 6, 16)" in permute.to_list()  # rows = 30 // 5

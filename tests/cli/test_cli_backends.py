@@ -1,7 +1,5 @@
-"""`--backend` on the command line: the JAX and PyTorch paths (check, bench, sweep, profile)
-run with TensorFlow's import blocked, a variant a backend lacks and a backend not installed are
-refused in one line (exit 2) before anything runs, and the variants x backends product is what
-is timed."""
+"""`--backend` on the command line: check, bench, sweep and profile on JAX and PyTorch with
+TensorFlow's import blocked, and a backend not installed refused in one line."""
 
 import json
 import os
@@ -16,12 +14,9 @@ from hierlstm.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--batch-size", "2", "--time-steps", "3"]
-# The oracles' own tiny geometry (tests/backends/probe.py): the gradient check of every variant
-# is what costs here, and this test is about the path, not the sizes.
+# The oracles' tiny geometry (tests/backends/probe.py): every variant's gradient check is the cost.
 TINY_MODEL = [*TINY, "--height", "6", "--filters", "2", "--inner-units", "3", "--outer-units", "4"]
-# Python's documented way to make an import fail: None in sys.modules raises ImportError. The
-# command lines run one after another in one process, each as `python -m hierlstm` runs it, so
-# the workers of bench, sweep and profile (the process's shared pool) start once.
+# None in sys.modules makes an import fail; one process, so the workers' pool starts once.
 NO_TENSORFLOW = """
 import contextlib, io, json, sys
 sys.modules["tensorflow"] = None
