@@ -24,10 +24,7 @@ def test_trace_shows_the_fold(capsys):
     status, out, _ = run(capsys, "trace --variant folded --batch-size 4 --time-steps 10")
     assert status == 0
     assert "(40, 12, 16)" in out and "batch*time" in out
-    assert (  # the note's English, word for word
-        "fold: Folds batch and time into one axis: 4 x 10 = 40 independent sub-sequences of 12 "
-        "rows." in out.splitlines()
-    )
+    assert "fold: Folds batch and time into one axis: 4 x 10 = 40 independent" in out  # its note
 
 
 def test_trace_json_schema(capsys):
@@ -41,14 +38,7 @@ def test_trace_json_schema(capsys):
         fields = "path layer symbolic_shape concrete_shape axes params flops output_bytes note"
         assert set(layer) >= {*fields.split(), "note_key", "note_values"}
         assert layer["note_key"].startswith("note.") and layer["note"]
-    assert report["layers"][0]["symbolic_shape"] == [None, 36, None, 1]
-    nested = {layer["path"]: layer for layer in report["layers"]}["nested_rnn"]
-    assert nested["note_key"] == "note.nested_rnn"
-    assert nested["note_values"] == {"time": 3, "rows": 12, "chain": 39}
-    assert nested["note"] == (
-        "RNN over 3 time steps whose cell runs a whole 12-step inner LSTM per step: a chain of "
-        "3 x 12 + 3 = 39 sequential steps."
-    )
+    assert report["layers"][0]["symbolic_shape"] == [None, 36, None, 1]  # notes: test_trace.py
     assert isinstance(report["total_params"], int) and isinstance(report["total_flops"], int)
 
 
