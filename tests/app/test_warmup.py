@@ -84,8 +84,7 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
 
 
 def test_no_chart_is_drawn_before_the_libraries_are_loaded(monkeypatch, tmp_path):
-    """plotly reads numpy and pandas from sys.modules: a chart drawn while the warm-up imports
-    them would find them half-initialised, so the placeholder's chart waits for them."""
+    """plotly would find numpy and pandas half-imported by the warm-up."""
     monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
     monkeypatch.setattr(warmup_page, "WAIT_S", 0.3)
     libraries, tensorflow = threading.Event(), threading.Event()
@@ -249,8 +248,7 @@ def test_modes_choose_the_steps():
 
 
 def test_the_modules_step_freezes_what_is_loaded_out_of_the_collector_s_walks():
-    """Streamlit's cleanup after every script run is a full gc.collect(): once the modules are
-    loaded, what they hold is frozen, and that collection walks only what came after."""
+    """Streamlit's full gc.collect() after every script run walks only what came after."""
     import gc
 
     gc.unfreeze()  # as before any freeze (this session's conftest froze what it imported)
@@ -320,8 +318,7 @@ def test_the_cost_per_step_waits_for_no_one(counted_calibration):
 
 
 class _Clock:
-    """warmup's `time`, advanced only by its own sleeps: how long a wait lasted is a number the
-    test reads, not a duration measured on a loaded machine."""
+    """warmup's `time`, advanced only by its own sleeps (no duration measured)."""
 
     def __init__(self) -> None:
         self.now = 1000.0
