@@ -1,6 +1,7 @@
 """What the AppTest files share: the frame app.py serves, tiny run settings, a page opened from a
-link, and the checks and lookups each file used to write out again."""
+link, and the checks and lookups on what it draws."""
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -35,6 +36,11 @@ def shown_table(at: AppTest, key: str):
     """The frame of the table or dataframe drawn under `key`."""
     block = at.get_by_key(key)
     return (block.dataframe or block.table)[0].value
+
+
+def figure(at: AppTest, key: str) -> dict:
+    """The plotly figure drawn under `key`, as the JSON the browser gets."""
+    return json.loads(at.get_by_key(key).proto.spec)
 
 
 def drawn(at: AppTest, key: str) -> bool:

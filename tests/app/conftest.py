@@ -1,8 +1,5 @@
-"""The app's tests run their pages on a warm server, as a visitor after the warm-up would:
-the process's warm-up (`hierlstm.app.warmup`) is started and finished once, before the first
-test here. tests/app/test_warmup.py looks at the frame of a server that is not warm yet.
-`database` gives a test its own results file (HIERLSTM_DB); `no_estimate` leaves out a run's
-estimate (tests/app/test_app.py's are the tests of the question it decides)."""
+"""The app's tests run on a warm server: the process's warm-up is finished once, first.
+`database` gives a test its own results file; `no_estimate` leaves out a run's estimate."""
 
 from pathlib import Path
 
@@ -27,6 +24,5 @@ def database(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def no_estimate(monkeypatch):
-    """Every run starts without its estimate: calibrating a training step's cost takes 4-6 s
-    per variant on a CPU, and no run of a test with a limit of an hour is asked about."""
+    """Every run starts without its estimate (4-6 s of calibration per variant on a CPU)."""
     monkeypatch.setattr(runs, "estimate", lambda workload, progress: runs.Estimate(0.0))

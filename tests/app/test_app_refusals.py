@@ -1,14 +1,15 @@
-"""The app when the machine refuses its results file: every page still serves, a run still
-runs and charts, the banner says once (in the session's language) that results are not kept,
-why and the fix; the Results page says the same, and offers to set a damaged file aside."""
+"""The app when the machine refuses its results file: every page serves and says once, in the
+session's language, that results are not kept and why; a run still draws; the Results page
+offers to set a damaged file aside."""
 
 from __future__ import annotations
 
 import pytest
-from apptests import TINY, opened
+from apptests import TINY, drawn, opened
 from factories import PAGES, SHORT_RUNS
 from streamlit.testing.v1 import AppTest
 
+from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
 
 FOLDED = {**TINY, "variants": "folded"}
@@ -41,6 +42,11 @@ def test_every_page_serves_and_says_once_that_results_are_not_kept(
     assert len(said) == (2 if on_results else 1), said  # the banner, and the Results page
     assert "HIERLSTM_DB" in said[0]
     assert not [e.value for e in at.error if NOT_KEPT[lang] not in e.value]  # no other error
+    if page == "app_pages/benchmark.py":  # a run unstored is not compared with a previous one
+        at.button(key="run").click().run()
+        assert not at.exception
+        assert t("bench.diff.unstored", lang) in [c.value for c in at.caption]
+        assert not drawn(at, "bench-diff")
 
 
 # The pages whose run stores results, each run short (its own inputs where it has them).

@@ -1,6 +1,5 @@
-"""The Lesson's backend numbers from stored rows: this host's latest comparison of several
-backends at the same settings, each (variant, backend) its newest row, the ratio to the same
-variant's TensorFlow median; nothing when only TensorFlow ran here, or only elsewhere."""
+"""The Lesson's backend numbers: this host's latest comparison of backends at one setting, as
+ratios to TensorFlow; and the variant x backend choice."""
 
 from __future__ import annotations
 

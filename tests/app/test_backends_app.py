@@ -1,8 +1,7 @@
-"""The sidebar's Backend choice through AppTest, in English and Chinese: a link's backend=,
-a bad one, a backend whose packages are missing (the one seam replaced: `backend_missing`), a
-variant that a chosen backend does not have, a Benchmark run on two backends in their worker
-processes (real ones) and its Results, and the Lesson's backend section with and without stored
-numbers."""
+"""The sidebar's Backend choice through AppTest, in English and Chinese: a backend whose packages
+are missing (the one seam replaced), a variant a chosen backend lacks, runs on two backends in
+their real worker processes, and the Lesson's backend section. Parsing backend= is
+tests/app/test_query.py's."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from apptests import TINY, opened
+from apptests import TINY, figure, opened
 from factories import make_result
 from streamlit.testing.v1 import AppTest
 
@@ -36,25 +35,6 @@ def _controls(at: AppTest):
 
 
 @pytest.mark.parametrize("lang", list(LANGUAGES))
-def test_a_link_chooses_backends_and_a_bad_one_is_one_warning(lang, database):
-    at = _open("app_pages/benchmark.py", {"lang": lang, "variants": "folded", "backend": "jax"})
-    assert at.multiselect(key="backends").value == ["jax"]
-    assert [c.backend for c in _controls(at).configs] == ["jax"]
-    assert at.multiselect(key="backends").label == t("control.backends", lang)
-    at = _open("app_pages/benchmark.py", {"lang": lang, "backend": "mxnet"})
-    warnings = [w.value for w in at.warning]
-    expected = t(
-        "url.rejected",
-        lang,
-        name="backend",
-        value="mxnet",
-        reason="backend must be names from tensorflow, jax, torch.",
-    )
-    assert warnings == [expected]
-    assert at.multiselect(key="backends").value == ["tensorflow"]  # the default kept
-
-
-@pytest.mark.parametrize("lang", list(LANGUAGES))
 def test_a_backend_whose_packages_are_missing_is_named_with_how_to_get_it(
     lang, database, monkeypatch
 ):
@@ -69,6 +49,7 @@ def test_a_backend_whose_packages_are_missing_is_named_with_how_to_get_it(
         ("folded", "torch"),
     ]
     widget = at.multiselect(key="backends")
+    assert widget.label == t("control.backends", lang)
     assert widget.format_func("jax") == t("control.backends.not_installed", lang, backend="jax")
     assert widget.format_func("torch") == "torch"
 
@@ -146,9 +127,11 @@ def test_a_run_on_two_backends_in_their_workers_is_drawn_and_stored_in_both_lang
         if lang == "en":
             at.selectbox(key="lang").set_value("en").run()
         assert not at.exception and not at.error
-        figure = _latency_figure(at)
-        assert [trace["name"] for trace in figure["data"]] == [f"{v} · {b}" for v, b in pairs]
-        patterns = [trace["marker"].get("pattern", {}).get("shape", "") for trace in figure["data"]]
+        latency = figure(at, "bench-latency")
+        assert [trace["name"] for trace in latency["data"]] == [f"{v} · {b}" for v, b in pairs]
+        patterns = [
+            trace["marker"].get("pattern", {}).get("shape", "") for trace in latency["data"]
+        ]
         assert patterns == ["", "/", "", "/"]
         summary = at.success[0].value  # the fastest named with its backend, against nested's
         fastest = [f"{v} · {b}" for v, b in pairs if f"**{v} · {b}**" in summary]
@@ -171,12 +154,6 @@ def test_a_run_on_two_backends_in_their_workers_is_drawn_and_stored_in_both_lang
     assert all(" · " in label for label in at.multiselect(key="results_compare").options)
 
 
-def _latency_figure(at: AppTest) -> dict:
-    import json
-
-    return json.loads(at.get_by_key("bench-latency").proto.spec)
-
-
 def test_a_sweep_on_two_backends_draws_one_curve_per_variant_and_backend(database):
     at = _open(
         "app_pages/scaling.py", {"lang": "en", "variants": "folded", "backend": "tensorflow,torch"}
@@ -191,10 +168,10 @@ def test_a_sweep_on_two_backends_draws_one_curve_per_variant_and_backend(databas
         ("torch", 2, "ok"),
         ("torch", 4, "ok"),
     ]
-    import json
-
-    figure = json.loads(at.get_by_key("scaling-latency").proto.spec)
-    curves = {trace["name"]: trace["line"].get("dash", "solid") for trace in figure["data"]}
+    curves = {
+        trace["name"]: trace["line"].get("dash", "solid")
+        for trace in figure(at, "scaling-latency")["data"]
+    }
     assert curves == {"folded · tensorflow": "solid", "folded · torch": "dot"}
     stored = ResultStore(database).rows()
     assert sorted(zip(stored["backend"], stored["time_steps"], strict=True)) == [

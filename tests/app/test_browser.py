@@ -1,18 +1,11 @@
-"""The app in real Chromium, for what only a browser shows (every other claim is proven with
-AppTest or a pure function): the first page of a cold server and its filling in, a double click,
-a page input waiting for its Run button, the dark theme, four sessions at once and a tab closed
-mid-run, on `streamlit run app.py` headless on a free loopback port.
-
-Uses Debian's /usr/bin/chromium through Playwright's Python package (no browser download);
-the server and the browser are started by `benchmarks.browser`, as the benchmarks' are.
-Screenshots and measured times go to test-artifacts/ (a test never writes into the checkout's
-docs/). Skipped, with the reason, only when chromium or
-playwright is missing (`make test` installs both where it can).
-"""
+"""The app in real Chromium, for what only a browser shows (every other claim is AppTest's or a
+pure function's): a cold server's first page filling in, a double click, a page input waiting
+for its Run button, the dark theme, four sessions at once and a tab closed mid-run. The server
+and Debian's chromium are started by `benchmarks.browser`, as the benchmarks' are; the server's
+log goes to test-artifacts/."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -63,7 +56,7 @@ sync_api = pytest.importorskip(
     reason="browser tests need Playwright's Python package (pip install -r requirements-dev.txt)",
 )
 
-TIMINGS: dict[str, float] = {}
+SERVER_PID: list[int] = []  # for `_server_stacks`
 
 
 @pytest.fixture(scope="module")
@@ -83,20 +76,16 @@ def server(tmp_path_factory):
         "HIERLSTM_WARMUP_AFTER": str(folder / "warm-up"),
     }
     ARTIFACTS.mkdir(exist_ok=True)
-    started = time.perf_counter()
     process = start_server(port, SERVER_LOG, environment)
     try:
         try:
-            TIMINGS["server_healthy_s"] = wait_healthy(url, process, started, poll_s=0.25)
+            wait_healthy(url, process, time.perf_counter(), poll_s=0.25)
         except RuntimeError as error:  # exited, or not healthy in time
             pytest.fail(f"{error}; see {SERVER_LOG}")
-        TIMINGS["_started"] = started
-        TIMINGS["_pid"] = process.pid
+        SERVER_PID.append(process.pid)
         yield url, database
     finally:
         stop(process)
-        timings = {k: round(v, 2) for k, v in TIMINGS.items() if not k.startswith("_")}
-        (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
 
 
 @pytest.fixture(autouse=True)
@@ -166,38 +155,11 @@ def _no_exception(page) -> None:
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
 
 
-def _screenshot(page, name: str, filled: bool = True) -> Path:
-    """The whole page: Streamlit scrolls inside its main block, so the viewport is made as tall
-    as that block's content first (a full-page screenshot would stop at the viewport)."""
-    measure = """() => Math.max(...Array.from(
-        document.querySelectorAll('[data-testid="stMain"], [data-testid="stAppViewContainer"]')
-    ).map(element => element.scrollHeight))"""
-    height = 0
-    for _attempt in range(4):  # until elements drawn on becoming visible stop growing the page
-        if filled:
-            _wait_idle(page)
-        else:  # the run is waiting for the warm-up: only the placeholder can be waited for
-            page.locator('[class*="st-key-warmup-placeholder"]').wait_for()
-        new_height = min(int(page.evaluate(measure)) + 40, 12000)
-        if new_height == height:
-            break
-        height = new_height
-        page.set_viewport_size({"width": 1400, "height": max(1000, height)})
-        page.wait_for_timeout(700)  # plotly relayouts, tables draw their canvas once visible
-    path = ARTIFACTS / name
-    page.screenshot(path=str(path), full_page=True)
-    return path
-
-
 _FAILED = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 
 
 def _wait_for_outcome(page, result) -> None:
-    """Until `result` (a locator: what the run draws, its progress or its charts) is there. A
-    run that failed fails the test at once with the page's error line, rather than after
-    RUN_TIMEOUT_MS; a run still going after that fails it with a screenshot and every server
-    thread's stack (app.py dumps them on SIGUSR1), so a stall says what it waited on. No run
-    here is asked about first: the suite sets HIERLSTM_CONFIRM_SECONDS above any of them."""
+    """Until `result` (a locator) is there; a failed run fails the test at once with its line."""
     failed = page.locator(_FAILED)
     _wait_for(page, result.or_(failed))
     if failed.count():
@@ -206,7 +168,7 @@ def _wait_for_outcome(page, result) -> None:
 
 def _wait_for(page, locator) -> None:
     """Until `locator` is visible; after RUN_TIMEOUT_MS, the test fails with a screenshot and
-    the server's stacks."""
+    the server's stacks (app.py dumps them on SIGUSR1), so a stall says what it waited on."""
     try:
         locator.first.wait_for(timeout=RUN_TIMEOUT_MS)
     except sync_api.TimeoutError:
@@ -216,9 +178,8 @@ def _wait_for(page, locator) -> None:
 
 
 def _server_stacks() -> str:
-    """The server's threads' stacks, written to its log on SIGUSR1: the log's last 12,000
-    characters after it."""
-    os.kill(TIMINGS["_pid"], signal.SIGUSR1)
+    """The server's threads' stacks: its log's end after SIGUSR1."""
+    os.kill(SERVER_PID[0], signal.SIGUSR1)
     time.sleep(2)
     return SERVER_LOG.read_text(errors="replace")[-12_000:]
 
@@ -240,41 +201,31 @@ def test_first_page_while_the_server_warms_up(server, page):
     url, _ = server
     gate = _warm_gate(server)
     assert not gate.exists(), "this test looks at the server cold: it must run first"
-    started = time.perf_counter()
     page.goto(f"{url}/?{VARIANTS}")
     page.get_by_role("heading", name=PAGES[""]).wait_for()
-    TIMINGS["cold_goto_to_title_s"] = time.perf_counter() - started
     page.locator('[data-testid="stSidebar"] [data-testid="stForm"]').wait_for()
     page.get_by_role("button", name="Update trace").wait_for()
-    TIMINGS["cold_goto_to_sidebar_form_s"] = time.perf_counter() - started
     page.get_by_text("is warming up (held until the file HIERLSTM_WARMUP_AFTER names").wait_for()
     page.get_by_text("this server is importing TensorFlow").wait_for()  # the banner
     # plotly loads while the server warms up: the placeholder holds an empty chart
     page.locator('[class*="st-key-warmup-placeholder"] .js-plotly-plot').wait_for()
     assert _page_charts(page) == 0  # the heavy part is still pending
-    assert page.get_by_role("combobox", name="Device").is_disabled()
     _no_exception(page)
-    _screenshot(page, "shape-trace-cold.png", filled=False)
-    assert _page_charts(page) == 0
     # Once warm, an offline demo needs no other host, the icon included. (While cold, the
     # browser asks Google's font servers for the page's Material icon as its favicon.)
     elsewhere = []
     page.on("request", lambda r: r.url.startswith(url) or elsewhere.append(r.url))
     gate.touch()
-    released = time.perf_counter()
     page.wait_for_function(f"() => ({_PAGE_CHARTS})() > 0")
-    TIMINGS["warm_up_released_to_first_figure_s"] = time.perf_counter() - released
     _wait_idle(page)
     page.get_by_role("heading", name=PAGES[""]).wait_for()
     assert page.get_by_role("heading", name=PAGES[""]).count() == 1  # drawn once, not twice
     assert page.get_by_text("This server started moments ago").count() == 0
-    assert page.get_by_role("combobox", name="Device").is_enabled()
     _no_exception(page)
     icon = page.locator('link[rel="shortcut icon"], link[rel="icon"]').first.get_attribute("href")
     assert icon and "gstatic" not in icon and page.request.get(urljoin(url + "/", icon)).ok
     assert "/media/" in icon  # ours (set once warm), not Streamlit's favicon.png
     assert elsewhere == []
-    _screenshot(page, "shape-trace.png")
 
 
 def test_tiny_benchmark_run_double_clicked_runs_once(server, page):
@@ -290,7 +241,6 @@ def test_tiny_benchmark_run_double_clicked_runs_once(server, page):
     # nested and folded, once each: the double click did not start a second run.
     assert ResultStore(database).count() - before == 2
     assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 1
-    _screenshot(page, "benchmark-tiny.png")
 
 
 def _reruns_sent(page) -> list[list[str]]:
@@ -316,10 +266,8 @@ def _reruns_sent(page) -> list[list[str]]:
     [("profile", "spinbutton", "Profiled steps", "3"), ("scaling", "textbox", "Values", "2, 4")],
 )
 def test_a_page_s_own_input_waits_for_its_run_button(server, page, path, role, field, value):
-    """Committing Profiled steps or Scaling's values asks for no rerun: the page's Run applies
-    them, as it applies the sidebar's form. A rerun on the commit came just after the Run
-    click that blurred the field and, reaching the server as the click's run started, made
-    Streamlit drop the click (a Profile press lost in a loaded suite, 5 of 25 in a loop)."""
+    """Committing Profiled steps or Scaling's values asks for no rerun (one, arriving as the Run
+    click's run started, made Streamlit drop the click): the page's Run applies them."""
     url, _ = server
     reruns = _reruns_sent(page)
     _open(page, f"{url}/{path}?{TINY}", PAGES[path])
@@ -385,7 +333,6 @@ def test_dark_theme(server, browser):
         red, green, blue = (int(part) for part in background[4:-1].split(",")[:3])
         assert red + green + blue < 150, background  # Streamlit followed the dark preference
         _no_exception(page)
-        _screenshot(page, "shape-trace-dark.png")
     finally:
         context.close()
 
@@ -413,7 +360,6 @@ def test_four_sessions_press_run_at_once(server, browser):
             page.get_by_role("heading", name=PAGES["benchmark"]).wait_for()
             _wait_idle(page)
         before = set(ResultStore(database).rows()["id"])
-        started = time.perf_counter()
         for page in pages:
             page.get_by_role("button", name="Run benchmark").click(no_wait_after=True)
         # While one session runs, the others say so (polled until every run has drawn).
@@ -426,13 +372,11 @@ def test_four_sessions_press_run_at_once(server, browser):
             if all(page.locator(".js-plotly-plot").count() >= 6 for page in pages):
                 break
             pages[0].wait_for_timeout(100)
-        TIMINGS["four_sessions_seen_waiting"] = len(waiting_seen)
         assert waiting_seen, "no session showed that it was waiting for another's run"
         for page in pages:
             _wait_for_outcome(page, page.locator(".js-plotly-plot").nth(5))
             _wait_idle(page)
             _no_exception(page)
-        TIMINGS["four_sessions_all_done_s"] = time.perf_counter() - started
         rows = ResultStore(database).rows()
         new = rows[~rows["id"].isin(before)]
         assert len(new) == LOAD_SESSIONS and set(new["status"]) == {"ok"}

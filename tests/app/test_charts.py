@@ -49,25 +49,17 @@ def compare_frame() -> pd.DataFrame:
     )
 
 
-def sweep_frame() -> pd.DataFrame:
-    """Two variants over time steps: nested grows 10x faster and starts cheaper, so they cross
-    where 0.001 + 0.0010 T = 0.010 + 0.0001 T, at T = 10."""
-    rows = []
-    for variant, fixed, per_step in (("nested", 0.001, 0.0010), ("folded", 0.010, 0.0001)):
-        for value in (2, 5, 20, 50):
-            median = fixed + per_step * value
-            rows.append(
-                {
-                    "variant": variant,
-                    "axis": "time_steps",
-                    "value": value,
-                    "status": "ok",
-                    "median_s": median,
-                    "p10_s": median * 0.9,
-                    "p90_s": median * 1.1,
-                }
-            )
-    return pd.DataFrame(rows)
+def sweep_frame(lines=(("nested", None, 0.001, 0.0010), ("folded", None, 0.010, 0.0001))):
+    """(variant, backend or None, fixed s, s per step) lines over time steps. By default nested
+    grows 10x faster and starts cheaper: they cross where 0.001 + 0.0010 T = 0.010 + 0.0001 T."""
+    rows = [
+        {"variant": variant, "backend": backend, "axis": "time_steps", "value": value}
+        | {"status": "ok", "median_s": fixed + per_step * value}
+        for variant, backend, fixed, per_step in lines
+        for value in (2, 5, 20, 50)
+    ]
+    frame = pd.DataFrame(rows).dropna(axis="columns")  # no backend column, as before backends
+    return frame.assign(p10_s=frame["median_s"] * 0.9, p90_s=frame["median_s"] * 1.1)
 
 
 def axis_titles(figure: go.Figure) -> tuple[str, str]:
@@ -452,24 +444,8 @@ def test_first_call_names_the_backend_of_each_bar():
 
 
 def backends_sweep() -> pd.DataFrame:
-    """Each (variant, backend) over time steps: median = (index + 1) ms per step."""
-    rows = []
-    for index, (variant, backend) in enumerate(PAIRS):
-        for value in (10, 20, 40):
-            median = 0.001 * (index + 1) * value
-            rows.append(
-                {
-                    "variant": variant,
-                    "backend": backend,
-                    "status": "ok",
-                    "axis": "time_steps",
-                    "value": value,
-                    "median_s": median,
-                    "p10_s": median,
-                    "p90_s": median,
-                }
-            )
-    return pd.DataFrame(rows)
+    """Each (variant, backend) over time steps: (index + 1) ms per step, nothing fixed."""
+    return sweep_frame([(v, b, 0.0, 0.001 * (i + 1)) for i, (v, b) in enumerate(PAIRS)])
 
 
 def test_sweeps_of_several_backends_are_one_curve_each_dashed_by_backend():

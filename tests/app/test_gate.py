@@ -1,7 +1,5 @@
-"""The rule of `hierlstm.app.gate`: the warm-up or a page, never both at once. Pages go in
-together; a warm-up step waits for them to leave and keeps them out; the frame runs its page
-inside the server's gate; the warm-up runs every step inside it, in an order checked when the
-steps are made."""
+"""`hierlstm.app.gate`: the warm-up or pages, never both at once; and the warm-up's step order,
+checked when the steps are made."""
 
 from __future__ import annotations
 

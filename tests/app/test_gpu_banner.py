@@ -1,8 +1,7 @@
-"""The banner and the sidebar with an NVIDIA GPU that TensorFlow cannot use: the fake
-nvidia-smi of an H100 on PATH (read when the server first renders, cached once per server, so
-the caches are cleared around each test) makes them name the GPU and the fix, in both
-languages, instead of "TensorFlow sees no GPU". TensorFlow's GPU list is the one seam
-replaced: empty, as it is on this machine."""
+"""The banner and sidebar name an NVIDIA GPU TensorFlow cannot use (the fake nvidia-smi of an
+H100 on PATH) and the fix, in both languages; a bad device setting is one line. TensorFlow's GPU
+list is the one seam replaced: empty, as on this machine. The device caches are cleared around
+each test."""
 
 from __future__ import annotations
 
@@ -10,7 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from apptests import opened
+from apptests import FIRST_PAGE, opened
+from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import devices as app_devices
@@ -97,17 +97,29 @@ def test_without_an_nvidia_gpu_the_banner_says_tensorflow_sees_none(machine, tmp
     assert not [c for c in at.sidebar.caption if "cannot use" in c.value]
 
 
-def test_a_bad_gpu_memory_limit_is_one_line_and_the_app_serves(machine, tmp_path):
+@pytest.mark.parametrize(
+    ("variable", "line"),
+    [
+        (
+            "HIERLSTM_GPU_MEMORY_MB",
+            "GPU memory was not set up, so TensorFlow may take nearly all of it at first use and "
+            "starve other sessions and the CLI: HIERLSTM_GPU_MEMORY_MB must be a whole number of "
+            "MiB, at least 1; got 'lots'.",
+        ),
+        (
+            "HIERLSTM_LOGICAL_CPUS",
+            "The logical CPU devices were not set up, so this server has one CPU device: "
+            "HIERLSTM_LOGICAL_CPUS must be a whole number; got 'lots'.",
+        ),
+    ],
+)
+def test_a_bad_device_setting_is_one_line_and_the_app_serves(machine, tmp_path, variable, line):
     machine.setenv("PATH", str(tmp_path))
-    machine.setenv("HIERLSTM_GPU_MEMORY_MB", "lots")
+    machine.setenv(variable, "lots")
     app_devices.start_devices.clear()
     try:
         at = _rendered()
-        assert [error.value for error in at.error] == [
-            "GPU memory was not set up, so TensorFlow may take nearly all of it at first use and "
-            "starve other sessions and the CLI: HIERLSTM_GPU_MEMORY_MB must be a whole number of "
-            "MiB, at least 1; got 'lots'."
-        ]
-        assert at.get_by_key("banner") is not None
+        assert [error.value for error in at.error] == [line]
+        assert at.title[0].value == PAGES[FIRST_PAGE] and at.get_by_key("banner") is not None
     finally:
         app_devices.start_devices.clear()

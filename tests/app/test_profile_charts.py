@@ -1,6 +1,4 @@
-"""The Profile page's timeline and memory figures, from frames built here: the timeline's
-colours are the split's, its bars are the events (the longest when capped), and the memory
-figure stacks `memory_parts` beside the measured peak."""
+"""The Profile page's timeline and memory figures from frames built here."""
 
 from __future__ import annotations
 

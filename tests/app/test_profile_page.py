@@ -1,11 +1,8 @@
-"""The Profile page's splits, timeline, Chrome-trace download, memory by part and table headers,
-in English and Chinese: a forward pass (both splits, each profile stored and its capture offered;
-memory: what to set instead), a training step on this CPU (what cannot be measured, and the RSS
-growth beside the estimate), a training step whose probe is a GPU allocator's (a stand-in: no GPU
-here), one run on TensorFlow, JAX and torch (the last two in the process's shared worker pool,
-real processes: each profile labelled with its backend, stored with it, and what its backend
-cannot give said in one line), and a profile its worker refuses (one error line, the others
-drawn)."""
+"""The Profile page in English and Chinese: a forward pass (its splits, timeline and captures,
+each profile stored), a training step's memory on this CPU and under a GPU allocator's stand-in,
+one run on TensorFlow, JAX and torch (the last two in real worker processes, each profile
+labelled and stored with its backend, what each lacks said in one line), and a profile its
+worker refuses."""
 
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptests import TINY, clean, opened
+from apptests import TINY, clean, figure, opened
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import display, profile_charts
@@ -46,10 +43,6 @@ def profiled(query: dict, check=None) -> AppTest:
     return at
 
 
-def figure(at: AppTest, key: str) -> dict:
-    return json.loads(at.get_by_key(key).proto.spec)
-
-
 def values(array) -> list:
     """A figure's array as a list: plotly writes numpy arrays as typed arrays (base64)."""
     if isinstance(array, dict):
@@ -73,6 +66,14 @@ def check_headers(at: AppTest, variants, lang: str) -> None:
             assert columns == [t(f"profile.column.{name}", lang) for name in expected]
 
 
+def row_title(lang: str, label: str, timeline) -> str:
+    """A timeline row's title: every op of the step drawn."""
+    count = len(timeline.events)
+    return t(
+        "chart.timeline.row", lang, variant=label, ops=count, shown=count, ms=timeline.step_s * 1e3
+    )
+
+
 def check_timeline(at: AppTest, variants, lang: str) -> None:
     drawn = figure(at, "profile-timeline")
     assert drawn["layout"]["title"]["text"] == t("chart.timeline.title", lang)
@@ -83,16 +84,7 @@ def check_timeline(at: AppTest, variants, lang: str) -> None:
         min(len(tl.events), profile_charts.MAX_TIMELINE_BARS) for tl in timelines.values()
     )
     titles = [note["text"] for note in drawn["layout"]["annotations"]]
-    for variant, timeline in timelines.items():
-        title = t(
-            "chart.timeline.row",
-            lang,
-            variant=variant,
-            ops=len(timeline.events),
-            shown=len(timeline.events),
-            ms=timeline.step_s * 1e3,
-        )
-        assert title in titles
+    assert all(row_title(lang, variant, tl) in titles for variant, tl in timelines.items())
     assert at.get_by_key("profile-trace-json").label == t("profile.timeline.download", lang)
     assert t("profile.timeline.caption", lang) in [c.value for c in at.caption]
 
@@ -292,19 +284,7 @@ def check_backend_page(at: AppTest, found, lang: str) -> None:
     own_axes = max(lengths) > 10 * min(lengths)  # torch's eager step beside JAX's compiled one
     assert ("matches" not in drawn["xaxis"]) == own_axes
     assert (t("profile.timeline.own_axes", lang, ratio=10) in captions) == own_axes
-    for label, timeline in timelines.items():
-        count = len(timeline.events)
-        assert (
-            t(
-                "chart.timeline.row",
-                lang,
-                variant=label,
-                ops=count,
-                shown=count,
-                ms=timeline.step_s * 1e3,
-            )
-            in titles
-        )
+    assert all(row_title(lang, label, tl) in titles for label, tl in timelines.items())
     assert t("profile.gap.timeline.torch", lang, label=LABELS["torch"]) in captions
     assert [info.value for info in at.info] == [t("profile.memory.inference", lang)]
     # the metrics, a tab per profile, each with its backend's summary and tables

@@ -1,6 +1,5 @@
-"""The URL parameters' parsers, one per parameter (`state.PARSERS`): each takes a good value and
-refuses a bad one in one sentence, and `read_query` puts them together (unknown parameters
-ignored, the last of a repeated one taken, height and pool_height checked together)."""
+"""The URL parameters' parsers (`state.PARSERS`): each takes a good value and refuses a bad one
+in one sentence; `read_query` puts them together."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""A page's run slot and the one pure function that decides whether a run starts or asks
-first (`runs.decide`); the pages' use of both is tested through AppTest in test_app.py (a long
-run asks, a refused question, a confirmed run, a failed run's one line)."""
+"""`runs.decide`: whether a run starts or asks first."""
 
 import pytest
 

@@ -1,6 +1,5 @@
-"""The session beside its widgets, as data (`hierlstm.app.session`): a new session's settings
-from its URL (`first_values`), and what every later run puts back or sends again (`restored`),
-tested as the pure functions they are, without a script run."""
+"""`hierlstm.app.session` as pure functions: a new session's settings from its URL, and what a
+later run puts back or sends again."""
 
 from __future__ import annotations
 

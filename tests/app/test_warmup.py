@@ -1,11 +1,10 @@
-"""A server that is not warm yet: every page draws its frame (title, explanation, settings, the
-banner, a placeholder saying what the warm-up is doing) and nothing that needs TensorFlow; the
-page fills in once the warm-up is ready, a Run pressed meanwhile runs then, and a link's device
-is checked then. Also the warm-up's own steps: its modes, a failing step, the cost-per-step
-measurement under the device lock, and HIERLSTM_WARMUP_AFTER."""
+"""A server that is not warm yet: every page draws its frame and nothing that needs TensorFlow,
+and fills in once warm (a Run pressed meanwhile runs then, a link's device is checked then); and
+the warm-up's own steps, modes, failures and cost-per-step measurement."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,8 +84,7 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
 
 
 def test_no_chart_is_drawn_before_the_libraries_are_loaded(monkeypatch, tmp_path):
-    """plotly reads numpy and pandas from sys.modules: a chart drawn while the warm-up imports
-    them would find them half-initialised, so the placeholder's chart waits for them."""
+    """plotly would find numpy and pandas half-imported by the warm-up."""
     monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
     monkeypatch.setattr(warmup_page, "WAIT_S", 0.3)
     libraries, tensorflow = threading.Event(), threading.Event()
@@ -144,18 +142,10 @@ def test_a_cold_page_waits_in_its_run_and_fills_in_when_the_warm_up_is_ready(col
     assert not [p for p in at.get("progress") if "warming up" in p.proto.text]
 
 
-@pytest.mark.parametrize("page", list(PAGES))
-def test_every_page_draws_its_frame_while_cold(cold, page):
-    at = _frame(TINY, page)
-    assert [title.value for title in at.title] == [PAGES[page]]
-    assert "importing TensorFlow" in _placeholder(at)
-    assert at.number_input(key="time_steps").value == 4
-
-
 # Run in a fresh interpreter: this one imported TensorFlow long ago. The warm-up is held before
 # its first step, so nothing but the frame itself could import TensorFlow.
 _COLD_FRAME = """
-import sys
+import json, sys
 import streamlit.commands.page_config as page_config
 from streamlit.testing.v1 import AppTest
 from hierlstm.app import warmup_page
@@ -168,23 +158,24 @@ for query in ({}, {"batch_size": "2", "time_steps": "4", "device": "cpu", "devic
     at = AppTest.from_file(sys.argv[1], default_timeout=60)
     at.query_params = query
     at.run()
-    for page in sys.argv[2:]:
+    for page, title in json.loads(sys.argv[2]).items():
         at.switch_page(page).run()
         assert not at.exception, [e.value for e in at.exception]
+        assert [t.value for t in at.title] == [title], page
         assert any("warming up" in p.proto.text for p in at.get("progress")), page
+        assert at.number_input(key="time_steps").value == int(query.get("time_steps", 50))
 print(" ".join(sorted(sys.modules)))
 print("icon read:", len(icons), file=sys.stderr)
 """
 
 
-def test_a_cold_frame_imports_no_tensorflow_on_any_page(tmp_path):
-    """Drawn while the warm-up imports TensorFlow, the frame must not import it itself: two
-    threads importing TensorFlow at once fail (a module-lock deadlock, a gradient registered
-    twice), and the frame would wait for the import anyway."""
+def test_every_page_s_cold_frame_draws_from_its_link_without_importing_tensorflow(tmp_path):
+    """Two threads importing TensorFlow at once fail (a module-lock deadlock), and the frame
+    would wait for the warm-up's import anyway."""
     env = {**os.environ, "HIERLSTM_WARMUP": "full", "HIERLSTM_WARMUP_AFTER": str(tmp_path / "x")}
     env.pop("HIERLSTM_MEMORY_BUDGET_MB", None)  # the budget is one of the things it reads
     completed = subprocess.run(
-        [sys.executable, "-c", _COLD_FRAME, str(APP), *PAGES],
+        [sys.executable, "-c", _COLD_FRAME, str(APP), json.dumps(PAGES)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -257,8 +248,7 @@ def test_modes_choose_the_steps():
 
 
 def test_the_modules_step_freezes_what_is_loaded_out_of_the_collector_s_walks():
-    """Streamlit's cleanup after every script run is a full gc.collect(): once the modules are
-    loaded, what they hold is frozen, and that collection walks only what came after."""
+    """Streamlit's full gc.collect() after every script run walks only what came after."""
     import gc
 
     gc.unfreeze()  # as before any freeze (this session's conftest froze what it imported)
@@ -328,8 +318,7 @@ def test_the_cost_per_step_waits_for_no_one(counted_calibration):
 
 
 class _Clock:
-    """warmup's `time`, advanced only by its own sleeps: how long a wait lasted is a number the
-    test reads, not a duration measured on a loaded machine."""
+    """warmup's `time`, advanced only by its own sleeps (no duration measured)."""
 
     def __init__(self) -> None:
         self.now = 1000.0

@@ -1,10 +1,9 @@
-"""`python -m hierlstm results diff ID_A ID_B [--json]`: the table and the JSON document from two
-stored runs, their numbers checked against the rows, and every refusal one line with exit 2."""
+"""`python -m hierlstm results diff ID_A ID_B [--json]`: its table and JSON from stored runs, and
+every refusal one line with exit 2."""
 
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -41,14 +40,8 @@ def test_the_json_has_the_ratio_b_over_a_its_interval_the_verdict_and_what_chang
     assert status == 0
     document = json.loads(out)
     assert document["ratio"] == pytest.approx(0.02 / 0.0125, rel=1e-12)
-    # make_result: IQR 0.7 ms over 30 repeats for both; the median's normal standard error.
-    relative = [
-        math.sqrt(math.pi / 2) * 0.0007 / 1.3489795003921634 / math.sqrt(30) / median
-        for median in (0.0125, 0.02)
-    ]
-    half = 1.959963984540054 * math.hypot(*relative)
-    assert document["low"] == pytest.approx(1.6 * math.exp(-half), rel=1e-9)
-    assert document["high"] == pytest.approx(1.6 * math.exp(half), rel=1e-9)
+    # the interval's formula: tests/results/test_diff.py
+    assert document["low"] < document["ratio"] < document["high"]
     assert document["verdict"] == "slower" and document["method"] == "iqr"
     assert document["changed"] == {"batch_size": [2, 4]}
     assert (document["id_a"], document["id_b"]) == (ids["a"], ids["b"])
@@ -120,8 +113,5 @@ def test_runs_stored_with_their_samples_are_compared_by_a_bootstrap(capsys, tmp_
     document = json.loads(out)
     assert status == 0 and document["method"] == "bootstrap"
     assert document["ratio"] == pytest.approx(0.021 / 0.011, rel=1e-12)  # the samples' medians
-    # Every resampled median lies between the extremes of its run's samples.
-    assert (
-        min(b) / max(a) <= document["low"] < document["ratio"] < document["high"] <= max(b) / min(a)
-    )
+    assert document["low"] < document["ratio"] < document["high"]  # tests/results/test_diff.py
     assert document["verdict"] == "slower" and "bootstrap" in document["rule"]

@@ -1,5 +1,4 @@
-"""The command line's training step: `bench` and `sweep` with `--task training`, their JSON and
-stored rows, and `check --task training` over every variant."""
+"""`bench`, `sweep` and `check` with `--task training`: their output and stored rows."""
 
 import csv
 import json

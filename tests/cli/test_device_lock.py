@@ -1,6 +1,5 @@
-"""One timing run per device across processes, through the real CLI: a `bench` holding the CPU
-makes a second `bench` wait and say for whom, and killing the holder with SIGKILL (no cleanup
-runs) lets the second one through."""
+"""One timing run per device across processes: a `bench` holding the CPU makes a second wait and
+say for whom, and SIGKILL of the holder (no cleanup runs) lets the second through."""
 
 import json
 import os
