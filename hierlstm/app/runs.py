@@ -34,6 +34,7 @@ from hierlstm.app.sidebar import request_run
 from hierlstm.app.state import language, text
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.timing import RUN_FAILURES, error_line
+from hierlstm.timing.failures import first_line
 
 Progress = Callable[[float, str], None]
 # The line a page's ended script run logs; the browser benchmarks wait for it in the server's log.
@@ -143,8 +144,8 @@ def start_run(
     """Runs `work(progress)` now under the device lock, keeps its result (or one-line error) in the
     page's `RunSlot`, then reruns so the page shows it and Run is enabled again. A run over the
     server's limits is not run; one whose estimate is over HIERLSTM_CONFIRM_SECONDS or unknown
-    (`decide`) waits in the slot for confirmation. Any exception other than a run's failure is a bug
-    and goes up to app.py, which logs it."""
+    (`decide`) waits in the slot for confirmation. Any other exception from the work is a bug: it
+    is logged with its traceback and shown as app.py shows a page's, and Run is enabled again."""
     kept = session()
     bar = st.progress(0.0, text=text("run.starting"))
     clock = {}  # once the work starts: when, and its estimate
@@ -187,6 +188,9 @@ def start_run(
                         _update(key, result=work(progress))
                 except RUN_FAILURES as error:  # the run's failure: one line, never a traceback
                     _update(key, error=text("run.failed", error=error_line(error)))
+                except Exception as error:  # our bug: logged whole, one line, Run enabled again
+                    logging.getLogger("hierlstm.app").exception("run %s failed", key)
+                    _update(key, error=text("page.failed", error=first_line(error)))
     except RerunException:
         # Streamlit stops a running script when the browser asks for a rerun: the second click
         # of a double click, a language switch. Ask again, so the rerun does this work (once)
