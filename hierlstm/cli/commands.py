@@ -125,6 +125,8 @@ def cmd_results(args) -> int:
         )
     if args.action in ("check", "recover"):
         return _repair(args)
+    if args.action == "export" and args.format not in ("csv", "json"):  # before the file is made
+        raise UsageError(f"--format must be csv or json; got {args.format!r}.")
     store = open_store(args)
     if args.action == "diff":
         return _diff(store, args)
@@ -151,8 +153,6 @@ def cmd_results(args) -> int:
             )
         return 0
     if args.action == "export":
-        if args.format not in ("csv", "json"):
-            raise UsageError(f"--format must be csv or json; got {args.format!r}.")
         export = store.export_csv if args.format == "csv" else store.export_json
         if args.output:
             export(args.output)

@@ -135,6 +135,7 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_tensorflow_is_imported(tmp
         assert (status, out) == (2, ""), argv
         assert err.startswith("error: ") and err.count("\n") == 1 and message in err, (argv, err)
         assert not loaded, argv
+    assert not (tmp_path / "results.sqlite3").exists()  # no refused command made the store
 
 
 def test_bad_argument_in_a_fresh_process_prints_one_line_and_no_traceback():
