@@ -120,6 +120,21 @@ def format_scaling(rows) -> str:
     return "\n".join([title, table, *notes])
 
 
+def format_sweep(table, axis: str, with_backend: bool) -> str:
+    lines = [
+        (
+            f"{row.variant} [{row.backend}]" if with_backend else row.variant,
+            row.value,
+            row.status,
+            f"{row.median_s * 1e3:.2f}" if row.status == "ok" else row.error,
+            f"{row.first_call_s:.2f}" if row.status == "ok" else "",
+        )
+        for row in table.itertuples()
+    ]
+    header = ("variant [backend]" if with_backend else "variant", axis)
+    return text_table((*header, "status", "median ms", "first call s"), lines)
+
+
 def json_default(value):
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
