@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hierlstm.model.trace_notes import shape_text
 
 
@@ -139,6 +141,11 @@ def json_default(value):
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def shown(as_json: bool, document, text) -> None:
+    """`document` as indented JSON, else `text()` (made only when it is printed)."""
+    print(json.dumps(document, indent=2, default=json_default) if as_json else text())
 
 
 def format_bench(rows) -> str:
