@@ -47,13 +47,11 @@ def lesson_configs():
 def measure_lesson(progress):
     configs = lesson_configs()
     result, _ids = outcomes.kept(
-        lambda: measure.compare_and_store(
-            configs,
-            controls.timing,
-            caches.result_store(),
-            baseline=MEASURED.index("nested"),
-            on_progress=progress,
-        )
+        measure.compare_and_store,
+        configs,
+        controls.timing,
+        baseline=MEASURED.index("nested"),
+        on_progress=progress,
     )
     frame = result.to_frame()
     frame["label"] = [f"{c.variant} · {c.precision} · {c.task}" for c in configs]

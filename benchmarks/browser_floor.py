@@ -22,8 +22,7 @@ from pathlib import Path
 from playwright import sync_api
 
 from benchmarks import browser
-from benchmarks.common import header
-from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, header, load_average, markdown_table
 from benchmarks.visit import app_pages, new_page, open_url
 
 HIERLSTM = "hierlstm Shape trace"

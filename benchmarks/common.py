@@ -1,14 +1,12 @@
 """What the benchmarks that time TensorFlow share: TensorFlow imported quietly, the report's
-header and the CPU's estimated peak. What needs no framework is in `benchmarks.record`."""
+header with the GPUs it sees and the CPU's estimated peak. What needs no framework is in
+`benchmarks.record`."""
 
 from __future__ import annotations
 
-import datetime
 import os
-import platform
-import sys
 
-from benchmarks.record import cpu_model_and_mhz
+from benchmarks import record
 from hierlstm import import_tensorflow_quietly
 
 tf = import_tensorflow_quietly()  # before anything of hierlstm's that imports TensorFlow
@@ -25,7 +23,7 @@ def fp32_peak_gflops() -> tuple[float, str]:
     cores = len(os.sched_getaffinity(0))
     flags = cpu_flags()
     per_cycle = 64 if "avx512f" in flags else 32 if "avx2" in flags else 16
-    model, mhz = cpu_model_and_mhz()
+    model, mhz = record.cpu_model_and_mhz()
     peak = cores * mhz / 1000 * per_cycle
     method = (
         f"{cores} cores x {mhz / 1000:.2f} GHz x {per_cycle} FP32 FLOP/cycle "
@@ -35,32 +33,6 @@ def fp32_peak_gflops() -> tuple[float, str]:
     return peak, method
 
 
-def command_line() -> str:
-    """How this process was started, as `python -m benchmarks.NAME ...` or
-    `python -m benchmarks NAME ...`."""
-    spec = getattr(sys.modules["__main__"], "__spec__", None)
-    if spec is None:  # not run with -m
-        return " ".join([".venv/bin/python", *sys.argv])
-    module = spec.name.removesuffix(".__main__")
-    return " ".join([".venv/bin/python", "-m", module, *sys.argv[1:]])
-
-
 def header(title: str) -> str:
-    import keras
-    import numpy as np
-
-    model, _ = cpu_model_and_mhz()
-    gpus = tf.config.list_physical_devices("GPU")
-    return "\n".join(
-        [
-            f"## {title}",
-            "",
-            f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-            f"- machine: {model}, {len(os.sched_getaffinity(0))} cores visible, "
-            f"{'GPUs: ' + str(len(gpus)) if gpus else 'no GPU'}",
-            f"- versions: Python {platform.python_version()}, TensorFlow {tf.__version__}, "
-            f"Keras {keras.__version__}, numpy {np.__version__}",
-            f"- command: `{command_line()}`",
-            "",
-        ]
-    )
+    """`benchmarks.record.header` with the GPUs TensorFlow sees."""
+    return record.header(title, gpus=len(tf.config.list_physical_devices("GPU")))

@@ -29,8 +29,7 @@ from pathlib import Path
 from playwright import sync_api
 
 from benchmarks import browser, server_profile
-from benchmarks.common import header
-from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
+from benchmarks.record import argument_parser, git_commit, header, load_average, markdown_table
 from benchmarks.visit import Page, Visit, app_pages, click_link, new_page, open_page, press_run
 
 ROUND_TIMEOUT_S = 1800  # a last bound for what has none of its own (a hung page's evaluate)

@@ -90,6 +90,37 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": len(os.sched_getaffinity(0)), "gpus": gpus, "versions": versions}
 
 
+def command_line() -> str:
+    """How this process was started, as `python -m benchmarks.NAME ...` or
+    `python -m benchmarks NAME ...`."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    if spec is None:  # not run with -m
+        return " ".join([".venv/bin/python", *sys.argv])
+    module = spec.name.removesuffix(".__main__")
+    return " ".join([".venv/bin/python", "-m", module, *sys.argv[1:]])
+
+
+def header(title: str, gpus: int | None = None) -> str:
+    """A report's header: the date, the machine, the installed versions and the command; `gpus`
+    as the framework counts them, else those `nvidia-smi -L` lists (no framework imported)."""
+    found = machine()
+    gpus = len(found["gpus"]) if gpus is None else gpus
+    versions = found["versions"]
+    return "\n".join(
+        [
+            f"## {title}",
+            "",
+            f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+            f"- machine: {found['cpu']}, {found['cores']} cores visible, "
+            f"{'GPUs: ' + str(gpus) if gpus else 'no GPU'}",
+            f"- versions: Python {versions['python']}, TensorFlow {versions.get('tensorflow')}, "
+            f"Keras {versions.get('keras')}, numpy {versions.get('numpy')}",
+            f"- command: `{command_line()}`",
+            "",
+        ]
+    )
+
+
 def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
     """Runs benchmark `name` in its own process, showing its report as it prints, and keeps the
     run in `folder`/NAME.json only if it printed one, so a failed run leaves the last kept one."""
@@ -157,7 +188,7 @@ def results_markdown(runs: list[dict]) -> str:
         report = run["report"].splitlines()
         title = report[0].removeprefix("## ") if report and report[0].startswith("## ") else ""
         body = report[1:] if title else report
-        # what `benchmarks.common.header` printed above the tables is said once, below
+        # what `header` printed above the tables is said once, below
         while body and (not body[0] or body[0].startswith(HEADER_LINES)):
             body = body[1:]
         found = run["machine"]

@@ -10,6 +10,7 @@ OUT.json at exit. Python frames only: time in a C call is charged to the line th
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import collections
 import json
@@ -21,6 +22,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from benchmarks.record import argument_parser, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 INTERVAL_S = 0.01
@@ -88,9 +91,14 @@ class Sampler:
             last = now
 
 
-def main():
-    out, streamlit_args = Path(sys.argv[1]), sys.argv[2:]
-    sampler = Sampler()
+def main() -> None:
+    parser = argument_parser(__spec__.name, __doc__)
+    parser.add_argument("out", type=Path, metavar="OUT.json", help="where the phases go at exit")
+    parser.add_argument(
+        "streamlit_args", nargs=argparse.REMAINDER, help="streamlit's: run app.py [options]"
+    )
+    args = parser.parse_args()  # a server's wrapper, not a benchmark: no main(argv)
+    out, sampler = args.out, Sampler()
 
     def write():
         sampler.close_phase()
@@ -102,7 +110,7 @@ def main():
     signal.signal(signal.SIGUSR1, on_signal)
     atexit.register(write)
     threading.Thread(target=sampler.run, name="server-profile", daemon=True).start()
-    sys.argv = ["streamlit", *streamlit_args]
+    sys.argv = ["streamlit", *args.streamlit_args]
     runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
 
 
@@ -128,8 +136,6 @@ def _top(seconds: dict[str, float], count: int, source: bool) -> str:
 def table(round_: dict) -> str:
     """Per row of a first_page round: its idle time beside the script threads' busy seconds, where
     they were, and when its last JS or CSS file had loaded."""
-    from benchmarks.record import markdown_table
-
     rows = []
     for label, visit in round_["rows"].items():
         phase = round_["profile"].get(label, {"busy_s": 0.0, "lines": {}, "libraries": {}})

@@ -24,11 +24,12 @@ from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 from hierlstm.timing.basics import share
 
 
-def kept(run):
-    """`run()`'s return value, also when the store refused its writes (the run's records are
-    shown all the same; the banner says why they were not kept)."""
+def kept(run_and_store, *arguments, **options):
+    """`run_and_store(*arguments, the results store, **options)`'s return value, also when the
+    store refused its writes (the run's records are shown all the same; the banner says why
+    they were not kept)."""
     try:
-        measured = run()
+        measured = run_and_store(*arguments, result_store(), **options)
     except measure.NotStored as error:
         note_write(error.refused)
         return error.measured
@@ -80,13 +81,11 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
     configs = controls.configs
     baseline = baseline_of(configs)
     compared, ids = kept(
-        lambda: measure.compare_and_store(
-            configs,
-            controls.timing,
-            result_store(),
-            baseline=baseline,
-            on_progress=lambda f, m: progress(0.8 * f, m),
-        )
+        measure.compare_and_store,
+        configs,
+        controls.timing,
+        baseline=baseline,
+        on_progress=lambda f, m: progress(0.8 * f, m),
     )
     breakdown, breakdown_error = None, ""
     try:
@@ -127,9 +126,7 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
         controls.configs,
         progress,
         lambda config, on_progress: kept(
-            lambda: measure.sweep_and_store(
-                config, axis, values, controls.timing, result_store(), on_progress=on_progress
-            )
+            measure.sweep_and_store, config, axis, values, controls.timing, on_progress=on_progress
         ),
     )
     return {"frame": frame, "settings": {**settings_of(controls), "axis": axis}}
@@ -151,9 +148,11 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
 
     def run(config, on_progress):
         frame = kept(
-            lambda: measure.replica_sweep_and_store(
-                config, counts, controls.timing, result_store(), on_progress=on_progress
-            )
+            measure.replica_sweep_and_store,
+            config,
+            counts,
+            controls.timing,
+            on_progress=on_progress,
         )
         return frame.assign(variant=config.variant)[["variant", *frame.columns]]
 

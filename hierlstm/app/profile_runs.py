@@ -11,7 +11,6 @@ import pandas as pd
 
 from hierlstm import measure
 from hierlstm.app import state
-from hierlstm.app.caches import result_store
 from hierlstm.app.outcomes import kept, settings_of
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
@@ -92,14 +91,12 @@ def _profile(config: RunConfig, timing: Timing, steps: int, part) -> VariantProf
     if not here:  # the worker says nothing until its capture is read
         part(0, 1)(0.0, state.text("profile.progress.worker", backend=config.backend))
     result, stored = kept(
-        lambda: measure.profile_and_store(
-            config,
-            timing,
-            result_store(),
-            steps=steps,
-            logdir=capture_folder(),
-            on_progress=part(0, 0.7 if here else 1),
-        )
+        measure.profile_and_store,
+        config,
+        timing,
+        steps=steps,
+        logdir=capture_folder(),
+        on_progress=part(0, 0.7 if here else 1),
     )
     separate = layer_breakdown(config, timing, on_progress=part(0.7, 1)) if here else None
     archive = zip_logdir(result.logdir)

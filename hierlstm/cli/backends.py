@@ -4,9 +4,7 @@ output has the TensorFlow commands' shape, with each row's backend."""
 
 from __future__ import annotations
 
-import json
-
-from hierlstm.cli.format import json_default
+from hierlstm.cli.format import shown
 from hierlstm.cli.parser import backends_from_args, seed_number
 from hierlstm.cli.profile import cmd_profile
 from hierlstm.cli.timing import cmd_bench, cmd_sweep
@@ -35,13 +33,8 @@ def check_in_workers(args) -> int:
             except RunFailed as error:
                 reports[backend] = {"ok": False, "error": error.result.error}
             ok = ok and _report_ok(reports[backend])
-    if args.json:
-        print(
-            json.dumps({"task": config.task, "backends": reports}, indent=2, default=json_default)
-        )
-        return 0 if ok else 1
-    for backend, report in reports.items():
-        print(_report_text(backend, config, report))
+    texts = (_report_text(backend, config, report) for backend, report in reports.items())
+    shown(args.json, {"task": config.task, "backends": reports}, lambda: "\n".join(texts))
     return 0 if ok else 1
 
 

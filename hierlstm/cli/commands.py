@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from hierlstm.cli.format import format_diff, format_trace, json_default, text_table
+from hierlstm.cli.format import format_diff, format_trace, json_default, shown, text_table
 from hierlstm.cli.parser import UsageError, config_from_args, seed_number, usage
 from hierlstm.cli.timing import open_store
 from hierlstm.results.schema import ResultsError
@@ -27,13 +27,13 @@ def cmd_variants(args) -> int:
         }
         for v in VARIANTS.values()
     ]
-    if args.json:
-        print(json.dumps({"variants": rows}, indent=2))
-        return 0
-    for row in rows:
-        cudnn = "cuDNN possible" if row["can_use_cudnn"] else "never cuDNN"
-        print(f"{row['name']:<17} {row['title']}  [{cudnn}]")
-        print(f"{'':<17} {row['explanation']}\n")
+    cudnn = {True: "cuDNN possible", False: "never cuDNN"}
+    lines = [
+        f"{row['name']:<17} {row['title']}  [{cudnn[row['can_use_cudnn']]}]\n"
+        f"{'':<17} {row['explanation']}\n"
+        for row in rows
+    ]
+    shown(args.json, {"variants": rows}, lambda: "\n".join(lines))
     return 0
 
 
@@ -46,10 +46,7 @@ def cmd_trace(args) -> int:
     with usage():  # the batch does not split over the replicas; no cluster
         check_trace_budget(config)
         report = trace_report(config, replicas=planned_replicas(config))
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
-    print(format_trace(report))
+    shown(args.json, report, lambda: format_trace(report))
     return 0
 
 
@@ -67,20 +64,17 @@ def cmd_check(args) -> int:
     from hierlstm.model.check import check_variants
 
     results = check_variants(config, seed=seed)
-    if args.json:
-        document = {"task": config.task, "results": [result.to_dict() for result in results]}
-        print(json.dumps(document, indent=2))
-    else:
-        print(
-            f"batch {config.batch_size}, time {config.time_steps}, {config.precision}"
-            f"{', XLA' if config.xla else ''}: max |variant - numpy reference|"
-        )
-        for result in results:
-            verdict = "ok" if result.ok else "FAIL"
-            print(
-                f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
-                f"{result.tolerance:.0e})  {verdict}"
-            )
+    lines = [
+        f"batch {config.batch_size}, time {config.time_steps}, {config.precision}"
+        f"{', XLA' if config.xla else ''}: max |variant - numpy reference|",
+        *(
+            f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
+            f"{result.tolerance:.0e})  {'ok' if result.ok else 'FAIL'}"
+            for result in results
+        ),
+    ]
+    document = {"task": config.task, "results": [result.to_dict() for result in results]}
+    shown(args.json, document, lambda: "\n".join(lines))
     return 0 if all(result.ok for result in results) else 1
 
 
@@ -193,8 +187,5 @@ def _diff(store, args) -> int:
     with usage(diff.DiffError):
         row_a, row_b = diff.find_row(rows, args.id_a), diff.find_row(rows, args.id_b)
         compared = diff.compare_rows(row_a, row_b)
-    if args.json:
-        print(json.dumps(compared.to_dict(), indent=2))
-    else:
-        print(format_diff(compared, row_a, row_b))
+    shown(args.json, compared.to_dict(), lambda: format_diff(compared, row_a, row_b))
     return 0

@@ -7,11 +7,10 @@ unusable or a device fails, 2 for a bad argument."""
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 
-from hierlstm.cli.format import json_default, text_table
+from hierlstm.cli.format import shown, text_table
 from hierlstm.cli.timing import device_lock
 from hierlstm.config import PRECISIONS, RunConfig, Timing
 
@@ -277,8 +276,5 @@ def cmd_doctor(args) -> int:
         print(f"probing {device}...", file=sys.stderr, flush=True)
 
     document = doctor_report(run_probe=not args.no_probe, on_probe=probing)
-    if args.json:
-        print(json.dumps(document, indent=2, default=json_default))
-    else:
-        print(format_report(document))
+    shown(args.json, document, lambda: format_report(document))
     return document["exit_status"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hierlstm.model.trace_notes import shape_text
 
 
@@ -120,10 +122,30 @@ def format_scaling(rows) -> str:
     return "\n".join([title, table, *notes])
 
 
+def format_sweep(table, axis: str, with_backend: bool) -> str:
+    lines = [
+        (
+            f"{row.variant} [{row.backend}]" if with_backend else row.variant,
+            row.value,
+            row.status,
+            f"{row.median_s * 1e3:.2f}" if row.status == "ok" else row.error,
+            f"{row.first_call_s:.2f}" if row.status == "ok" else "",
+        )
+        for row in table.itertuples()
+    ]
+    header = ("variant [backend]" if with_backend else "variant", axis)
+    return text_table((*header, "status", "median ms", "first call s"), lines)
+
+
 def json_default(value):
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def shown(as_json: bool, document, text) -> None:
+    """`document` as indented JSON, else `text()` (made only when it is printed)."""
+    print(json.dumps(document, indent=2, default=json_default) if as_json else text())
 
 
 def format_bench(rows) -> str:

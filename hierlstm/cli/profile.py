@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hierlstm.cli.format import json_default, text_table
+from hierlstm.cli.format import text_table
 from hierlstm.cli.parser import (
     UsageError,
     backends_from_args,
@@ -25,11 +25,11 @@ from hierlstm.cli.parser import (
 from hierlstm.cli.timing import (
     check_device,
     device_lock,
-    environment,
     label,
     measured,
     open_store,
-    said_not_stored,
+    printed,
+    stored_note,
     within_limits,
 )
 from hierlstm.config import BOUNDS, SettingError
@@ -115,23 +115,19 @@ def cmd_profile(args) -> int:
     if args.trace_json is not None:
         if written := write_trace([result for result, _ in profiles], Path(args.trace_json)):
             return written
-    if args.json:
-        documents = [
-            {
-                "profile": result.to_dict(),
-                "stored_id": stored_id,
-                "open_with": open_commands(result.logdir),
-            }
-            for result, stored_id in profiles
-        ]
-        several = {"profiles": documents} if len(configs) > 1 else documents[0]
-        document = {"environment": environment(configs), **several}
-        print(json.dumps(document, indent=2, default=json_default))
-    else:
-        print("\n\n".join(format_profile(result) for result, _ in profiles))
-        if store and not refused:
-            print(f"stored the profile's summary in {store.path}", file=sys.stderr)
-    return said_not_stored(refused) if refused else status
+    documents = [
+        {
+            "profile": result.to_dict(),
+            "stored_id": stored_id,
+            "open_with": open_commands(result.logdir),
+        }
+        for result, stored_id in profiles
+    ]
+    return printed(
+        args, configs, {"profiles": documents} if len(configs) > 1 else documents[0],
+        lambda: "\n\n".join(format_profile(result) for result, _ in profiles),
+        stored_note(store, refused, "the profile's summary"), refused=refused, ok=status == 0,
+    )  # fmt: skip
 
 
 def write_trace(results, path: Path) -> int:

@@ -8,7 +8,7 @@ import contextlib
 import json
 import sys
 
-from hierlstm.cli.format import format_bench, format_scaling, json_default, text_table
+from hierlstm.cli.format import format_bench, format_scaling, format_sweep, json_default
 from hierlstm.cli.parser import (
     UsageError,
     backends_from_args,
@@ -137,6 +137,26 @@ def said_not_stored(refused: str) -> int:
     return 1
 
 
+def printed(args, configs, document, text, notes=(), *, store=None, refused="", ok=True) -> int:
+    """A timing command's end: `document` after the run's `environment` (`store`'s path in it)
+    as --json, else `text()` and the `notes` on stderr; exit 1 when the store refused the
+    results (said after them) or a run failed."""
+    if args.json:
+        document = {"environment": environment(configs, store), **document}
+        print(json.dumps(document, indent=2, default=json_default))
+    else:
+        if text:
+            print(text())
+        for note in notes:
+            print(note, file=sys.stderr)
+    return said_not_stored(refused) if refused else 0 if ok else 1
+
+
+def stored_note(store, refused: str, what: str) -> list[str]:
+    """The line that says where `what` went: none without a store, or when it refused."""
+    return [f"stored {what} in {store.path}"] if store and not refused else []
+
+
 def environment(configs, store=None) -> dict:
     """`--json`'s environment: where, when, and the versions; for a run in the workers, each
     backend's (its worker's are in every result's `versions` too), without TensorFlow here;
@@ -245,34 +265,21 @@ def cmd_bench(args) -> int:
         (outcome, ids), refused = measured(
             compare_and_store, configs, timing, store, baseline=baseline
         )
-    rows = []
-    for index, result in enumerate(outcome.results):
+    rows, named, results = [], [], outcome.results
+    for index, result in enumerate(results):
         row = result.to_dict()
         row["speedup_vs_baseline"] = outcome.speedups[index]
         row["baseline"] = label(configs[baseline], with_backend)
         if index < len(ids):
             row["id"] = ids[index]
         rows.append(row)
-    if args.json:
-        document = {"environment": environment(configs, store), "results": rows}
-        print(json.dumps(document, indent=2, default=json_default))
-    else:
-        print(
-            format_bench(
-                [
-                    {**row, "variant": label(r.config, with_backend)}
-                    for row, r in zip(rows, outcome.results, strict=True)
-                ]
-            )
-        )
-        for result in outcome.results:
-            if with_backend and result.status != "ok":
-                print(f"{label(result.config, True)} failed: {result.error}", file=sys.stderr)
-        if store and not refused:
-            print(f"stored {len(ids)} results in {store.path}", file=sys.stderr)
-    if refused:
-        return said_not_stored(refused)
-    return 0 if all(result.status == "ok" for result in outcome.results) else 1
+        named.append({**row, "variant": label(result.config, with_backend)})
+    failed = [f"{label(r.config, True)} failed: {r.error}" for r in results if r.status != "ok"]
+    return printed(
+        args, configs, {"results": rows}, lambda: format_bench(named),
+        (failed if with_backend else []) + stored_note(store, refused, f"{len(ids)} results"),
+        store=store, refused=refused, ok=not failed,
+    )  # fmt: skip
 
 
 def cmd_worker(args) -> int:
@@ -302,22 +309,15 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
             stored += len(ids)
             outcomes.append(outcome)
             rows.append(row)
-    if args.json:
-        document = {"environment": environment(configs, store), "results": rows}
-        if worker:
-            document["worker"] = worker
-        print(json.dumps(document, indent=2, default=json_default))
-    else:
-        print(format_scaling(rows))
-        if store and not refused:
-            print(f"stored {stored} results in {store.path}", file=sys.stderr)
-    if refused:
-        return said_not_stored(refused)
     ok = all(
         outcome.status == "ok" and outcome.one_replica and outcome.one_replica.status == "ok"
         for outcome in outcomes
     )
-    return 0 if ok else 1
+    return printed(
+        args, configs, {"results": rows} | ({"worker": worker} if worker else {}),
+        lambda: format_scaling(rows), stored_note(store, refused, f"{stored} results"),
+        store=store, refused=refused, ok=ok,
+    )  # fmt: skip
 
 
 def cmd_sweep(args) -> int:
@@ -355,34 +355,10 @@ def cmd_sweep(args) -> int:
             print(table.to_csv(index=False), end="")
             print(f"error: {error} The sweep table is above instead.", file=sys.stderr)
             return 1
-        print(f"wrote {len(table)} points to {args.csv}", file=sys.stderr)
-    elif args.json:
-        points = json.loads(table.to_json(orient="records"))
-        print(
-            json.dumps(
-                {
-                    "environment": environment(configs),
-                    "axis": args.axis,
-                    "shard": args.shard,
-                    "points": points,
-                },
-                indent=2,
-            )
-        )
-    else:
-        with_backend = not in_process(configs)
-        lines = [
-            (
-                f"{row.variant} [{row.backend}]" if with_backend else row.variant,
-                row.value,
-                row.status,
-                f"{row.median_s * 1e3:.2f}" if row.status == "ok" else row.error,
-                f"{row.first_call_s:.2f}" if row.status == "ok" else "",
-            )
-            for row in table.itertuples()
-        ]
-        header = ("variant [backend]" if with_backend else "variant", args.axis)
-        print(text_table((*header, "status", "median ms", "first call s"), lines))
-    if refused:
-        return said_not_stored(refused)
-    return 0 if (table["status"] == "ok").all() else 1
+    points = json.loads(table.to_json(orient="records"))
+    return printed(
+        args, configs, {"axis": args.axis, "shard": args.shard, "points": points},
+        None if args.csv else lambda: format_sweep(table, args.axis, not in_process(configs)),
+        [f"wrote {len(table)} points to {args.csv}"] if args.csv else [],
+        refused=refused, ok=(table["status"] == "ok").all(),
+    )  # fmt: skip
