@@ -1,10 +1,12 @@
 """Test data shared by the results, store, bad-input and app tests: plausible measurements, an
 equality that counts NaN as equal to NaN, and the app's pages with their English titles; and the
-command line run in this process."""
+command line run in this process, and Python in a fresh one."""
 
 import dataclasses
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from hierlstm.config import RunConfig
@@ -14,6 +16,16 @@ from hierlstm.records import BenchResult, Stats
 SHORT_RUNS = {"profile": ("profile_steps", 2), "scaling": ("sweep_values_time_steps", "2, 4")}
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def python(*args: str | Path, timeout: float = 120, **options) -> subprocess.CompletedProcess:
+    """This interpreter on `args` in a fresh process from the repository root, its output kept
+    as text; `options` (env, input) go to subprocess.run."""
+    command = [sys.executable, *map(str, args)]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, **options
+    )
 
 
 def cli_words(*argv: str | Path) -> list[str]:

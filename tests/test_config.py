@@ -33,8 +33,7 @@ BAD_TEXT = [
 ]
 
 
-# test_bad_input.py has the messages of the settings a user types most (batch, time, height
-# below the pool, variant, precision, device).
+# test_bad_input.py has height below the pool, variant, precision and the server's limits.
 @pytest.mark.parametrize(
     "make, changes, message",
     [(lambda changes: RunConfig(**changes), *case) for case in BAD_VALUES]

@@ -10,19 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from factories import python
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "gpu_check.sh"
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 
 
 def report(folder: Path) -> str:
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.gpu_report", str(folder), "--seconds", "7"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    completed = python("-m", "benchmarks.gpu_report", folder, "--seconds", "7")
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert (folder / "report.md").read_text() + "\n" == completed.stdout  # written and shown
     return completed.stdout
@@ -62,14 +58,7 @@ def test_the_report_says_when_a_gpu_is_present_but_unusable(tmp_path):
         "HIERLSTM_NVIDIA_PROC": str(tmp_path / "proc"),
         "CUDA_VISIBLE_DEVICES": "-1",  # TensorFlow sees no GPU, on any machine
     }
-    doctor = subprocess.run(
-        [sys.executable, "-m", "hierlstm", "doctor", "--json", "--no-probe"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env=env,
-    )
+    doctor = python("-m", "hierlstm", "doctor", "--json", "--no-probe", env=env)
     assert json.loads(doctor.stdout)["tensorflow_gpus"] == []
     (tmp_path / "doctor.out").write_text(doctor.stdout)
     (tmp_path / "steps.tsv").write_text(f"doctor\t{doctor.returncode}\t3\tdoctor --json\n")
@@ -88,11 +77,10 @@ def test_the_report_says_when_a_gpu_is_present_but_unusable(tmp_path):
 def test_the_report_shows_a_training_step_and_its_phases(tmp_path):
     """A real (tiny) `bench --task training --json` in the report: the step, vs nested, and
     the phases that add up to it."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "hierlstm", "bench", "--task", "training", "--variant", "nested",
-         "--variant", "folded", "--batch-size", "2", "--time-steps", "3", "--repeats", "2",
-         "--warmup", "1", "--json", "--no-store"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    completed = python(
+        "-m", "hierlstm", "bench", "--task", "training", "--variant", "nested", "--variant",
+        "folded", "--batch-size", "2", "--time-steps", "3", "--repeats", "2", "--warmup", "1",
+        "--json", "--no-store", timeout=300,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr[-2000:]
     (tmp_path / "train-8x50.out").write_text(completed.stdout)

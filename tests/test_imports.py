@@ -4,11 +4,10 @@ arithmetic import neither TensorFlow nor Keras, and no modules import each other
 function-level imports included."""
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from factories import python
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hierlstm"
@@ -147,13 +146,7 @@ def test_no_import_cycles():
 
 
 def _loaded_after(code: str) -> set[str]:
-    completed = subprocess.run(
-        [sys.executable, "-c", code + "; import sys; print(' '.join(sorted(sys.modules)))"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    completed = python("-c", code + "; import sys; print(' '.join(sorted(sys.modules)))")
     assert completed.returncode == 0, completed.stderr[-2000:]
     return set(completed.stdout.split())
 

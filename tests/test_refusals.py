@@ -10,11 +10,10 @@ import contextlib
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from factories import cli_words, make_result
+from factories import cli_words, make_result, python
 
 from hierlstm.cli.main import main
 from hierlstm.refusals import Refusal, Refused
@@ -231,14 +230,7 @@ sys.exit(main(sys.argv[2:]))
 def run_limited(limit: int, *argv: str | Path) -> subprocess.CompletedProcess:
     """The CLI on `cli_words(*argv)` in a child whose files cannot grow past `limit` bytes."""
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    return subprocess.run(
-        [sys.executable, "-c", FULL_DISK, str(limit), *cli_words(*argv)],
-        cwd=REPO_ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return python("-c", FULL_DISK, limit, *cli_words(*argv), timeout=300, env=environment)
 
 
 def error_lines(completed: subprocess.CompletedProcess) -> list[str]:

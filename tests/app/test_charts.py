@@ -28,25 +28,22 @@ APP_SOURCES = [
 ]
 
 
-def compare_frame() -> pd.DataFrame:
-    """What CompareResult.to_frame() gives for two ok variants and one failed one."""
-    return pd.DataFrame(
-        {
-            "variant": ["nested", "folded", "shared_cell"],
-            "status": ["ok", "ok", "failed"],
-            "median_s": [0.050, 0.010, math.nan],
-            "p10_s": [0.045, 0.009, math.nan],
-            "p90_s": [0.060, 0.013, math.nan],
-            "first_call_s": [1.2, 0.5, math.nan],
-            "samples_per_s": [160.0, 800.0, math.nan],
-            "steps_per_s": [8000.0, 40000.0, math.nan],
-            "flops": [143_001_600] * 3,
-            "gflops_per_s": [2.86, 14.3, math.nan],
-            "speedup_vs_baseline": [1.0, 5.0, math.nan],
-            "speedup_p10": [1.0, 4.5, math.nan],
-            "speedup_p90": [1.0, 5.5, math.nan],
-        }
-    )
+def bench_frame(pairs=(("nested", None), ("folded", None), ("shared_cell", None))):
+    """What CompareResult.to_frame() gives for (variant, backend or None) pairs: row i's median
+    10 * (i + 1) ms, the first the baseline, every other figure from the median; shared_cell
+    failed (no figures)."""
+    rows = []
+    for index, (variant, backend) in enumerate(pairs):
+        failed = variant == "shared_cell"
+        median = math.nan if failed else 0.010 * (index + 1)
+        rows.append(
+            {"variant": variant, "backend": backend, "status": "failed" if failed else "ok"}
+            | {"median_s": median, "p10_s": median * 0.9, "p90_s": median * 1.2}
+            | {"first_call_s": median * 20, "samples_per_s": 2 / median, "gflops_per_s": 1 / median}
+            | {"speedup_vs_baseline": 0.010 / median, "speedup_p10": 0.009 / median}
+            | {"speedup_p90": 0.011 / median}
+        )
+    return pd.DataFrame(rows).dropna(axis="columns", how="all")  # backend None: no column
 
 
 def sweep_frame(lines=(("nested", None, 0.001, 0.0010), ("folded", None, 0.010, 0.0001))):
@@ -92,12 +89,12 @@ def test_axis_flow_speaks_chinese():
 
 
 def test_latency_bars_are_medians_with_p10_p90_and_skip_failures():
-    figure = bar_charts.latency_figure(compare_frame())
+    figure = bar_charts.latency_figure(bench_frame())
     (bar,) = figure.data
     assert list(bar.x) == ["nested", "folded"]
-    assert np.allclose(bar.y, [50.0, 10.0])
-    assert np.allclose(bar.error_y.array, [10.0, 3.0])
-    assert np.allclose(bar.error_y.arrayminus, [5.0, 1.0])
+    assert np.allclose(bar.y, [10.0, 20.0])
+    assert np.allclose(bar.error_y.array, [2.0, 4.0])
+    assert np.allclose(bar.error_y.arrayminus, [1.0, 2.0])
     assert bar.marker.color[0] == figure_style.variant_color("nested")
 
 
@@ -107,19 +104,19 @@ def test_bar_numbers_have_three_digits_and_no_exponent():
 
 
 def test_speedup_first_call_throughput_gflops():
-    frame = compare_frame()
+    frame = bench_frame()
     speedup = bar_charts.speedup_figure(frame, "nested")
-    assert np.allclose(speedup.data[0].y, [1.0, 5.0])
+    assert np.allclose(speedup.data[0].y, [1.0, 0.5])
     assert "nested" in speedup.layout.title.text
     first = bar_charts.first_call_figure(frame)
     assert [trace.name for trace in first.data] == ["first call", "steady-state median"]
     assert first.layout.yaxis.type == "log"
-    assert np.allclose(bar_charts.throughput_figure(frame).data[0].y, [160.0, 800.0])
-    assert np.allclose(bar_charts.gflops_figure(frame).data[0].y, [2.86, 14.3])
+    assert np.allclose(bar_charts.throughput_figure(frame).data[0].y, [200.0, 100.0])
+    assert np.allclose(bar_charts.gflops_figure(frame).data[0].y, [100.0, 50.0])
 
 
 def test_every_failed_frame_gives_an_empty_figure_not_an_error():
-    frame = compare_frame().assign(status="failed")
+    frame = bench_frame().assign(status="failed")
     figure = bar_charts.latency_figure(frame)
     assert figure.data == () and figure.layout.annotations
 
@@ -178,13 +175,13 @@ def test_chain_lengths_follow_the_registry():
 def test_gradient_and_runs_figures():
     figure = bar_charts.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
     assert [trace.name for trace in figure.data] == ["from path a", "from path b", "from both"]
-    rows = compare_frame().iloc[:2]
+    rows = bench_frame().iloc[:2]
     runs = bar_charts.runs_figure(rows, ["run one", "run two"])
     assert list(runs.data[0].x) == ["run one", "run two"]
 
 
 def all_figures(lang: str) -> list[go.Figure]:
-    frame = compare_frame()
+    frame = bench_frame()
     config = RunConfig(variant="folded", batch_size=2, time_steps=3)
     fit = scaling_charts.cost_per_step(sweep_frame())
     breakdown = pd.DataFrame(
@@ -367,30 +364,6 @@ PAIRS = [(v, b) for v in ("nested", "folded") for b in ("tensorflow", "jax", "to
 PATTERNS = {"tensorflow": "", "jax": "/", "torch": "x"}
 
 
-def backends_frame() -> pd.DataFrame:
-    """Two variants x three backends, each with its own median (ms = 10 * (i + 1))."""
-    rows = []
-    for index, (variant, backend) in enumerate(PAIRS):
-        median = 0.010 * (index + 1)
-        rows.append(
-            {
-                "variant": variant,
-                "backend": backend,
-                "status": "ok",
-                "median_s": median,
-                "p10_s": median * 0.9,
-                "p90_s": median * 1.2,
-                "first_call_s": median * 20,
-                "speedup_vs_baseline": 0.010 / median,
-                "speedup_p10": 0.009 / median,
-                "speedup_p90": 0.011 / median,
-                "samples_per_s": 2 / median,
-                "gflops_per_s": 1 / median,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def _traces_by_name(figure: go.Figure) -> dict[str, go.Bar]:
     return {trace.name: trace for trace in figure.data}
 
@@ -411,7 +384,7 @@ def _traces_by_name(figure: go.Figure) -> dict[str, go.Bar]:
     ids=["latency", "speedup", "throughput", "gflops", "runs"],
 )
 def test_bars_of_several_backends_colour_by_variant_and_pattern_by_backend(build, column, scale):
-    frame = backends_frame()
+    frame = bench_frame(PAIRS)
     figure = build(frame)
     traces = _traces_by_name(figure)
     assert list(traces) == [f"{v} · {b}" for v, b in PAIRS]  # the legend says both
@@ -429,7 +402,7 @@ def test_bars_of_several_backends_colour_by_variant_and_pattern_by_backend(build
 
 
 def test_bars_of_one_backend_are_one_trace_without_patterns():
-    frame = backends_frame()
+    frame = bench_frame(PAIRS)
     one = frame[frame["backend"] == "jax"]
     figure = bar_charts.latency_figure(one)
     assert len(figure.data) == 1 and list(figure.data[0].x) == ["nested", "folded"]
@@ -438,7 +411,7 @@ def test_bars_of_one_backend_are_one_trace_without_patterns():
 
 
 def test_first_call_names_the_backend_of_each_bar():
-    figure = bar_charts.first_call_figure(backends_frame())
+    figure = bar_charts.first_call_figure(bench_frame(PAIRS))
     assert list(figure.data[0].x) == [f"{v} · {b}" for v, b in PAIRS]
     assert list(figure.data[0].marker.color) == [figure_style.variant_color(v) for v, _ in PAIRS]
 

@@ -121,6 +121,7 @@ def test_the_memory_figure_stacks_the_parts_beside_the_measured_peak(lang):
     totals = next(trace for trace in figure.data if trace.type == "scatter")
     assert list(totals.y) == pytest.approx([parts.total / 2**20] * 2)
     assert figure.layout.barmode == "relative"
+    assert figure.layout.title.text == t("chart.memory.title", lang)
     assert figure.layout.yaxis.title.text == t("chart.memory.y", lang)
     assert sum(frame.loc[frame["variant"] == "nested", "bytes"].iloc[:5]) == parts.total
 

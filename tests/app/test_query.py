@@ -61,9 +61,9 @@ def test_before_the_devices_are_known_a_device_is_checked_for_its_form_only():
 
 def test_read_query_takes_the_last_value_ignores_unknown_ones_and_checks_the_geometry():
     values, problems = state.read_query(
-        {"batch_size": ["2", "5"], "colour": "red", "height": "4", "pool_height": "5"}
+        {"batch_size": ["2", "5"], "variant": "nested", "height": "4", "pool_height": "5"}
     )
-    assert values == {"batch_size": 5}
+    assert values == {"batch_size": 5}  # variant= (singular) is no setting: ignored
     assert [(name, raw) for name, raw, _ in problems] == [("height, pool_height", "4, 5")]
     values, problems = state.read_query({"lang": "fr", "variants": "folded,bogus"})
     assert values == {"variants": ["folded"]}

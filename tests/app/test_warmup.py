@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 from apptests import APP, FIRST_PAGE, TINY, clean, opened
-from factories import PAGES
+from factories import PAGES, python
 from streamlit.testing.v1 import AppTest
 
 from hierlstm.admission import runlock
@@ -22,8 +19,6 @@ from hierlstm.app import runs, warmup, warmup_page
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import QUICK_TIMING, RunConfig, SettingError
 from hierlstm.results.store import ResultStore
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -174,14 +169,7 @@ def test_every_page_s_cold_frame_draws_from_its_link_without_importing_tensorflo
     would wait for the warm-up's import anyway."""
     env = {**os.environ, "HIERLSTM_WARMUP": "full", "HIERLSTM_WARMUP_AFTER": str(tmp_path / "x")}
     env.pop("HIERLSTM_MEMORY_BUDGET_MB", None)  # the budget is one of the things it reads
-    completed = subprocess.run(
-        [sys.executable, "-c", _COLD_FRAME, str(APP), json.dumps(PAGES)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=env,
-    )
+    completed = python("-c", _COLD_FRAME, APP, json.dumps(PAGES), timeout=300, env=env)
     assert completed.returncode == 0, completed.stderr[-3000:]
     loaded = set(completed.stdout.split())
     assert "streamlit" in loaded and "hierlstm.app.warmup" in loaded  # the frame did run

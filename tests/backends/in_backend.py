@@ -4,9 +4,9 @@ calls `report(value)`; other output (a backend's native log lines) is ignored.""
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from factories import python
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "REPORT-JSON "
@@ -19,14 +19,7 @@ def run_in_backend(backend: str, code: str, timeout: float = 600) -> dict:
     """`code` run under KERAS_BACKEND=`backend` from the repository root: its `report`ed value.
     Fails the test with the process's last output when it exits non-zero or reports nothing."""
     environment = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": str(ROOT)}
-    completed = subprocess.run(
-        [sys.executable, "-c", PRELUDE + code],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        env=environment,
-    )
+    completed = python("-c", PRELUDE + code, timeout=timeout, env=environment)
     lines = [line for line in completed.stdout.splitlines() if line.startswith(MARKER)]
     assert completed.returncode == 0 and lines, (
         f"{backend} process exited {completed.returncode}:\n{completed.stderr[-3000:]}"

@@ -7,32 +7,23 @@ run by tests/cli/test_cli_backends.py."""
 import io
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from factories import python
 
 from hierlstm.backends import worker
 from hierlstm.config import RunConfig
 from hierlstm.records import BenchResult
 
-ROOT = Path(__file__).resolve().parents[2]
 TINY = RunConfig(variant="folded", batch_size=2, time_steps=3, backend="jax")
 
 
 def talk(requests: list[dict], backend: str = "jax") -> tuple[list[dict], str]:
     """The answers of one worker process to `requests` (then close), and its stderr."""
     lines = "".join(json.dumps(request) + "\n" for request in requests)
-    completed = subprocess.run(
-        [sys.executable, "-m", "hierlstm.backends.worker"],
-        input=lines + json.dumps({"id": 99, "op": "close"}) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=dict(os.environ, KERAS_BACKEND=backend),
-    )
+    lines += json.dumps({"id": 99, "op": "close"}) + "\n"
+    environment = dict(os.environ, KERAS_BACKEND=backend)
+    completed = python("-m", "hierlstm.backends.worker", input=lines, timeout=300, env=environment)
     assert completed.returncode == 0, completed.stderr[-2000:]
     answers = [json.loads(line) for line in completed.stdout.splitlines()]  # JSON lines only
     return answers, completed.stderr

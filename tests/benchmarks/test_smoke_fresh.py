@@ -4,14 +4,9 @@ Streamlit's cleanup, start in their own process and print their report on a tiny
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-from factories import is_report
+from factories import is_report, python
 
-ROOT = Path(__file__).resolve().parents[2]
 TINY = {
     "vs_pytorch": "--repeats 2 --threads 1 --shapes 1x4 --task inference",
     "gpu_peer": "--device cpu --repeats 2 --shapes 1x4",
@@ -21,12 +16,6 @@ TINY = {
 
 @pytest.mark.parametrize("name", TINY)
 def test_the_benchmark_prints_its_report_in_its_own_process(name):
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks", name, *TINY[name].split()],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    completed = python("-m", "benchmarks", name, *TINY[name].split(), timeout=600)
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert is_report(completed.stdout), completed.stdout

@@ -1,15 +1,11 @@
 import json
 import os
 import shlex
-import subprocess
-import sys
-from pathlib import Path
 
+from factories import python
 from factories import run_cli as run
 
 from hierlstm.registry import VARIANTS
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_variants_lists_the_registry(capsys):
@@ -121,14 +117,8 @@ print(json.dumps(report))
 def test_a_bad_argument_is_one_line_and_exit_2_before_tensorflow_is_imported(tmp_path):
     """Every case in one fresh process, from the repository root (README.md is a file)."""
     argvs = json.dumps([shlex.split(argv) for argv, _ in BAD_ARGUMENTS])
-    completed = subprocess.run(
-        [sys.executable, "-c", ANSWERS, argvs],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env={**os.environ, "HIERLSTM_DB": str(tmp_path / "results.sqlite3")},
-    )
+    environment = {**os.environ, "HIERLSTM_DB": str(tmp_path / "results.sqlite3")}
+    completed = python("-c", ANSWERS, argvs, env=environment)
     assert completed.returncode == 0, completed.stderr[-2000:]
     report = json.loads(completed.stdout)
     for (argv, message), (status, out, err, loaded) in zip(BAD_ARGUMENTS, report, strict=True):
@@ -139,12 +129,7 @@ def test_a_bad_argument_is_one_line_and_exit_2_before_tensorflow_is_imported(tmp
 
 
 def test_bad_argument_in_a_fresh_process_prints_one_line_and_no_traceback():
-    completed = subprocess.run(
-        [sys.executable, "-m", "hierlstm", "trace", "--variant", "folded", "--batch-size", "-4"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    completed = python("-m", "hierlstm", "trace", "--variant", "folded", "--batch-size", "-4")
     assert completed.returncode == 2
     assert completed.stderr == "error: batch_size must be between 1 and 65536; got -4.\n"
     assert "Traceback" not in completed.stdout + completed.stderr

@@ -3,16 +3,14 @@ TensorFlow's import blocked, and a backend not installed refused in one line."""
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from factories import python
 
 from hierlstm import backends
 from hierlstm.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--batch-size", "2", "--time-steps", "3"]
 # The oracles' tiny geometry (tests/backends/probe.py): every variant's gradient check is the cost.
 TINY_MODEL = [*TINY, "--height", "6", "--filters", "2", "--inner-units", "3", "--outer-units", "4"]
@@ -33,11 +31,9 @@ with open(sys.argv[2], "w") as file:
 def without_tensorflow(folder: Path, *command_lines) -> list:
     """Each command line's JSON output, all run in one process without TensorFlow; each exits 0."""
     outputs = folder / "outputs.json"
-    program = [sys.executable, "-c", NO_TENSORFLOW, json.dumps(command_lines), str(outputs)]
     environment = {**os.environ, "HIERLSTM_DB": os.devnull}
-    completed = subprocess.run(
-        program, capture_output=True, text=True, timeout=300, cwd=ROOT, env=environment
-    )
+    program = ("-c", NO_TENSORFLOW, json.dumps(command_lines), outputs)
+    completed = python(*program, timeout=300, env=environment)
     assert completed.returncode == 0, completed.stderr[-2000:]
     found = json.loads(outputs.read_text())
     for (status, _), argv in zip(found, command_lines, strict=True):

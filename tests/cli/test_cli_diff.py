@@ -4,17 +4,12 @@ every refusal one line with exit 2."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from factories import make_failed_result, make_result, make_training_result
+from factories import make_failed_result, make_result, make_training_result, python
 from factories import run_cli as run
 
 from hierlstm.results.store import ResultStore
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -96,9 +91,7 @@ def test_the_command_runs_as_a_module_without_tensorflow(stored):
         "status = main(argv); "
         "assert 'tensorflow' not in sys.modules; sys.exit(status)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    done = python("-c", code)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "slower"
 

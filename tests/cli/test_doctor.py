@@ -4,11 +4,10 @@ is the one seam replaced: empty, as on this machine."""
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from factories import python
 from factories import run_cli as run
 
 from hierlstm.cli.doctor import format_report
@@ -118,14 +117,8 @@ def test_doctor_with_an_h100_that_tensorflow_cannot_use_names_the_fix(capsys, fa
 
 
 def test_a_bad_gpu_memory_limit_exits_2_with_one_line():
-    bad_limit = subprocess.run(
-        [sys.executable, "-m", "hierlstm", "doctor", "--no-probe"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env={**os.environ, "HIERLSTM_GPU_MEMORY_MB": "lots"},
-    )
+    environment = {**os.environ, "HIERLSTM_GPU_MEMORY_MB": "lots"}
+    bad_limit = python("-m", "hierlstm", "doctor", "--no-probe", env=environment)
     assert bad_limit.returncode == 2
     assert bad_limit.stderr.strip() == (
         "error: HIERLSTM_GPU_MEMORY_MB must be a whole number of MiB, at least 1; got 'lots'."

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import tensorflow as tf
+from factories import python
 from factories import run_cli as run
 
 from hierlstm.config import RunConfig, Timing
@@ -214,13 +215,7 @@ main(["bench", "--logical-cpus", "2", "--strategy", "mirrored", "--variant", "fo
 
 @pytest.fixture(scope="module")
 def mirrored_report():
-    completed = subprocess.run(
-        [sys.executable, "-c", MIRRORED_SCRIPT],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    completed = python("-c", MIRRORED_SCRIPT, timeout=240)
     assert completed.returncode == 0, completed.stderr[-3000:]
     head, _, cli_json = completed.stdout.partition("\n{")
     report = json.loads(head.split("REPORT ", 1)[1])

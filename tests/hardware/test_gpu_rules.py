@@ -4,12 +4,10 @@ listing a GPU); the device strings of a mirrored strategy over two GPUs."""
 
 import importlib
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import tensorflow as tf
+from factories import python
 
 from hierlstm.config import PRECISIONS, TASKS, RunConfig
 from hierlstm.distributed import distribute
@@ -17,7 +15,6 @@ from hierlstm.model.builders import build_model
 from hierlstm.model.training import TrainingStep
 from hierlstm.timing import harness
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 KERAS_RNN = importlib.import_module("keras.src.backend.tensorflow.rnn")
 TINY = RunConfig(variant="folded", batch_size=2, time_steps=3, height=6, pool_height=3)
 COMPUTE_DTYPE = {"float32": tf.float32, "mixed_float16": tf.float16, "mixed_bfloat16": tf.bfloat16}
@@ -89,13 +86,8 @@ for step in warmup.steps_for("trace"):
 
 @pytest.mark.parametrize("who, run", [("cli", _RUN_CLI), ("app warm-up", _RUN_WARMUP)])
 def test_gpu_memory_growth_is_set_before_the_runtime_starts(tmp_path, who, run):
-    completed = subprocess.run(
-        [sys.executable, "-c", _MEMORY_PROBE.replace("{run}", run), str(tmp_path / "r.sqlite3")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO_ROOT,
-    )
+    probe = _MEMORY_PROBE.replace("{run}", run)
+    completed = python("-c", probe, tmp_path / "r.sqlite3", timeout=300)
     assert completed.returncode == 0, completed.stderr[-3000:]
     calls = json.loads(completed.stdout.strip().splitlines()[-1])
     assert calls == [
