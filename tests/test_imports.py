@@ -228,4 +228,4 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
 def test_the_concern_packages_are_there():
     concerns = ("admission", "distributed", "hardware", "profiling", "timing")
-    assert PACKAGES_WITH_EXPORTS == [f"hierlstm.{concern}" for concern in concerns]
+    assert PACKAGES_WITH_EXPORTS == ["hierlstm", *(f"hierlstm.{concern}" for concern in concerns)]
