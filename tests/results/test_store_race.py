@@ -21,15 +21,11 @@ ROUND_S = 0.05
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # One opener: round r opens its own new file at start + r * ROUND_S, the same moment as every
-# other opener (sleeping, then spinning the last 2 ms), and prints what each open gave. It
-# bypasses the package __init__ (which imports TensorFlow) so it starts in well under a second.
+# other opener (sleeping, then spinning the last 2 ms), and prints what each open gave.
 OPENER_SCRIPT = """
-import json, sys, time, types
+import json, sys, time
 from pathlib import Path
 
-package = types.ModuleType("hierlstm")
-package.__path__ = [str(Path("hierlstm").resolve())]
-sys.modules["hierlstm"] = package
 from hierlstm.results.store import ResultStore
 
 folder, start, rounds, round_s = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(
