@@ -2,34 +2,31 @@
 
 # `make test` gives each worker process whole files (pytest-xdist's --dist loadfile) in the
 # order collected here. The slowest files go first, longest first (seconds each took in one
-# worker of a three-worker run of `make test`'s command, 2026-12-03), so no worker starts a
-# long file while the others are finishing: the run ends when the workers' shares, not one late
-# file, are done. Only the order of files changes; the tests of a file keep their own order.
-# Where a file's tests were cut since, its figure is followed by an estimate from two workers on
-# a shared machine: the next `make test`'s durations should replace them.
+# worker of a three-worker run of `make test`'s command, 2026-12-03, 484 s in all), so no worker
+# starts a long file while the others are finishing. Only the order of files changes.
 SLOWEST_FIRST = (
-    "tests/app/test_browser.py",  # 107 s
-    "tests/model/test_training.py",  # 95 (12 items fewer since: about 85)
-    "tests/app/test_app.py",  # 93 (its profile run is test_profile_page's since: about 75)
-    "tests/app/test_every_page.py",  # 75
-    "tests/benchmarks/test_smoke.py",  # about 110; about 75 with fewer workers and parts
-    "tests/timing/test_bench_training.py",  # 48 (112 in a later run; less its XLA step)
-    "tests/benchmarks/test_smoke_fresh.py",  # about 60
-    "tests/timing/test_gpu_trace.py",  # 68; about 50 with XLA run on one variant
-    "tests/app/test_profile_page.py",  # 71; about 50 without the estimate's calibrations
-    "tests/cli/test_cli_backends.py",  # 72; 45 in one process (2 workers, a shared machine)
-    "tests/test_gpu_check.py",  # 40
-    "tests/app/test_backends_app.py",  # 39
-    "tests/backends/test_pool.py",  # 34
-    "tests/model/test_memory_parts.py",  # 33
-    "tests/distributed/test_distribute.py",  # 31
-    "tests/backends/test_oracles.py",  # 31
+    "tests/model/test_training.py",  # 120 s
+    "tests/app/test_browser.py",  # 105
+    "tests/benchmarks/test_smoke.py",  # 95
+    "tests/app/test_every_page.py",  # 82
+    "tests/app/test_app.py",  # 71
+    "tests/timing/test_gpu_trace.py",  # 63
+    "tests/app/test_profile_page.py",  # 52
+    "tests/cli/test_cli_backends.py",  # 52
+    "tests/backends/test_pool.py",  # 49
+    "tests/benchmarks/test_smoke_fresh.py",  # 46
+    "tests/distributed/test_distribute.py",  # 46
+    "tests/timing/test_bench_training.py",  # 45
+    "tests/app/test_backends_app.py",  # 45
+    "tests/backends/test_oracles.py",  # 41
+    "tests/model/test_memory_parts.py",  # 38
+    "tests/app/test_app_refusals.py",  # 38
+    "tests/cli/test_cli_training.py",  # 34
     "tests/test_refusals.py",  # 30
-    "tests/model/test_variants.py",  # 29
-    "tests/app/test_warmup.py",  # 26
-    "tests/cli/test_cli_training.py",  # 24
-    "tests/app/test_app_refusals.py",  # 22
-    "tests/profiling/test_timeline.py",  # 22
+    "tests/test_gpu_check.py",  # 29
+    "tests/profiling/test_profiler.py",  # 26
+    "tests/model/test_variants.py",  # 26
+    "tests/profiling/test_timeline.py",  # 26
 )
 
 
