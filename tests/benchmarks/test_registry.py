@@ -6,20 +6,14 @@ from __future__ import annotations
 
 import importlib
 import re
-import subprocess
-import sys
 
 import pytest
+from factories import python
 
 from benchmarks.browser import ROOT
 from benchmarks.registry import BENCHMARKS
 
 NEEDS_AT_IMPORT = {"chromium": "playwright.sync_api"}  # torch is imported after the options
-
-
-def python(*arguments: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, *arguments]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
 def test_every_module_with_a_main_is_registered():
