@@ -33,7 +33,7 @@ class Benchmark:
 BENCHMARKS = {
     benchmark.name: benchmark
     for benchmark in (
-        Benchmark("variants", "every variant with and without XLA at 8x50, 32x100, 128x200"),
+        Benchmark("variants", "every variant, with and without XLA, forward and training"),
         Benchmark("scaling", "first call and steady state against time steps"),
         Benchmark("estimate", "the app's long-run estimate against the real run"),
         Benchmark("profile_split", "the profiler's per-layer split beside the separate-call one"),
