@@ -243,7 +243,7 @@ def _variant_cells(run: dict) -> tuple[list[str], dict]:
         elif line.startswith("| ") and forward:
             cell = [part.strip() for part in line.strip("| ").split("|")]
             name = cell[0].removesuffix(" (noisy)")
-            if name in README_ROWS and cell[1] != "failed":
+            if name in README_ROWS and cell[1] not in ("failed", "refused"):
                 cells[name, shapes[-1]] = (cell[1], cell[3].split()[0])
     return shapes, cells
 

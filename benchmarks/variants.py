@@ -17,6 +17,7 @@ import numpy as np
 
 from benchmarks.common import fp32_peak_gflops, header
 from benchmarks.record import argument_parser, markdown_table, shapes
+from hierlstm.admission import LimitError, check_limits
 from hierlstm.config import RunConfig, Timing
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params
@@ -27,11 +28,16 @@ from hierlstm.timing.harness import compare, make_forward, make_inputs
 def shape_table(
     batch: int, time: int, repeats: int, peak: float, variants: list[str], task: str
 ) -> str:
-    configs = [
-        RunConfig(variant=name, batch_size=batch, time_steps=time, xla=xla, task=task)
-        for name in variants
-        for xla in (False, True)
-    ]
+    configs, refused = [], []
+    for name in variants:
+        for xla in (False, True):
+            config = RunConfig(variant=name, batch_size=batch, time_steps=time, xla=xla, task=task)
+            try:  # what the app and the CLI refuse (time_distributed's long training) isn't run
+                check_limits(config)
+                configs.append(config)
+            except LimitError as error:
+                label = f"{name}{' + XLA' if xla else ''}"
+                refused.append((label, "refused", error.sentence("en")[:90], "", "", "", "", ""))
     outcome = compare(configs, Timing(warmup=2, repeats=repeats), baseline=0)
     rows = []
     for result, speedup, low, high in zip(
@@ -47,6 +53,7 @@ def shape_table(
         speed = (f"{speedup:.2f} ({low:.2f}-{high:.2f})", f"{result.first_call_s:.2f}")
         gflops = (f"{result.gflops_per_s:.2f}", f"{result.gflops_per_s / peak:.2%}")
         rows.append((name, *times, *speed, *gflops, result.kernel))
+    rows += refused
     what = TASK_TITLES[task]
     title = f"### batch {batch}, time {time}, {what} ({repeats} interleaved rounds)\n\n"
     columns = ("variant", "median ms", "IQR ms", f"speed-up vs {variants[0]} (p10-p90)")

@@ -53,7 +53,11 @@ def serve(folder: Path, environment: dict[str, str]):
     port = browser.free_port()
     log, started = folder / f"server-{port}.log", time.perf_counter()
     process = browser.start_server(port, log, {**browser.own_store(folder), **environment})
-    browser.wait_healthy(f"http://127.0.0.1:{port}", process, started)
+    try:
+        browser.wait_healthy(f"http://127.0.0.1:{port}", process, started)
+    except RuntimeError:
+        browser.stop(process)  # not left serving when it never answered
+        raise
     return process, f"http://127.0.0.1:{port}", log
 
 
