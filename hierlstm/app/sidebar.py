@@ -131,12 +131,11 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
     with st.sidebar.form("controls", border=False):
         placeholder = {name: text(f"control.{name}.placeholder") for name in LISTS}
         _widget(st.multiselect, "variants", list(VARIANTS), placeholder=placeholder["variants"])
-        backend_label = _backend_label()
         _widget(
             st.multiselect,
             "backends",
             list(BACKENDS),
-            format_func=backend_label,
+            format_func=functools.partial(_label_backend, language()),  # marks a missing one
             placeholder=placeholder["backends"],
         )
         left, right = st.columns(2)
@@ -197,13 +196,8 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
     return controls
 
 
-def _backend_label():
-    """The Backend choice's `format_func`: a backend, marked when its packages are missing
-    (in the language of the run that draws it, as `labeller`)."""
-    return functools.partial(_label_backend, language())
-
-
 def _label_backend(lang: str, name: str) -> str:
+    """A backend in the Backend choice, marked when its packages are missing."""
     if backend_missing(name) is None:
         return name
     from hierlstm.i18n import t
