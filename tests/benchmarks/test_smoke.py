@@ -11,7 +11,7 @@ from factories import is_report
 from benchmarks.registry import BENCHMARKS
 
 TINY = {
-    "variants": "--shapes 1x4 --repeats 2 --variants nested,folded --timeit-shape 1x4 --task both",
+    "variants": "--shapes 1x4 --repeats 2 --variants folded --timeit-shape 1x4 --task both",
     "scaling": "--batch 1 --times 4,8 --repeats 2",
     "estimate": "--variants nested,folded --shapes 1x4 --warmup 1 --repeats 2",
     "fused_ablation": "--rounds 2 --shapes 1x4",
