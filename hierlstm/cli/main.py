@@ -55,12 +55,17 @@ def _logical_cpus(args) -> int | None:
 
 def _join_cluster(args) -> None:
     """TF_CONFIG for this worker, from --cluster and --task-index (read when the strategy is
-    made, right after TensorFlow's import)."""
-    from hierlstm.distributed import parse_cluster, set_cluster
+    made, right after TensorFlow's import); then, for a worker or `--strategy multi_worker`, the
+    cluster refused off this machine without --trusted-network, before TensorFlow is imported."""
+    from hierlstm.distributed import parse_cluster, require_trusted_network, set_cluster
 
     with usage():
-        addresses = parse_cluster(args.cluster)
-        set_cluster(addresses, whole_number("--task-index", args.task_index, 0, len(addresses) - 1))
+        if args.command == "worker":
+            addresses = parse_cluster(args.cluster)
+            last = len(addresses) - 1
+            set_cluster(addresses, whole_number("--task-index", args.task_index, 0, last))
+        if args.command == "worker" or getattr(args, "strategy", None) == "multi_worker":
+            require_trusted_network(args.trusted_network)
 
 
 def _gpu_memory_limit() -> None:
@@ -96,8 +101,7 @@ def main(argv=None) -> int:
         if args.command is None:
             raise UsageError(f"choose a command: {', '.join(COMMANDS)} (see --help).")
         logical_cpus = _logical_cpus(args)
-        if args.command == "worker":
-            _join_cluster(args)
+        _join_cluster(args)
         if args.command not in SETTINGS:  # variants, results: no TensorFlow at all
             return COMMANDS[args.command](args)
         SETTINGS[args.command](args)

@@ -86,6 +86,7 @@ def build_parser() -> Parser:
         help="every worker's address, the same list and order on every worker",
     )
     worker.add_argument("--task-index", required=True, metavar="I", help="this worker's place")
+    _add_trusted_network(worker)
 
     profiled = commands.add_parser(
         "profile", help="where one step's time goes: one variant under the TensorFlow Profiler"
@@ -196,6 +197,17 @@ def _add_strategy(parser):
     parser.add_argument("--strategy", help="none | mirrored | multi_worker (tf.distribute)")
     parser.add_argument(
         "--devices", help="the mirrored replicas, e.g. gpu:0,gpu:1 (default: every GPU)"
+    )
+    _add_trusted_network(parser)
+
+
+def _add_trusted_network(parser):
+    parser.add_argument(
+        "--trusted-network",
+        dest="trusted_network",
+        action="store_true",
+        help="allow worker addresses off this machine: TensorFlow's workers have no "
+        "authentication, so every machine that can reach their ports must be yours",
     )
 
 

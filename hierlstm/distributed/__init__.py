@@ -18,6 +18,7 @@ EXPORTS = {
     "local_devices": "cluster",
     "parse_cluster": "cluster",
     "replica_device_specs": "cluster",
+    "require_trusted_network": "cluster",
     "set_cluster": "cluster",
     "short_name": "cluster",
 }

@@ -4,6 +4,7 @@ functions."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -108,6 +109,33 @@ def cluster_from_environment() -> tuple[tuple[str, ...], str, int] | None:
             f'{{"type": "worker", "index": 0}}}}; got {text[:80]!r}.'
         ) from None
     return members, task_type, task_index
+
+
+def is_loopback(address: str) -> bool:
+    """Whether "HOST:PORT" names this machine by a loopback address ("localhost", 127.0.0.0/8,
+    [::1]). A host name is not resolved: any other name counts as the network."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_trusted_network(trusted_network: bool) -> None:
+    """SettingError when TF_CONFIG's cluster names an address off this machine and the user did
+    not say the network is trusted. TensorFlow's gRPC workers have no authentication (the
+    server's credentials are `InsecureServerCredentials`): whoever reaches a worker's port can
+    run graphs on it."""
+    cluster = cluster_from_environment()
+    outside = [address for address in (cluster or ((),))[0] if not is_loopback(address)]
+    if outside and not trusted_network:
+        raise SettingError(
+            f"worker address {outside[0]} is off this machine, and TensorFlow's workers have no "
+            "authentication: anyone who reaches the port can run code there; add "
+            "--trusted-network if every machine on that network is yours."
+        )
 
 
 def require_cluster(config: RunConfig) -> tuple[tuple[str, ...], str, int]:

@@ -78,6 +78,10 @@ BAD_ARGUMENTS = [
     ("check --backend theano", "--backend must be one of tensorflow, jax, torch; got 'theano'."),
     ("trace --variant folded --precision fp8", "precision must be one of"),
     ("worker --variant folded --cluster bad --task-index 0", "--cluster must be comma-separated"),
+    (
+        "worker --variant folded --cluster 127.0.0.1:1,10.0.0.2:2 --task-index 0",
+        "worker address 10.0.0.2:2 is off this machine, and TensorFlow's workers have no auth",
+    ),
     ("doctor --bad-flag", "unrecognized arguments: --bad-flag"),
     ("results", "choose an action"),
     ("results export --format xml", "--format must be csv or json"),

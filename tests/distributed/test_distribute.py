@@ -5,6 +5,7 @@ never asserted."""
 
 import json
 import math
+import re
 import socket
 import subprocess
 import sys
@@ -15,8 +16,8 @@ import tensorflow as tf
 from factories import python
 from factories import run_cli as run
 
-from hierlstm.config import RunConfig, Timing
-from hierlstm.distributed import distribute, ensure_logical_cpus
+from hierlstm.config import RunConfig, SettingError, Timing
+from hierlstm.distributed import cluster, distribute, ensure_logical_cpus
 from hierlstm.registry import VARIANTS
 from hierlstm.results.store import ResultStore
 from hierlstm.timing import harness, sweeps
@@ -128,6 +129,36 @@ def test_distribution_flags_exit_2_with_one_line(capsys, monkeypatch, argv, mess
     status, out, err = run(capsys, argv)
     assert status == 2 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+WORKER_0 = {"task": {"type": "worker", "index": 0}}
+
+
+@pytest.mark.parametrize(
+    "address, loopback",
+    [
+        ("127.0.0.1:1", True), ("127.8.0.1:1", True), ("localhost:1", True), ("[::1]:1", True),
+        ("10.0.0.2:1", False), ("0.0.0.0:1", False), ("host-a:1", False), ("[fe80::1]:1", False),
+    ],
+)  # fmt: skip
+def test_only_loopback_addresses_need_no_trusted_network(monkeypatch, address, loopback):
+    tf_config = {"cluster": {"worker": ["127.0.0.1:2", address]}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(tf_config | WORKER_0))
+    assert cluster.is_loopback(address) is loopback
+    cluster.require_trusted_network(True)
+    if loopback:
+        cluster.require_trusted_network(False)
+    else:
+        with pytest.raises(SettingError, match=f"worker address {re.escape(address)} is off"):
+            cluster.require_trusted_network(False)
+
+
+def test_a_cluster_manager_s_tf_config_off_this_machine_needs_the_flag(capsys, monkeypatch):
+    tf_config = {"cluster": {"worker": ["10.0.0.1:1", "10.0.0.2:1"]}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(tf_config | WORKER_0))
+    status, out, err = run(capsys, "bench --variant folded --strategy multi_worker")
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: worker address 10.0.0.1:1 is off this machine")
 
 
 # --- sharded sweeps ---------------------------------------------------------------------------
