@@ -97,6 +97,16 @@ def wait_healthy(
     return time.perf_counter() - started
 
 
+def process_sample(pid: int) -> tuple[float, float, int]:
+    """(RSS MB, CPU seconds, threads) of a live process, from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    status = dict(line.split(":", 1) for line in lines)
+    return int(status["VmRSS"].split()[0]) / 1024, cpu, int(status["Threads"])
+
+
 def stop(process: subprocess.Popen) -> None:
     """Terminate, then kill after 15 s."""
     process.terminate()
@@ -111,6 +121,12 @@ def launch_chromium(playwright):
     """Debian's Chromium (no browser download) with the project's flags, from a running
     `sync_playwright()`."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
+
+
+def stored_pattern(lang: str) -> re.Pattern:
+    """The Benchmark page's "N result(s) stored in PATH." line, N captured."""
+    before, after = MESSAGES["bench.stored"][lang].split("{path}")[0].split("{count}")
+    return re.compile(re.escape(before) + r"(\d+)" + re.escape(after))
 
 
 def confirm_button(page):

@@ -25,8 +25,9 @@ class Benchmark:
             from benchmarks.browser import CHROMIUM  # light: no TensorFlow, no Playwright
 
             found = CHROMIUM.exists() and importlib.util.find_spec("playwright")
-        else:
-            found = not self.needs or (self.needs == "torch" and importlib.util.find_spec("torch"))
+        else:  # nothing, a module ("torch", "locust") or an argument
+            module = self.needs.isidentifier() and importlib.util.find_spec(self.needs)
+            found = not self.needs or module
         return "" if found else self.needs
 
 
@@ -62,5 +63,8 @@ BENCHMARKS = {
         Benchmark("first_page", "a fresh server's first page, every page, in Chromium", "chromium"),
         Benchmark("browser_floor", "what a new browser costs before any of our work", "chromium"),
         Benchmark("soak", "visitors in Chromium for minutes, a CLI loop, two servers", "chromium"),
+        Benchmark(
+            "classroom", "sessions on one server without browsers (Locust), 1 to 32", "locust"
+        ),
     )
 }

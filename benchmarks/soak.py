@@ -47,16 +47,6 @@ CLI_RUN += " --repeats 2 --warmup 1"
 # --- beside the visitors: the servers' samples, the CLI loop -----------------------------------
 
 
-def _proc(pid: int) -> tuple[float, float, int]:
-    """(RSS MB, CPU seconds, threads) of a live process, from /proc."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    status = dict(line.split(":", 1) for line in lines)
-    return int(status["VmRSS"].split()[0]) / 1024, cpu, int(status["Threads"])
-
-
 def sample(servers: dict, start: float, done: threading.Event, rows: list) -> None:
     """Every SAMPLE_S: each server's RSS, CPU (% of one core since the last sample), threads."""
     last = {}
@@ -64,7 +54,7 @@ def sample(servers: dict, start: float, done: threading.Event, rows: list) -> No
         now = time.monotonic()
         for name, process in servers.items():
             with contextlib.suppress(OSError, KeyError, IndexError, ValueError):
-                rss, cpu, threads = _proc(process.pid)
+                rss, cpu, threads = browser.process_sample(process.pid)
                 if name in last:
                     percent = round(100 * (cpu - last[name][1]) / (now - last[name][0]))
                     rows.append((round(now - start, 2), name, round(rss, 1), percent, threads))

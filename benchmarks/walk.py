@@ -11,7 +11,6 @@ import dataclasses
 import io
 import json
 import random
-import re
 import signal
 import sys
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 from playwright import sync_api
 
 from benchmarks import browser, visit
-from hierlstm.i18n import LANGUAGES, MESSAGES, t
+from hierlstm.i18n import LANGUAGES, t
 
 STALL_S = 20  # a move not idle by then is a stall
 RECOVER_S = 100  # how much longer a stalled page is watched, to say whether it recovers
@@ -33,12 +32,6 @@ ABANDONED += "&repeats=20&warmup=1"
 MOVES = {"run": 12, "link": 30, "export": 7, "language": 8, "abandon": 3, "setting": 10, "url": 30}
 SETTING_PAGES = ("shape_trace", "results")
 ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
-
-
-def stored_pattern(lang: str) -> re.Pattern:
-    """The Benchmark page's "N result(s) stored in PATH." line, N captured."""
-    before, after = MESSAGES["bench.stored"][lang].split("{path}")[0].split("{count}")
-    return re.compile(re.escape(before) + r"(\d+)" + re.escape(after))
 
 
 def export_rows(kind: str, text: str) -> list[dict]:
@@ -173,11 +166,12 @@ class Visitor:
         step.pressed = self.rng.choice(["once", "once", "twice"])
         step.expected = len(self.variants.split(","))
         button = visit.run_button(self.tab, self.pages[lang]["benchmark"])
-        stored = self.tab.locator('[data-testid="stMain"]').get_by_text(stored_pattern(lang))
+        pattern = browser.stored_pattern(lang)
+        stored = self.tab.locator('[data-testid="stMain"]').get_by_text(pattern)
         press = button.dblclick if step.pressed == "twice" else button.click
         self._timed(step, press, visit.RUN_TIMEOUT_S, outcome=stored.or_(self.tab.locator(ERRORS)))
         found = stored.all_inner_texts()
-        step.stored = int(stored_pattern(lang).search(found[0])[1]) if found else None
+        step.stored = int(pattern.search(found[0])[1]) if found else None
         return [opened, step]
 
     def abandon(self) -> list[Step]:

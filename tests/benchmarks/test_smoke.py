@@ -1,7 +1,8 @@
 """Every benchmark that needs no server of its own starts and prints its report on a tiny
 setting (nothing timed: a benchmark runs under `make bench`). Elsewhere: those that need a fresh
 process (test_smoke_fresh.py), gpu_report (tests/test_gpu_check.py), profile_split (test_record.py
-keeps its run), and the browser ones, whose probe tests/app/test_browser.py runs."""
+keeps its run), the browser ones, whose probe tests/app/test_browser.py runs, and classroom
+(test_classroom.py, on its server)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ TINY = {
     "tensorflow,jax",
 }
 ELSEWHERE = {"vs_pytorch", "gpu_peer", "rerun_cleanup", "gpu_report", "profile_split"}
-ELSEWHERE |= {"first_page", "browser_floor", "soak"}
+ELSEWHERE |= {"first_page", "browser_floor", "soak", "classroom"}
 
 
 def test_every_benchmark_has_a_smoke_test():

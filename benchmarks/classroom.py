@@ -1,0 +1,230 @@
+"""How many visitors one server holds: Locust users that speak Streamlit's websocket protocol
+(`benchmarks.classroom_users`), no browsers, so the machine's cores go to the server and what is
+measured is its capacity. For each number of sessions, in turn on one warm server: every move's
+server time (p50/p95/p99 of a page switch, a setting change, a language switch and a run), the
+server's CPU and RSS, the errors, and the rows stored against the runs finished.
+
+    .venv/bin/python -m benchmarks classroom [--sessions 1,2,4,8,16,32] [--seconds 120]
+
+Runs are serialised per device as always, so a run's time includes its wait for the device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from benchmarks import browser
+from benchmarks.record import argument_parser, header, markdown_table
+from benchmarks.streamlit_client import Session
+
+# Locust's users, run by `locust -f` in its own process: importing Locust patches the standard
+# library with gevent, which this process's threads and subprocesses must not get.
+USERS_FILE = Path(__file__).with_name("classroom_users.py")
+# The Locust names of the visitors' moves, as the table shows them.
+OPEN, PAGE, SETTING, LANGUAGE, RUN = "open", "page switch", "setting", "language", "run"
+MOVES = (PAGE, SETTING, LANGUAGE, RUN)
+# What the visitors' runs look like in the server's store, told apart by time steps.
+RUN_TIME_STEPS = (4, 5, 6)
+RUN_VARIANTS = ("nested", "folded")
+ABANDONED_TIME_STEPS = 30
+SAMPLE_S = 0.5
+
+
+def warm(url: str, timeout_s: float = browser.SERVER_START_TIMEOUT_S) -> float:
+    """Seconds until a new session's page is the page, not the warm-up's placeholder."""
+    start = time.perf_counter()
+    while True:
+        session = Session(url)
+        try:
+            if not session.rerun().warming_up:
+                return time.perf_counter() - start
+        finally:
+            session.close()
+        if time.perf_counter() - start > timeout_s:
+            raise RuntimeError(f"the server was still warming up after {timeout_s:.0f} s")
+        time.sleep(1)
+
+
+def stored_rows(database: Path) -> tuple[int, int]:
+    """(rows of the visitors' tiny runs, rows of their abandoned runs) in the server's store."""
+    from hierlstm.results.store import ResultStore
+
+    if not database.exists():
+        return 0, 0
+    steps = ResultStore(database).rows()["time_steps"].astype(int)
+    runs = int(steps.isin(RUN_TIME_STEPS).sum())
+    return runs, int((steps == ABANDONED_TIME_STEPS).sum())
+
+
+def sampled(pid: int, done: threading.Event, samples: list) -> None:
+    """(seconds, RSS MB, % of one core since the last sample) of process `pid` every SAMPLE_S."""
+    last = None
+    while not done.wait(SAMPLE_S):
+        with contextlib.suppress(OSError, KeyError, IndexError, ValueError):
+            rss, cpu, _threads = browser.process_sample(pid)
+            now = time.monotonic()
+            if last is not None:
+                samples.append((now, rss, 100 * (cpu - last[1]) / (now - last[0])))
+            last = (now, cpu)
+
+
+def locust_stats(prefix: Path) -> dict[str, dict]:
+    """Locust's `_stats.csv` by request name: count, failures and percentiles in seconds."""
+    with open(f"{prefix}_stats.csv", newline="") as table:
+        rows = {row["Name"]: row for row in csv.DictReader(table)}
+    return {
+        name: {
+            "count": int(row["Request Count"]),
+            "failures": int(row["Failure Count"]),
+            **{f"p{q}": float(row[f"{q}%"]) / 1000 for q in (50, 95, 99)},
+        }
+        for name, row in rows.items()
+        if name != "Aggregated"
+    }
+
+
+def failures(prefix: Path) -> list[str]:
+    """Locust's `_failures.csv`: each distinct failure with its count."""
+    path = Path(f"{prefix}_failures.csv")
+    if not path.exists():
+        return []
+    with open(path, newline="") as table:
+        rows = list(csv.DictReader(table))
+    return [f"{row['Name']}: {row['Error']} (x{row['Occurrences']})" for row in rows]
+
+
+def level(url: str, server_pid, database, sessions: int, seconds: float, folder: Path) -> dict:
+    """`sessions` visitors for `seconds`, then until every move in flight has ended; the server's
+    CPU and RSS sampled if `server_pid` is given, its rows counted if `database` is."""
+    before = stored_rows(database) if database else None
+    samples: list = []
+    done = threading.Event()
+    if server_pid:
+        sampler = threading.Thread(target=sampled, args=(server_pid, done, samples), daemon=True)
+        sampler.start()
+    prefix = folder / f"locust-{sessions}"
+    command = [
+        *(sys.executable, "-m", "locust", "-f", str(USERS_FILE), "--headless"),
+        *("--users", str(sessions), "--spawn-rate", str(sessions), "--host", url),
+        *("--run-time", f"{seconds:.0f}s", "--stop-timeout", "600"),
+        *("--csv", str(prefix), "--only-summary", "--loglevel", "WARNING"),
+    ]
+    environment = {**os.environ, "PYTHONPATH": str(browser.ROOT)}
+    with open(folder / f"locust-{sessions}.log", "w") as log:
+        subprocess.run(command, cwd=browser.ROOT, env=environment, stdout=log, stderr=log)
+    done.set()
+    if server_pid:
+        sampler.join()
+    after = stored_rows(database) if database else None
+    stats = locust_stats(prefix)
+    runs_finished = stats.get(RUN, {"count": 0, "failures": 0})
+    cpu = [percent for _at, _rss, percent in samples]
+    rss = [mb for _at, mb, _percent in samples]
+    return {
+        "sessions": sessions,
+        "moves": stats,
+        "errors": sum(move["failures"] for move in stats.values()),
+        "failures": failures(prefix),
+        "runs_finished": runs_finished["count"] - runs_finished["failures"],
+        "rows_stored": after[0] - before[0] if database else None,
+        "rows_expected": len(RUN_VARIANTS) * (runs_finished["count"] - runs_finished["failures"]),
+        "abandoned_rows": after[1] - before[1] if database else None,
+        "cpu_mean_pct": round(sum(cpu) / len(cpu)) if cpu else None,
+        "rss_mb": [round(rss[0]), round(rss[-1]), round(max(rss))] if rss else None,
+    }
+
+
+def markdown(levels: list[dict], seconds: float, warm_s: float | None) -> str:
+    def cell(found: dict, move: str) -> str:
+        stats = found["moves"].get(move)
+        if not stats:
+            return "-"
+        return f"{stats['p50']:.2f} / {stats['p95']:.2f} / {stats['p99']:.2f} ({stats['count']})"
+
+    rows = [
+        [
+            found["sessions"],
+            *(cell(found, move) for move in MOVES),
+            found["cpu_mean_pct"],
+            "{} → {} (max {})".format(*found["rss_mb"]) if found["rss_mb"] else "-",
+            found["errors"],
+            f"{found['rows_stored'] if found['rows_stored'] is not None else '-'} / "
+            f"{found['rows_expected']}",
+        ]
+        for found in levels
+    ]
+    head = ["sessions", *(f"{move} p50/p95/p99 s (n)" for move in MOVES)]
+    head += ["server CPU %", "server RSS MB", "errors", "rows stored / expected"]
+    where = f"on a server warm {warm_s:.0f} s after its start" if warm_s else "on the app at --url"
+    lines = [
+        header("A classroom: sessions on one server, without browsers"),
+        f"Each level ran {seconds:.0f} s of Locust visitors (a 1-5 s pause between moves), then "
+        f"until every move in flight ended, {where}. A run's time includes its wait for the "
+        "device: runs are serialised per device. Server CPU is the mean over the level in % of "
+        "one core.",
+        "",
+        markdown_table(head, rows),
+    ]
+    for found in levels:
+        lines += [f"- {found['sessions']} sessions: {text}" for text in found["failures"]]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argument_parser(__spec__.name, __doc__)
+    parser.add_argument("--sessions", default="1,2,4,8,16,32", help="levels, comma-separated")
+    parser.add_argument("--seconds", type=float, default=120, help="how long each level lasts")
+    parser.add_argument(
+        "--url",
+        help="an app already serving there, instead of a fresh server (its CPU, RSS "
+        "and store are not read)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        levels = [int(text) for text in args.sessions.split(",")]
+    except ValueError:
+        parser.error(f"--sessions must be whole numbers, comma-separated; got {args.sessions!r}")
+    if not levels or min(levels) < 1 or args.seconds <= 0:
+        parser.error("--sessions must be at least 1 each, --seconds above 0")
+    with tempfile.TemporaryDirectory(prefix="hierlstm-classroom-") as name:
+        folder = Path(name)
+        if args.url:
+            found = [level(args.url, None, None, n, args.seconds, folder) for n in levels]
+            warm_s = None
+        else:
+            found, warm_s = serve_and_measure(levels, args.seconds, folder)
+    print(markdown(found, args.seconds, warm_s))
+
+
+def serve_and_measure(levels: list[int], seconds: float, folder: Path):
+    """Each level on one fresh server of its own, once warm; the levels and the seconds it took
+    to be warm."""
+    port = browser.free_port()
+    url = f"http://127.0.0.1:{port}"
+    started = time.perf_counter()
+    environment = browser.own_store(folder) | {"XDG_DATA_HOME": str(folder / "data")}
+    server = browser.start_server(port, folder / "server.log", environment)
+    try:
+        browser.wait_healthy(url, server, started)
+        warm(url)
+        warm_s = time.perf_counter() - started
+        database = folder / "results.sqlite3"
+        found = [level(url, server.pid, database, n, seconds, folder) for n in levels]
+    finally:
+        browser.stop(server)
+    if tracebacks := browser.tracebacks((folder / "server.log").read_text()):
+        print(f"classroom: the server logged {len(tracebacks)} traceback(s)", file=sys.stderr)
+        print(tracebacks[0], file=sys.stderr)
+    return found, warm_s
+
+
+if __name__ == "__main__":
+    main()

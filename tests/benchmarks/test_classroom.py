@@ -1,0 +1,80 @@
+"""The classroom's visitors without browsers: a session speaking Streamlit's websocket protocol
+does what a visitor does on a real server (a page, the language, a setting, a tiny run whose rows
+are stored), and the Locust benchmark built on it prints its table on one session. Nothing is
+timed: the benchmark runs under `make bench`."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from factories import is_report
+
+from benchmarks import browser
+from benchmarks.classroom import RUN_VARIANTS, stored_rows, warm
+from benchmarks.registry import BENCHMARKS
+from benchmarks.streamlit_client import Session
+from hierlstm.i18n import t
+from hierlstm.results.store import ResultStore
+
+TINY_RUN = "variants=nested,folded&batch_size=2&repeats=2&warmup=1&time_steps=5"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app served headless and warm, with its own store; yields (url, results file)."""
+    folder = tmp_path_factory.mktemp("classroom")
+    port = browser.free_port()
+    url = f"http://127.0.0.1:{port}"
+    environment = browser.own_store(folder) | {"HIERLSTM_WARMUP": "trace"}
+    process = browser.start_server(port, folder / "server.log", environment)
+    try:
+        browser.wait_healthy(url, process, time.perf_counter())
+        warm(url)
+        yield url, folder / "results.sqlite3"
+    finally:
+        browser.stop(process)
+        log = (folder / "server.log").read_text()
+        assert browser.tracebacks(log) == [], log[-3000:]
+
+
+def test_a_session_without_a_browser_does_what_a_visitor_does(server):
+    url, database = server
+    session = Session(url)
+    try:
+        opened = session.rerun()
+        assert opened.errors == [] and not opened.warming_up
+        assert set(session.pages) == {"shape_trace", "benchmark", "profile", "scaling"} | {
+            "weight_sharing",
+            "results",
+            "lesson",
+        }
+        switched = session.rerun("benchmark")
+        assert switched.errors == [] and t("bench.title", "en") in switched.texts
+        chinese = session.language("zh")
+        assert chinese.errors == [] and t("bench.title", "zh") in chinese.texts
+        session.rerun("shape_trace")
+        session.set_value("time_steps", double_value=9)
+        applied = session.rerun(run=True)
+        assert applied.errors == [] and "time_steps=9" in session.query
+    finally:
+        session.close()
+    run_session = Session(url)
+    try:
+        run_session.rerun("benchmark", TINY_RUN)
+        ran = run_session.rerun(run=True)
+    finally:
+        run_session.close()
+    shown = [found for text in ran.texts if (found := browser.stored_pattern("en").search(text))]
+    assert ran.errors == [] and [int(found[1]) for found in shown] == [len(RUN_VARIANTS)]
+    assert stored_rows(database) == (len(RUN_VARIANTS), 0)
+    assert set(ResultStore(database).rows()["variant"]) == set(RUN_VARIANTS)
+
+
+def test_the_locust_benchmark_prints_its_table_on_one_session(server, capsys):
+    url, _database = server
+    BENCHMARKS["classroom"](["--url", url, "--sessions", "1", "--seconds", "4"])
+    report = capsys.readouterr().out
+    assert is_report(report), report
+    row = next(line for line in report.splitlines() if line.startswith("| 1 |"))
+    assert row.split(" | ")[-2] == "0", report  # errors
