@@ -27,6 +27,7 @@ SLOWEST_FIRST = (
     "tests/profiling/test_profiler.py",  # 26
     "tests/model/test_variants.py",  # 26
     "tests/profiling/test_timeline.py",  # 26
+    "tests/benchmarks/test_classroom.py",  # 17 (measured alone)
 )
 
 
