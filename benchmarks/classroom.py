@@ -11,8 +11,9 @@ Runs are serialised per device as always, so a run's time includes its wait for 
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import csv
+import json
 import os
 import subprocess
 import sys
@@ -36,6 +37,7 @@ RUN_TIME_STEPS = (4, 5, 6)
 RUN_VARIANTS = ("nested", "folded")
 ABANDONED_TIME_STEPS = 30
 SAMPLE_S = 0.5
+MOVES_FILE = "HIERLSTM_CLASSROOM_MOVES"  # where the visitors write each move (a JSON line)
 
 
 def warm(url: str, timeout_s: float = browser.SERVER_START_TIMEOUT_S) -> float:
@@ -76,29 +78,25 @@ def sampled(pid: int, done: threading.Event, samples: list) -> None:
             last = (now, cpu)
 
 
-def locust_stats(prefix: Path) -> dict[str, dict]:
-    """Locust's `_stats.csv` by request name: count, failures and percentiles in seconds."""
-    with open(f"{prefix}_stats.csv", newline="") as table:
-        rows = {row["Name"]: row for row in csv.DictReader(table)}
-    return {
-        name: {
-            "count": int(row["Request Count"]),
-            "failures": int(row["Failure Count"]),
-            **{f"p{q}": float(row[f"{q}%"]) / 1000 for q in (50, 95, 99)},
+def move_stats(path: Path) -> tuple[dict[str, dict], list[str]]:
+    """The visitors' moves by name (count, failures, p50/p95/p99 seconds of all of them), and each
+    distinct failure with its count."""
+    import numpy as np
+
+    moves = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    stats = {}
+    for name in sorted({move["name"] for move in moves}):
+        seconds = [move["seconds"] for move in moves if move["name"] == name]
+        quantiles = np.percentile(seconds, [50, 95, 99])
+        stats[name] = {
+            "count": len(seconds),
+            "failures": sum(bool(move["error"]) for move in moves if move["name"] == name),
+            **{f"p{q}": float(value) for q, value in zip((50, 95, 99), quantiles, strict=True)},
         }
-        for name, row in rows.items()
-        if name != "Aggregated"
-    }
-
-
-def failures(prefix: Path) -> list[str]:
-    """Locust's `_failures.csv`: each distinct failure with its count."""
-    path = Path(f"{prefix}_failures.csv")
-    if not path.exists():
-        return []
-    with open(path, newline="") as table:
-        rows = list(csv.DictReader(table))
-    return [f"{row['Name']}: {row['Error']} (x{row['Occurrences']})" for row in rows]
+    failed = collections.Counter(
+        f"{move['name']}: {move['error']}" for move in moves if move["error"]
+    )
+    return stats, [f"{text} (x{count})" for text, count in failed.most_common()]
 
 
 def level(url: str, server_pid, database, sessions: int, seconds: float, folder: Path) -> dict:
@@ -110,21 +108,21 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
     if server_pid:
         sampler = threading.Thread(target=sampled, args=(server_pid, done, samples), daemon=True)
         sampler.start()
-    prefix = folder / f"locust-{sessions}"
+    moves = folder / f"moves-{sessions}.jsonl"
     command = [
         *(sys.executable, "-m", "locust", "-f", str(USERS_FILE), "--headless"),
         *("--users", str(sessions), "--spawn-rate", str(sessions), "--host", url),
         *("--run-time", f"{seconds:.0f}s", "--stop-timeout", "600"),
-        *("--csv", str(prefix), "--only-summary", "--loglevel", "WARNING"),
+        *("--only-summary", "--loglevel", "WARNING"),
     ]
-    environment = {**os.environ, "PYTHONPATH": str(browser.ROOT)}
+    environment = {**os.environ, "PYTHONPATH": str(browser.ROOT), MOVES_FILE: str(moves)}
     with open(folder / f"locust-{sessions}.log", "w") as log:
         subprocess.run(command, cwd=browser.ROOT, env=environment, stdout=log, stderr=log)
     done.set()
     if server_pid:
         sampler.join()
     after = stored_rows(database) if database else None
-    stats = locust_stats(prefix)
+    stats, failures = move_stats(moves)
     runs_finished = stats.get(RUN, {"count": 0, "failures": 0})
     cpu = [percent for _at, _rss, percent in samples]
     rss = [mb for _at, mb, _percent in samples]
@@ -132,7 +130,7 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
         "sessions": sessions,
         "moves": stats,
         "errors": sum(move["failures"] for move in stats.values()),
-        "failures": failures(prefix),
+        "failures": failures,
         "runs_finished": runs_finished["count"] - runs_finished["failures"],
         "rows_stored": after[0] - before[0] if database else None,
         "rows_expected": len(RUN_VARIANTS) * (runs_finished["count"] - runs_finished["failures"]),

@@ -8,6 +8,8 @@ when the page drew an exception or an error, or the server did not finish it in 
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import time
 
@@ -17,6 +19,7 @@ from benchmarks.browser import stored_pattern
 from benchmarks.classroom import (
     ABANDONED_TIME_STEPS,
     LANGUAGE,
+    MOVES_FILE,
     OPEN,
     PAGE,
     RUN,
@@ -32,9 +35,15 @@ RUN_QUERY = f"variants={','.join(RUN_VARIANTS)}&batch_size=2&repeats=3&warmup=1&
 ABANDONED_QUERY = "variants=nested,folded&batch_size=8&repeats=20&warmup=1"
 ABANDONED_QUERY += f"&time_steps={ABANDONED_TIME_STEPS}"
 SETTING_PAGE = "shape_trace"  # its button applies the settings and traces: nothing is timed
+# Every move, one JSON line each, for the classroom's table: Locust writes its own statistics
+# when the run time ends, before the moves still in flight have finished.
+MOVES = open(os.environ[MOVES_FILE], "a", buffering=1) if MOVES_FILE in os.environ else None
 
 
 def report(name: str, seconds: float, error: Exception | None = None) -> None:
+    if MOVES:
+        MOVES.write(json.dumps({"name": name, "seconds": seconds, "error": error and repr(error)}))
+        MOVES.write("\n")
     events.request.fire(
         request_type="rerun",
         name=name,
