@@ -10,6 +10,7 @@ The pages in app_pages/ are thin scripts over the modules of `hierlstm.app`.
 """
 
 import contextlib
+import functools
 import logging
 from pathlib import Path
 
@@ -25,6 +26,17 @@ warmup.page_started()
 # is read with numpy and PIL (Streamlit's image_to_url imports both), which a cold frame must
 # not wait for while the warm-up imports TensorFlow: until then, Streamlit's own icon.
 ICON = Path(banner.__file__).with_name("icon.png")  # hierlstm/app/, in a checkout or installed
+
+
+def first_figure(page: str, controls):
+    """The Shape trace's axis flow of its first variant, its shapes predicted from the settings
+    (`hierlstm.model.shapes`): a cold page's figure, before TensorFlow is imported. None on the
+    other pages, and when no shape can be predicted."""
+    from hierlstm.app import axis_flow_chart  # plotly: loaded once charts are drawable
+    from hierlstm.model import shapes
+
+    steps = shapes.predicted_steps(controls.variant_configs[0]) if page == "shape_trace" else ()
+    return axis_flow_chart.axis_flow_figure(steps, controls.language) if steps else None
 
 
 def draw(status: warmup.Status) -> None:
@@ -47,8 +59,8 @@ def draw(status: warmup.Status) -> None:
         banner.starting_banner()
     st.title(state.text(f"{frame.heading}.title"))
     state.lead(f"{frame.heading}.intro", controls.config)
-    if not status.ready:
-        warmup_page.wait_in_page()  # the whole page runs again when the warm-up is ready
+    if not status.ready:  # the whole page runs again when the warm-up is ready
+        warmup_page.wait_in_page(functools.partial(first_figure, frame.name, controls))
         st.stop()
     from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
 

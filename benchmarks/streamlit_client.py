@@ -117,6 +117,9 @@ class Session:
                 self.pages = dict(zip([entry.name for entry in PAGES], hashes, strict=True))
             elif kind == "page_info_changed":
                 self.query = forward.page_info_changed.query_string
+            elif kind == "delta" and forward.delta.WhichOneof("type") == "add_block":
+                # st.container(key=...): the warm-up's placeholder is one (hierlstm.app.warmup_page)
+                warming_up |= forward.delta.add_block.id.endswith("-warmup-placeholder")
             elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
                 element = forward.delta.new_element
                 name = element.WhichOneof("type")
@@ -125,7 +128,6 @@ class Session:
                 if widget_id.startswith("$$ID-"):  # "$$ID-<hash>-<key>"
                     key = widget_id.split("-", 2)[2]
                     self.ids[key] = (name, inner)
-                    warming_up |= key == "warmup-chart"
                 if name in ("markdown", "alert", "heading"):
                     texts.append(inner.body)
                 if name == "alert" and inner.format == inner.Format.ERROR:

@@ -18,10 +18,19 @@ def _rows_plus_time(rows: int, time: int) -> int:
     return rows + time
 
 
+TRUNK = (
+    "input",
+    "conv",
+    "pool",
+    "permute",
+)  # (batch, height, time, 1) -> (batch, time, rows, filters)
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     name: str
     builder: str  # a builder function's name: (RunConfig) -> keras.Model (`backends` says where)
+    layers: tuple[str, ...]  # its model's layers by name, in order (`hierlstm.model.shapes`)
     can_use_cudnn: bool  # whether its summariser can take Keras's cuDNN path on a GPU
     has_lstm_layer: bool = True  # holds a keras.layers.LSTM, which may take cuDNN on a GPU
     static_time: bool = False  # built for one concrete time length (cannot take any T)
@@ -53,19 +62,41 @@ VARIANTS: dict[str, Variant] = {
         Variant(
             "nested",
             "build_nested",
+            (*TRUNK, "nested_rnn"),
             can_use_cudnn=False,
             has_lstm_layer=False,
             chain=lambda rows, time: time * rows + time,
         ),
-        Variant("time_distributed", "build_time_distributed", can_use_cudnn=True, static_time=True),
-        Variant("folded", "build_folded", can_use_cudnn=True),
         Variant(
-            "vectorized_map", "build_vectorized_map", can_use_cudnn=True, backends=("tensorflow",)
+            "time_distributed",
+            "build_time_distributed",
+            (*TRUNK, "summarise", "outer_lstm"),
+            can_use_cudnn=True,
+            static_time=True,
         ),
-        Variant("shared_cell", "build_shared_cell", can_use_cudnn=False),
+        Variant(
+            "folded",
+            "build_folded",
+            (*TRUNK, "fold", "inner_lstm", "unfold", "outer_lstm"),
+            can_use_cudnn=True,
+        ),
+        Variant(
+            "vectorized_map",
+            "build_vectorized_map",
+            (*TRUNK, "summarise", "outer_lstm"),
+            can_use_cudnn=True,
+            backends=("tensorflow",),
+        ),
+        Variant(
+            "shared_cell",
+            "build_shared_cell",
+            (*TRUNK, "fold", "inner_rnn", "unfold", "outer_lstm"),
+            can_use_cudnn=False,
+        ),
         Variant(
             "fused",
             "build_fused",
+            ("input", "fused_lstm"),
             can_use_cudnn=False,
             has_lstm_layer=False,
             backends=("tensorflow",),

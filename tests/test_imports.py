@@ -37,9 +37,9 @@ LAYERS = (
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
 # the app's figures found by name, so that a new one is checked too.
 PURE = """config registry i18n records refusals model.cost model.cudnn model.trace_notes
-timing.basics timing.summary timing.rounds timing.rss backends backends.worker backends.kernels
-hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate distributed.distribute
-distributed.cluster results.diff app.diff_view app.figure_style""".split()
+model.shapes timing.basics timing.summary timing.rounds timing.rss backends backends.worker
+backends.kernels hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
+distributed.distribute distributed.cluster results.diff app.diff_view app.figure_style""".split()
 PURE += [f"app.{path.stem}" for path in sorted((PACKAGE / "app").glob("*chart*.py"))]
 
 

@@ -89,10 +89,15 @@ def _default_configs() -> list[RunConfig]:
 
 
 def _trace(configs: Sequence[RunConfig]) -> None:
+    """Each config traced into the pages' cache, and the shapes a cold page drew before it
+    (`hierlstm.model.shapes`) confirmed against Keras's: a difference is our bug, logged."""
     from hierlstm.app import caches
+    from hierlstm.model import shapes
 
     for config in configs:
-        caches.trace(config)
+        steps = caches.trace(config)
+        if problem := shapes.disagreement(shapes.predicted_steps(config), steps):
+            LOG.error("the predicted shapes of %s are not Keras's: %s", config.variant, problem)
 
 
 def _trace_defaults() -> None:

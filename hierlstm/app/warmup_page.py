@@ -5,6 +5,7 @@ warm. The frame (streamlit_app.py) draws it on every page."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -24,8 +25,10 @@ def _progress(bar, status: warmup.Status) -> None:
     )
 
 
-def wait_in_page() -> None:
-    """Where the page's content will be, until the warm-up is ready: what it is doing, updated
+def wait_in_page(first_figure: Callable[[], go.Figure | None] | None = None) -> None:
+    """Where the page's content will be, until the warm-up is ready: `first_figure()` (a figure
+    that needs no TensorFlow, None if there is none for these settings) once plotly is loaded,
+    else an empty chart; what the warm-up is doing, updated
     four times a second while this script run waits (an Event's wait, which leaves the
     interpreter to the warm-up; each update is a Streamlit call, so a rerun or a closed tab
     ends the wait at once), then the page runs again, warm. Past WAIT_S the page polls instead.
@@ -33,15 +36,21 @@ def wait_in_page() -> None:
     warm-up it waits for."""
     warm = warmup.server_warmup()
     deadline = time.monotonic() + WAIT_S
+    early = st.container(key="warmup-first-figure")  # the page's, drawn before the page runs
     box = st.container(key="warmup-placeholder")  # what a browser can wait for to be gone
     bar = box.progress(0.0)
     _progress(bar, warm.status())
     charted = False
     while True:
         if not charted and warm.charts_drawable.is_set():
-            # An empty chart where the page's charts will be: the browser fetches and starts
-            # plotly (4.7 MB of its code) while the server warms up, instead of after it.
-            box.plotly_chart(_empty_chart(), key="warmup-chart", config={"staticPlot": True})
+            # Either way the browser fetches and starts plotly (4.7 MB of its code) while the
+            # server warms up, instead of after it.
+            figure = first_figure() if first_figure else None
+            if figure is None:  # an empty chart where the page's charts will be
+                box.plotly_chart(_empty_chart(), key="warmup-chart", config={"staticPlot": True})
+            else:
+                early.plotly_chart(figure, key="warmup-first-figure-chart", width="stretch")
+                early.caption(text("warmup.first_figure"))
             charted = True
         if warm.wait(0.25):
             break

@@ -17,10 +17,9 @@ from hierlstm.model import cost, trace_notes
 from hierlstm.model.builders import build_model
 from hierlstm.model.fused import FusedHierarchicalLSTM
 from hierlstm.model.layers import NestedCell, VectorizedSummariser
+from hierlstm.model.shapes import AXES, Shape
 from hierlstm.model.trace_notes import step_note
 from hierlstm.registry import VARIANTS
-
-Shape = tuple  # of int, or None for a dimension the model accepts at any size
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,21 +62,6 @@ class TraceStep:
         }
 
 
-# Axis names of each layer's output, by layer name (the builders name every layer).
-AXES = {
-    "input": ("batch", "height", "time", "channels"),
-    "conv": ("batch", "height", "time", "channels"),
-    "pool": ("batch", "height", "time", "channels"),
-    "permute": ("batch", "time", "height", "channels"),
-    "fold": ("batch*time", "height", "channels"),
-    "inner_lstm": ("batch*time", "units"),
-    "inner_rnn": ("batch*time", "units"),
-    "unfold": ("batch", "time", "units"),
-    "summarise": ("batch", "time", "units"),
-    "nested_rnn": ("batch", "time", "units"),
-    "outer_lstm": ("batch", "time", "units"),
-    "fused_lstm": ("batch", "time", "units"),
-}
 STEP_AXES = ("batch", "units")  # a per-time-step call inside a wrapper or cell
 
 

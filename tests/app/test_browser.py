@@ -186,7 +186,7 @@ def _server_stacks() -> str:
 
 _PAGE_CHARTS = """() => Array.from(
     document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')
-).filter(chart => !chart.closest('[class*="st-key-warmup-placeholder"]')).length"""
+).filter(chart => !chart.closest('[class*="st-key-warmup-"]')).length"""
 
 
 def _page_charts(page) -> int:
@@ -207,9 +207,10 @@ def test_first_page_while_the_server_warms_up(server, page):
     page.get_by_role("button", name="Update trace").wait_for()
     page.get_by_text("is warming up (held until the file HIERLSTM_WARMUP_AFTER names").wait_for()
     page.get_by_text("this server is importing TensorFlow").wait_for()  # the banner
-    # plotly loads while the server warms up: the placeholder holds an empty chart
-    page.locator('[class*="st-key-warmup-placeholder"] .js-plotly-plot').wait_for()
-    assert _page_charts(page) == 0  # the heavy part is still pending
+    # the first figure while the server warms up: the axis flow, its shapes predicted
+    page.locator('[class*="st-key-warmup-first-figure"] .js-plotly-plot').wait_for()
+    page.get_by_text("Shapes predicted from your settings while TensorFlow loads").wait_for()
+    assert _page_charts(page) == 0  # the page's own, from Keras's inference, is still pending
     _no_exception(page)
     # Once warm, an offline demo needs no other host, the icon included. (While cold, the
     # browser asks Google's font servers for the page's Material icon as its favicon.)

@@ -5,6 +5,7 @@ the warm-up's own steps, modes, failures and cost-per-step measurement."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 
@@ -18,6 +19,7 @@ from hierlstm.admission.estimate import StepCost, calibration_key
 from hierlstm.app import runs, warmup, warmup_page
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import QUICK_TIMING, RunConfig, SettingError
+from hierlstm.registry import VARIANTS
 from hierlstm.results.store import ResultStore
 
 
@@ -62,10 +64,13 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
     assert at.number_input(key="batch_size").value == 8
     assert at.selectbox(key="device").disabled and at.multiselect(key="devices").disabled
     assert at.button(key="run").disabled is False
-    assert at.get("metric") == []  # nothing traced yet; the one chart is the placeholder's
-    assert [chart.proto.id for chart in at.get("plotly_chart")] == [
-        at.get_by_key("warmup-chart").proto.id
-    ]
+    assert at.get("metric") == []  # nothing traced yet
+    # The one chart is the first variant's axis flow, its shapes predicted without TensorFlow
+    # (that they equal the trace's is tests/model/test_trace.py's).
+    [chart] = at.get("plotly_chart")
+    assert chart.proto.id == at.get_by_key("warmup-first-figure-chart").proto.id
+    ticks = json.loads(chart.proto.spec)["layout"]["xaxis"]["ticktext"]
+    assert ticks == list(VARIANTS[DEFAULT_VARIANTS[0]].layers)
 
     cold()
     at.run()
@@ -88,7 +93,7 @@ def test_no_chart_is_drawn_before_the_libraries_are_loaded(monkeypatch, tmp_path
     )
     monkeypatch.setattr(warmup, "_server", held)
     try:
-        at = _frame()
+        at = _frame(page="app_pages/benchmark.py")  # a page with no figure to predict
         assert "importing numpy and pandas" in _placeholder(at)
         assert at.get("plotly_chart") == []
         libraries.set()
@@ -367,3 +372,16 @@ def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
     assert held.status().step == "warmup.held"
     gate.touch()
     assert held.wait(timeout=60) and held.status().done == 1
+
+
+def test_the_warm_up_confirms_the_predicted_shapes_against_keras(monkeypatch, caplog):
+    from hierlstm.model import shapes
+
+    config = RunConfig(variant="folded", batch_size=2, time_steps=3)
+    with caplog.at_level(logging.ERROR, logger="hierlstm.app.warmup"):
+        warmup._trace([config])
+        assert caplog.records == []
+        wrong = shapes.predicted_steps(config.replace(time_steps=4))
+        monkeypatch.setattr(shapes, "predicted_steps", lambda _config: wrong)
+        warmup._trace([config])
+    assert "the predicted shapes of folded are not Keras's: step 0: predicted" in caplog.text

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES
-from hierlstm.model import cost
+from hierlstm.model import cost, shapes
 from hierlstm.model.builders import build_model
 from hierlstm.model.trace import step_note, trace_report, trace_shapes
 from hierlstm.registry import VARIANTS
@@ -70,11 +70,19 @@ EXPECTED = {
 }
 
 
+def predicted_as_traced(config: RunConfig, steps) -> bool:
+    """The shapes a cold server draws first (`hierlstm.model.shapes`, no Keras) are the trace's,
+    at every geometry the trace tests cover."""
+    return shapes.disagreement(shapes.predicted_steps(config), steps) == ""
+
+
 @pytest.mark.parametrize("variant", sorted(EXPECTED))
 def test_trace_matches_written_out_shapes(variant):
-    steps = trace_shapes(RunConfig(variant=variant, batch_size=4, time_steps=10))
+    config = RunConfig(variant=variant, batch_size=4, time_steps=10)
+    steps = trace_shapes(config)
     got = [(s.path, s.layer, s.symbolic_shape, s.concrete_shape) for s in steps]
     assert got == EXPECTED[variant]
+    assert predicted_as_traced(config, steps)
 
 
 def test_every_registered_variant_has_written_out_expectations():
@@ -92,8 +100,11 @@ def test_trace_in_another_geometry():
         inner_units=20,
         outer_units=30,
     )
-    shapes = {s.path: s.concrete_shape for s in trace_shapes(config)}
-    assert shapes == {
+    steps = trace_shapes(config)
+    assert predicted_as_traced(config, steps)
+    # The check can fail: another geometry's prediction is not this trace's.
+    assert not predicted_as_traced(config.replace(pool_height=3), steps)
+    assert {s.path: s.concrete_shape for s in steps} == {
         "input": (3, 40, 5, 1),
         "conv": (3, 40, 5, 8),
         "pool": (3, 10, 5, 8),
@@ -103,7 +114,10 @@ def test_trace_in_another_geometry():
         "unfold": (3, 5, 20),
         "outer_lstm": (3, 5, 30),
     }
-    nested = {s.path: s.concrete_shape for s in trace_shapes(config.replace(variant="nested"))}
+    nested_config = config.replace(variant="nested")
+    nested_steps = trace_shapes(nested_config)
+    assert predicted_as_traced(nested_config, nested_steps)
+    nested = {s.path: s.concrete_shape for s in nested_steps}
     assert nested["nested_rnn/nested_cell/inner_lstm"] == (3, 20)
     assert nested["nested_rnn"] == (3, 5, 30)
 
@@ -113,6 +127,7 @@ def test_trace_agrees_with_an_executed_forward_pass(variant):
     config = RunConfig(variant=variant, batch_size=3, time_steps=2)
     model = build_model(config)
     steps = [s for s in trace_shapes(config, model) if s.depth == 0]
+    assert predicted_as_traced(config, steps)
     probe = keras.Model(model.input, [layer.output for layer in model.layers[1:]])
     outputs = tf.nest.flatten(probe(np.zeros((3, 36, 2, 1), np.float32)))
     executed = [(3, 36, 2, 1)] + [tuple(output.shape) for output in outputs]
