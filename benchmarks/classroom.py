@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks import browser
+from benchmarks import browser, server_profile
 from benchmarks.record import argument_parser, header, markdown_table
 from benchmarks.streamlit_client import Session
 
@@ -140,6 +140,22 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
     }
 
 
+def profile_table(levels: list[dict]) -> str:
+    rows = []
+    for found in levels:
+        phase = found.get("profile") or {"busy_s": 0.0, "lines": {}, "libraries": {}}
+        lines = server_profile.top(phase["lines"], 4, source=True)
+        rows.append(
+            (
+                found["sessions"],
+                f"{phase['busy_s']:.1f}",
+                lines,
+                server_profile.top(phase["libraries"], 4, False),
+            )
+        )
+    return markdown_table(("sessions", "script threads s", "app lines", "libraries"), rows)
+
+
 def markdown(levels: list[dict], seconds: float, warm_s: float | None) -> str:
     def cell(found: dict, move: str) -> str:
         stats = found["moves"].get(move)
@@ -181,6 +197,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sessions", default="1,2,4,8,16,32", help="levels, comma-separated")
     parser.add_argument("--seconds", type=float, default=120, help="how long each level lasts")
     parser.add_argument(
+        "--profile-server",
+        action="store_true",
+        help="run the server under benchmarks.server_profile (a stack sampler) and print where "
+        "its script threads spent each level",
+    )
+    parser.add_argument(
         "--url",
         help="an app already serving there, instead of a fresh server (its CPU, RSS "
         "and store are not read)",
@@ -198,26 +220,45 @@ def main(argv: list[str] | None = None) -> None:
             found = [level(args.url, None, None, n, args.seconds, folder) for n in levels]
             warm_s = None
         else:
-            found, warm_s = serve_and_measure(levels, args.seconds, folder)
+            found, warm_s = serve_and_measure(levels, args.seconds, folder, args.profile_server)
     print(markdown(found, args.seconds, warm_s))
+    if args.profile_server:
+        print("\nWhere the server's script threads spent each level (a thread waiting counts):\n")
+        print(profile_table(found))
 
 
-def serve_and_measure(levels: list[int], seconds: float, folder: Path):
+def serve_and_measure(levels: list[int], seconds: float, folder: Path, profiled: bool = False):
     """Each level on one fresh server of its own, once warm; the levels and the seconds it took
-    to be warm."""
+    to be warm. `profiled`: the server under `benchmarks.server_profile`, a phase per level."""
     port = browser.free_port()
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()
     environment = browser.own_store(folder) | {"XDG_DATA_HOME": str(folder / "data")}
-    server = browser.start_server(port, folder / "server.log", environment)
+    profile = folder / "profile.json" if profiled else None
+    server = browser.start_server(port, folder / "server.log", environment, profile=profile)
+    labels = ["warm-up"]
     try:
         browser.wait_healthy(url, server, started)
         warm(url)
         warm_s = time.perf_counter() - started
         database = folder / "results.sqlite3"
-        found = [level(url, server.pid, database, n, seconds, folder) for n in levels]
+        found = []
+        for sessions in levels:
+            if profiled:  # closes the phase before this level
+                server.send_signal(server_profile.PHASE_SIGNAL)
+                time.sleep(0.05)  # the sampler looks every 10 ms
+            found.append(level(url, server.pid, database, sessions, seconds, folder))
+            labels.append(f"{sessions} sessions")
+        if profiled:  # closes the last level's phase
+            server.send_signal(server_profile.PHASE_SIGNAL)
+            time.sleep(0.5)
     finally:
         browser.stop(server)
+    if profiled:
+        for found_level, phase in zip(
+            found, list(server_profile.phases(profile, labels).values())[1:], strict=False
+        ):
+            found_level["profile"] = phase
     if tracebacks := browser.tracebacks((folder / "server.log").read_text()):
         print(f"classroom: the server logged {len(tracebacks)} traceback(s)", file=sys.stderr)
         print(tracebacks[0], file=sys.stderr)

@@ -41,7 +41,7 @@ COLUMNS = ("title s", "sidebar s", "first figure s", "idle s")
 
 class Rows:
     """The round's visits by row, and the screenshots. With a profiled server each row also
-    ends a profile phase (SIGUSR1), so the phases line up with `labels`."""
+    ends a profile phase (server_profile.PHASE_SIGNAL), so the phases line up with `labels`."""
 
     def __init__(self, process: subprocess.Popen, profiled: bool, shots: Path | None, prefix):
         self.visits: dict[str, Visit] = {}
@@ -53,7 +53,7 @@ class Rows:
             self.visits[label] = visit
         self.labels.append(label)
         if self.profiled:
-            self.process.send_signal(signal.SIGUSR1)
+            self.process.send_signal(server_profile.PHASE_SIGNAL)
             time.sleep(0.05)  # the sampler looks every 10 ms
 
     def shoot(self, tab, name: str) -> None:

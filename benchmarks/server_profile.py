@@ -2,10 +2,13 @@
 
     python -m benchmarks.server_profile OUT.json run app.py [streamlit options]
 
-Every 10 ms a thread charges each app-script thread's time to the innermost line of app.py or
-app_pages/ on its stack and to the library of its innermost frame ("(import)" while importing).
-SIGUSR1 closes a phase (`first_page --profile-server` sends one per visit); the phases go to
-OUT.json at exit. Python frames only: time in a C call is charged to the line that made it.
+Every 10 ms a thread charges each app-script thread's time to the innermost line of the frame or
+a page on its stack and to the library of its innermost frame ("(import)" while importing).
+PHASE_SIGNAL (SIGUSR2: app.py dumps every thread's stack on SIGUSR1) closes a phase
+(`first_page --profile-server` sends one per visit, `classroom --profile-server` one per level).
+The phases so far go to OUT.json at each phase's end and at a clean exit (a server stopped by
+SIGTERM exits without one). Python frames only: time in a C call is charged to the line that
+made it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from benchmarks.record import argument_parser, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 INTERVAL_S = 0.01
-SCRIPTS = (str(ROOT / "app.py"), str(ROOT / "app_pages") + os.sep)
+PHASE_SIGNAL = signal.SIGUSR2  # closes a phase
+# app.py serves the frame, streamlit_app.py, which runs a page of app_pages/
+SCRIPTS = (str(ROOT / "app.py"), str(ROOT / "streamlit_app.py"), str(ROOT / "app_pages") + os.sep)
 
 
 def _library(path: str) -> str:
@@ -58,8 +63,9 @@ def where(frame) -> tuple[str, str] | None:
 
 
 class Sampler:
-    def __init__(self):
-        self.phases, self.requests = [], []  # a SIGUSR1 appends; the sampler closes a phase
+    def __init__(self, out: Path):
+        self.out = out  # written at every phase's end: the server may die by SIGTERM, no atexit
+        self.phases, self.requests = [], []  # a PHASE_SIGNAL appends; the sampler closes a phase
         self._reset()
 
     def _reset(self):
@@ -74,6 +80,7 @@ class Sampler:
             }
         )
         self._reset()
+        self.out.write_text(json.dumps(self.phases, indent=1) + "\n")
 
     def run(self):
         me, last = threading.get_ident(), time.perf_counter()
@@ -98,17 +105,13 @@ def main() -> None:
         "streamlit_args", nargs=argparse.REMAINDER, help="streamlit's: run app.py [options]"
     )
     args = parser.parse_args()  # a server's wrapper, not a benchmark: no main(argv)
-    out, sampler = args.out, Sampler()
-
-    def write():
-        sampler.close_phase()
-        out.write_text(json.dumps(sampler.phases, indent=1) + "\n")
+    sampler = Sampler(args.out)
 
     def on_signal(_number, _frame):
         sampler.requests.append(True)
 
-    signal.signal(signal.SIGUSR1, on_signal)
-    atexit.register(write)
+    signal.signal(PHASE_SIGNAL, on_signal)
+    atexit.register(sampler.close_phase)  # when the server exits by itself
     threading.Thread(target=sampler.run, name="server-profile", daemon=True).start()
     sys.argv = ["streamlit", *args.streamlit_args]
     runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
@@ -122,7 +125,7 @@ def phases(path: Path, labels: list[str]) -> dict[str, dict]:
     return dict(zip([*labels, "(after the last visit)"], found, strict=False))
 
 
-def _top(seconds: dict[str, float], count: int, source: bool) -> str:
+def top(seconds: dict[str, float], count: int, source: bool) -> str:
     """The `count` largest entries, "name s"; an app line with its source text."""
     parts = []
     for name, value in list(seconds.items())[:count]:
@@ -143,7 +146,7 @@ def table(round_: dict) -> str:
         assets = "-" if visit["assets_s"] is None else f"{visit['assets_s']:.2f}"
         where = ("", "")
         if phase["busy_s"] >= 0.05:
-            where = (_top(phase["lines"], 3, source=True), _top(phase["libraries"], 3, False))
+            where = (top(phase["lines"], 3, source=True), top(phase["libraries"], 3, False))
         rows.append((label, idle, f"{phase['busy_s']:.2f}", assets, *where))
     columns = ("", "idle s", "script busy s", "last JS/CSS loaded s", "app lines", "libraries")
     return markdown_table(columns, rows)
