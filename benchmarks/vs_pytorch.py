@@ -9,6 +9,9 @@ over the (batch*time, 12, 16) sub-sequences, nn.LSTM over time), its weights cop
 `init_params`. Both frameworks get the same threads, outputs, losses and gradients are checked
 before timing, and candidates are timed in interleaved rounds, paired per round. PyTorch's samples
 are this module's own `perf_counter` intervals: the harness times TensorFlow only.
+The training step is timed three ways on hierlstm's side: the harness's (`TrainingStep`, its
+forward-backward and update compiled apart), a user's (one `tf.function` around a GradientTape
+and the update) and `model.fit`'s (`train_on_batch`).
 `--profile-torch-steps N` prints where PyTorch's training step goes, under torch.profiler.
 """
 
@@ -18,6 +21,7 @@ import os
 import sys
 import time
 
+import keras
 import numpy as np
 
 from benchmarks.common import header, tf
@@ -169,6 +173,60 @@ def _paired(samples, name: str, against: str) -> str:
     return f"{np.median(ratios):.2f} ({low:.2f}-{high:.2f})"
 
 
+def user_step(model, xla: bool):
+    """A training step as a user writes one: a GradientTape around the model, the loss, the
+    gradients and an SGD update, all in one `tf.function` (XLA compiles it whole with `xla`, where
+    the harness's `TrainingStep` compiles its forward-backward and its update apart). Returns the
+    loss before the update."""
+    optimizer = keras.optimizers.SGD(learning_rate=LEARNING_RATES["sgd"])
+
+    @tf.function(jit_compile=xla)
+    def step(inputs, targets):
+        with tf.GradientTape() as tape:
+            loss = mean_squared_error(model(inputs, training=True), targets, tf.reduce_mean)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
+        return loss
+
+    return step
+
+
+def fit_step(model, xla: bool):
+    """The step `model.fit` runs, called as `train_on_batch` calls it (the same compiled train
+    function, without fit's per-epoch work): Keras's own SGD and its "mse" loss, which is this
+    loss. Returns the loss before the update."""
+    model.compile(
+        optimizer=keras.optimizers.SGD(learning_rate=LEARNING_RATES["sgd"]),
+        loss="mse",
+        jit_compile=xla,
+    )
+    return lambda inputs, targets: model.train_on_batch(inputs, targets)
+
+
+def three_ways(config, params, inputs, targets, losses) -> tuple[dict, dict]:
+    """The user's step and fit's step of `config`, each from `params`, checked on the losses
+    of its first two steps against PyTorch's (`losses`, the loss before and after one update:
+    the forward pass, then the gradients and the update); (timers, failures) by kind."""
+    timers, failures = {}, {}
+    for kind, make in (("user", user_step), ("fit", fit_step)):
+        step = make(build_model(config, params), config.xla)
+        try:
+            found = [float(step(inputs, targets)) for _ in range(2)]
+        except (tf.errors.OpError, ValueError, TypeError) as error:  # e.g. XLA refusing a loop
+            failures[kind] = str(error).strip().splitlines()[0][:120]
+            continue
+        if max(abs(got - want) for got, want in zip(found, losses, strict=True)) > 1e-5:
+            raise SystemExit(f"{config.variant} {kind} step: losses {found}, PyTorch's {losses}")
+
+        def timed(step=step) -> float:
+            start = time.perf_counter()
+            np.asarray(step(inputs, targets))  # the loss on the host: the step has ended
+            return time.perf_counter() - start
+
+        timers[kind] = timed
+    return timers, failures
+
+
 def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     """One shape's training steps: every candidate, its forward, and PyTorch, interleaved."""
     base = RunConfig(batch_size=batch, time_steps=steps, task="training")
@@ -177,6 +235,8 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     model = torch_model(params, torch).train()
     torch_input, torch_target = torch.from_numpy(x), torch.from_numpy(target)
     torch_step = training_timer(model, torch_input, torch_target, torch)
+    with torch.no_grad():
+        first_loss = float(mean_squared_error(model(torch_input), torch_target, torch.mean))
     # Every side takes its first step from the same weights; then the loss and gradients of the
     # second step are compared, which checks the gradients and the update together.
     torch_step()
@@ -184,7 +244,7 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
     loss = mean_squared_error(model(torch_input), torch_target, torch.mean)
     loss.backward()
     expected_loss, expected = float(loss.detach()), torch_gradients(model)
-    timers, firsts, names = {}, {}, []
+    timers, firsts, names, refused = {}, {}, [], {}
     for label, name, xla in candidates():
         config = base.replace(variant=name, xla=xla)
         step = TrainingStep(build_model(config, params), config)
@@ -202,6 +262,9 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
         timers[label] = lambda step=step: timed_call(step.step, inputs, targets)
         timers[f"{label} forward"] = lambda forward=forward: timed_call(forward, inputs)
         names.append(label)
+        others, failures = three_ways(config, params, inputs, targets, (first_loss, expected_loss))
+        timers |= {f"{label} {kind}": timer for kind, timer in others.items()}
+        refused |= {f"{label} {kind}": why for kind, why in failures.items()}
     timers["PyTorch"] = torch_step
     samples = timer_rounds(timers, repeats, warmup=3)
     medians = {name: float(np.median(values)) for name, values in samples.items()}
@@ -212,7 +275,21 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
         for name in names
     ]
     row = [f"{batch}x{steps}", *cells, f"{medians['PyTorch'] * 1e3:.1f}", best]
-    return [*row, _paired(samples, best, "PyTorch")], names, torch_step
+    ways = [f"{batch}x{steps}"]
+    for kind in ("", " user", " fit"):
+        kept = [name + kind for name in names if name + kind in samples]
+        if not kept:
+            ways += ["fails", "-"]
+            continue
+        fastest = min(kept, key=medians.get)
+        ways += [
+            " / ".join(
+                f"{medians[name + kind] * 1e3:.1f}" if name + kind in medians else "fails"
+                for name in names
+            ),
+            f"{fastest.removesuffix(kind)}: {_paired(samples, fastest, 'PyTorch')}",
+        ]
+    return [*row, _paired(samples, best, "PyTorch")], names, torch_step, ways, refused
 
 
 def torch_profile(step, steps: int) -> str:
@@ -261,10 +338,13 @@ def main(argv: list[str] | None = None) -> None:
         header_row = ("shape", *[f"{name} ms" for name in names], "hierlstm best")
         print(markdown_table((*header_row, "best / PyTorch (p10-p90)"), rows))
     if args.task != "inference":
-        rows, names, profiles = [], [], {}
+        rows, names, profiles, ways, refused = [], [], {}, [], {}
         for batch, steps in args.shapes:
-            row, names, torch_step = train_shape(batch, steps, args.train_repeats, torch)
+            found = train_shape(batch, steps, args.train_repeats, torch)
+            row, names, torch_step = found[:3]
             rows.append(row)
+            ways.append(found[3])
+            refused |= found[4]
             if args.profile_torch_steps:
                 profiles[f"{batch}x{steps}"] = torch_profile(torch_step, args.profile_torch_steps)
             print(f"{batch}x{steps} training done", file=sys.stderr, flush=True)
@@ -276,6 +356,18 @@ def main(argv: list[str] | None = None) -> None:
         header_row = ("shape", *[f"{name} step ms (/ own forward, first step)" for name in names])
         header_row += ("PyTorch step ms", "hierlstm best", "best / PyTorch (p10-p90)")
         print(markdown_table(header_row, rows))
+        print(
+            "\n### The same step three ways: the harness's phases, a user's step (one "
+            "`tf.function` around a GradientTape and the SGD update) and `model.fit`'s step "
+            "(`train_on_batch`, fit's compiled train function), each from the same weights, its "
+            "first two losses checked against PyTorch's (<= 1e-5)\n"
+        )
+        header_row = ["shape"]
+        for kind in ("harness", "user", "model.fit"):
+            header_row += [f"{kind} ms ({' / '.join(names)})", f"{kind}: fastest / PyTorch"]
+        print(markdown_table(header_row, ways))
+        for name, why in refused.items():
+            print(f"- {name} step fails: {why}")
         for shape, table in profiles.items():
             print(
                 f"\n### PyTorch's training step at {shape}, {args.profile_torch_steps} steps "
