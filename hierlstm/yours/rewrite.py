@@ -148,7 +148,11 @@ def check(original: keras.Model, rewritten: keras.Model, shapes: list[tuple]) ->
                 projections = [rng.standard_normal(o.shape).astype("float32") for o in flat]
             loss = _loss(outputs, projections)
         gradients = tape.gradient(loss, [w.value for w in model.trainable_weights])
-        results.append(([np.asarray(o) for o in flat], [np.asarray(g) for g in gradients]))
+        gradients = [  # an Embedding's gradient is IndexedSlices; an unused weight's None
+            np.zeros(w.shape, "float32") if g is None else np.asarray(tf.convert_to_tensor(g))
+            for g, w in zip(gradients, model.trainable_weights, strict=True)
+        ]
+        results.append(([np.asarray(o) for o in flat], gradients))
     (outputs_a, grads_a), (outputs_b, grads_b) = results
     return Check(
         output_diff=_largest_diff(outputs_a, outputs_b),
