@@ -54,12 +54,14 @@ def cmd_audit(args) -> int:
         "verified": verify.verify(model, result).to_dict(),
     }
     if args.rewrite or args.bench:
-        document["rewrite"] = _rewrite(model, result, args, rewrite)
+        document["rewrite"] = _rewrite(model, info, result, args, rewrite)
     shown(args.json, document, lambda: format_audit(document, backends))
     return 0
 
 
-def _rewrite(model, result, args, rewrite) -> dict:
+def _rewrite(model, info, result, args, rewrite) -> dict:
+    """The rewrite's part of the document: its changes and check, the file saved (--rewrite),
+    and with --bench both timed and the run stored (`measure.rewrite_bench_and_store`)."""
     rewritten, changes = rewrite.rewrite(model)
     if rewritten is None:
         return {"changes": []}
@@ -71,10 +73,20 @@ def _rewrite(model, result, args, rewrite) -> dict:
         rewritten.save(args.rewrite)
         part["saved"] = str(args.rewrite)
     if args.bench:
+        from hierlstm.cli.timing import measured, open_store
+        from hierlstm.measure import rewrite_bench_and_store
+
         repeats = int(args.repeats or 5)
-        timing = rewrite.bench(model, rewritten, result.input_shapes, repeats)
+        store = open_store(args)
+        outcome, refused = measured(
+            rewrite_bench_and_store, model, info, result.input_shapes, repeats, store
+        )
+        timing = outcome[2]
         part["timing"] = timing.to_dict()
         part["speedup"] = {phase: timing.speedup(phase) for phase in ("forward", "step")}
+        part["stored"] = outcome[3]
+        if refused:
+            part["not_stored"] = refused
     return part
 
 

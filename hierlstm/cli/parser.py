@@ -188,6 +188,10 @@ def _add_audit(commands):
         help="time the original and the rewrite side by side: forward and a training step",
     )
     audit.add_argument("--repeats", metavar="N", help="timed rounds of --bench (default 5)")
+    audit.add_argument(
+        "--no-store", action="store_true", help="do not store the --bench run in the results file"
+    )
+    _add_db(audit)
 
 
 def _add_backend(parser):

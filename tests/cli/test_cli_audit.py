@@ -8,7 +8,9 @@ import keras
 import pytest
 from factories import run_cli as run
 
+from hierlstm.results.store import ResultStore
 from hierlstm.yours import load
+from hierlstm.yours.load import file_hash
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +44,12 @@ def test_the_audit_as_json(capsys, model_file):
 
 
 def test_the_rewrite_is_saved_checked_and_timed(capsys, model_file, tmp_path):
-    out_path = tmp_path / "rewritten.keras"
+    out_path, db = tmp_path / "rewritten.keras", tmp_path / "results.sqlite3"
     argv = ("--size time=4 --backend tensorflow --bench --repeats 1 --rewrite", out_path)
-    status, out, _ = run(capsys, "audit", model_file, *argv)
+    status, out, _ = run(capsys, "audit", model_file, *argv, "--db", db)
     assert status == 0
+    (stored,) = ResultStore(db).audits().to_dict(orient="records")  # the run, by name and hash
+    assert (stored["model_name"], stored["file_sha256"]) == ("sentences", file_hash(model_file))
     assert "chunks: TimeDistributed(RNN(LSTMCell)) -> FoldedTimeDistributed(LSTM)" in out
     assert "outputs and gradients match" in out and "step:" in out and "forward:" in out
     assert "jax" not in out  # only the backend asked for
