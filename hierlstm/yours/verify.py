@@ -20,22 +20,36 @@ import tensorflow as tf
 from hierlstm.model.cudnn import cudnn_nodes
 from hierlstm.yours.audit import Audit
 
-_PATCH_LOCK = threading.Lock()
+_TRACING = threading.local()  # .on: this thread traces as a GPU would
+_INSTALL_LOCK = threading.Lock()
+
+
+def _install_check():
+    """Keras's GPU check, wrapped once: it answers yes in a thread inside `as_on_a_gpu`, and as
+    before everywhere else, so another session's model built meanwhile is not touched."""
+    # The module itself: keras.src.backend.tensorflow exports a function named `rnn`.
+    rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
+    with _INSTALL_LOCK:
+        if not getattr(rnn._is_gpu_available, "hierlstm_wrapped", False):
+            original = rnn._is_gpu_available
+
+            def is_gpu_available() -> bool:
+                return bool(getattr(_TRACING, "on", False) or original())
+
+            is_gpu_available.hierlstm_wrapped = True
+            rnn._is_gpu_available = is_gpu_available
 
 
 @contextlib.contextmanager
 def as_on_a_gpu():
-    """Keras's GPU check answers yes inside (one caller at a time): graphs traced here hold
-    cuDNN's ops where a GPU's would. Trace them, never run them."""
-    # The module itself: keras.src.backend.tensorflow exports a function named `rnn`.
-    rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
-    with _PATCH_LOCK:
-        original = rnn._is_gpu_available
-        rnn._is_gpu_available = lambda: True
-        try:
-            yield
-        finally:
-            rnn._is_gpu_available = original
+    """Keras's GPU check answers yes in this thread inside: graphs traced here hold cuDNN's ops
+    where a GPU's would. Trace them, never run them."""
+    _install_check()
+    _TRACING.on = True
+    try:
+        yield
+    finally:
+        _TRACING.on = False
 
 
 @dataclasses.dataclass(frozen=True)
