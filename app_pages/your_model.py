@@ -98,4 +98,6 @@ if controls.run:
 settings = {"sha256": sha256, "shapes": shapes}
 outcome = runs.shown_result(KEY, _("yours.press_run"), settings)
 if outcome is not None:
+    st.subheader(_("yours.timing"))
     display.table(yours.timing_frame(outcome["timing"]), key="yours-timing", static=True)
+    st.caption(_("yours.timing.caption"))

@@ -128,12 +128,12 @@ def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -
 def trace_frame(result: audit.Audit) -> pd.DataFrame:
     rows = [
         {
-            text("yours.col.layer"): "  " * step.depth + step.path,
+            text("yours.col.layer"): "   " * (step.depth - 1) + "↳ " * bool(step.depth) + step.path,
             text("yours.col.class"): step.layer,
             text("yours.col.symbolic"): str(step.symbolic_shape),
             text("yours.col.concrete"): str(step.concrete_shape),
-            text("yours.col.params"): step.params,
-            text("yours.col.flops"): step.flops,
+            text("yours.col.params"): f"{step.params:,}",
+            text("yours.col.flops"): "-" if step.flops is None else f"{step.flops:,}",
         }
         for step in result.steps
     ]
