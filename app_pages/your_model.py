@@ -56,7 +56,8 @@ except load.ModelFileError as error:  # a bad file: one line, the page goes on s
 
 result = seen.audit
 st.subheader(_("yours.trace", name=seen.name, sha=sha256))
-display.table(yours.trace_frame(result), key="yours-trace")
+wide = {_("yours.col.layer"): "large"}
+display.table(yours.trace_frame(result), key="yours-trace", column_config=wide)
 if result.uncounted:
     st.caption(_("yours.uncounted", layers=", ".join(result.uncounted)))
 
@@ -64,7 +65,9 @@ st.subheader(_("yours.audit"))
 for note in result.notes:
     st.info(note.text(controls.language), icon=":material/info:")
 if result.recurrent:
-    display.table(yours.audit_frame(result, seen.verification), key="yours-audit")
+    display.table(
+        yours.audit_frame(result, seen.verification), key="yours-audit", column_config=wide
+    )
     verdict = "yours.verified.all" if seen.verification.agrees else "yours.verified.some"
     st.caption(_(verdict))
 for pitfall in result.pitfalls:

@@ -27,6 +27,7 @@ SLOWEST_FIRST = (
     "tests/profiling/test_profiler.py",  # 26
     "tests/model/test_variants.py",  # 26
     "tests/profiling/test_timeline.py",  # 26
+    "tests/app/test_your_model_page.py",  # 13 (one process, 2026-12-03)
 )
 
 

@@ -45,7 +45,7 @@ def test_the_audit_as_json(capsys, model_file):
 
 def test_the_rewrite_is_saved_checked_and_timed(capsys, model_file, tmp_path):
     out_path, db = tmp_path / "rewritten.keras", tmp_path / "results.sqlite3"
-    argv = ("--size time=4 --backend tensorflow --bench --repeats 1 --rewrite", out_path)
+    argv = ("--size time=2 --backend tensorflow --bench --repeats 1 --rewrite", out_path)
     status, out, _ = run(capsys, "audit", model_file, *argv, "--db", db)
     assert status == 0
     (stored,) = ResultStore(db).audits().to_dict(orient="records")  # the run, by name and hash
