@@ -56,7 +56,7 @@ except load.ModelFileError as error:  # a bad file: one line, the page goes on s
 
 result = seen.audit
 st.subheader(_("yours.trace", name=seen.name, sha=sha256))
-wide = {_("yours.col.layer"): "large"}
+wide = {_("yours.col.layer"): st.column_config.TextColumn(width="large")}
 display.table(yours.trace_frame(result), key="yours-trace", column_config=wide)
 if result.uncounted:
     st.caption(_("yours.uncounted", layers=", ".join(result.uncounted)))
@@ -65,9 +65,7 @@ st.subheader(_("yours.audit"))
 for note in result.notes:
     st.info(note.text(controls.language), icon=":material/info:")
 if result.recurrent:
-    display.table(
-        yours.audit_frame(result, seen.verification), key="yours-audit", column_config=wide
-    )
+    display.table(yours.audit_frame(result, seen.verification), key="yours-audit", static=True)
     verdict = "yours.verified.all" if seen.verification.agrees else "yours.verified.some"
     st.caption(_(verdict))
 for pitfall in result.pitfalls:

@@ -33,15 +33,20 @@ def uploads_folder() -> Path:
 
 
 def kept_upload(name: str, data: bytes) -> Path:
-    """An uploaded file written to the temporary folder under its content's hash (its suffix
-    kept: Keras reads .h5 by it); ModelFileError when over `upload_limit_mb`."""
+    """An uploaded file written to the temporary folder, in a folder named by its content's hash
+    under its own name (letters, digits, ".-_" kept; the suffix .h5 or .keras, which Keras reads
+    the format by); ModelFileError when over `upload_limit_mb`."""
     limit = upload_limit_mb()
     if len(data) > limit * _MB:
         raise load.ModelFileError("yours.bad.size", mb=round(len(data) / _MB, 1), limit=limit)
     import hashlib
+    import re
 
+    stem = re.sub(r"[^\w.-]", "_", Path(name).stem)[:80] or "model"
     suffix = ".h5" if name.lower().endswith((".h5", ".hdf5")) else ".keras"
-    path = uploads_folder() / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    folder = uploads_folder() / hashlib.sha256(data).hexdigest()[:16]
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{stem}{suffix}"
     if not path.exists():
         partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
         partial.write_bytes(data)

@@ -34,8 +34,8 @@ def test_an_upload_over_the_cap_is_refused_before_it_is_written(monkeypatch):
     with pytest.raises(load.ModelFileError) as raised:
         your_model.kept_upload("big.keras", b"\0" * (1024 * 1024 + 1))
     assert raised.value.key == "yours.bad.size" and "\n" not in raised.value.sentence("zh")
-    kept = your_model.kept_upload("small.h5", b"\x89HDF")
-    assert kept.parent == your_model.uploads_folder() and kept.suffix == ".h5"
+    kept = your_model.kept_upload("../my model.h5", b"\x89HDF")
+    assert kept.parent.parent == your_model.uploads_folder() and kept.name == "my_model.h5"
 
 
 def test_a_timed_run_is_stored_with_the_models_name_and_hash(database):
