@@ -18,6 +18,7 @@ EXPORTS = {
     "trace_shapes": "model.trace",
     "trace_report": "model.trace",
     "check_variants": "model.check",
+    "audit": "yours.audit",  # a user's model: its recurrent layers' kernels, per backend
     "import_tensorflow_quietly": "_native",  # for scripts whose stderr is read
 }
 

@@ -167,3 +167,35 @@ def profile_and_store(
     keeper(result)
     keeper.done((result, None))
     return result, keeper.ids[0] if keeper.ids else None
+
+
+def rewrite_bench_and_store(model, info, shapes, repeats: int, store, *, on_progress=None):
+    """A user's model and its rewrite (`hierlstm.yours.rewrite`) timed side by side at `shapes`,
+    forward and training step in interleaved rounds, and the run's row stored with the model's
+    name and file hash (`info`, a `hierlstm.yours.load.ModelFile`): (changes, check, timing,
+    stored id or None). (None, None, None, None) when nothing can be rewritten."""
+    from hierlstm.hardware import versions
+    from hierlstm.results.audits import audit_row
+    from hierlstm.yours import rewrite
+
+    progress = on_progress or no_progress
+    rewritten, changes = rewrite.rewrite(model)
+    if rewritten is None:
+        return None, None, None, None
+    check = rewrite.check(model, rewritten, shapes)
+    progress(0.1, "timing the original and the rewrite")
+    timing = rewrite.bench(model, rewritten, shapes, repeats)
+    progress(1.0, "timed")
+    row = audit_row(
+        model_name=info.name,
+        file_sha256=info.sha256,
+        input_shapes=shapes,
+        changes=[vars(change) for change in changes],
+        check=check.to_dict(),
+        medians={name: value["median_s"] for name, value in timing.to_dict().items()},
+        rounds=repeats,
+        versions=versions(),
+    )
+    keeper = Keeper(store, store.add_audit if store is not None else None)
+    keeper(row)
+    return keeper.done((changes, check, timing, keeper.ids[0] if keeper.ids else None))

@@ -28,6 +28,7 @@ LAYERS = (
     ("hierlstm.timing",),
     ("hierlstm.admission",),
     ("hierlstm.profiling",),
+    ("hierlstm.yours",),
     ("hierlstm.results",),
     ("hierlstm.backends",),
     ("hierlstm.measure",),
@@ -227,5 +228,5 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
 
 def test_the_concern_packages_are_there():
-    concerns = ("admission", "distributed", "hardware", "profiling", "timing")
+    concerns = ("admission", "distributed", "hardware", "profiling", "timing", "yours")
     assert PACKAGES_WITH_EXPORTS == ["hierlstm", *(f"hierlstm.{concern}" for concern in concerns)]

@@ -100,7 +100,9 @@ def error(message: str) -> None:
     st.error(message, icon=":material/error:")
 
 
+# A .keras model is a zip archive.
 _MIMES = {"csv": "text/csv", "json": "application/json", "zip": "application/zip"}
+_MIMES["keras"] = _MIMES["zip"]
 
 
 def download(label: str, data, file_name: str, key: str, kind="secondary", where=st) -> None:

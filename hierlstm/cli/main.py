@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from hierlstm.cli.audit import audit_settings, cmd_audit
 from hierlstm.cli.backends import IN_WORKERS, in_workers
 from hierlstm.cli.commands import check_config, cmd_check, cmd_results, cmd_trace, cmd_variants
 from hierlstm.cli.doctor import cmd_doctor
@@ -35,6 +36,7 @@ COMMANDS = {
     "doctor": cmd_doctor,
     "app": lambda args: serve(args.streamlit_flags),  # main() serves it before parsing
     "results": cmd_results,
+    "audit": cmd_audit,
 }
 # What each command checks before TensorFlow is imported (the same functions it calls itself).
 SETTINGS = {
@@ -44,6 +46,7 @@ SETTINGS = {
     "sweep": lambda args: (run_settings(args), sweep_values(args)),
     "worker": run_settings,
     "profile": profile_settings,
+    "audit": audit_settings,
     "doctor": lambda args: None,  # no settings of its own; HIERLSTM_GPU_MEMORY_MB as for all
 }
 

@@ -112,6 +112,7 @@ def build_parser() -> Parser:
     )
     served.add_argument("streamlit_flags", nargs="*", metavar="STREAMLIT_FLAG")
 
+    _add_audit(commands)
     results = commands.add_parser("results", help="stored measurements")
     actions = results.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="stored runs, newest first")
@@ -144,6 +145,54 @@ def build_parser() -> Parser:
     diff.add_argument("id_b", metavar="ID_B", help="the run compared with it")
     diff.add_argument("--json", action="store_true")
     return parser
+
+
+def _add_audit(commands):
+    audit = commands.add_parser(
+        "audit",
+        help="your own Keras model: every recurrent layer's kernel per backend, and why",
+        description="Trace a .keras (or Keras .h5) file, loaded with safe_mode=True and "
+        "compile=False; say for every LSTM, GRU, SimpleRNN and RNN(cell) whether a GPU runs it "
+        "on cuDNN or on the generic loop, per Keras backend, and why; check that on the graph "
+        "TensorFlow traces for a GPU; rewrite what can be rewritten without changing the model.",
+    )
+    audit.add_argument("model", metavar="MODEL", help="a .keras or Keras .h5 file")
+    audit.add_argument(
+        "--size",
+        action="append",
+        metavar="NAME=N",
+        help="a size for a None dimension of the inputs, repeatable: batch (axis 0), time (an "
+        "input's only other None axis), axisN otherwise, prefixed by the input's name when "
+        "the model has several (e.g. --size batch=8 --size time=50); default batch=2, time=8, "
+        "others 4",
+    )
+    audit.add_argument(
+        "--backend",
+        action="append",
+        metavar="NAME",
+        help="tensorflow | jax | torch: the backends shown, repeatable (default: all three; the "
+        "audit needs none of them installed but TensorFlow)",
+    )
+    audit.add_argument(
+        "--jit-compile", action="store_true", help="TensorFlow runs it under XLA (jit_compile=True)"
+    )
+    audit.add_argument(
+        "--torch-compile", action="store_true", help="PyTorch runs it under torch.compile"
+    )
+    audit.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    audit.add_argument(
+        "--rewrite", metavar="OUT", help="save the rewritten model here (a .keras file)"
+    )
+    audit.add_argument(
+        "--bench",
+        action="store_true",
+        help="time the original and the rewrite side by side: forward and a training step",
+    )
+    audit.add_argument("--repeats", metavar="N", help="timed rounds of --bench (default 5)")
+    audit.add_argument(
+        "--no-store", action="store_true", help="do not store the --bench run in the results file"
+    )
+    _add_db(audit)
 
 
 def _add_backend(parser):

@@ -19,8 +19,32 @@ def lstm_params(input_size: int, units: int) -> int:
     return 4 * units * (input_size + units + 1)
 
 
+def recurrent_flops(gates: int, input_size: int, units: int, steps: int, sequences: int) -> int:
+    """A recurrent layer with `gates` matrix products per step (LSTM 4, GRU 3, SimpleRNN 1):
+    2*gates*units*(input + units) per step per sequence."""
+    return 2 * gates * units * (input_size + units) * steps * sequences
+
+
 def lstm_flops(input_size: int, units: int, steps: int, sequences: int) -> int:
-    return 2 * 4 * units * (input_size + units) * steps * sequences
+    return recurrent_flops(4, input_size, units, steps, sequences)
+
+
+GATES = {"LSTM": 4, "GRU": 3, "SimpleRNN": 1}  # matrix products per step, by Keras layer
+
+
+def dense_flops(input_size: int, units: int, positions: int) -> int:
+    """A Dense layer applied at `positions` places (the product of its output's leading axes)."""
+    return 2 * input_size * units * positions
+
+
+def window_flops(window: int, channels_in: int, output_elements: int) -> int:
+    """A convolution: 2*window*channels_in per output element (window: the kernel's size)."""
+    return 2 * window * channels_in * output_elements
+
+
+def pooling_flops(window: int, output_elements: int) -> int:
+    """A pooling: window - 1 comparisons (or additions) per output element."""
+    return (window - 1) * output_elements
 
 
 def conv_params(config: RunConfig) -> int:
@@ -28,12 +52,12 @@ def conv_params(config: RunConfig) -> int:
 
 
 def conv_flops(config: RunConfig, batch: int, time: int) -> int:
-    positions = batch * config.height * time
-    return 2 * config.kernel_size * config.kernel_size * config.filters * positions
+    positions = batch * config.height * time  # one input channel
+    return window_flops(config.kernel_size * config.kernel_size, 1, positions * config.filters)
 
 
 def pool_flops(config: RunConfig, batch: int, time: int) -> int:
-    return (config.pool_height - 1) * batch * config.rows * time * config.filters
+    return pooling_flops(config.pool_height, batch * config.rows * time * config.filters)
 
 
 def inner_lstm_flops(config: RunConfig, batch: int, time: int) -> int:

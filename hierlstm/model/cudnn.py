@@ -2,11 +2,14 @@
 on TensorFlow that it did. A `keras.layers.LSTM` with `use_cudnn="auto"`, default activations, no
 recurrent dropout and no unroll takes cuDNN whenever Keras sees a GPU; an `RNN(LSTMCell)` never
 does. hierlstm asks for the generic kernel on a run pinned to the CPU (Keras ignores `tf.device`)
-and under TensorFlow's XLA, which has no kernel for `CudnnRNNV3`. Reasons are catalogue keys
-(`kernel.why.*`). Imports no TensorFlow."""
+and under TensorFlow's XLA, which has no kernel for `CudnnRNNV3`. The rule reads one recurrent
+layer's facts (`RecurrentFacts`: an LSTM of a variant, or any LSTM, GRU or SimpleRNN of a user's
+model) and says why not per backend (`layer_refusal`); `RULES` applies it to the variants.
+Reasons are catalogue keys (`kernel.why.*`). Imports no TensorFlow."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 from hierlstm.config import RunConfig
@@ -32,43 +35,108 @@ def keras_sees_a_gpu() -> bool:
     return bool(importlib.import_module("keras.src.backend.tensorflow.rnn")._is_gpu_available())
 
 
-def _refused_first(config: RunConfig, cell: bool, cuda_build: bool, gpu_visible: bool, suffix=""):
-    """The reasons every backend checks first, in order (a cell, the generic kernel asked for,
-    no CUDA build, no GPU), as a catalogue key; "" when none applies."""
-    if cell or not VARIANTS[config.variant].has_lstm_layer:
-        return "kernel.why.cell"
-    if config.lstm_kernel == "generic":
-        return "kernel.why.requested"
+@dataclasses.dataclass(frozen=True)
+class RecurrentFacts:
+    """What the rule reads of one recurrent layer: its kind ("lstm", "gru", "simple_rnn", or "cell"
+    for an `RNN` around a bare or custom cell), its arguments as Keras stores them (activations by
+    name) and whether it runs under a mask."""
+
+    kind: str = "lstm"
+    use_cudnn: object = "auto"  # "auto" | True | False
+    activation: str = "tanh"
+    recurrent_activation: str = "sigmoid"
+    recurrent_dropout: float = 0.0
+    unroll: bool = False
+    use_bias: bool = True
+    reset_after: bool = True  # a GRU's
+    masked: bool = False
+
+
+# A layer's own arguments that keep it off cuDNN on every backend, in the order they are checked.
+_ARGUMENT_REASONS = (
+    ("kernel.why.cell", lambda layer: layer.kind == "cell"),
+    ("kernel.why.simple_rnn", lambda layer: layer.kind == "simple_rnn"),
+    ("kernel.why.requested", lambda layer: layer.use_cudnn is False),
+    ("kernel.why.activation", lambda layer: layer.activation != "tanh"),
+    ("kernel.why.recurrent_activation", lambda layer: layer.recurrent_activation != "sigmoid"),
+    ("kernel.why.recurrent_dropout", lambda layer: layer.recurrent_dropout > 0),
+    ("kernel.why.unroll", lambda layer: bool(layer.unroll)),
+    ("kernel.why.use_bias", lambda layer: not layer.use_bias),
+    ("kernel.why.reset_after", lambda layer: layer.kind == "gru" and not layer.reset_after),
+)
+_SUFFIX = {"tensorflow": "", "jax": "_jax", "torch": "_torch"}
+
+
+def layer_refusal(
+    backend: str,
+    layer: RecurrentFacts,
+    *,
+    cuda_build: bool,
+    gpu_visible: bool,
+    jit_compile: bool = False,
+    pinned: bool = False,
+    compiling: bool = False,
+) -> str:
+    """Why `layer` cannot take cuDNN on `backend` ("tensorflow", "jax", "torch"), as a catalogue
+    key; "" if it can. The layer's arguments first (keras/src/layers/rnn/lstm.py, gru.py and each
+    backend's `cudnn_ok`), then the machine (`cuda_build`, `gpu_visible`), then the run: on
+    TensorFlow `jit_compile` (XLA has no cuDNN kernel), a run `pinned` to the CPU, on JAX and
+    PyTorch a mask (Keras takes the generic loop under one), on PyTorch tracing or
+    `torch.compile` (`compiling`). TensorFlow runs cuDNN under a mask, if it is right-padded."""
+    for key, applies in _ARGUMENT_REASONS:
+        if applies(layer):
+            return key
+    if backend == "jax" and layer.kind == "gru":
+        return "kernel.why.gru_jax"
     if not cuda_build:
-        return f"kernel.why.no_cuda{suffix}"
+        return f"kernel.why.no_cuda{_SUFFIX[backend]}"
     if not gpu_visible:
-        return f"kernel.why.no_gpu{suffix}"
+        return f"kernel.why.no_gpu{_SUFFIX[backend]}"
+    if backend == "tensorflow" and jit_compile:
+        return "kernel.why.xla"
+    if pinned:
+        return "kernel.why.requested"
+    if backend != "tensorflow" and layer.masked:
+        return "kernel.why.masked"
+    if backend == "torch" and compiling:
+        return "kernel.why.compiling"
     return ""
+
+
+def variant_facts(config: RunConfig, cell: bool = False, masked: bool = False) -> RecurrentFacts:
+    """An LSTM of `config`'s variant as the rule reads it: a cell when `cell` (an
+    `RNN(LSTMCell)` or a custom cell's LSTM) or the variant has no LSTM layer; `use_cudnn=False`
+    when the generic kernel was asked for."""
+    kind = "cell" if cell or not VARIANTS[config.variant].has_lstm_layer else "lstm"
+    use_cudnn = False if config.lstm_kernel == "generic" else "auto"
+    return RecurrentFacts(kind=kind, use_cudnn=use_cudnn, masked=masked)
 
 
 def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False) -> str:
-    """Why an LSTM of `config` cannot take cuDNN on TensorFlow, as a catalogue key; "" if it can.
-    `cell`: an `RNN(LSTMCell)` or a custom cell's LSTM. Without a GPU the GPU is the reason, with
-    one XLA is."""
-    if key := _refused_first(config, cell, cuda_build, gpu_visible):
-        return key
-    if config.xla:
-        return "kernel.why.xla"
-    if use_cudnn_argument(config) is False:  # pinned to the CPU on a machine with a GPU
-        return "kernel.why.requested"
-    return ""
+    """Why an LSTM of `config` cannot take cuDNN on TensorFlow (`layer_refusal`), as a catalogue
+    key; "" if it can. Without a GPU the GPU is the reason, with one XLA is."""
+    return layer_refusal(
+        "tensorflow",
+        variant_facts(config, cell),
+        cuda_build=cuda_build,
+        gpu_visible=gpu_visible,
+        jit_compile=config.xla,
+        pinned=config.device == "cpu",
+    )
 
 
 def refusal_jax(
     config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False, masked=False
 ) -> str:
-    """`refusal` on JAX (keras/src/backend/jax/rnn.py): no XLA reason, then a mask (Keras takes the
-    generic loop under one). `gpu_visible`: `jax.default_backend() == "gpu"`."""
-    if key := _refused_first(config, cell, cuda_build, gpu_visible, "_jax"):
-        return key
-    if use_cudnn_argument(config, "jax") is False:  # pinned to the CPU on a machine with a GPU
-        return "kernel.why.requested"
-    return "kernel.why.masked" if masked else ""
+    """`refusal` on JAX (keras/src/backend/jax/rnn.py): no XLA reason (JAX's cuDNN LSTM is a custom
+    call inside XLA), then a mask. `gpu_visible`: `jax.default_backend() == "gpu"`."""
+    return layer_refusal(
+        "jax",
+        variant_facts(config, cell, masked),
+        cuda_build=cuda_build,
+        gpu_visible=gpu_visible,
+        pinned=config.device == "cpu",
+    )
 
 
 def refusal_torch(
@@ -82,13 +150,14 @@ def refusal_torch(
 ) -> str:
     """`refusal` on PyTorch (keras/src/backend/torch/rnn.py): no XLA, then a mask, then tracing or
     `torch.compile`, under which Keras skips cuDNN. `gpu_visible`: CUDA and cuDNN available."""
-    if key := _refused_first(config, cell, cuda_build, gpu_visible, "_torch"):
-        return key
-    if use_cudnn_argument(config, "torch") is False:  # pinned to the CPU on a machine with a GPU
-        return "kernel.why.requested"
-    if masked:
-        return "kernel.why.masked"
-    return "kernel.why.compiling" if compiling else ""
+    return layer_refusal(
+        "torch",
+        variant_facts(config, cell, masked),
+        cuda_build=cuda_build,
+        gpu_visible=gpu_visible,
+        pinned=config.device == "cpu",
+        compiling=compiling,
+    )
 
 
 RULES = {"tensorflow": refusal, "jax": refusal_jax, "torch": refusal_torch}  # by Keras backend
@@ -119,19 +188,20 @@ def _must_compile(attrs) -> bool:
     return "_XlaMustCompile" in attrs and attrs["_XlaMustCompile"].b
 
 
-def cudnn_ops_under_xla(concrete_function) -> list[str]:
-    """The cuDNN RNN ops that XLA would have to compile in a traced function: those in a
-    function compiled with `jit_compile=True`, or called (at any depth) from one. [] when none.
-    """
+def cudnn_nodes(concrete_function) -> list[tuple[str, str, bool]]:
+    """Every cuDNN RNN op in a traced function, at any depth of its called functions, as
+    (node name, op type, under XLA): under XLA when it is in a function compiled with
+    `jit_compile=True` or called (at any depth) from one. A node's name carries the name scopes
+    of the Keras layers it was built in (`model/bidirectional/forward_gru/CudnnRNNV3`)."""
     graph_def = concrete_function.graph.as_graph_def()
     library = {function.signature.name: function for function in graph_def.library.function}
-    found: list[str] = []
+    found: list[tuple[str, str, bool]] = []
     seen: set[tuple[str, bool]] = set()
 
     def visit(nodes, compiled: bool) -> None:
         for node in nodes:
-            if compiled and node.op.startswith("CudnnRNN"):
-                found.append(node.op)
+            if node.op.startswith("CudnnRNN"):
+                found.append((node.name, node.op, compiled))
             for name in _called_functions(node):
                 function = library.get(name)
                 if function is None:
@@ -142,7 +212,13 @@ def cudnn_ops_under_xla(concrete_function) -> list[str]:
                     visit(function.node_def, inner)
 
     visit(graph_def.node, _must_compile(concrete_function.function_def.attr))
-    return sorted(found)
+    return found
+
+
+def cudnn_ops_under_xla(concrete_function) -> list[str]:
+    """The cuDNN RNN ops that XLA would have to compile in a traced function (`cudnn_nodes`
+    under XLA), sorted. [] when none."""
+    return sorted(op for _name, op, compiled in cudnn_nodes(concrete_function) if compiled)
 
 
 def ran_cudnn(op_types: set[str]) -> bool:

@@ -1,6 +1,7 @@
 """The custom layers of the portable variants, in Keras layers and `keras.ops` only, so each runs on
 every backend (B batch, T time, R rows, C channels, U units). `VectorizedSummariser` is TensorFlow's
-(`layers_tf`)."""
+(`layers_tf`). Each is registered with Keras, so a saved variant loads wherever hierlstm is
+imported (the Your model page's examples are saved variants)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import keras
 from keras import ops
 
 
+@keras.saving.register_keras_serializable(package="hierlstm")
 class FoldTime(keras.layers.Layer):
     """(B, T, R, C) -> (B*T, R, C): every (batch, time) cell becomes one independent sequence."""
 
@@ -21,6 +23,7 @@ class FoldTime(keras.layers.Layer):
         return (folded, *input_shape[2:])
 
 
+@keras.saving.register_keras_serializable(package="hierlstm")
 class UnfoldTime(keras.layers.Layer):
     """[(B*T, U), reference (B, T, ...)] -> (B, T, U): splits the folded axis back apart,
     taking B and T from the reference tensor at run time."""
@@ -35,6 +38,7 @@ class UnfoldTime(keras.layers.Layer):
         return (reference_shape[0], reference_shape[1], summaries_shape[-1])
 
 
+@keras.saving.register_keras_serializable(package="hierlstm")
 class NestedCell(keras.layers.Layer):
     """The source question's cell: one outer step runs a whole inner LSTM. Step input (B, R, C) ->
     inner LSTM -> (B, inner) -> `LSTMCell(outer)` -> (B, outer), states [h, c] each (B, outer).
@@ -53,6 +57,10 @@ class NestedCell(keras.layers.Layer):
         )
         self.state_size = self.outer_cell.state_size
         self.output_size = outer_units
+
+    def get_config(self):
+        config = super().get_config()
+        return {**config, "inner_units": self.inner_units, "outer_units": self.output_size}
 
     def build(self, input_shape):  # input_shape: (B, R, C), one outer step
         self.inner_lstm.build(input_shape)

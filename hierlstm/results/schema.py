@@ -17,6 +17,7 @@ from typing import Any
 from hierlstm.config import RunConfig
 from hierlstm.records import COLUMN_KINDS, CONFIG_COLUMNS, PHASE_COLUMNS, ROW_COLUMNS
 from hierlstm.refusals import Refusal, Refused
+from hierlstm.results.audits import CREATE_AUDITS, CREATE_AUDITS_INDEX
 from hierlstm.results.profiles import CREATE_PROFILES, CREATE_PROFILES_INDEX
 
 
@@ -26,7 +27,7 @@ class ResultsError(ValueError):
     row or the field; nothing is written."""
 
 
-SCHEMA_VERSION = 5  # PRAGMA user_version; bump with a migration when the columns change
+SCHEMA_VERSION = 6  # PRAGMA user_version; bump with a migration when the columns change
 CONTEXT_COLUMNS = ("id", "created_at", "host")
 COLUMNS = (*CONTEXT_COLUMNS, *ROW_COLUMNS)
 KINDS = {**dict.fromkeys(CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}  # column -> kind
@@ -119,6 +120,8 @@ def upgrade(connection: sqlite3.Connection, path: Path):
         _create(connection)
     elif version in (1, 2, 3, 4):
         _migrate(connection, path, version)
+    elif version == 5:  # schema 6 only adds the audits table, created below
+        pass
     else:
         raise ResultsError(f"{path} has results schema version {version}, which no hierlstm wrote.")
     if version == 4:  # its profiles table gains the backend columns, with a TensorFlow run's values
@@ -127,6 +130,8 @@ def upgrade(connection: sqlite3.Connection, path: Path):
                 f"ALTER TABLE profiles ADD COLUMN {column} TEXT NOT NULL DEFAULT '{value}'"
             )
     _create_profiles(connection)  # schema 4: the profiles table, whatever the file had
+    connection.execute(CREATE_AUDITS)  # schema 6: the Your model page's timed runs
+    connection.execute(CREATE_AUDITS_INDEX)
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from hierlstm.config import data_folder
 from hierlstm.records import BenchResult
 from hierlstm.refusals import is_busy, refusing, writable_file
-from hierlstm.results import exchange, profiles, schema
+from hierlstm.results import audits, exchange, profiles, schema
 from hierlstm.results.schema import COLUMNS, KINDS, SCHEMA_VERSION
 from hierlstm.results.validation import checked_row, checked_rows, utc_timestamp
 
@@ -108,6 +108,29 @@ class ResultStore:
         with self._connect("store") as connection, _transaction(connection):
             connection.execute(profiles.INSERT_PROFILE, values)
         return row["id"]
+
+    def add_audit(self, row: dict, *, created_at: datetime | str | None = None) -> str:
+        """Stores one timed run of the Your model page (`hierlstm.results.audits.audit_row`) in
+        its own transaction; returns its new id."""
+        row = {
+            "id": str(uuid.uuid4()),
+            "created_at": utc_timestamp(datetime.now(UTC) if created_at is None else created_at),
+            "host": socket.gethostname(),
+            **row,
+        }
+        values = [
+            profiles.sql_value(kind, row[column]) for column, kind in audits.AUDIT_KINDS.items()
+        ]
+        with self._connect("store") as connection, _transaction(connection):
+            connection.execute(audits.INSERT_AUDIT, values)
+        return row["id"]
+
+    def audits(self) -> pd.DataFrame:
+        """Every stored Your model run, newest first; columns `AUDIT_COLUMNS`."""
+        query = audits.SELECT_AUDITS + " ORDER BY created_at DESC, rowid DESC"
+        with self._connect() as connection:
+            found = connection.execute(query).fetchall()
+        return pd.DataFrame(found, columns=list(audits.AUDIT_COLUMNS))
 
     def profiles(self, *, variant: str | None = None) -> pd.DataFrame:
         """Every stored profile's summary row, newest first, optionally of one variant.

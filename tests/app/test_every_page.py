@@ -25,6 +25,7 @@ BEFORE = {
     "scaling": ("sweep_axis", "sweep_values_time_steps", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-gradients-shared_cell", "sharing-source"),
     "results": ("results-table", "results-export-csv", "results-export-json", "results_import"),
+    "your_model": ("yours_source", "yours_example", "yours-trace", "yours-audit", "yours-download"),
     "lesson": ("lesson-shapes", "lesson-chain", "lesson_pitfall"),
 }
 AFTER = {
@@ -40,6 +41,7 @@ AFTER = {
     "scaling": ("scaling-latency", "scaling-cost", "scaling-table", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
     "results": ("results-compare", "results-table", "results_compare"),
+    "your_model": (*BEFORE["your_model"], "yours-timing"),
     "lesson": ("lesson-kernels", "lesson-precision", "lesson-variants", "lesson-training"),
 }
 PAGE_NAMES = [page.name for page in PAGES]

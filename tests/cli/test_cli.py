@@ -101,6 +101,11 @@ BAD_ARGUMENTS = [
     ("profile --variant folded --trace-json hierlstm", "--trace-json must name a"),
     ("profile --variant folded --trace-json ' '", "got ' '."),
     ("profile --variant folded --trace-json README.md/t.json", "(not folder)."),
+    ("audit", "the following arguments are required: MODEL"),
+    ("audit README.md --size time", "--size takes NAME=N (e.g. time=50); got 'time'."),
+    ("audit README.md --size time=0", "--size time must be a whole number from 1 to 100000"),
+    ("audit README.md --backend theano", "--backend is one of tensorflow, jax, torch"),
+    ("audit no-such-model.keras", "no-such-model.keras: no such file."),
 ]
 ANSWERS = """
 import contextlib, io, json, sys

@@ -109,7 +109,7 @@ def test_the_fixture_is_a_schema_1_file():
 
 
 def test_opening_migrates_to_today_s_columns_and_version(migrated):
-    today = (schema.SCHEMA_VERSION, schema.COLUMNS, ["profiles", "results"])  # schema 4's, empty
+    today = (schema.SCHEMA_VERSION, schema.COLUMNS, ["audits", "profiles", "results"])
     assert schema_of(migrated.path) == today
     with sqlite3.connect(migrated.path) as connection:
         indexes = connection.execute("SELECT tbl_name FROM sqlite_master WHERE type = 'index'")
@@ -358,8 +358,8 @@ def test_the_frozen_schema_4_columns_are_the_frozen_table_s():
 @pytest.mark.parametrize("version", OLD)
 def test_an_old_file_opens_as_today_s_schema_with_every_value_kept(tmp_path, version):
     store = ResultStore(old_file(tmp_path, version))
-    assert schema_of(store.path) == (5, schema.COLUMNS, ["profiles", "results"])
-    assert set(V3_DEFAULTS) <= set(schema.COLUMNS) and schema.SCHEMA_VERSION == 5
+    assert schema_of(store.path) == (6, schema.COLUMNS, ["audits", "profiles", "results"])
+    assert set(V3_DEFAULTS) <= set(schema.COLUMNS) and schema.SCHEMA_VERSION == 6
     _, rows, _ = OLD[version]
     frame = store.rows()
     assert list(frame["id"]) == [row["id"] for row in reversed(rows)]  # newest first
@@ -468,13 +468,14 @@ def test_a_row_of_an_unknown_backend_or_samples_that_are_not_times_is_refused(
 
 def v3_file(directory):
     """A file as schema 3 left it: today's results table less schema 5's backend columns, one
-    row, and no profiles table."""
+    row, and no profiles table (nor schema 6's audits)."""
     path = directory / "results-v3.sqlite3"
     store = ResultStore(path)
     store.add(make_result())
     with sqlite3.connect(path) as connection:
         connection.execute("DROP INDEX profiles_by_time")
         connection.execute("DROP TABLE profiles")
+        connection.execute("DROP TABLE audits")
         for column in schema.ADDED_IN_V5:
             connection.execute(f"ALTER TABLE results DROP COLUMN {column}")
         connection.execute("PRAGMA user_version = 3")
@@ -491,7 +492,8 @@ def test_a_schema_3_file_gains_the_empty_profiles_table(tmp_path):
     path = v3_file(tmp_path)
     rows = stored_values(path, schema.V4_COLUMNS)  # read without opening (migrating) it
     store = ResultStore(path)
-    assert schema_of(path, "profiles") == (5, PROFILE_COLUMNS, ["profiles", "results"])
+    tables = ["audits", "profiles", "results"]
+    assert schema_of(path, "profiles") == (schema.SCHEMA_VERSION, PROFILE_COLUMNS, tables)
     with sqlite3.connect(path) as connection:
         indexes = connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
         assert "profiles_by_time" in {name for (name,) in indexes}
@@ -526,3 +528,43 @@ def test_a_migration_that_fails_leaves_the_file_as_it_was(tmp_path, monkeypatch,
     with pytest.raises(error, match=match):
         ResultStore(path)
     assert (schema_of(path), count_of(path)) == before and before[0][0] == version
+
+
+def test_a_schema_5_file_gains_the_audits_table_and_keeps_its_rows(tmp_path):
+    """Schema 6 adds only the Your model page's table: a schema-5 file (today's, without it)
+    opens with every row kept, and stores an audit."""
+    from factories import make_result
+
+    from hierlstm.results.audits import audit_row
+
+    path = tmp_path / "results-v5.sqlite3"
+    ResultStore(path).add(make_result())
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE audits")
+        connection.execute("PRAGMA user_version = 5")
+    store = ResultStore(path)
+    assert schema_of(path) == (6, schema.COLUMNS, ["audits", "profiles", "results"])
+    assert store.count() == 1
+    row = audit_row(
+        model_name="mine",
+        file_sha256="0123456789abcdef",
+        input_shapes=[(2, 3, 4)],
+        changes=[{"path": "rnn", "before": "RNN(LSTMCell)", "after": "LSTM"}],
+        check={"matches": True, "output_diff": 0.0, "gradient_diff": 1e-8},
+        medians={
+            "original/forward": 2e-3,
+            "rewritten/forward": 1e-3,
+            "original/step": 4e-3,
+            "rewritten/step": 2e-3,
+        },  # fmt: skip
+        rounds=5,
+        versions={"keras": "3.15.1"},
+    )
+    store.add_audit(row)
+    (stored,) = store.audits().to_dict(orient="records")
+    assert (stored["model_name"], stored["file_sha256"], stored["rounds"]) == (
+        "mine",
+        row["file_sha256"],
+        5,
+    )
+    assert stored["rewritten_step_s"] == 2e-3 and stored["keras_version"] == "3.15.1"

@@ -1,0 +1,158 @@
+"""`audit MODEL`: your own Keras model traced, every recurrent layer's kernel per backend and why,
+checked on the graph traced as a GPU traces it (TensorFlow), the rewrite saved (`--rewrite OUT`)
+and timed beside the original (`--bench`). Sizes and backends are checked before TensorFlow is
+imported; a refused file is one `error:` line, exit 2."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hierlstm.cli.format import shown, text_table
+from hierlstm.cli.parser import UsageError, whole_number
+
+BACKENDS = ("tensorflow", "jax", "torch")
+MAX_SIZE = 100_000
+
+
+def audit_settings(args) -> tuple[dict[str, int], list[str]]:
+    """(sizes by name, backends shown) from the flags; UsageError for a bad one or a file that
+    is not there."""
+    sizes = {}
+    for text in args.size or []:
+        match = re.fullmatch(r"([A-Za-z_][\w.]*)=(\S+)", text)
+        if not match:
+            raise UsageError(f"--size takes NAME=N (e.g. time=50); got {text!r}.")
+        sizes[match[1]] = whole_number(f"--size {match[1]}", match[2], 1, MAX_SIZE)
+    backends = list(dict.fromkeys(args.backend or BACKENDS))
+    unknown = [name for name in backends if name not in BACKENDS]
+    if unknown:
+        raise UsageError(f"--backend is one of {', '.join(BACKENDS)}; got {unknown[0]!r}.")
+    if not Path(args.model).is_file():
+        raise UsageError(f"{args.model}: no such file.")
+    if args.repeats is not None:
+        whole_number("--repeats", args.repeats, 1, 100)
+    return sizes, backends
+
+
+def cmd_audit(args) -> int:
+    from hierlstm.yours import audit, load, rewrite, verify
+
+    sizes, backends = audit_settings(args)
+    try:
+        model, info = load.load_model_file(args.model)
+        result = audit.audit(
+            model, sizes, jit_compile=args.jit_compile, torch_compile=args.torch_compile
+        )
+    except load.ModelFileError as error:
+        raise UsageError(str(error)) from None
+    except ValueError as error:  # a size named for no None dimension
+        raise UsageError(str(error)) from None
+    document = {
+        "file": {"path": info.path, "name": info.name, "sha256": info.sha256},
+        "audit": result.to_dict(),
+        "verified": verify.verify(model, result).to_dict(),
+    }
+    if args.rewrite or args.bench:
+        document["rewrite"] = _rewrite(model, info, result, args, rewrite)
+    shown(args.json, document, lambda: format_audit(document, backends))
+    return 0
+
+
+def _rewrite(model, info, result, args, rewrite) -> dict:
+    """The rewrite's part of the document: its changes and check, the file saved (--rewrite),
+    and with --bench both timed and the run stored (`measure.rewrite_bench_and_store`)."""
+    rewritten, changes = rewrite.rewrite(model)
+    if rewritten is None:
+        return {"changes": []}
+    part = {
+        "changes": [vars(change) for change in changes],
+        "check": rewrite.check(model, rewritten, result.input_shapes).to_dict(),
+    }
+    if args.rewrite:
+        rewritten.save(args.rewrite)
+        part["saved"] = str(args.rewrite)
+    if args.bench:
+        from hierlstm.cli.timing import measured, open_store
+        from hierlstm.measure import rewrite_bench_and_store
+
+        repeats = int(args.repeats or 5)
+        store = open_store(args)
+        outcome, refused = measured(
+            rewrite_bench_and_store, model, info, result.input_shapes, repeats, store
+        )
+        timing = outcome[2]
+        part["timing"] = timing.to_dict()
+        part["speedup"] = {phase: timing.speedup(phase) for phase in ("forward", "step")}
+        part["stored"] = outcome[3]
+        if refused:
+            part["not_stored"] = refused
+    return part
+
+
+def format_audit(document: dict, backends: list[str]) -> str:
+    result = document["audit"]
+    shapes = ", ".join(str(tuple(shape)) for shape in result["input_shapes"])
+    sizes = " ".join(f"{name}={size}" for name, size in result["sizes"].items())
+    lines = [f"{result['model']} ({document['file']['sha256']}): inputs {shapes} at {sizes}", ""]
+    rows = [
+        (
+            "  " * step["depth"] + step["path"],
+            step["layer"],
+            tuple(step["symbolic_shape"]),
+            tuple(step["concrete_shape"]),
+            f"{step['params']:,}",
+            "-" if step["flops"] is None else f"{step['flops']:,}",
+        )
+        for step in result["steps"]
+    ]
+    header = ("layer", "class", "symbolic", "concrete", "params", "FLOPs")
+    lines += [text_table(header, rows), ""]
+    if result["uncounted"]:
+        lines.append(f"FLOPs not counted (no formula): {', '.join(result['uncounted'])}")
+    verified = {layer["path"]: layer for layer in document["verified"]["layers"]}
+    rows = []
+    for row in result["recurrent"]:
+        for backend in backends:
+            kernel = row["kernels"][backend]
+            check = ""
+            if backend == "tensorflow":
+                check = "yes" if verified[row["path"]]["agrees"] else "NO"
+            rows.append(
+                (row["path"], row["layer"], backend, kernel["kernel"], check, kernel["why"])
+            )
+    if rows:
+        header = ("recurrent layer", "class", "backend", "kernel", "verified", "why")
+        lines += ["", text_table(header, rows)]
+    for title, key in (
+        ("pitfalls", "pitfalls"),
+        ("suggestions", "suggestions"),
+        ("notes", "notes"),
+    ):
+        if result[key]:
+            lines += ["", f"{title}:", *(f"- {item['text']}" for item in result[key])]
+    if "rewrite" in document:
+        lines += ["", *_format_rewrite(document["rewrite"])]
+    return "\n".join(lines)
+
+
+def _format_rewrite(part: dict) -> list[str]:
+    if not part["changes"]:
+        return ["rewrite: nothing applies mechanically"]
+    lines = [
+        "rewrite:",
+        *(f"- {c['path']}: {c['before']} -> {c['after']}" for c in part["changes"]),
+    ]
+    check = part["check"]
+    verdict = "match" if check["matches"] else "DIFFER"
+    lines.append(
+        f"outputs and gradients {verdict} (largest differences {check['output_diff']:.3g}, "
+        f"{check['gradient_diff']:.3g})"
+    )
+    if "saved" in part:
+        lines.append(f"saved: {part['saved']}")
+    for phase, speedup in part.get("speedup", {}).items():
+        original = part["timing"][f"original/{phase}"]["median_s"] * 1e3
+        rewritten = part["timing"][f"rewritten/{phase}"]["median_s"] * 1e3
+        lines.append(f"{phase}: {original:.3g} ms -> {rewritten:.3g} ms ({speedup:.2f}x)")
+    return lines

@@ -1,0 +1,214 @@
+"""The audit of a user's model, each reason on a small model built here: the kernel and first reason
+per backend, and on TensorFlow the same answer read from the graph traced as a GPU traces it
+(Keras's `_is_gpu_available` answers yes; graphs holding CudnnRNNV3 are traced, never run)."""
+
+import dataclasses
+
+import keras
+import pytest
+
+from hierlstm import audit as public_audit
+from hierlstm.i18n import LANGUAGES, t
+from hierlstm.model import cudnn
+from hierlstm.yours import audit, verify, walk
+
+SIZES = {"batch": 2, "time": 3}
+CUDNN = ("cudnn", "")
+
+
+def sequence_model(layer, features=4, time=None) -> keras.Model:
+    inputs = keras.Input((time, features), name="features")  # (B, T, 4)
+    return keras.Model(inputs, layer(inputs), name="small")
+
+
+def masked_model() -> keras.Model:
+    tokens = keras.Input((None,), dtype="int32", name="tokens")  # (B, T), 0 = padding
+    x = keras.layers.Embedding(10, 4, mask_zero=True, name="embedding")(tokens)
+    return keras.Model(tokens, keras.layers.LSTM(3, name="rnn")(x), name="masked")
+
+
+def nested_model() -> keras.Model:
+    inner = keras.Sequential(
+        [keras.Input((None, 4)), keras.layers.GRU(3, name="inner_gru")], name="inner"
+    )
+    inputs = keras.Input((None, 4), name="features")
+    return keras.Model(inputs, inner(inputs), name="outer")
+
+
+def td_model(inner) -> keras.Model:
+    inputs = keras.Input((None, 5, 4), name="frames")  # (B, T, 5, 4)
+    return keras.Model(inputs, keras.layers.TimeDistributed(inner, name="td")(inputs))
+
+
+# name: (model factory, audit options, path, {backend: (kernel, reason key)}), TensorFlow's always
+# given: it is the one checked on the traced graph.
+CASES = {
+    "lstm": (lambda: sequence_model(keras.layers.LSTM(3, name="rnn")), {}, "rnn",
+             {"tensorflow": CUDNN, "jax": CUDNN, "torch": CUDNN}),
+    "gru": (lambda: sequence_model(keras.layers.GRU(3, name="rnn")), {}, "rnn",
+            {"tensorflow": CUDNN, "jax": ("generic", "kernel.why.gru_jax"), "torch": CUDNN}),
+    "activation": (lambda: sequence_model(keras.layers.LSTM(3, activation="relu", name="rnn")),
+                   {}, "rnn", {"tensorflow": ("generic", "kernel.why.activation")}),
+    "recurrent_activation": (
+        lambda: sequence_model(keras.layers.GRU(3, recurrent_activation="hard_sigmoid",
+                                                name="rnn")),
+        {}, "rnn", {"tensorflow": ("generic", "kernel.why.recurrent_activation")}),
+    "recurrent_dropout": (
+        lambda: sequence_model(keras.layers.LSTM(3, recurrent_dropout=0.2, name="rnn")),
+        {}, "rnn", {b: ("generic", "kernel.why.recurrent_dropout") for b in audit.BACKENDS}),
+    "unroll": (lambda: sequence_model(keras.layers.LSTM(3, unroll=True, name="rnn"), time=3),
+               {}, "rnn", {"tensorflow": ("generic", "kernel.why.unroll")}),
+    "use_bias": (lambda: sequence_model(keras.layers.GRU(3, use_bias=False, name="rnn")),
+                 {}, "rnn", {b: ("generic", "kernel.why.use_bias") for b in audit.BACKENDS}),
+    "reset_after": (lambda: sequence_model(keras.layers.GRU(3, reset_after=False, name="rnn")),
+                    {}, "rnn", {"tensorflow": ("generic", "kernel.why.reset_after")}),
+    "cell": (lambda: sequence_model(keras.layers.RNN(keras.layers.LSTMCell(3), name="rnn")),
+             {}, "rnn", {b: ("generic", "kernel.why.cell") for b in audit.BACKENDS}),
+    "use_cudnn": (lambda: sequence_model(keras.layers.LSTM(3, use_cudnn=False, name="rnn")),
+                  {}, "rnn", {b: ("generic", "kernel.why.requested") for b in audit.BACKENDS}),
+    "simple_rnn": (lambda: sequence_model(keras.layers.SimpleRNN(3, name="rnn")), {}, "rnn",
+                   {"tensorflow": ("generic", "kernel.why.simple_rnn")}),
+    "jit_compile": (lambda: sequence_model(keras.layers.LSTM(3, name="rnn")),
+                    {"jit_compile": True}, "rnn",
+                    {"tensorflow": ("fails", "kernel.why.xla"), "jax": CUDNN}),
+    "jit_compile_generic": (
+        lambda: sequence_model(keras.layers.LSTM(3, use_cudnn=False, name="rnn")),
+        {"jit_compile": True}, "rnn", {"tensorflow": ("generic", "kernel.why.requested")}),
+    "mask": (masked_model, {}, "rnn",
+             {"tensorflow": CUDNN, "jax": ("generic", "kernel.why.masked"),
+              "torch": ("generic", "kernel.why.masked")}),
+    "torch_compile": (lambda: sequence_model(keras.layers.LSTM(3, name="rnn")),
+                      {"torch_compile": True}, "rnn",
+                      {"tensorflow": CUDNN, "torch": ("generic", "kernel.why.compiling")}),
+    "bidirectional_forward": (
+        lambda: sequence_model(keras.layers.Bidirectional(keras.layers.GRU(3, name="g"),
+                                                          name="bi")),
+        {}, "bi/forward_g", {"tensorflow": CUDNN}),
+    "bidirectional_backward": (
+        lambda: sequence_model(keras.layers.Bidirectional(
+            keras.layers.LSTM(3, activation="relu", name="l"), name="bi")),
+        {}, "bi/backward_l", {"tensorflow": ("generic", "kernel.why.activation")}),
+    "time_distributed": (lambda: td_model(keras.layers.LSTM(3, name="inner")), {}, "td/inner",
+                         {"tensorflow": CUDNN}),
+    "time_distributed_cell": (
+        lambda: td_model(keras.layers.RNN(keras.layers.GRUCell(3), name="inner")), {},
+        "td/inner", {"tensorflow": ("generic", "kernel.why.cell")}),
+    "nested_model": (nested_model, {}, "inner/inner_gru", {"tensorflow": CUDNN}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_reason_is_the_audits_and_the_traced_graphs(case):
+    factory, options, path, expected = CASES[case]
+    model = factory()
+    names = {dimension.name for dimension in walk.free_dimensions(model)}
+    result = audit.audit(model, {k: v for k, v in SIZES.items() if k in names}, **options)
+    rows = {row.path: row for row in result.recurrent}
+    for backend, (kernel, reason) in expected.items():
+        assert (rows[path].kernels[backend].kernel, rows[path].kernels[backend].reason) == (
+            kernel,
+            reason,
+        ), backend
+    checked = verify.verify(model, result)
+    assert checked.agrees, checked.to_dict()
+    assert {c.path: c.found for c in checked.layers}[path] == expected["tensorflow"][0]
+
+
+def test_the_verification_can_disagree():
+    """An audit that claimed the generic loop for a layer whose graph holds cuDNN's op, or cuDNN
+    for one whose graph does not, is caught."""
+    model = sequence_model(keras.layers.LSTM(3, name="rnn"))
+    result = audit.audit(model, SIZES)
+    row = result.recurrent[0]
+    generic = {**row.kernels, "tensorflow": audit.Kernel("generic", "kernel.why.other")}
+    wrong = dataclasses.replace(result, recurrent=[dataclasses.replace(row, kernels=generic)])
+    assert not verify.verify(model, wrong).agrees
+    dropout = sequence_model(keras.layers.LSTM(3, recurrent_dropout=0.1, name="rnn"))
+    claimed = dataclasses.replace(
+        audit.audit(dropout, SIZES),
+        recurrent=[dataclasses.replace(row, kernels={"tensorflow": audit.Kernel("cudnn", "")})],
+    )
+    assert not verify.verify(dropout, claimed).agrees
+
+
+def test_every_reason_reads_one_line_in_both_languages():
+    keys = {key for key, _ in cudnn._ARGUMENT_REASONS} | {"kernel.why.gru_jax", "yours.why.cudnn"}
+    keys |= set(audit.SUGGESTIONS.values())
+    for key in keys:
+        for lang in LANGUAGES:
+            text = t(key, lang, layer="rnn")
+            assert text != key and "\n" not in text, (key, lang)
+
+
+def test_the_variants_rule_is_the_layers_rule():
+    """The variants' reasons come from the same per-layer rule: an RNN(LSTMCell) variant and a
+    generic-kernel config read as their layer facts."""
+    from hierlstm.config import RunConfig
+
+    config = RunConfig(variant="shared_cell")
+    facts = {"cuda_build": True, "gpu_visible": True}
+    assert cudnn.refusal(config, **facts, cell=True) == cudnn.layer_refusal(
+        "tensorflow", cudnn.RecurrentFacts(kind="cell"), **facts
+    )
+    generic = config.replace(lstm_kernel="generic")
+    assert cudnn.refusal_torch(generic, **facts) == "kernel.why.requested"
+    assert cudnn.refusal_jax(config, **facts, masked=True) == "kernel.why.masked"
+
+
+def test_pitfalls_beside_the_reasons():
+    stateful = keras.Sequential(
+        [keras.Input((3, 4), batch_size=2), keras.layers.LSTM(3, stateful=True, name="rnn")]
+    )
+    keys = [m.key for m in audit.audit(stateful, {}).pitfalls]
+    assert keys == ["yours.pitfall.jit_auto", "yours.pitfall.stateful"]
+    masked = [m.key for m in audit.audit(masked_model(), SIZES).pitfalls]
+    assert masked == ["yours.pitfall.jit_auto", "yours.pitfall.mask_tf"]
+    unknown = [m.key for m in audit.audit(td_model(keras.layers.LSTM(3)), SIZES).pitfalls]
+    assert unknown[0] == "yours.pitfall.td_unknown"
+    jit = audit.audit(sequence_model(keras.layers.LSTM(3, name="rnn")), SIZES, jit_compile=True)
+    assert [m.key for m in jit.pitfalls] == ["yours.pitfall.xla_fails"]
+
+
+def test_a_model_without_recurrent_layers_is_a_note_and_still_traced():
+    inputs = keras.Input((5,), name="features")
+    model = keras.Model(inputs, keras.layers.Dense(3, name="head")(inputs))
+    result = public_audit(model, {"batch": 4})
+    assert [m.key for m in result.notes] == ["yours.note.no_recurrent"]
+    assert [(s.path, s.concrete_shape, s.flops) for s in result.steps] == [
+        ("head", (4, 3), 2 * 5 * 3 * 4)
+    ]
+    assert result.to_dict()["notes"][0]["text"] == t("yours.note.no_recurrent")
+
+
+def test_suggestions_name_the_argument_and_what_it_changes():
+    model = sequence_model(keras.layers.LSTM(3, recurrent_dropout=0.2, name="rnn"))
+    (suggestion,) = audit.audit(model, SIZES).suggestions
+    assert suggestion.key == "yours.suggest.recurrent_dropout"
+    assert "recurrent_dropout=0" in suggestion.text() and "rnn" in suggestion.text()
+    cell = sequence_model(keras.layers.RNN(keras.layers.LSTMCell(3), name="rnn"))
+    assert audit.audit(cell, SIZES).suggestions == []  # rewritten instead
+
+
+def test_the_trace_gives_shapes_params_and_flops_inside_wrappers():
+    inputs = keras.Input((6, None, 1), name="image")  # (B, 6, T, 1)
+    x = keras.layers.Conv2D(2, 3, padding="same", name="conv")(inputs)  # (B, 6, T, 2)
+    x = keras.layers.MaxPooling2D((3, 1), name="pool")(x)  # (B, 2, T, 2)
+    x = keras.layers.Permute((2, 1, 3), name="permute")(x)  # (B, T, 2, 2)
+    x = keras.layers.TimeDistributed(keras.layers.LSTM(4, name="inner"), name="td")(x)
+    x = keras.layers.Bidirectional(keras.layers.GRU(3, return_sequences=True), name="bi")(x)
+    x = keras.layers.Attention(name="attention")([x, x])
+    model = keras.Model(inputs, x, name="image_model")
+    assert [d.name for d in walk.free_dimensions(model)] == ["batch", "time"]
+    steps = {s.path: s for s in walk.trace_layers(model, {"batch": 2, "time": 5})}
+    assert steps["td"].symbolic_shape == (None, None, 4)
+    assert steps["td"].concrete_shape == (2, 5, 4)
+    assert (steps["td/inner"].concrete_shape, steps["td/inner"].calls) == ((2, 4), 5)
+    assert steps["conv"].flops == 2 * 9 * 1 * (2 * 6 * 5 * 2)
+    assert steps["pool"].flops == 2 * (2 * 2 * 5 * 2)
+    assert steps["td/inner"].flops == 2 * 4 * 4 * (2 + 4) * 2 * 2 * 5  # per call x 5 calls
+    gru = 2 * 3 * 3 * (4 + 3) * 5 * 2
+    assert steps["bi/forward_gru"].flops == steps["bi/backward_gru"].flops == gru
+    assert steps["bi"].flops == 2 * gru
+    assert steps["bi"].params == model.get_layer("bi").count_params()
+    result = audit.audit(model, {"batch": 2, "time": 5})
+    assert result.uncounted == ["attention"]
