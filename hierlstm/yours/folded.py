@@ -13,8 +13,16 @@ import keras
 class FoldedTimeDistributed(keras.layers.Wrapper):
     """(batch, time, *inner) -> (batch*time, *inner) -> layer -> (batch, time, *out)."""
 
+    def __init__(self, layer, **kwargs):
+        super().__init__(layer, **kwargs)
+        self.supports_masking = True  # the (batch, time) mask passes on, as TimeDistributed's
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
+
     def build(self, input_shape):
-        self.layer.build((None, *input_shape[2:]))
+        if not self.layer.built:  # loading a saved model builds the inner layer first
+            self.layer.build((None, *input_shape[2:]))
         self.built = True
 
     def call(self, inputs, training=None, mask=None):

@@ -1,7 +1,9 @@
 """The answer's advice applied where it is mechanical: `keras.models.clone_model` with a
 `clone_function` turns `RNN(LSTMCell)` / `RNN(GRUCell)` into `LSTM` / `GRU` (the same arguments,
-so the same function, now eligible for cuDNN) and `TimeDistributed(LSTM/GRU)` into
-`FoldedTimeDistributed` (one call over batch x time); the original's weights are copied over.
+so the same function, now eligible for cuDNN) and `TimeDistributed` over an LSTM, a GRU or a
+layer that treats each row alone (Dense, a convolution, ...) into `FoldedTimeDistributed` (one call
+over batch x time, which also escapes Keras 3's unknown-length path); the original's weights are
+copied over.
 `check` compares outputs and gradients at the user's sizes; `bench` times both, forward and a
 training step, in interleaved rounds (`hierlstm.timing.rounds.timer_rounds`)."""
 
@@ -20,6 +22,26 @@ from hierlstm.yours.folded import FoldedTimeDistributed
 from hierlstm.yours.verify import sample_inputs
 
 RECURRENT = (keras.layers.LSTM, keras.layers.GRU)
+# Layers that compute each row of a batch alone, so one call over batch x time folded is the same
+# function as TimeDistributed's call per time step (BatchNormalization is not: its statistics
+# would span every time step). `check` confirms outputs and gradients either way.
+ROW_BY_ROW = (
+    keras.layers.Dense,
+    keras.layers.EinsumDense,
+    keras.layers.Conv1D,
+    keras.layers.Conv2D,
+    keras.layers.Conv3D,
+    keras.layers.MaxPooling1D,
+    keras.layers.MaxPooling2D,
+    keras.layers.AveragePooling1D,
+    keras.layers.AveragePooling2D,
+    keras.layers.GlobalAveragePooling1D,
+    keras.layers.GlobalMaxPooling1D,
+    keras.layers.Flatten,
+    keras.layers.Activation,
+    keras.layers.Embedding,
+    keras.layers.LayerNormalization,
+)
 _CELL_LAYER = {keras.layers.LSTMCell: keras.layers.LSTM, keras.layers.GRUCell: keras.layers.GRU}
 # An RNN's own arguments that its LSTM or GRU takes too.
 _RNN_ARGUMENTS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")
@@ -55,7 +77,7 @@ def _rewritten(layer, changes: list[Change], path: str):
         return replaced
     if isinstance(layer, keras.layers.TimeDistributed):
         inner = _as_layer(layer.layer) or layer.layer
-        if isinstance(inner, RECURRENT):
+        if isinstance(inner, RECURRENT + ROW_BY_ROW):
             before = f"TimeDistributed({_label(layer.layer)})"
             changes.append(Change(path, before, f"FoldedTimeDistributed({type(inner).__name__})"))
             inner = inner.__class__.from_config(inner.get_config())

@@ -5,6 +5,7 @@ takes cuDNN on the traced graph, saves, loads and is timed beside the original."
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from hierlstm.yours import audit, examples, load, rewrite, verify
 
@@ -76,6 +77,24 @@ def test_the_saved_rewrite_loads_and_computes_the_same(rewritten, tmp_path):
     loaded, _info = load.load_model_file(path)
     inputs = verify.sample_inputs(original, [(2, 3, 5, 4)])[0]
     np.testing.assert_allclose(loaded(inputs), original(inputs), rtol=1e-4, atol=1e-5)
+
+
+def test_a_row_by_row_layer_is_folded_too_and_escapes_the_unknown_length_path(tmp_path):
+    """TimeDistributed(Dense) over an unknown length, traced so, maps over the batch axis: a
+    wrong shape. Its folded rewrite saves, loads, and gives the right one."""
+    inputs = keras.Input((None, 5), name="frames")  # (B, T, 5)
+    original = keras.Model(inputs, keras.layers.TimeDistributed(keras.layers.Dense(3))(inputs))
+    new, changes = rewrite.rewrite(original)
+    assert [(c.before, c.after) for c in changes] == [
+        ("TimeDistributed(Dense)", "FoldedTimeDistributed(Dense)")
+    ]
+    new.save(tmp_path / "rewritten.keras")
+    loaded, _info = load.load_model_file(tmp_path / "rewritten.keras")
+    spec = tf.TensorSpec((None, None, 5), tf.float32)
+    x = np.random.default_rng(0).standard_normal((2, 7, 5)).astype(np.float32)
+    assert tuple(tf.function(original, input_signature=[spec])(x).shape) == (2, 2, 3)
+    traced = tf.function(loaded, input_signature=[spec])(x)
+    np.testing.assert_allclose(traced, original(x), rtol=1e-5, atol=1e-6)  # (2, 7, 3)
 
 
 def test_both_are_timed_in_interleaved_rounds(rewritten):
