@@ -23,6 +23,7 @@ LAYERS = (
     ),
     ("hierlstm.refusals",),
     ("hierlstm.model",),
+    ("hierlstm.values",),
     ("hierlstm.hardware",),
     ("hierlstm.distributed",),
     ("hierlstm.timing",),
@@ -39,7 +40,8 @@ LAYERS = (
 PURE = """config registry i18n records refusals model.cost model.cudnn model.trace_notes
 timing.basics timing.summary timing.rounds timing.rss backends backends.worker backends.kernels
 hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate distributed.distribute
-distributed.cluster results.diff app.diff_view app.figure_style""".split()
+distributed.cluster results.diff app.diff_view app.figure_style values
+values.sounds values.wav""".split()
 PURE += [f"app.{path.stem}" for path in sorted((PACKAGE / "app").glob("*chart*.py"))]
 
 
@@ -227,5 +229,5 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
 
 def test_the_concern_packages_are_there():
-    concerns = ("admission", "distributed", "hardware", "profiling", "timing")
+    concerns = ("admission", "distributed", "hardware", "profiling", "timing", "values")
     assert PACKAGES_WITH_EXPORTS == ["hierlstm", *(f"hierlstm.{concern}" for concern in concerns)]
