@@ -12,7 +12,7 @@ EXPORTS = {
     "spectrogram": "sounds",
     "WavRefused": "wav",
     "wav_input": "wav",
-    "LAYERS": "layer_values",
-    "layer_values": "layer_values",
+    "LAYERS": "keras_values",
+    "layer_values": "keras_values",
 }
 __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

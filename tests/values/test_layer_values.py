@@ -7,7 +7,7 @@ import pytest
 from hierlstm.config import RunConfig
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_forward, reference_layers
-from hierlstm.values.layer_values import LAYERS, layer_values
+from hierlstm.values.keras_values import LAYERS, layer_values
 from hierlstm.values.sounds import sound_input
 
 CONFIG = RunConfig(height=9, time_steps=5, filters=3, inner_units=4, outer_units=5, batch_size=1)
