@@ -16,5 +16,6 @@ EXPORTS = {
     "LAYERS": "keras_values",
     "layer_values": "keras_values",
     "receptive_field": "provenance",
+    "variant_differences": "agreement",
 }
 __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
