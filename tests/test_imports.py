@@ -41,7 +41,7 @@ PURE = """config registry i18n records refusals model.cost model.cudnn model.tra
 timing.basics timing.summary timing.rounds timing.rss backends backends.worker backends.kernels
 hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate distributed.distribute
 distributed.cluster results.diff app.diff_view app.figure_style values
-values.sounds values.wav values.provenance""".split()
+values.sounds values.wav values.provenance values.learning""".split()
 PURE += [f"app.{path.stem}" for path in sorted((PACKAGE / "app").glob("*chart*.py"))]
 
 
