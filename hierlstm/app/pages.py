@@ -33,5 +33,6 @@ PAGES = (
     Page("scaling", ":material/trending_up:", Action("run.sweep", heavy=True), "scaling"),
     Page("weight_sharing", ":material/share:", Action("run.sharing", heavy=True), "sharing"),
     Page("results", ":material/table_view:", Action("run.apply", heavy=False), "results"),
+    Page("inside", ":material/grid_on:", Action("run.learn", heavy=True), "inside"),
     Page("lesson", ":material/school:", Action("run.lesson", heavy=True), "lesson"),
 )

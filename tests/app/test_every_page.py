@@ -25,6 +25,10 @@ BEFORE = {
     "scaling": ("sweep_axis", "sweep_values_time_steps", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-gradients-shared_cell", "sharing-source"),
     "results": ("results-table", "results-export-csv", "results-export-json", "results_import"),
+    "inside": (
+        *("inside-input", "inside-conv", "inside-pool", "inside-permute", "inside-inner"),
+        *("inside-summary", "inside-outer", "inside-agree", "inside_t", "inside_s"),
+    ),
     "lesson": ("lesson-shapes", "lesson-chain", "lesson_pitfall"),
 }
 AFTER = {
@@ -40,6 +44,7 @@ AFTER = {
     "scaling": ("scaling-latency", "scaling-cost", "scaling-table", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
     "results": ("results-compare", "results-table", "results_compare"),
+    "inside": (*BEFORE["inside"], "inside-learning", "inside_params"),
     "lesson": ("lesson-kernels", "lesson-precision", "lesson-variants", "lesson-training"),
 }
 PAGE_NAMES = [page.name for page in PAGES]
