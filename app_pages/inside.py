@@ -126,8 +126,11 @@ largest = ", ".join(f"{name} {d['output'].max():.1e}" for name, d in differences
 st.caption(_("inside.agree.largest", values=largest))
 
 st.subheader(_("inside.section.learn"))
+steps_column, _rest = st.columns([1, 3])
 learning = Learning(
-    steps=int(st.number_input(_("inside.learn.steps"), 1, 2000, 100, 10, key="inside_steps")),
+    steps=int(
+        steps_column.number_input(_("inside.learn.steps"), 1, 2000, 100, 10, key="inside_steps")
+    ),
     seed=seed,
 )
 learn_config = inside.learning_config(controls.config)

@@ -85,10 +85,11 @@ def maps_figure(values: np.ndarray, title: str, y_title: str, lang: str, box) ->
             col=col,
         )
         _box(figure, *box, MARK, row=row, col=col)
+    apply_layout(figure, title, "", "", height=150 + 150 * rows)  # before the panels' titles
     _name_axes(figure, rows, columns, channels, t("inside.axis.time", lang), y_title)
     figure.update_layout(coloraxis={"colorscale": SIGNED, "cmin": -limit, "cmax": limit})
     figure.update_annotations(font_size=11)
-    return apply_layout(figure, title, "", "", height=150 + 150 * rows)
+    return figure
 
 
 def sequence_figure(values: np.ndarray, lang: str, selected) -> go.Figure:
@@ -103,6 +104,17 @@ def sequence_figure(values: np.ndarray, lang: str, selected) -> go.Figure:
 
 
 GATE_SCALES = {"i": UNSIGNED, "f": UNSIGNED, "g": SIGNED, "o": UNSIGNED, "c": SIGNED, "h": SIGNED}
+# Three colour bars: the gates in [0, 1], g and h in [-1, 1] (tanh), the cell state its own.
+_BARS = {"i": (0.86, "i f o"), "g": (0.5, "g h"), "c": (0.14, "c")}
+
+
+def _lstm_range(name: str, values: dict) -> tuple[float, float]:
+    if GATE_SCALES[name] == UNSIGNED:
+        return 0.0, 1.0
+    if name == "c":
+        limit = float(np.max(np.abs(values["c"]))) or 1.0
+        return -limit, limit
+    return -1.0, 1.0
 
 
 def lstm_figure(values: dict, title: str, x_title: str, lang: str, column: int) -> go.Figure:
@@ -113,24 +125,27 @@ def lstm_figure(values: dict, title: str, x_title: str, lang: str, column: int) 
     for index, name in enumerate(names):
         row, col = _panel(index, 3)
         grid = values[name].T  # (units, steps)
-        signed = GATE_SCALES[name] == SIGNED
-        limit = float(np.max(np.abs(grid))) or 1.0
+        low, high = _lstm_range(name, values)
+        bar = _BARS.get(name)
         figure.add_trace(
             go.Heatmap(
                 z=grid,
                 colorscale=GATE_SCALES[name],
-                zmin=-limit if signed else 0,
-                zmax=limit if signed else 1,
-                showscale=index in (0, 2),
-                colorbar={"len": 0.4, "y": 0.8 if index == 0 else 0.2, "thickness": 12},
+                zmin=low,
+                zmax=high,
+                showscale=bar is not None,
+                colorbar={"len": 0.28, "y": bar[0], "thickness": 12, "title": {"text": bar[1]}}
+                if bar
+                else None,
                 name=name,
             ),
             row=row,
             col=col,
         )
         _box(figure, column, column, 0, grid.shape[0] - 1, MARK, row=row, col=col)
+    apply_layout(figure, title, "", "", height=520)
     _name_axes(figure, rows, 3, len(names), x_title, t("inside.axis.unit", lang))
-    return apply_layout(figure, title, "", "", height=520)
+    return figure
 
 
 def summary_figure(values: np.ndarray, lang: str, time_step: int) -> go.Figure:
@@ -144,6 +159,9 @@ def summary_figure(values: np.ndarray, lang: str, time_step: int) -> go.Figure:
 
 
 FLOOR = 1e-12  # an exact zero difference, drawn as the floor of the log scale
+# light for no difference, dark for a large one: written out, so no theme replaces it
+DIFFERENCE_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"]]
+DIFFERENCE_SCALE += [[0.875, "#d94801"], [1.0, "#7f2704"]]
 
 
 def agreement_figure(differences: dict, outputs: tuple, lang: str, precision: str) -> go.Figure:
@@ -160,10 +178,18 @@ def agreement_figure(differences: dict, outputs: tuple, lang: str, precision: st
         rows=len(variants),
         cols=len(outputs),
         subplot_titles=titles,
-        horizontal_spacing=0.05,
+        horizontal_spacing=0.07,
         vertical_spacing=0.04,
     )
+    apply_layout(figure, t("inside.fig.agreement", lang, precision=precision), "", "")
+    last_present = {
+        output: max(
+            (row for row, v in enumerate(variants, 1) if output in differences[v]), default=0
+        )
+        for output in outputs
+    }
     for row, variant in enumerate(variants, start=1):
+        labelled = False  # the variant's name on the first picture of its row
         for col, output in enumerate(outputs, start=1):
             value = differences[variant].get(output)
             if value is None:
@@ -183,20 +209,21 @@ def agreement_figure(differences: dict, outputs: tuple, lang: str, precision: st
                 row=row,
                 col=col,
             )
-            if col == 1:
+            if not labelled:
                 figure.update_yaxes(title_text=variant, row=row, col=col)
-            if row == len(variants):
+                labelled = True
+            if row == last_present[output]:
                 figure.update_xaxes(title_text=t("inside.axis.time", lang), row=row, col=col)
     figure.update_layout(
+        height=140 + 150 * len(variants),
         coloraxis={
-            "colorscale": "Inferno",
+            "colorscale": DIFFERENCE_SCALE,
             "cmin": -9,
             "cmax": -1,
             "colorbar": {"title": {"text": t("inside.agree.scale", lang)}},
-        }
+        },
     )
-    title = t("inside.fig.agreement", lang, precision=precision)
-    return apply_layout(figure, title, "", "", height=140 + 150 * len(variants))
+    return figure
 
 
 def learning_figure(points, chance: float, lang: str, total_steps: int) -> go.Figure:
@@ -209,7 +236,7 @@ def learning_figure(points, chance: float, lang: str, total_steps: int) -> go.Fi
     )
     steps = [point.step for point in points]
     for col, measure in enumerate(("loss", "accuracy"), start=1):
-        for which, dash, color in (("train", "solid", "#0072B2"), ("held_out", "dash", "#009E73")):
+        for which, dash, color in (("train", "solid", "#0072B2"), ("held_out", "dash", "#E69F00")):
             figure.add_trace(
                 go.Scatter(
                     x=steps,
@@ -222,9 +249,13 @@ def learning_figure(points, chance: float, lang: str, total_steps: int) -> go.Fi
                 row=1,
                 col=col,
             )
-        figure.update_xaxes(
-            title_text=t("inside.axis.training_step", lang), range=[0, total_steps], row=1, col=col
-        )
+    title = t("inside.fig.learning", lang, step=steps[-1] if steps else 0, steps=total_steps)
+    apply_layout(figure, title, "", "", height=400)
+    figure.update_xaxes(title_text=t("inside.axis.training_step", lang), range=[0, total_steps])
+    figure.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0.0, "xanchor": "left"},
+        margin={"b": 110},
+    )
     figure.add_hline(
         y=chance,
         line={"dash": "dot", "color": "#999999"},
@@ -235,5 +266,4 @@ def learning_figure(points, chance: float, lang: str, total_steps: int) -> go.Fi
     )
     figure.update_yaxes(title_text=t("inside.axis.loss", lang), row=1, col=1)
     figure.update_yaxes(title_text=t("inside.axis.accuracy", lang), range=[0, 1.02], row=1, col=2)
-    title = t("inside.fig.learning", lang, step=steps[-1] if steps else 0, steps=total_steps)
-    return apply_layout(figure, title, "", "", height=380)
+    return figure
