@@ -169,6 +169,10 @@ if controls.run:
 runs.show_run_outcome(inside.KEY)
 curve = inside.current_curve(config)
 if curve is None:
+    chance = inside.chance_of(learn_config, learning)
+    with live.container():
+        figure = values_charts.learning_figure([], chance, lang, learning.steps)
+        display.chart(figure, None, "inside-learning")
     st.info(_("inside.learn.press_run"), icon=":material/play_arrow:")
 else:
     last = curve.points[-1]

@@ -18,7 +18,7 @@ from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_layers
 from hierlstm.values.agreement import variant_differences
 from hierlstm.values.keras_values import layer_values
-from hierlstm.values.learning import Curve
+from hierlstm.values.learning import Curve, Learning, chance, learning_data
 from hierlstm.values.sounds import SOUNDS, sound_input
 from hierlstm.values.wav import WavRefused, wav_input
 
@@ -132,6 +132,13 @@ def differences_of(config: RunConfig, picture: np.ndarray, seed: int) -> dict:
         x,
         _oracle(config.replace(precision="float32", variant="folded"), picture, seed),
     )
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def chance_of(config: RunConfig, learning: Learning) -> float:
+    """The chance accuracy of a learning run before it runs (its held-out labels, numpy only)."""
+    _train, (_inputs, labels) = learning_data(config, learning)
+    return chance(labels)
 
 
 def stop() -> None:

@@ -215,7 +215,8 @@ def agreement_figure(differences: dict, outputs: tuple, lang: str, precision: st
             if row == last_present[output]:
                 figure.update_xaxes(title_text=t("inside.axis.time", lang), row=row, col=col)
     figure.update_layout(
-        height=140 + 150 * len(variants),
+        height=160 + 150 * len(variants),
+        margin={"b": 90},
         coloraxis={
             "colorscale": DIFFERENCE_SCALE,
             "cmin": -9,

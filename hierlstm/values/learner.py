@@ -14,7 +14,7 @@ import numpy as np
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params, read_params
-from hierlstm.values.learning import Curve, Learning, Point, learning_data
+from hierlstm.values.learning import Curve, Learning, Point, chance, learning_data
 from hierlstm.values.sounds import SOUNDS
 
 
@@ -42,7 +42,6 @@ def learn(
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
     )
-    chance = float(np.bincount(held_y.ravel(), minlength=len(SOUNDS)).max() / held_y.size)
     rng = np.random.default_rng([learning.seed, 38])
     points = []
 
@@ -56,7 +55,9 @@ def learn(
         weights = {
             name: keras.ops.convert_to_numpy(getattr(head, name)) for name in ("kernel", "bias")
         }
-        return Curve(config, learning, tuple(points), chance, read_params(model), weights, stopped)
+        return Curve(
+            config, learning, tuple(points), chance(held_y), read_params(model), weights, stopped
+        )
 
     for step in range(learning.steps + 1):
         if step % learning.every == 0 or step == learning.steps:

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 
 from hierlstm.config import RunConfig, SettingError, out_of_bounds
-from hierlstm.values.sounds import sound_sequences
+from hierlstm.values.sounds import SOUNDS, sound_sequences
 
 # Whole-number settings of a learning run and their bounds, one wording (`config.out_of_bounds`).
 LEARNING_BOUNDS = {"steps": (1, 2000), "train_sequences": (4, 512), "held_out": (4, 512)}
@@ -88,3 +88,8 @@ def learning_data(config: RunConfig, learning: Learning):
     train = sound_sequences(learning.train_sequences, config.height, config.time_steps, rng)
     held_out = sound_sequences(learning.held_out, config.height, config.time_steps, rng)
     return train, held_out
+
+
+def chance(labels: np.ndarray) -> float:
+    """The accuracy of always guessing the commonest sound in `labels` (any shape)."""
+    return float(np.bincount(labels.ravel(), minlength=len(SOUNDS)).max() / labels.size)

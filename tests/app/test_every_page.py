@@ -28,6 +28,7 @@ BEFORE = {
     "inside": (
         *("inside-input", "inside-conv", "inside-pool", "inside-permute", "inside-inner"),
         *("inside-summary", "inside-outer", "inside-agree", "inside_t", "inside_s"),
+        "inside-learning",
     ),
     "lesson": ("lesson-shapes", "lesson-chain", "lesson_pitfall"),
 }
@@ -44,7 +45,7 @@ AFTER = {
     "scaling": ("scaling-latency", "scaling-cost", "scaling-table", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
     "results": ("results-compare", "results-table", "results_compare"),
-    "inside": (*BEFORE["inside"], "inside-learning", "inside_params"),
+    "inside": (*BEFORE["inside"], "inside_params"),
     "lesson": ("lesson-kernels", "lesson-precision", "lesson-variants", "lesson-training"),
 }
 PAGE_NAMES = [page.name for page in PAGES]
