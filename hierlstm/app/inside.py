@@ -11,14 +11,18 @@ import hashlib
 import numpy as np
 import streamlit as st
 
+from hierlstm.app import display, values_charts
+from hierlstm.app.runs import show_run_outcome, start_run
 from hierlstm.app.session import session
-from hierlstm.app.state import text
-from hierlstm.config import RunConfig
+from hierlstm.app.state import APPLIED_ON_RUN, language, text
+from hierlstm.config import PRECISIONS, RunConfig
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_layers
-from hierlstm.values.agreement import variant_differences
+from hierlstm.registry import VARIANTS
+from hierlstm.values.agreement import OUTPUTS, variant_differences
 from hierlstm.values.keras_values import layer_values
 from hierlstm.values.learning import Curve, Learning, chance, learning_data
+from hierlstm.values.provenance import pooled_rows, receptive_field
 from hierlstm.values.sounds import SOUNDS, sound_input
 from hierlstm.values.wav import WavRefused, wav_input
 
@@ -63,7 +67,7 @@ def input_ui(config: RunConfig, seed: int) -> np.ndarray | None:
     try:
         return _picture(source, config.height, config.time_steps, seed, data)
     except WavRefused as refused:
-        st.error(refused.sentence(st.session_state.get("lang", "en")), icon=":material/error:")
+        st.error(refused.sentence(language()), icon=":material/error:")
         return None
 
 
@@ -74,6 +78,7 @@ def current_curve(config: RunConfig) -> Curve | None:
 
 
 def learning_config(config: RunConfig) -> RunConfig:
+    """What the learning run trains: the page's model, batches of 16 sequences."""
     return page_config(config).replace(batch_size=16)
 
 
@@ -124,14 +129,8 @@ def _oracle(config: RunConfig, picture: np.ndarray, seed: int) -> dict:
 def differences_of(config: RunConfig, picture: np.ndarray, seed: int) -> dict:
     """`config.variant` at `config.precision` against the oracle on `picture`, from the seeded
     parameters: {layer output: |difference|} (cached per input and config)."""
-    params = init_params(config, seed)
-    x = picture[None, :, :, None]
-    return variant_differences(
-        config,
-        params,
-        x,
-        _oracle(config.replace(precision="float32", variant="folded"), picture, seed),
-    )
+    oracle = _oracle(page_config(config), picture, seed)  # one oracle for every variant
+    return variant_differences(config, init_params(config, seed), picture[None, :, :, None], oracle)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -148,3 +147,177 @@ def stop() -> None:
     curve = st.session_state.get(CURVE)
     if curve is not None and not curve.done:
         st.session_state[CURVE] = dataclasses.replace(curve, stopped=True)
+
+
+# --- the page's sections ---------------------------------------------------------------------
+
+
+def input_figure_ui(config: RunConfig, picture: np.ndarray, selected, lang: str) -> None:
+    """The input's heatmap with the provenance of (t, s) framed, and that provenance in words."""
+    time_step, row = selected
+    field = receptive_field(
+        time_step,
+        row,
+        height=config.height,
+        time_steps=config.time_steps,
+        pool_height=config.pool_height,
+        kernel_size=config.kernel_size,
+    )
+    figure = values_charts.input_figure(picture, lang, selected, field)
+    display.chart(figure, None, "inside-input")
+    rows, times = field.any(axis=1).nonzero()[0], field.any(axis=0).nonzero()[0]
+    st.caption(text("inside.input.caption", height=config.height, time=config.time_steps))
+    cells = {"row0": rows[0], "row1": rows[-1], "t0": times[0], "t1": times[-1]}
+    st.markdown(
+        text(
+            "inside.provenance",
+            t=time_step,
+            s=row,
+            cells=int(field.sum()),
+            kernel=config.kernel_size,
+            pool=config.pool_height,
+            **cells,
+        )
+    )
+
+
+def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
+    """Every layer's values as heatmaps, (t, s) framed in each."""
+    time_step, row = selected
+    st.subheader(text("inside.section.layers"))
+    conv = pooled_rows(row, config.pool_height)
+    charts = {
+        "inside-conv": values_charts.maps_figure(
+            values["conv"],
+            text("inside.fig.conv"),
+            text("inside.axis.row"),
+            lang,
+            (time_step, time_step, conv.start, conv.stop - 1),
+        ),
+        "inside-pool": values_charts.maps_figure(
+            values["pool"],
+            text("inside.fig.pool", pool=config.pool_height),
+            text("inside.axis.pooled"),
+            lang,
+            (time_step, time_step, row, row),
+        ),
+        "inside-permute": values_charts.sequence_figure(
+            values["permute"][time_step], lang, selected
+        ),
+        "inside-inner": values_charts.lstm_figure(
+            {name: values[f"inner_{name}"][time_step] for name in values_charts.GATE_SCALES},
+            text("inside.fig.inner", t=time_step, steps=config.rows, s=row),
+            text("inside.axis.inner_step"),
+            lang,
+            row,
+        ),
+        "inside-summary": values_charts.summary_figure(values["summary"], lang, time_step),
+        "inside-outer": values_charts.lstm_figure(
+            {name: values[f"outer_{name}"] for name in values_charts.GATE_SCALES},
+            text("inside.fig.outer", t=time_step),
+            text("inside.axis.time"),
+            lang,
+            time_step,
+        ),
+    }
+    for key, figure in charts.items():
+        display.chart(figure, None, key)
+
+
+def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -> None:
+    """Every variant against the oracle on this input, at the precision chosen here."""
+    from hierlstm.app.caches import trace_problem  # the Shape trace's budget: one rule
+    from hierlstm.timing import failures
+
+    st.subheader(text("inside.section.agree"))
+    st.markdown(text("inside.agree.intro"))
+    precision = (
+        st.segmented_control(
+            text("inside.agree.precision"), PRECISIONS, default="float32", key="inside_precision"
+        )
+        or "float32"
+    )
+    differences = {}
+    with st.spinner(text("inside.computing")):
+        for variant in VARIANTS:
+            run_config = config.replace(variant=variant, precision=precision)
+            if problem := trace_problem(run_config):
+                st.caption(problem)
+                continue
+            try:
+                differences[variant] = differences_of(run_config, picture, seed)
+            except failures.RUN_FAILURES as error:
+                line = failures.first_line(error)
+                st.caption(text("inside.agree.failed", variant=variant, error=line))
+    figure = values_charts.agreement_figure(differences, tuple(OUTPUTS), lang, precision)
+    display.chart(figure, None, "inside-agree")
+    largest = ", ".join(f"{name} {d['output'].max():.1e}" for name, d in differences.items())
+    st.caption(text("inside.agree.largest", values=largest))
+
+
+def learning_ui(controls, config: RunConfig, lang: str, seed: int) -> None:
+    """The learning section: steps, the task, the live curve (before, during, after a run), the
+    Stop button while the sidebar's Train runs it, and the outcome."""
+    st.subheader(text("inside.section.learn"))
+    steps_column, _rest = st.columns([1, 3])
+    steps = steps_column.number_input(
+        text("inside.learn.steps"),
+        1,
+        2000,
+        100,
+        10,
+        key="inside_steps",
+        on_change=APPLIED_ON_RUN,  # Train applies it: a rerun now could drop the click
+    )
+    learning = Learning(steps=int(steps), seed=seed)
+    learn_config = learning_config(config)
+    sizes = {"train": learning.train_sequences, "held": learning.held_out}
+    st.markdown(text("inside.learn.intro", time=config.time_steps, **sizes))
+    live = st.empty()
+    if controls.run:
+        _run(learn_config, learning, live, lang)
+    show_run_outcome(KEY)
+    curve = current_curve(config)
+    points, chance_line = (
+        ((), chance_of(learn_config, learning))
+        if curve is None
+        else (
+            curve.points,
+            curve.chance,
+        )
+    )
+    total = learning.steps if curve is None else curve.learning.steps
+    with live.container():
+        figure = values_charts.learning_figure(points, chance_line, lang, total)
+        display.chart(figure, None, "inside-learning")
+    if curve is None:
+        st.info(text("inside.learn.press_run"), icon=":material/play_arrow:")
+        return
+    last = curve.points[-1]
+    if curve.stopped:
+        st.warning(text("inside.learn.stopped", step=last.step, steps=total))
+    accuracy = last.held_out_accuracy
+    st.markdown(text("inside.learn.done", accuracy=accuracy, step=last.step, chance=curve.chance))
+
+
+def _run(learn_config: RunConfig, learning: Learning, live, lang: str) -> None:
+    """The learning run under the page's run slot, its curve drawn and kept as it grows."""
+    from hierlstm.values.learner import learn
+
+    st.button(text("inside.learn.stop"), key="inside-stop", on_click=stop, type="primary")
+
+    def work(progress):
+        def on_progress(curve):
+            st.session_state[CURVE] = curve
+            point = curve.points[-1]
+            figure = values_charts.learning_figure(curve.points, curve.chance, lang, learning.steps)
+            live.plotly_chart(figure, theme="streamlit", width="stretch")
+            accuracy = point.held_out_accuracy
+            line = text(
+                "inside.learn.progress", step=point.step, steps=learning.steps, accuracy=accuracy
+            )
+            progress(point.step / learning.steps, line)
+
+        return learn(learn_config, learning, on_progress)
+
+    start_run(KEY, work, [learn_config])
