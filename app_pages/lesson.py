@@ -92,6 +92,7 @@ shape_rows = [
     if s.depth == 0
 ]
 display.table(display.named(shape_rows, "trace.col."), key="lesson-shapes", static=True)
+st.page_link("app_pages/inside.py", label=_("inside.link"), icon=":material/grid_on:")
 
 # 2. Why nesting is slow ---------------------------------------------------------------------
 st.header(_("lesson.chain.title"))

@@ -16,6 +16,7 @@ _ = state.text
 
 
 configs = controls.variant_configs
+st.page_link("app_pages/inside.py", label=_("inside.link"), icon=":material/grid_on:")
 # Lazy tabs: only the open one is drawn (switching reruns the page, the traces are cached). A
 # new browser draws one figure and one table, not one per variant, before the page is idle.
 tabs = (

@@ -14,6 +14,7 @@ from hierlstm.records import BenchResult, Stats
 
 # Run settings that keep a page's run short (the pages' own inputs, outside the sidebar).
 SHORT_RUNS = {"profile": ("profile_steps", 2), "scaling": ("sweep_values_time_steps", "2, 4")}
+SHORT_RUNS["inside"] = ("inside_steps", 10)
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
 TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,6 +23,7 @@ LAYERS = (
     ),
     ("hierlstm.refusals",),
     ("hierlstm.model",),
+    ("hierlstm.values",),
     ("hierlstm.hardware",),
     ("hierlstm.distributed",),
     ("hierlstm.timing",),
@@ -40,7 +41,8 @@ LAYERS = (
 PURE = """config registry i18n records refusals model.cost model.cudnn model.trace_notes
 model.shapes timing.basics timing.summary timing.rounds timing.rss backends backends.worker
 backends.kernels hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
-distributed.distribute distributed.cluster results.diff app.diff_view app.figure_style""".split()
+distributed.distribute distributed.cluster results.diff app.diff_view app.figure_style values
+values.sounds values.wav values.provenance values.learning""".split()
 PURE += [f"app.{path.stem}" for path in sorted((PACKAGE / "app").glob("*chart*.py"))]
 
 
@@ -228,5 +230,5 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
 
 def test_the_concern_packages_are_there():
-    concerns = ("admission", "distributed", "hardware", "profiling", "timing", "yours")
+    concerns = ("admission", "distributed", "hardware", "profiling", "timing", "values", "yours")
     assert PACKAGES_WITH_EXPORTS == ["hierlstm", *(f"hierlstm.{concern}" for concern in concerns)]

@@ -34,5 +34,6 @@ PAGES = (
     Page("weight_sharing", ":material/share:", Action("run.sharing", heavy=True), "sharing"),
     Page("results", ":material/table_view:", Action("run.apply", heavy=False), "results"),
     Page("your_model", ":material/upload_file:", Action("run.audit", heavy=True), "yours"),
+    Page("inside", ":material/grid_on:", Action("run.learn", heavy=True), "inside"),
     Page("lesson", ":material/school:", Action("run.lesson", heavy=True), "lesson"),
 )

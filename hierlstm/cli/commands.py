@@ -1,5 +1,5 @@
 """The commands that time nothing: `variants`, `trace`, `check` (outputs, or with `--task
-training` the gradients of the training loss), `results`."""
+training` the gradients of the training loss), `learn` (the sounds task's curve), `results`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import sys
 
 from hierlstm.cli.format import format_diff, format_trace, json_default, shown, text_table
-from hierlstm.cli.parser import UsageError, config_from_args, seed_number, usage
+from hierlstm.cli.parser import UsageError, config_from_args, learn_settings, seed_number, usage
 from hierlstm.cli.timing import open_store
 from hierlstm.results.schema import ResultsError
 
@@ -110,6 +110,53 @@ def _check_training(args, config, seed: int) -> int:
             f"{result.max_difference:.1e} (tolerance {result.difference_tolerance:.0e})  {verdict}"
         )
     return 0 if all(result.ok for result in results) else 1
+
+
+def cmd_learn(args) -> int:
+    """The model learning which sound plays at every time step: both curves as they come."""
+    from hierlstm.values.learner import learn
+
+    config, learning = learn_settings(args)
+    header = ("step", "train loss", "train accuracy", "held-out loss", "held-out accuracy")
+    if not args.json:
+        print(
+            f"height {config.height}, time {config.time_steps}, {learning.train_sequences} "
+            f"training and {learning.held_out} held-out sequences, batch {learning.batch_size}"
+        )
+
+    def row(point):
+        return (
+            point.step,
+            f"{point.train_loss:.3f}",
+            f"{point.train_accuracy:.1%}",
+            f"{point.held_out_loss:.3f}",
+            f"{point.held_out_accuracy:.1%}",
+        )
+
+    widths = [len(name) for name in header]
+
+    def line(cells) -> str:
+        return "  ".join(
+            str(cell).ljust(width) for cell, width in zip(cells, widths, strict=True)
+        ).rstrip()
+
+    def progress(curve):
+        if args.json:
+            return
+        if len(curve.points) == 1:  # the curve grows on the terminal, a line a measurement
+            print(line(header) + "\n" + line("-" * width for width in widths))
+        print(line(row(curve.points[-1])), flush=True)
+
+    curve = learn(config, learning, progress)
+    last = curve.points[-1]
+    if args.json:
+        print(json.dumps(curve.to_dict(), indent=2, default=json_default))
+    else:
+        print(
+            f"chance (always the commonest sound): {curve.chance:.1%}; held-out accuracy "
+            f"{last.held_out_accuracy:.1%} after {last.step} steps"
+        )
+    return 0
 
 
 def cmd_results(args) -> int:

@@ -9,12 +9,20 @@ import sys
 
 from hierlstm.cli.audit import audit_settings, cmd_audit
 from hierlstm.cli.backends import IN_WORKERS, in_workers
-from hierlstm.cli.commands import check_config, cmd_check, cmd_results, cmd_trace, cmd_variants
+from hierlstm.cli.commands import (
+    check_config,
+    cmd_check,
+    cmd_learn,
+    cmd_results,
+    cmd_trace,
+    cmd_variants,
+)
 from hierlstm.cli.doctor import cmd_doctor
 from hierlstm.cli.parser import (
     UsageError,
     build_parser,
     config_from_args,
+    learn_settings,
     seed_number,
     usage,
     whole_number,
@@ -29,6 +37,7 @@ COMMANDS = {
     "variants": cmd_variants,
     "trace": cmd_trace,
     "check": cmd_check,
+    "learn": cmd_learn,
     "bench": cmd_bench,
     "sweep": cmd_sweep,
     "worker": cmd_worker,
@@ -42,6 +51,7 @@ COMMANDS = {
 SETTINGS = {
     "trace": config_from_args,
     "check": lambda args: (check_config(args), seed_number(args.seed)),
+    "learn": learn_settings,
     "bench": run_settings,
     "sweep": lambda args: (run_settings(args), sweep_values(args)),
     "worker": run_settings,

@@ -14,6 +14,16 @@ CONFIG_FLAGS = (*SIZE_FIELDS, "precision", "lstm_kernel", "device", "strategy", 
 CONFIG_FLAGS += ("task", "optimizer")
 
 
+# `learn`'s own flags: a `hierlstm.values.learning.Learning` field each ("batch": batch_size).
+LEARN_FLAGS = {
+    "steps": "Adam updates (default 100)",
+    "batch": "sequences per update (default 16)",
+    "every": "measure both curves every N steps (default 10)",
+    "seed": "makes the sounds and the parameters (default 0)",
+}
+LEARN_TIME_STEPS = 24  # frames per sequence unless --time-steps: seconds on a CPU
+
+
 class UsageError(Exception):
     """A bad argument: reported as one `error:` line with exit status 2."""
 
@@ -62,6 +72,16 @@ def build_parser() -> Parser:
         "--task",
         help="inference (outputs, the default) | training (gradients of the training loss)",
     )
+
+    learn = commands.add_parser(
+        "learn", help="train the model to name the sound playing at every time step"
+    )
+    for name in SIZE_FIELDS:
+        if name != "batch_size":  # a learning run's batch is --batch
+            learn.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    for flag, help_text in LEARN_FLAGS.items():
+        learn.add_argument(f"--{flag}", metavar="N", help=help_text)
+    learn.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     bench = commands.add_parser("bench", help="time variants side by side (interleaved)")
     _add_run_options(bench)
@@ -338,6 +358,21 @@ def config_from_args(args, **defaults):
     }
     with usage():
         return RunConfig.from_strings(text, **defaults)
+
+
+def learn_settings(args):
+    """(RunConfig, Learning) of `learn`'s flags, checked before TensorFlow is imported."""
+    from hierlstm.values.learning import Learning
+
+    config = config_from_args(args, time_steps=LEARN_TIME_STEPS)
+    fields = {"batch": "batch_size"}
+    values = {
+        fields.get(flag, flag): whole_number(f"--{flag}", getattr(args, flag), 0, 2**31 - 1)
+        for flag in LEARN_FLAGS
+        if getattr(args, flag) is not None
+    }
+    with usage():
+        return config, Learning(**values)
 
 
 def whole_number(flag: str, text: str, low: int = 0, high: int = 10**6) -> int:

@@ -38,13 +38,17 @@ def max_pool_rows(x, pool_height):
     return grouped.max(axis=2)
 
 
-def lstm(sequences, kernel, recurrent_kernel, bias):
-    """(N, S, D) -> (N, S, U): the LSTM equations, gates in Keras order i, f, c, o."""
+GATES = ("i", "f", "g", "o")  # input, forget, candidate (Keras's "c" block), output
+
+
+def lstm_steps(sequences, kernel, recurrent_kernel, bias) -> dict[str, np.ndarray]:
+    """(N, S, D) -> {gate or state: (N, S, U)}: the LSTM equations at every step, gates in Keras
+    order i, f, g (the candidate), o, then the cell state c and the hidden state h."""
     count, steps, _ = sequences.shape
     units = recurrent_kernel.shape[0]
     hidden = np.zeros((count, units))
     cell = np.zeros((count, units))
-    outputs = np.empty((count, steps, units))
+    values = {name: np.empty((count, steps, units)) for name in (*GATES, "c", "h")}
     for step in range(steps):
         z = sequences[:, step] @ kernel + hidden @ recurrent_kernel + bias  # (N, 4U)
         input_gate = _sigmoid(z[:, :units])
@@ -53,24 +57,45 @@ def lstm(sequences, kernel, recurrent_kernel, bias):
         output_gate = _sigmoid(z[:, 3 * units :])
         cell = forget_gate * cell + input_gate * candidate
         hidden = output_gate * np.tanh(cell)
-        outputs[:, step] = hidden
-    return outputs
+        for name, value in zip(
+            values, (input_gate, forget_gate, candidate, output_gate, cell, hidden), strict=True
+        ):
+            values[name][:, step] = value
+    return values
 
 
-def reference_forward(params: Params, x, *, pool_height: int = 3) -> np.ndarray:
-    """(B, H, T, 1) -> (B, T, outer_units) in float64, from `params` and the pool height (the
-    one geometry setting the parameter shapes do not carry)."""
+def lstm(sequences, kernel, recurrent_kernel, bias):
+    """(N, S, D) -> (N, S, U): every step's hidden state."""
+    return lstm_steps(sequences, kernel, recurrent_kernel, bias)["h"]
+
+
+def reference_layers(params: Params, x, *, pool_height: int = 3) -> dict[str, np.ndarray]:
+    """(B, H, T, 1) -> every layer's values in float64, from `params` and the pool height (the
+    one geometry setting the parameter shapes do not carry): conv (B, H, T, C), pool (B, R, T, C),
+    permute (B, T, R, C), the inner LSTM's inner_i, _f, _g, _o, _c, _h (B, T, R, inner),
+    summary (B, T, inner), the outer LSTM's outer_i ... outer_h (B, T, outer)."""
     p = {name: np.asarray(value, dtype=np.float64) for name, value in params.items()}
     x = np.asarray(x, dtype=np.float64)
     batch, _, time, _ = x.shape
-    features = conv2d_same(x, p["conv_kernel"], p["conv_bias"])  # (B, H, T, C)
-    features = max_pool_rows(features, pool_height)  # (B, R, T, C)
-    features = features.transpose(0, 2, 1, 3)  # (B, T, R, C)
-    rows, channels = features.shape[2], features.shape[3]
-    folded = features.reshape(batch * time, rows, channels)  # (B*T, R, C)
-    inner = lstm(folded, p["inner_kernel"], p["inner_recurrent_kernel"], p["inner_bias"])
-    summaries = inner[:, -1].reshape(batch, time, -1)  # last hidden state: (B, T, inner)
-    return lstm(summaries, p["outer_kernel"], p["outer_recurrent_kernel"], p["outer_bias"])
+    values = {"conv": conv2d_same(x, p["conv_kernel"], p["conv_bias"])}  # (B, H, T, C)
+    values["pool"] = max_pool_rows(values["conv"], pool_height)  # (B, R, T, C)
+    values["permute"] = values["pool"].transpose(0, 2, 1, 3)  # (B, T, R, C)
+    rows, channels = values["permute"].shape[2:]
+    folded = values["permute"].reshape(batch * time, rows, channels)  # (B*T, R, C)
+    inner = lstm_steps(folded, p["inner_kernel"], p["inner_recurrent_kernel"], p["inner_bias"])
+    for name, value in inner.items():  # (B*T, R, inner) -> (B, T, R, inner)
+        values[f"inner_{name}"] = value.reshape(batch, time, rows, -1)
+    values["summary"] = values["inner_h"][:, :, -1]  # last hidden state: (B, T, inner)
+    outer = lstm_steps(
+        values["summary"], p["outer_kernel"], p["outer_recurrent_kernel"], p["outer_bias"]
+    )
+    values.update({f"outer_{name}": value for name, value in outer.items()})  # (B, T, outer)
+    return values
+
+
+def reference_forward(params: Params, x, *, pool_height: int = 3) -> np.ndarray:
+    """(B, H, T, 1) -> (B, T, outer_units) in float64: `reference_layers`'s last."""
+    return reference_layers(params, x, pool_height=pool_height)["outer_h"]
 
 
 def reference_loss(params: Params, x, target, *, pool_height: int = 3) -> float:

@@ -26,6 +26,11 @@ BEFORE = {
     "weight_sharing": ("sharing-checks", "sharing-gradients-shared_cell", "sharing-source"),
     "results": ("results-table", "results-export-csv", "results-export-json", "results_import"),
     "your_model": ("yours_source", "yours_example", "yours-trace", "yours-audit", "yours-download"),
+    "inside": (
+        *("inside-input", "inside-conv", "inside-pool", "inside-permute", "inside-inner"),
+        *("inside-summary", "inside-outer", "inside-agree", "inside_t", "inside_s"),
+        "inside-learning",
+    ),
     "lesson": ("lesson-shapes", "lesson-chain", "lesson_pitfall"),
 }
 AFTER = {
@@ -42,6 +47,7 @@ AFTER = {
     "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
     "results": ("results-compare", "results-table", "results_compare"),
     "your_model": (*BEFORE["your_model"], "yours-timing"),
+    "inside": (*BEFORE["inside"], "inside_params"),
     "lesson": ("lesson-kernels", "lesson-precision", "lesson-variants", "lesson-training"),
 }
 PAGE_NAMES = [page.name for page in PAGES]

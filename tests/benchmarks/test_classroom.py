@@ -14,6 +14,7 @@ from benchmarks import browser
 from benchmarks.classroom import RUN_VARIANTS, stored_rows, warm
 from benchmarks.registry import BENCHMARKS
 from benchmarks.streamlit_client import Session
+from hierlstm.app.pages import PAGES
 from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
 
@@ -44,11 +45,7 @@ def test_a_session_without_a_browser_does_what_a_visitor_does(server):
     try:
         opened = session.rerun()
         assert opened.errors == [] and not opened.warming_up
-        assert set(session.pages) == {"shape_trace", "benchmark", "profile", "scaling"} | {
-            "weight_sharing",
-            "results",
-            "lesson",
-        }
+        assert list(session.pages) == [page.name for page in PAGES]
         switched = session.rerun("benchmark")
         assert switched.errors == [] and t("bench.title", "en") in switched.texts
         chinese = session.language("zh")

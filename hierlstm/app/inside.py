@@ -1,0 +1,323 @@
+"""The Inside the tensors page's compute and widgets: the input chosen (a built-in sound or a WAV
+file), the parameters shown (the seeded start, or the learnt ones), the scrubbers, every layer's
+values and the variants' differences cached per input, config and parameters (so a scrubber only
+redraws), and the learning run with its live curve and Stop button. Figures are `values_charts`'."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+from hierlstm.app import display, values_charts
+from hierlstm.app.runs import show_run_outcome, start_run
+from hierlstm.app.session import session
+from hierlstm.app.state import APPLIED_ON_RUN, language, text
+from hierlstm.config import PRECISIONS, RunConfig
+from hierlstm.model.params import init_params
+from hierlstm.model.reference import reference_layers
+from hierlstm.registry import VARIANTS
+from hierlstm.values.agreement import OUTPUTS, variant_differences
+from hierlstm.values.keras_values import layer_values
+from hierlstm.values.learning import Curve, Learning, chance, learning_data
+from hierlstm.values.provenance import pooled_rows, receptive_field
+from hierlstm.values.sounds import SOUNDS, sound_input
+from hierlstm.values.wav import WavRefused, wav_input
+
+KEY = "inside"  # the learning run's slot (`hierlstm.app.runs`)
+CURVE = "inside-curve"  # the last learning curve, kept as it grows (a Stop keeps it)
+WAV = "wav"
+
+
+def page_config(config: RunConfig) -> RunConfig:
+    """What the page shows: the sidebar's geometry and time steps, one input, folded in float32."""
+    return config.replace(variant="folded", batch_size=1, precision="float32", xla=False)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _picture(source: str, height: int, time_steps: int, seed: int, data: bytes | None):
+    if source == WAV:
+        return wav_input(data, height, time_steps)
+    return sound_input(source, height, time_steps, seed)
+
+
+def input_ui(config: RunConfig, seed: int) -> np.ndarray | None:
+    """The input picked, (height, time_steps); None (with one line) while no WAV file is given,
+    or when it is refused."""
+    source = (
+        st.segmented_control(
+            text("inside.input"),
+            [*SOUNDS, WAV],
+            format_func=lambda name: text(f"inside.sound.{name}"),
+            default=SOUNDS[0],
+            key="inside_input",
+            help=text("inside.input.help"),
+        )
+        or SOUNDS[0]
+    )
+    data = None
+    if source == WAV:
+        upload = st.file_uploader(text("inside.upload"), type=["wav"], key="inside_wav")
+        if upload is None:
+            st.info(text("inside.upload.waiting"), icon=":material/upload_file:")
+            return None
+        data = upload.getvalue()
+    try:
+        return _picture(source, config.height, config.time_steps, seed, data)
+    except WavRefused as refused:
+        st.error(refused.sentence(language()), icon=":material/error:")
+        return None
+
+
+def current_curve(config: RunConfig) -> Curve | None:
+    """The session's last learning curve, if it was learnt at this geometry."""
+    curve = st.session_state.get(CURVE)
+    return curve if curve is not None and curve.config == learning_config(config) else None
+
+
+def learning_config(config: RunConfig) -> RunConfig:
+    """What the learning run trains: the page's model, batches of 16 sequences."""
+    return page_config(config).replace(batch_size=16)
+
+
+def params_ui(config: RunConfig, curve: Curve | None, seed: int) -> tuple[str, dict]:
+    """(a name for the cache, the parameters): the seeded start, or the curve's when there is
+    one and the reader chooses after training."""
+    initial = ("initial", init_params(config, seed))
+    if curve is None:
+        return initial
+    choice = st.segmented_control(
+        text("inside.params"),
+        ["initial", "trained"],
+        format_func=lambda name: text(f"inside.params.{name}"),
+        default="initial",
+        key="inside_params",
+    )
+    if choice != "trained":
+        return initial
+    digest = hashlib.sha256(
+        b"".join(np.ascontiguousarray(v).tobytes() for v in curve.params.values())
+    )
+    return f"trained-{digest.hexdigest()[:16]}", curve.params
+
+
+def scrubbers_ui(config: RunConfig) -> tuple[int, int]:
+    """(t, s): the outer time step and the inner step."""
+    left, right = st.columns(2)
+    time_step = left.slider(text("inside.scrub.t"), 0, config.time_steps - 1, 0, key="inside_t")
+    row = right.slider(text("inside.scrub.s"), 0, config.rows - 1, 0, key="inside_s")
+    return time_step, row
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def values_of(config: RunConfig, picture: np.ndarray, params_key: str, _params) -> dict:
+    """Every layer's values of the Keras model on `picture` (cached per input, config and
+    `params_key`, which names `_params`), batch axis dropped."""
+    values = layer_values(config, _params, picture[None, :, :, None])
+    return {name: value[0] for name, value in values.items()}
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _oracle(config: RunConfig, picture: np.ndarray, seed: int) -> dict:
+    params = init_params(config, seed)
+    return reference_layers(params, picture[None, :, :, None], pool_height=config.pool_height)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def differences_of(config: RunConfig, picture: np.ndarray, seed: int) -> dict:
+    """`config.variant` at `config.precision` against the oracle on `picture`, from the seeded
+    parameters: {layer output: |difference|} (cached per input and config)."""
+    oracle = _oracle(page_config(config), picture, seed)  # one oracle for every variant
+    return variant_differences(config, init_params(config, seed), picture[None, :, :, None], oracle)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def chance_of(config: RunConfig, learning: Learning) -> float:
+    """The chance accuracy of a learning run before it runs (its held-out labels, numpy only)."""
+    _train, (_inputs, labels) = learning_data(config, learning)
+    return chance(labels)
+
+
+def stop() -> None:
+    """The Stop button: the running script is stopped by the rerun its click makes; this keeps
+    the curve so far, marked stopped, and drops the run request that rerun would repeat."""
+    session().run_request = None
+    curve = st.session_state.get(CURVE)
+    if curve is not None and not curve.done:
+        st.session_state[CURVE] = dataclasses.replace(curve, stopped=True)
+
+
+# --- the page's sections ---------------------------------------------------------------------
+
+
+def input_figure_ui(config: RunConfig, picture: np.ndarray, selected, lang: str) -> None:
+    """The input's heatmap with the provenance of (t, s) framed, and that provenance in words."""
+    time_step, row = selected
+    field = receptive_field(
+        time_step,
+        row,
+        height=config.height,
+        time_steps=config.time_steps,
+        pool_height=config.pool_height,
+        kernel_size=config.kernel_size,
+    )
+    figure = values_charts.input_figure(picture, lang, selected, field)
+    display.chart(figure, None, "inside-input")
+    rows, times = field.any(axis=1).nonzero()[0], field.any(axis=0).nonzero()[0]
+    st.caption(text("inside.input.caption", height=config.height, time=config.time_steps))
+    cells = {"row0": rows[0], "row1": rows[-1], "t0": times[0], "t1": times[-1]}
+    st.markdown(
+        text(
+            "inside.provenance",
+            t=time_step,
+            s=row,
+            cells=int(field.sum()),
+            kernel=config.kernel_size,
+            pool=config.pool_height,
+            **cells,
+        )
+    )
+
+
+def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
+    """Every layer's values as heatmaps, (t, s) framed in each."""
+    time_step, row = selected
+    st.subheader(text("inside.section.layers"))
+    conv = pooled_rows(row, config.pool_height)
+    charts = {
+        "inside-conv": values_charts.maps_figure(
+            values["conv"],
+            text("inside.fig.conv"),
+            text("inside.axis.row"),
+            lang,
+            (time_step, time_step, conv.start, conv.stop - 1),
+        ),
+        "inside-pool": values_charts.maps_figure(
+            values["pool"],
+            text("inside.fig.pool", pool=config.pool_height),
+            text("inside.axis.pooled"),
+            lang,
+            (time_step, time_step, row, row),
+        ),
+        "inside-permute": values_charts.sequence_figure(
+            values["permute"][time_step], lang, selected
+        ),
+        "inside-inner": values_charts.lstm_figure(
+            {name: values[f"inner_{name}"][time_step] for name in values_charts.GATE_SCALES},
+            text("inside.fig.inner", t=time_step, steps=config.rows, s=row),
+            text("inside.axis.inner_step"),
+            lang,
+            row,
+        ),
+        "inside-summary": values_charts.summary_figure(values["summary"], lang, time_step),
+        "inside-outer": values_charts.lstm_figure(
+            {name: values[f"outer_{name}"] for name in values_charts.GATE_SCALES},
+            text("inside.fig.outer", t=time_step),
+            text("inside.axis.time"),
+            lang,
+            time_step,
+        ),
+    }
+    for key, figure in charts.items():
+        display.chart(figure, None, key)
+
+
+def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -> None:
+    """Every variant against the oracle on this input, at the precision chosen here."""
+    from hierlstm.app.caches import trace_problem  # the Shape trace's budget: one rule
+    from hierlstm.timing import failures
+
+    st.subheader(text("inside.section.agree"))
+    st.markdown(text("inside.agree.intro"))
+    precision = (
+        st.segmented_control(
+            text("inside.agree.precision"), PRECISIONS, default="float32", key="inside_precision"
+        )
+        or "float32"
+    )
+    differences = {}
+    with st.spinner(text("inside.computing")):
+        for variant in VARIANTS:
+            run_config = config.replace(variant=variant, precision=precision)
+            if problem := trace_problem(run_config):
+                st.caption(problem)
+                continue
+            try:
+                differences[variant] = differences_of(run_config, picture, seed)
+            except failures.RUN_FAILURES as error:
+                line = failures.first_line(error)
+                st.caption(text("inside.agree.failed", variant=variant, error=line))
+    figure = values_charts.agreement_figure(differences, tuple(OUTPUTS), lang, precision)
+    display.chart(figure, None, "inside-agree")
+    largest = ", ".join(f"{name} {d['output'].max():.1e}" for name, d in differences.items())
+    st.caption(text("inside.agree.largest", values=largest))
+
+
+def learning_ui(controls, config: RunConfig, lang: str, seed: int) -> None:
+    """The learning section: steps, the task, the live curve (before, during, after a run), the
+    Stop button while the sidebar's Train runs it, and the outcome."""
+    st.subheader(text("inside.section.learn"))
+    steps_column, _rest = st.columns([1, 3])
+    steps = steps_column.number_input(
+        text("inside.learn.steps"),
+        1,
+        2000,
+        100,
+        10,
+        key="inside_steps",
+        on_change=APPLIED_ON_RUN,  # Train applies it: a rerun now could drop the click
+    )
+    learning = Learning(steps=int(steps), seed=seed)
+    learn_config = learning_config(config)
+    sizes = {"train": learning.train_sequences, "held": learning.held_out}
+    st.markdown(text("inside.learn.intro", time=config.time_steps, **sizes))
+    live = st.empty()
+    if controls.run:
+        _run(learn_config, learning, live, lang)
+    show_run_outcome(KEY)
+    curve = current_curve(config)
+    points, chance_line = (
+        ((), chance_of(learn_config, learning))
+        if curve is None
+        else (
+            curve.points,
+            curve.chance,
+        )
+    )
+    total = learning.steps if curve is None else curve.learning.steps
+    with live.container():
+        figure = values_charts.learning_figure(points, chance_line, lang, total)
+        display.chart(figure, None, "inside-learning")
+    if curve is None:
+        st.info(text("inside.learn.press_run"), icon=":material/play_arrow:")
+        return
+    last = curve.points[-1]
+    if curve.stopped:
+        st.warning(text("inside.learn.stopped", step=last.step, steps=total))
+    accuracy = last.held_out_accuracy
+    st.markdown(text("inside.learn.done", accuracy=accuracy, step=last.step, chance=curve.chance))
+
+
+def _run(learn_config: RunConfig, learning: Learning, live, lang: str) -> None:
+    """The learning run under the page's run slot, its curve drawn and kept as it grows."""
+    from hierlstm.values.learner import learn
+
+    st.button(text("inside.learn.stop"), key="inside-stop", on_click=stop, type="primary")
+
+    def work(progress):
+        def on_progress(curve):
+            st.session_state[CURVE] = curve
+            point = curve.points[-1]
+            figure = values_charts.learning_figure(curve.points, curve.chance, lang, learning.steps)
+            live.plotly_chart(figure, theme="streamlit", width="stretch")
+            accuracy = point.held_out_accuracy
+            line = text(
+                "inside.learn.progress", step=point.step, steps=learning.steps, accuracy=accuracy
+            )
+            progress(point.step / learning.steps, line)
+
+        return learn(learn_config, learning, on_progress)
+
+    start_run(KEY, work, [learn_config])

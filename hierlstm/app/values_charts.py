@@ -1,0 +1,270 @@
+"""Figures of the values inside the model, no Streamlit: the input spectrogram, every layer's values
+as heatmaps with their axes named, the selected (t, s) marked in each (and its provenance on the
+input), the variants' differences from the oracle, and the learning curves with the chance line."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from hierlstm.app.figure_style import apply_layout
+from hierlstm.i18n import t
+
+MARK = {"color": "#D55E00", "width": 2}  # the selected (t, s), in every view
+FIELD = {"color": "#D55E00", "width": 2, "dash": "dot"}  # its provenance on the input
+SIGNED = "RdBu_r"  # conv, pooled, cell and hidden states: blue below zero, red above
+UNSIGNED = "Viridis"  # the input and the gates, in [0, 1]
+
+
+def _box(figure, x0, x1, y0, y1, line, row=None, col=None) -> None:
+    """A rectangle around cells x0..x1, y0..y1 (inclusive) of a heatmap."""
+    where = {} if row is None else {"row": row, "col": col}
+    figure.add_shape(
+        type="rect", x0=x0 - 0.5, x1=x1 + 0.5, y0=y0 - 0.5, y1=y1 + 0.5, line=line, **where
+    )
+
+
+def input_figure(picture: np.ndarray, lang: str, selected, field: np.ndarray) -> go.Figure:
+    """The input (height, time) with row 0 the lowest band at the bottom, the input cells that
+    reach the selected (t, s) (`field`, (height, time) bool) framed."""
+    figure = go.Figure(go.Heatmap(z=picture, colorscale=UNSIGNED, zmin=0, zmax=1, name="input"))
+    rows, times = np.flatnonzero(field.any(axis=1)), np.flatnonzero(field.any(axis=0))
+    _box(figure, times[0], times[-1], rows[0], rows[-1], FIELD)
+    time_step, row = selected
+    title = t("inside.fig.input", lang, t=time_step, s=row, cells=int(field.sum()))
+    return apply_layout(
+        figure, title, t("inside.axis.time", lang), t("inside.axis.band", lang), height=340
+    )
+
+
+def _grid(count: int, columns: int, titles, shared=True, **options):
+    rows = math.ceil(count / columns)
+    figure = make_subplots(
+        rows=rows,
+        cols=columns,
+        subplot_titles=list(titles),
+        shared_xaxes=shared,
+        shared_yaxes=shared,
+        horizontal_spacing=0.03 if shared else 0.06,
+        vertical_spacing=0.12 / max(1, rows / 2),
+        **options,
+    )
+    return figure, rows
+
+
+def _panel(index: int, columns: int) -> tuple[int, int]:
+    return index // columns + 1, index % columns + 1
+
+
+def _name_axes(figure, rows: int, columns: int, count: int, x_title: str, y_title: str) -> None:
+    """Axis titles on the bottom panel of each column and the first panel of each row."""
+    for index in range(count):
+        row, col = _panel(index, columns)
+        if index + columns >= count:
+            figure.update_xaxes(title_text=x_title, row=row, col=col)
+        if col == 1:
+            figure.update_yaxes(title_text=y_title, row=row, col=col)
+
+
+def maps_figure(values: np.ndarray, title: str, y_title: str, lang: str, box) -> go.Figure:
+    """Small multiples of (rows, time, channels) values, one panel a channel, one colour scale;
+    `box` (t0, t1, row0, row1) frames what feeds or is the selected (t, s) in every panel."""
+    channels = values.shape[-1]
+    columns = min(channels, 4)
+    names = [t("inside.fig.channel", lang, channel=index) for index in range(channels)]
+    figure, rows = _grid(channels, columns, names)
+    limit = float(np.max(np.abs(values))) or 1.0
+    for index in range(channels):
+        row, col = _panel(index, columns)
+        figure.add_trace(
+            go.Heatmap(z=values[:, :, index], coloraxis="coloraxis", name=names[index]),
+            row=row,
+            col=col,
+        )
+        _box(figure, *box, MARK, row=row, col=col)
+    apply_layout(figure, title, "", "", height=150 + 150 * rows)  # before the panels' titles
+    _name_axes(figure, rows, columns, channels, t("inside.axis.time", lang), y_title)
+    figure.update_layout(coloraxis={"colorscale": SIGNED, "cmin": -limit, "cmax": limit})
+    figure.update_annotations(font_size=11)
+    return figure
+
+
+def sequence_figure(values: np.ndarray, lang: str, selected) -> go.Figure:
+    """The permuted tensor at the selected t: its sub-sequence (inner steps, channels), the
+    inner LSTM's input, step s framed."""
+    time_step, row = selected
+    figure = go.Figure(go.Heatmap(z=values, colorscale=SIGNED, zmid=0, name="permute"))
+    _box(figure, 0, values.shape[1] - 1, row, row, MARK)
+    title = t("inside.fig.permute", lang, t=time_step, steps=values.shape[0])
+    x_title, y_title = t("inside.axis.channel", lang), t("inside.axis.inner_step", lang)
+    return apply_layout(figure, title, x_title, y_title, height=340)
+
+
+GATE_SCALES = {"i": UNSIGNED, "f": UNSIGNED, "g": SIGNED, "o": UNSIGNED, "c": SIGNED, "h": SIGNED}
+# Three colour bars: the gates in [0, 1], g and h in [-1, 1] (tanh), the cell state its own.
+_BARS = {"i": (0.86, "i f o"), "g": (0.5, "g h"), "c": (0.14, "c")}
+
+
+def _lstm_range(name: str, values: dict) -> tuple[float, float]:
+    if GATE_SCALES[name] == UNSIGNED:
+        return 0.0, 1.0
+    if name == "c":
+        limit = float(np.max(np.abs(values["c"]))) or 1.0
+        return -limit, limit
+    return -1.0, 1.0
+
+
+def lstm_figure(values: dict, title: str, x_title: str, lang: str, column: int) -> go.Figure:
+    """An LSTM's gates i, f, g, o and states c, h, each (steps, units), as (units x steps)
+    panels, the selected step `column` framed in each."""
+    names = list(GATE_SCALES)
+    figure, rows = _grid(len(names), 3, [t(f"inside.gate.{name}", lang) for name in names])
+    for index, name in enumerate(names):
+        row, col = _panel(index, 3)
+        grid = values[name].T  # (units, steps)
+        low, high = _lstm_range(name, values)
+        bar = _BARS.get(name)
+        figure.add_trace(
+            go.Heatmap(
+                z=grid,
+                colorscale=GATE_SCALES[name],
+                zmin=low,
+                zmax=high,
+                showscale=bar is not None,
+                colorbar={"len": 0.28, "y": bar[0], "thickness": 12, "title": {"text": bar[1]}}
+                if bar
+                else None,
+                name=name,
+            ),
+            row=row,
+            col=col,
+        )
+        _box(figure, column, column, 0, grid.shape[0] - 1, MARK, row=row, col=col)
+    apply_layout(figure, title, "", "", height=520)
+    _name_axes(figure, rows, 3, len(names), x_title, t("inside.axis.unit", lang))
+    return figure
+
+
+def summary_figure(values: np.ndarray, lang: str, time_step: int) -> go.Figure:
+    """The summary (time, inner units) as (units x time), column t framed."""
+    grid = values.T
+    figure = go.Figure(go.Heatmap(z=grid, colorscale=SIGNED, zmid=0, name="summary"))
+    _box(figure, time_step, time_step, 0, grid.shape[0] - 1, MARK)
+    title = t("inside.fig.summary", lang, t=time_step)
+    x_title, y_title = t("inside.axis.time", lang), t("inside.axis.unit", lang)
+    return apply_layout(figure, title, x_title, y_title, height=340)
+
+
+FLOOR = 1e-12  # an exact zero difference, drawn as the floor of the log scale
+# light for no difference, dark for a large one: written out, so no theme replaces it
+DIFFERENCE_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"]]
+DIFFERENCE_SCALE += [[0.875, "#d94801"], [1.0, "#7f2704"]]
+
+
+def agreement_figure(differences: dict, outputs: tuple, lang: str, precision: str) -> go.Figure:
+    """One row per variant, one column per layer output: log10 |variant - oracle| (`differences`
+    {variant: {output: array}} shaped as the oracle's), reduced to 2-D by the largest over
+    channels; a variant without that output as a layer of its own shows none."""
+    variants = list(differences)
+    titles = [
+        t(f"inside.agree.{output}", lang) if row == 0 else ""
+        for row in range(len(variants))
+        for output in outputs
+    ]
+    figure = make_subplots(
+        rows=len(variants),
+        cols=len(outputs),
+        subplot_titles=titles,
+        horizontal_spacing=0.07,
+        vertical_spacing=0.04,
+    )
+    apply_layout(figure, t("inside.fig.agreement", lang, precision=precision), "", "")
+    last_present = {
+        output: max(
+            (row for row, v in enumerate(variants, 1) if output in differences[v]), default=0
+        )
+        for output in outputs
+    }
+    for row, variant in enumerate(variants, start=1):
+        labelled = False  # the variant's name on the first picture of its row
+        for col, output in enumerate(outputs, start=1):
+            value = differences[variant].get(output)
+            if value is None:
+                figure.add_trace(go.Heatmap(z=[[None]], showscale=False), row=row, col=col)
+                figure.update_xaxes(visible=False, row=row, col=col)
+                figure.update_yaxes(visible=False, row=row, col=col)
+                continue
+            grid = value[0] if value.ndim == 4 else value[0].T  # (rows, time) or (units, time)
+            grid = grid.max(axis=-1) if value.ndim == 4 else grid
+            figure.add_trace(
+                go.Heatmap(
+                    z=np.log10(np.maximum(grid, FLOOR)),
+                    coloraxis="coloraxis",
+                    customdata=grid,
+                    hovertemplate="t %{x}, %{y}: %{customdata:.2e}<extra>" + variant + "</extra>",
+                ),
+                row=row,
+                col=col,
+            )
+            if not labelled:
+                figure.update_yaxes(title_text=variant, row=row, col=col)
+                labelled = True
+            if row == last_present[output]:
+                figure.update_xaxes(title_text=t("inside.axis.time", lang), row=row, col=col)
+    figure.update_layout(
+        height=160 + 150 * len(variants),
+        margin={"b": 90},
+        coloraxis={
+            "colorscale": DIFFERENCE_SCALE,
+            "cmin": -9,
+            "cmax": -1,
+            "colorbar": {"title": {"text": t("inside.agree.scale", lang)}},
+        },
+    )
+    return figure
+
+
+def learning_figure(points, chance: float, lang: str, total_steps: int) -> go.Figure:
+    """Loss and accuracy over training steps, training solid and held-out dashed, the chance
+    accuracy as a line."""
+    figure = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=[t("inside.axis.loss", lang), t("inside.axis.accuracy", lang)],
+    )
+    steps = [point.step for point in points]
+    for col, measure in enumerate(("loss", "accuracy"), start=1):
+        for which, dash, color in (("train", "solid", "#0072B2"), ("held_out", "dash", "#E69F00")):
+            figure.add_trace(
+                go.Scatter(
+                    x=steps,
+                    y=[getattr(point, f"{which}_{measure}") for point in points],
+                    name=t(f"inside.curve.{which}", lang),
+                    mode="lines+markers",
+                    line={"dash": dash, "color": color},
+                    showlegend=col == 1,
+                ),
+                row=1,
+                col=col,
+            )
+    title = t("inside.fig.learning", lang, step=steps[-1] if steps else 0, steps=total_steps)
+    apply_layout(figure, title, "", "", height=400)
+    figure.update_xaxes(title_text=t("inside.axis.training_step", lang), range=[0, total_steps])
+    figure.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0.0, "xanchor": "left"},
+        margin={"b": 110},
+    )
+    figure.add_hline(
+        y=chance,
+        line={"dash": "dot", "color": "#999999"},
+        annotation_text=t("inside.curve.chance", lang, chance=chance),
+        annotation_position="bottom right",
+        row=1,
+        col=2,
+    )
+    figure.update_yaxes(title_text=t("inside.axis.loss", lang), row=1, col=1)
+    figure.update_yaxes(title_text=t("inside.axis.accuracy", lang), range=[0, 1.02], row=1, col=2)
+    return figure

@@ -1,0 +1,67 @@
+"""The values figures, without Streamlit or TensorFlow: every picture names its axes in either
+language, the selected (t, s) is framed in every panel, and the agreement grid labels each
+variant's row, a variant without a layer output showing none."""
+
+import numpy as np
+import pytest
+
+from hierlstm.app import values_charts
+from hierlstm.i18n import LANGUAGES
+from hierlstm.values.learning import Point
+
+RNG = np.random.default_rng(0)
+HEIGHT, TIME, ROWS, CHANNELS, UNITS = 9, 5, 3, 4, 2
+LSTM = {name: RNG.uniform(-1, 1, (ROWS, UNITS)) for name in values_charts.GATE_SCALES}
+FIELD = np.zeros((HEIGHT, TIME), bool)
+FIELD[2:7, 1:4] = True
+
+
+def figures(lang):
+    points = [Point(0, 1.6, 0.2, 1.6, 0.2), Point(10, 0.5, 0.8, 0.6, 0.7)]
+    return {
+        "input": values_charts.input_figure(RNG.random((HEIGHT, TIME)), lang, (2, 1), FIELD),
+        "maps": values_charts.maps_figure(
+            RNG.standard_normal((HEIGHT, TIME, CHANNELS)), "conv", "row", lang, (2, 2, 3, 5)
+        ),
+        "sequence": values_charts.sequence_figure(
+            RNG.standard_normal((ROWS, CHANNELS)), lang, (2, 1)
+        ),
+        "lstm": values_charts.lstm_figure(LSTM, "inner", "s", lang, 1),
+        "summary": values_charts.summary_figure(RNG.standard_normal((TIME, UNITS)), lang, 2),
+        "learning": values_charts.learning_figure(points, 0.3, lang, 20),
+    }
+
+
+def axis_titles(figure, axis: str) -> list[str]:
+    layout = figure.to_plotly_json()["layout"]
+    return [
+        value.get("title", {}).get("text", "")
+        for name, value in layout.items()
+        if name.startswith(axis) and value.get("visible", True)
+    ]
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_every_picture_names_its_axes(lang):
+    for name, figure in figures(lang).items():
+        for axis in ("xaxis", "yaxis"):
+            titles = [title for title in axis_titles(figure, axis) if title]
+            assert titles and all("{" not in title for title in titles), (name, axis)
+
+
+def test_the_selected_cell_is_framed_in_every_panel():
+    shown = figures("en")
+    assert len(shown["maps"].layout.shapes) == CHANNELS
+    assert len(shown["lstm"].layout.shapes) == len(values_charts.GATE_SCALES)
+    frame = shown["input"].layout.shapes[0]
+    assert (frame.x0, frame.x1, frame.y0, frame.y1) == (0.5, 3.5, 1.5, 6.5)  # FIELD's cells
+
+
+def test_the_agreement_grid_labels_every_variants_row_and_leaves_missing_outputs_blank():
+    full = {output: RNG.random((1, TIME, UNITS)) for output in ("summary", "output")}
+    differences = {"folded": full, "fused": {"output": full["output"]}}
+    figure = values_charts.agreement_figure(differences, ("summary", "output"), "en", "float32")
+    assert figure.layout.title.text == "|variant − oracle| at each layer output, float32"
+    assert [title for title in axis_titles(figure, "yaxis") if title] == ["folded", "fused"]
+    blank = [trace for trace in figure.data if trace.z is not None and trace.z[0][0] is None]
+    assert len(blank) == 1
