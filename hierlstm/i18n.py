@@ -139,6 +139,19 @@ def t(key: str, lang: str = DEFAULT_LANGUAGE, **values) -> str:
     return template.format(**values) if values else template
 
 
+class MessageError(Exception):
+    """An error that is a catalogue message: `key` with `values`; str() is the English, as the
+    command line says it, `sentence(lang)` either language's. Mixed in before the exception class
+    it is (`class DiffError(MessageError, ValueError)`)."""
+
+    def __init__(self, key: str, **values):
+        self.key, self.values = key, values
+        super().__init__(self.sentence("en"))
+
+    def sentence(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        return t(self.key, lang, **self.values)
+
+
 def main(argv: list[str]) -> int:
     """`stale`: list the stale keys (status 1 if any); `stamp KEY ...`: re-stamp keys whose
     Chinese now translates their English."""

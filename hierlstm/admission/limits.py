@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.hardware import gpu, query_driver
-from hierlstm.i18n import t
+from hierlstm.i18n import MessageError, t
 from hierlstm.model import cost
 from hierlstm.registry import VARIANTS
 
@@ -34,14 +34,10 @@ TRAINING_WORKSPACE_FACTOR = 2
 TRAINING_TRACE_FACTOR = 3
 
 
-class LimitError(SettingError):
+class LimitError(MessageError, SettingError):
     """A valid config that asks for more than this server allows: catalogue message `key` with
     `values` (`sentence` in either language; a `source` value is itself a message key, the
     memory budget's); str() is the English, as the command line says it."""
-
-    def __init__(self, key: str, **values):
-        self.key, self.values = key, values
-        super().__init__(self.sentence("en"))
 
     def sentence(self, lang: str = "en") -> str:
         values = dict(self.values)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from hierlstm.i18n import t
+from hierlstm.i18n import MessageError, t
 from hierlstm.records import CONFIG_COLUMNS, VERSION_COLUMNS
 
 CONFIDENCE = 0.95
@@ -33,16 +33,9 @@ _SIGMA_PER_IQR = 1 / 1.3489795003921634  # a normal distribution's sigma over it
 _MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)  # sd of a sample median = 1.2533 sigma / sqrt(n)
 
 
-class DiffError(ValueError):
+class DiffError(MessageError, ValueError):
     """Two runs that cannot be compared: a catalogue key (`results.diff.refuse.*`) and its
     values; `str()` is the English sentence, `sentence(lang)` any language's."""
-
-    def __init__(self, key: str, **values):
-        self.key, self.values = key, values
-        super().__init__(self.sentence("en"))
-
-    def sentence(self, lang: str = "en") -> str:
-        return t(self.key, lang, **self.values)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,21 +9,14 @@ import wave
 
 import numpy as np
 
-from hierlstm.i18n import t
+from hierlstm.i18n import MessageError
 from hierlstm.values.sounds import spectrogram
 
 MAX_SECONDS = 10.0
 
 
-class WavRefused(ValueError):
+class WavRefused(MessageError, ValueError):
     """A file that is not a short mono PCM WAV: `key` (`wav.*` in the catalogue) and `values`."""
-
-    def __init__(self, key: str, **values):
-        self.key, self.values = key, values
-        super().__init__(t(key, "en", **values))
-
-    def sentence(self, lang: str) -> str:
-        return t(self.key, lang, **self.values)
 
 
 def _samples(raw: bytes, width: int) -> np.ndarray:

@@ -13,23 +13,16 @@ from pathlib import Path
 
 import numpy as np
 
-from hierlstm.i18n import t
+from hierlstm.i18n import MessageError
 
 ZIP_MAGIC = b"PK\x03\x04"
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 _MB = 1024 * 1024
 
 
-class ModelFileError(ValueError):
+class ModelFileError(MessageError, ValueError):
     """A model file hierlstm will not open: catalogue message `key` with `values`; str() is the
     English, as the command line says it."""
-
-    def __init__(self, key: str, **values):
-        self.key, self.values = key, values
-        super().__init__(self.sentence("en"))
-
-    def sentence(self, lang: str = "en") -> str:
-        return t(self.key, lang, **self.values)
 
 
 @dataclasses.dataclass(frozen=True)
