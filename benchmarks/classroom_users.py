@@ -8,6 +8,7 @@ when the page drew an exception or an error, or the server did not finish it in 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -83,6 +84,22 @@ def timed_run(session: Session) -> None:
     report(RUN, rerun.seconds, error and RuntimeError(error))
 
 
+@contextlib.contextmanager
+def opened(host: str, query: str):
+    """A new session on the Benchmark page with `query` (its opening reported as OPEN), closed
+    after; None when it could not open."""
+    try:
+        session = Session(host)
+    except Exception as error:
+        report(OPEN, 0, error)
+        yield None
+        return
+    try:
+        yield session if timed(OPEN, lambda: session.rerun("benchmark", query)) else None
+    finally:
+        session.close()
+
+
 class Visitor(User):
     wait_time = between(1, 5)  # reading the page before the next move
 
@@ -116,28 +133,14 @@ class Visitor(User):
     def tiny_run(self):
         """A tiny benchmark in a new session, as a link with its settings opens one."""
         query = RUN_QUERY + str(self.rng.choice(RUN_TIME_STEPS))
-        try:
-            session = Session(self.host)
-        except Exception as error:
-            report(OPEN, 0, error)
-            return
-        try:
-            if timed(OPEN, lambda: session.rerun("benchmark", query)) is not None:
+        with opened(self.host, query) as session:
+            if session:
                 timed_run(session)
-        finally:
-            session.close()
 
     @task(3)
     def abandon(self):
         """A longer run left by closing its session mid-run (or while it waits its turn)."""
-        try:
-            session = Session(self.host)
-        except Exception as error:
-            report(OPEN, 0, error)
-            return
-        try:
-            if timed(OPEN, lambda: session.rerun("benchmark", ABANDONED_QUERY)) is not None:
+        with opened(self.host, ABANDONED_QUERY) as session:
+            if session:
                 session.rerun(run=True, wait=False)
                 time.sleep(self.rng.uniform(0.5, 4))
-        finally:
-            session.close()
