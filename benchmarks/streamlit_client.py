@@ -5,11 +5,17 @@ the request to the script's end as the server reports it (`script_finished`), so
 is the server, not a browser's rendering.
 
 Widgets are found by their `key=` (the last part of Streamlit's widget id), the way the app's
-tests find them; their values are sent again on every rerun, as the frontend does."""
+tests find them; their values are sent again on every rerun, as the frontend does. Like a
+browser, a session reads its socket all the time (a thread: a greenlet under Locust), so it
+answers the server's pings while it is idle: the server closes a socket that leaves its pings
+unanswered for a minute (its 30 s ping interval and 30 s timeout), which a visitor busy in another
+session for that long would otherwise see as a broken pipe."""
 
 from __future__ import annotations
 
 import dataclasses
+import queue
+import threading
 import time
 
 import websocket  # websocket-client: plain blocking sockets, which gevent (Locust) patches
@@ -20,9 +26,12 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from hierlstm.app.pages import PAGES
 from hierlstm.i18n import LANGUAGES
 
-# A script run that ended because another was asked for (the warm-up page's own reruns, a widget
-# changed mid-run) is not the end of a rerun: the one it gave way to is.
-GAVE_WAY = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
+# The end of a rerun: not a run that gave way to another (the warm-up page's own reruns, a widget
+# changed mid-run), nor a fragment's run (the cold page's polling).
+ENDED = (
+    ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY,
+    ForwardMsg.ScriptFinishedStatus.FINISHED_WITH_COMPILE_ERROR,
+)
 RERUN_TIMEOUT_S = 300
 
 
@@ -49,6 +58,9 @@ class Session:
             origin=url,  # the server refuses a cross-site origin
             timeout=timeout_s,
         )
+        self.socket.settimeout(None)  # the reader waits for as long as the session lasts
+        self._inbox: queue.Queue = queue.Queue()  # each message, or the error that ended reading
+        threading.Thread(target=self._read, name="streamlit-session", daemon=True).start()
         self.query = ""  # the page's URL query, as the app last set it
         self.pages: dict[str, str] = {}  # page name -> page script hash, from the navigation
         self.page = ""
@@ -57,6 +69,14 @@ class Session:
 
     def close(self) -> None:
         self.socket.close()
+
+    def _read(self) -> None:
+        """Every message into the inbox; websocket-client answers pings as it reads."""
+        try:
+            while True:
+                self._inbox.put(self.socket.recv())
+        except Exception as error:  # closed, by us or by the server
+            self._inbox.put(error)
 
     def rerun(
         self, page: str | None = None, query: str | None = None, wait: bool = True, **triggers
@@ -108,9 +128,14 @@ class Session:
         texts, errors, warming_up = [], [], False
         deadline = start + self.timeout_s
         while True:
+            try:
+                data = self._inbox.get(timeout=max(deadline - time.perf_counter(), 0.001))
+            except queue.Empty:
+                raise TimeoutError(f"no end of the rerun in {self.timeout_s:.0f} s") from None
+            if isinstance(data, Exception):
+                raise data
             forward = ForwardMsg()
-            self.socket.settimeout(max(deadline - time.perf_counter(), 0.001))
-            forward.ParseFromString(self.socket.recv())
+            forward.ParseFromString(data)
             kind = forward.WhichOneof("type")
             if kind == "navigation":
                 hashes = [page.page_script_hash for page in forward.navigation.app_pages]
@@ -134,5 +159,5 @@ class Session:
                     errors.append(inner.body)
                 elif name == "exception":
                     errors.append(f"{inner.type}: {inner.message}")
-            elif kind == "script_finished" and forward.script_finished != GAVE_WAY:
+            elif kind == "script_finished" and forward.script_finished in ENDED:
                 return Rerun(time.perf_counter() - start, texts, errors, warming_up)
