@@ -78,25 +78,32 @@ def sampled(pid: int, done: threading.Event, samples: list) -> None:
             last = (now, cpu)
 
 
-def move_stats(path: Path) -> tuple[dict[str, dict], list[str]]:
-    """The visitors' moves by name (count, failures, p50/p95/p99 seconds of all of them), and each
-    distinct failure with its count."""
+def _summary(moves: list[dict]) -> dict:
     import numpy as np
 
+    quantiles = np.percentile([move["seconds"] for move in moves], [50, 95, 99])
+    return {
+        "count": len(moves),
+        "failures": sum(bool(move["error"]) for move in moves),
+        **{f"p{q}": float(value) for q, value in zip((50, 95, 99), quantiles, strict=True)},
+    }
+
+
+def move_stats(path: Path) -> tuple[dict[str, dict], dict[str, dict], list[str]]:
+    """The visitors' moves by name and the page switches by the page they went to (count,
+    failures, p50/p95/p99 seconds of all of them), and each distinct failure with its count."""
     moves = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    stats = {}
-    for name in sorted({move["name"] for move in moves}):
-        seconds = [move["seconds"] for move in moves if move["name"] == name]
-        quantiles = np.percentile(seconds, [50, 95, 99])
-        stats[name] = {
-            "count": len(seconds),
-            "failures": sum(bool(move["error"]) for move in moves if move["name"] == name),
-            **{f"p{q}": float(value) for q, value in zip((50, 95, 99), quantiles, strict=True)},
-        }
+    names = sorted({move["name"] for move in moves})
+    stats = {name: _summary([move for move in moves if move["name"] == name]) for name in names}
+    switches = [move for move in moves if move["name"] == PAGE]
+    pages = {
+        page: _summary([move for move in switches if move["page"] == page])
+        for page in sorted({move["page"] for move in switches})
+    }
     failed = collections.Counter(
         f"{move['name']}: {move['error']}" for move in moves if move["error"]
     )
-    return stats, [f"{text} (x{count})" for text, count in failed.most_common()]
+    return stats, pages, [f"{text} (x{count})" for text, count in failed.most_common()]
 
 
 def level(url: str, server_pid, database, sessions: int, seconds: float, folder: Path) -> dict:
@@ -122,13 +129,14 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
     if server_pid:
         sampler.join()
     after = stored_rows(database) if database else None
-    stats, failures = move_stats(moves)
+    stats, pages, failures = move_stats(moves)
     runs_finished = stats.get(RUN, {"count": 0, "failures": 0})
     cpu = [percent for _at, _rss, percent in samples]
     rss = [mb for _at, mb, _percent in samples]
     return {
         "sessions": sessions,
         "moves": stats,
+        "pages": pages,
         "errors": sum(move["failures"] for move in stats.values()),
         "failures": failures,
         "runs_finished": runs_finished["count"] - runs_finished["failures"],
@@ -189,6 +197,28 @@ def markdown(levels: list[dict], seconds: float, warm_s: float | None) -> str:
     ]
     for found in levels:
         lines += [f"- {found['sessions']} sessions: {text}" for text in found["failures"]]
+    pages = sorted({page for found in levels for page in found["pages"]})
+    lines += [
+        "",
+        "A page switch by the page it went to, p50 / p95 s (n), per number of sessions:",
+        "",
+        markdown_table(
+            ["sessions", *pages],
+            [
+                [
+                    found["sessions"],
+                    *(
+                        f"{found['pages'][page]['p50']:.2f} / {found['pages'][page]['p95']:.2f} "
+                        f"({found['pages'][page]['count']})"
+                        if page in found["pages"]
+                        else "-"
+                        for page in pages
+                    ),
+                ]
+                for found in levels
+            ],
+        ),
+    ]
     return "\n".join(lines)
 
 

@@ -41,10 +41,11 @@ SETTING_PAGE = "shape_trace"  # its button applies the settings and traces: noth
 MOVES = open(os.environ[MOVES_FILE], "a", buffering=1) if MOVES_FILE in os.environ else None
 
 
-def report(name: str, seconds: float, error: Exception | None = None) -> None:
+def report(name: str, seconds: float, error: Exception | None = None, page: str = "") -> None:
+    """One move to Locust and to the classroom's file; `page`: the page it went to."""
     if MOVES:
-        MOVES.write(json.dumps({"name": name, "seconds": seconds, "error": error and repr(error)}))
-        MOVES.write("\n")
+        found = {"name": name, "seconds": seconds, "error": error and repr(error), "page": page}
+        MOVES.write(json.dumps(found) + "\n")
     events.request.fire(
         request_type="rerun",
         name=name,
@@ -55,15 +56,15 @@ def report(name: str, seconds: float, error: Exception | None = None) -> None:
     )
 
 
-def timed(name: str, act):
+def timed(name: str, act, page: str = ""):
     """`act()`'s Rerun, reported as `name`; None when it failed (reported as a failure)."""
     start = time.perf_counter()
     try:
         rerun = act()
     except Exception as error:  # a lost connection or a timeout is the server's failure here
-        report(name, time.perf_counter() - start, error)
+        report(name, time.perf_counter() - start, error, page)
         return None
-    report(name, rerun.seconds, RuntimeError(rerun.errors[0]) if rerun.errors else None)
+    report(name, rerun.seconds, RuntimeError(rerun.errors[0]) if rerun.errors else None, page)
     return None if rerun.errors else rerun
 
 
@@ -115,12 +116,13 @@ class Visitor(User):
     @task(30)
     def page(self):
         others = [page.name for page in PAGES if page.name != self.session.page]
-        timed(PAGE, lambda: self.session.rerun(self.rng.choice(others)))
+        page = self.rng.choice(others)
+        timed(PAGE, lambda: self.session.rerun(page), page)
 
     @task(10)
     def setting(self):
         if self.session.page != SETTING_PAGE:
-            timed(PAGE, lambda: self.session.rerun(SETTING_PAGE))
+            timed(PAGE, lambda: self.session.rerun(SETTING_PAGE), SETTING_PAGE)
         self.session.set_value("time_steps", double_value=self.rng.randint(4, 40))
         timed(SETTING, lambda: self.session.rerun(run=True))
 
