@@ -39,7 +39,7 @@ try:
             st.stop()
         path = yours.kept_upload(uploaded.name, uploaded.getvalue())
     sha256 = load.file_hash(path)
-    free = yours.free_dimensions(str(path))
+    free = yours.free_dimensions(str(path), sha256)
     sizes = {}
     columns = st.columns(max(len(free), 1) + 1)
     for column, dimension in zip(columns, free, strict=False):

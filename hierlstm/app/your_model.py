@@ -68,7 +68,6 @@ class Examined:
 
     name: str
     sha256: str
-    free: tuple[str, ...]  # the None dimensions' names
     audit: audit.Audit
     verification: verify.Verification
     changes: tuple[rewrite.Change, ...]
@@ -81,8 +80,9 @@ def _model(path: str, sha256: str):
     return load.load_model_file(path)
 
 
-def free_dimensions(path: str) -> tuple[str, ...]:
-    model, info = _model(path, load.file_hash(path))
+def free_dimensions(path: str, sha256: str) -> tuple[str, ...]:
+    """The names of the model's None dimensions, which the page asks a size for."""
+    model, _info = _model(path, sha256)
     return tuple(dimension.name for dimension in audit.free_dimensions(model))
 
 
@@ -103,7 +103,6 @@ def examined(path: str, sha256: str, sizes: tuple, jit_compile: bool) -> Examine
     return Examined(
         name=info.name,
         sha256=sha256,
-        free=tuple(d.name for d in audit.free_dimensions(model)),
         audit=result,
         verification=verify.verify(model, result),
         changes=tuple(changes),

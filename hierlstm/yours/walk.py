@@ -142,24 +142,11 @@ def _walk(model: keras.Model, specs: list, prefix: str, depth: int) -> list[Laye
 
 
 def _layer_steps(layer, inputs, out_shape, node, prefix, depth, masked) -> list[LayerStep]:
-    path = f"{prefix}{layer.name}"
     symbolic = tuple(_first(node.outputs).shape)
     in_shape = tuple(inputs[0].shape) if inputs else ()
     symbolic_in = tuple(node.input_tensors[0].shape) if node.input_tensors else ()
-    children = _children(layer, inputs, symbolic_in, path, depth, masked)
-    flops = layer_flops(layer, in_shape, out_shape, children)
-    step = LayerStep(
-        path=path,
-        layer=type(layer).__name__,
-        symbolic_shape=symbolic,
-        concrete_shape=out_shape,
-        params=layer.count_params() if layer.built else 0,
-        flops=flops,
-        depth=depth,
-        masked=masked,
-        input_shape=in_shape,
-    )
-    return [step, *children]
+    path = f"{prefix}{layer.name}"
+    return _steps(layer, inputs, in_shape, symbolic_in, out_shape, symbolic, path, depth, masked)
 
 
 def _child(layer, in_shape, symbolic_in, path, depth, calls=1, masked=False) -> list[LayerStep]:
@@ -168,7 +155,17 @@ def _child(layer, in_shape, symbolic_in, path, depth, calls=1, masked=False) -> 
     spec = _spec(in_shape)
     out_shape = tuple(_first(layer.compute_output_spec(spec)).shape)
     symbolic = tuple(_first(layer.compute_output_spec(_spec(symbolic_in))).shape)
-    children = _children(layer, [spec], symbolic_in, path, depth, masked)
+    inputs = [spec]
+    return _steps(
+        layer, inputs, tuple(in_shape), symbolic_in, out_shape, symbolic, path, depth, masked, calls
+    )
+
+
+def _steps(
+    layer, inputs, in_shape, symbolic_in, out_shape, symbolic, path, depth, masked, calls=1
+) -> list[LayerStep]:
+    """`layer`'s step (its FLOPs over its `calls` per forward pass) and its children's."""
+    children = _children(layer, inputs, symbolic_in, path, depth, masked)
     flops = layer_flops(layer, in_shape, out_shape, children)
     step = LayerStep(
         path=path,
@@ -180,7 +177,7 @@ def _child(layer, in_shape, symbolic_in, path, depth, calls=1, masked=False) -> 
         depth=depth,
         calls=calls,
         masked=masked,
-        input_shape=tuple(in_shape),
+        input_shape=in_shape,
     )
     return [step, *children]
 
