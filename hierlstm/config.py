@@ -88,7 +88,8 @@ def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
     return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}{backend}"
 
 
-def _check_whole(name: str, value, low: int, high: int) -> None:
+def check_whole(name: str, value, low: int, high: int) -> None:
+    """SettingError unless `value` is a whole number within [low, high], in the one wording."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise SettingError(f"{name} must be a whole number; got {value!r}.")
     if message := out_of_bounds(name, value, low, high):
@@ -107,7 +108,7 @@ class Timing:
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
-            _check_whole(field.name, getattr(self, field.name), *BOUNDS[field.name])
+            check_whole(field.name, getattr(self, field.name), *BOUNDS[field.name])
 
     @property
     def calls(self) -> int:
@@ -159,7 +160,7 @@ class RunConfig:
         if self.variant not in known:
             raise SettingError(f"variant must be one of {', '.join(known)}; got {self.variant!r}.")
         for name in SIZE_FIELDS:
-            _check_whole(name, getattr(self, name), *BOUNDS[name])
+            check_whole(name, getattr(self, name), *BOUNDS[name])
         if self.height < self.pool_height:
             raise SettingError(
                 f"height must be at least pool_height ({self.pool_height}) so pooling leaves "

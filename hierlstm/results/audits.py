@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hierlstm.records import VERSION_COLUMNS
+from hierlstm.results.profiles import table_sql
 
-_SQL = {"float": "REAL NOT NULL", "int": "INTEGER NOT NULL", "bool": "INTEGER NOT NULL"}
 AUDIT_KINDS = {
     **dict.fromkeys(("id", "created_at", "host", "model_name", "file_sha256"), "text"),
     **dict.fromkeys(("input_shapes_json", "changes_json"), "text"),
@@ -26,17 +26,7 @@ AUDIT_KINDS = {
     **dict.fromkeys(VERSION_COLUMNS.values(), "text"),
 }
 AUDIT_COLUMNS = tuple(AUDIT_KINDS)
-_COLUMN_SQL = ",\n    ".join(
-    "id TEXT PRIMARY KEY" if column == "id" else f"{column} {_SQL.get(kind, 'TEXT NOT NULL')}"
-    for column, kind in AUDIT_KINDS.items()
-)
-CREATE_AUDITS = f"CREATE TABLE IF NOT EXISTS audits (\n    {_COLUMN_SQL}\n)"
-CREATE_AUDITS_INDEX = "CREATE INDEX IF NOT EXISTS audits_by_time ON audits (created_at)"
-INSERT_AUDIT = (
-    f"INSERT INTO audits ({', '.join(AUDIT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in AUDIT_COLUMNS)})"
-)
-SELECT_AUDITS = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audits"
+CREATE_AUDITS, CREATE_AUDITS_INDEX, INSERT_AUDIT, SELECT_AUDITS = table_sql("audits", AUDIT_KINDS)
 
 
 def audit_row(

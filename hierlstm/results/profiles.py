@@ -6,6 +6,7 @@ kernels as JSON, `logdir` and the versions. The capture stays in its folder."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hierlstm.records import COLUMN_KINDS, CONFIG_COLUMNS, VERSION_COLUMNS
@@ -42,17 +43,29 @@ PROFILE_KINDS = {
 PROFILE_COLUMNS = tuple(PROFILE_KINDS)
 
 _SQL_TYPES = {"float": "REAL NOT NULL", "int": "INTEGER NOT NULL", "bool": "INTEGER NOT NULL"}
-_COLUMN_SQL = ",\n    ".join(
-    "id TEXT PRIMARY KEY" if column == "id" else f"{column} {_SQL_TYPES.get(kind, 'TEXT NOT NULL')}"
-    for column, kind in PROFILE_KINDS.items()
+
+
+def table_sql(table: str, kinds: Mapping[str, str]) -> tuple[str, str, str, str]:
+    """A table beside `results` whose columns are `kinds` ({column: "text" | "float" | "int" |
+    "bool"}, "id" first): its CREATE, its index by time, its INSERT and its SELECT."""
+    columns = ",\n    ".join(
+        "id TEXT PRIMARY KEY"
+        if column == "id"
+        else f"{column} {_SQL_TYPES.get(kind, 'TEXT NOT NULL')}"
+        for column, kind in kinds.items()
+    )
+    names = ", ".join(kinds)
+    return (
+        f"CREATE TABLE IF NOT EXISTS {table} (\n    {columns}\n)",
+        f"CREATE INDEX IF NOT EXISTS {table}_by_time ON {table} (created_at)",
+        f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' for _ in kinds)})",
+        f"SELECT {names} FROM {table}",
+    )
+
+
+CREATE_PROFILES, CREATE_PROFILES_INDEX, INSERT_PROFILE, SELECT_PROFILES = table_sql(
+    "profiles", PROFILE_KINDS
 )
-CREATE_PROFILES = f"CREATE TABLE IF NOT EXISTS profiles (\n    {_COLUMN_SQL}\n)"
-CREATE_PROFILES_INDEX = "CREATE INDEX IF NOT EXISTS profiles_by_time ON profiles (created_at)"
-INSERT_PROFILE = (
-    f"INSERT INTO profiles ({', '.join(PROFILE_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in PROFILE_COLUMNS)})"
-)
-SELECT_PROFILES = f"SELECT {', '.join(PROFILE_COLUMNS)} FROM profiles"
 FRAME_DTYPES = {
     column: {"float": "float64", "int": "int64", "bool": "bool", "text": "object"}[kind]
     for column, kind in PROFILE_KINDS.items()

@@ -96,33 +96,26 @@ class ResultStore:
         self, result: ProfileResult, *, created_at: datetime | str | None = None
     ) -> str:
         """Stores one profile's summary row in its own transaction; returns its new id."""
-        row = {
-            "id": str(uuid.uuid4()),
-            "created_at": utc_timestamp(datetime.now(UTC) if created_at is None else created_at),
-            "host": socket.gethostname(),
-            **profiles.profile_row(result),
-        }
-        values = [
-            profiles.sql_value(kind, row[column]) for column, kind in profiles.PROFILE_KINDS.items()
-        ]
-        with self._connect("store") as connection, _transaction(connection):
-            connection.execute(profiles.INSERT_PROFILE, values)
-        return row["id"]
+        row = profiles.profile_row(result)
+        return self._add_row(profiles.PROFILE_KINDS, profiles.INSERT_PROFILE, row, created_at)
 
     def add_audit(self, row: dict, *, created_at: datetime | str | None = None) -> str:
         """Stores one timed run of the Your model page (`hierlstm.results.audits.audit_row`) in
         its own transaction; returns its new id."""
+        return self._add_row(audits.AUDIT_KINDS, audits.INSERT_AUDIT, row, created_at)
+
+    def _add_row(self, kinds, insert: str, row: dict, created_at) -> str:
+        """`row` with its id, time and host, inserted into the table beside `results` that
+        `kinds` and `insert` describe (`profiles.table_sql`); its new id."""
         row = {
             "id": str(uuid.uuid4()),
             "created_at": utc_timestamp(datetime.now(UTC) if created_at is None else created_at),
             "host": socket.gethostname(),
             **row,
         }
-        values = [
-            profiles.sql_value(kind, row[column]) for column, kind in audits.AUDIT_KINDS.items()
-        ]
+        values = [profiles.sql_value(kind, row[column]) for column, kind in kinds.items()]
         with self._connect("store") as connection, _transaction(connection):
-            connection.execute(audits.INSERT_AUDIT, values)
+            connection.execute(insert, values)
         return row["id"]
 
     def audits(self) -> pd.DataFrame:

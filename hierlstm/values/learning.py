@@ -8,10 +8,10 @@ import dataclasses
 
 import numpy as np
 
-from hierlstm.config import RunConfig, SettingError, out_of_bounds
+from hierlstm.config import RunConfig, SettingError, check_whole
 from hierlstm.values.sounds import SOUNDS, sound_sequences
 
-# Whole-number settings of a learning run and their bounds, one wording (`config.out_of_bounds`).
+# Whole-number settings of a learning run and their bounds, one wording (`config.check_whole`).
 LEARNING_BOUNDS = {"steps": (1, 2000), "train_sequences": (4, 512), "held_out": (4, 512)}
 LEARNING_BOUNDS |= {"batch_size": (1, 256), "every": (1, 500)}
 
@@ -32,11 +32,7 @@ class Learning:
 
     def __post_init__(self):
         for name, (low, high) in LEARNING_BOUNDS.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise SettingError(f"{name} must be a whole number; got {value!r}.")
-            if message := out_of_bounds(name, value, low, high):
-                raise SettingError(message)
+            check_whole(name, getattr(self, name), low, high)
         if self.batch_size > self.train_sequences:
             raise SettingError(
                 f"batch_size must be at most train_sequences ({self.train_sequences}); "
