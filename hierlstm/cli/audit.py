@@ -10,8 +10,8 @@ from pathlib import Path
 
 from hierlstm.cli.format import shown, text_table
 from hierlstm.cli.parser import UsageError, whole_number
+from hierlstm.registry import BACKENDS
 
-BACKENDS = ("tensorflow", "jax", "torch")
 MAX_SIZE = 100_000
 
 

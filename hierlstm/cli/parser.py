@@ -43,11 +43,16 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _add_sizes(parser, names=SIZE_FIELDS):
+    """A flag per RunConfig size (--time-steps N ...), named as its field."""
+    for name in names:
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+
+
 def _add_geometry(parser, *, variant: bool):
     if variant:
         parser.add_argument("--variant", required=True, help="a name from `variants`")
-    for name in SIZE_FIELDS:
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    _add_sizes(parser)
     parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -76,9 +81,7 @@ def build_parser() -> Parser:
     learn = commands.add_parser(
         "learn", help="train the model to name the sound playing at every time step"
     )
-    for name in SIZE_FIELDS:
-        if name != "batch_size":  # a learning run's batch is --batch
-            learn.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    _add_sizes(learn, [name for name in SIZE_FIELDS if name != "batch_size"])  # it has --batch
     for flag, help_text in LEARN_FLAGS.items():
         learn.add_argument(f"--{flag}", metavar="N", help=help_text)
     learn.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -283,8 +286,7 @@ def _add_trusted_network(parser):
 def _add_run_settings(parser):
     """The RunConfig flags of a command that runs one config: sizes, precision, XLA, kernel,
     device, task and optimizer."""
-    for name in SIZE_FIELDS:
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+    _add_sizes(parser)
     parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
     parser.add_argument("--xla", action="store_true", help="compile with XLA (jit_compile)")
     parser.add_argument("--lstm-kernel", dest="lstm_kernel", help="auto | generic")

@@ -12,6 +12,7 @@ import keras
 
 from hierlstm.i18n import t
 from hierlstm.model.cudnn import RecurrentFacts, layer_refusal
+from hierlstm.registry import BACKENDS  # Keras's three, one rule each
 from hierlstm.yours.walk import (
     LayerStep,
     default_size,
@@ -20,7 +21,6 @@ from hierlstm.yours.walk import (
     trace_layers,
 )
 
-BACKENDS = ("tensorflow", "jax", "torch")
 # A reason only a changed argument fixes, and the suggestion that names what it changes.
 SUGGESTIONS = {
     "kernel.why.activation": "yours.suggest.activation",
