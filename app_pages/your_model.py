@@ -25,7 +25,7 @@ try:
         name = st.selectbox(
             _("yours.example"),
             names,
-            index=names.index("time_distributed_unknown"),
+            index=names.index(yours.DEFAULT_EXAMPLE),
             format_func=state.labeller("yours.example."),
             key="yours_example",
         )

@@ -2,7 +2,8 @@
 TimeDistributed pitfall, and the results store (None when the machine refuses its file or the last
 write; `store_refusal` says why). Models and traces live in `st.cache_resource`, keyed by the frozen
 `RunConfig` and bounded by `max_entries`; cached models are only read, and each has a lock, because
-Keras layers are not safe to trace from two sessions at once."""
+Keras layers are not safe to trace from two sessions at once. What a cache misses is computed
+under `COMPUTING`, one computation at a time for the whole server."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ from hierlstm.results.store import ResultStore, default_path
 
 # --- cached compute -------------------------------------------------------------------------
 
+# One cache miss computed at a time, server-wide. Every session's script shares one interpreter:
+# with N traces computing at once each gets 1/N of it, and a page drawn from the caches (a tenth
+# of a second alone) waits behind all N. In turn, it shares the interpreter with one at most.
+# Taken only by the outermost cached computation (a trace, not the model it builds): a body that
+# took it inside another cache's body could wait on a thread that waits on that cache's key.
+# Runs do not take it: they are serialised per device already (`hierlstm.app.runs`).
+COMPUTING = threading.RLock()
+
 
 def _trace_key(config: RunConfig) -> RunConfig:
     """Settings that cannot change a trace's shapes are normalised, so they share one entry."""
@@ -44,14 +53,17 @@ def _cached_model(config: RunConfig):
     return build_model(config), threading.Lock()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+# A trace is ~1.3 KB pickled: every variant at every time length a class tries (4 to 40, say)
+# fits, where 64 entries held ten settings' six variants and a class's settings evicted each other.
+@st.cache_resource(max_entries=512, show_spinner=False)
 def _cached_trace(config: RunConfig) -> tuple:
     from hierlstm.distributed import planned_replicas
     from hierlstm.model.trace import trace_shapes
 
-    model, lock = _cached_model(_model_key(config))
-    with lock:
-        return tuple(trace_shapes(config, model, planned_replicas(config)))
+    with COMPUTING:
+        model, lock = _cached_model(_model_key(config))
+        with lock:
+            return tuple(trace_shapes(config, model, planned_replicas(config)))
 
 
 def trace(config: RunConfig) -> tuple:
@@ -123,9 +135,10 @@ def sharing_reports(units: int, rows: int, features: int, sequences: int) -> dic
 
     inputs = pair_inputs(sequences, rows, features)
     reports = {}
-    for form, (model, lock) in _sharing_models(units, rows, features).items():
-        with lock:
-            reports[form] = sharing_report(model, inputs)
+    with COMPUTING:
+        for form, (model, lock) in _sharing_models(units, rows, features).items():
+            with lock:
+                reports[form] = sharing_report(model, inputs)
     return reports
 
 
@@ -143,10 +156,11 @@ def pitfall_outcomes(outer_units: int) -> tuple:
     from hierlstm.model.pitfalls import time_distributed_unknown_length
 
     config = RunConfig(outer_units=outer_units)
-    return tuple(
-        time_distributed_unknown_length(batch, time, config=config)
-        for batch, time in ((2, 4), (5, 4), (4, 4))
-    )
+    with COMPUTING:
+        return tuple(
+            time_distributed_unknown_length(batch, time, config=config)
+            for batch, time in ((2, 4), (5, 4), (4, 4))
+        )
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

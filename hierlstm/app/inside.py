@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 
 from hierlstm.app import display, values_charts
+from hierlstm.app.caches import COMPUTING, trace_problem
 from hierlstm.app.runs import show_run_outcome, start_run
 from hierlstm.app.session import session
 from hierlstm.app.state import APPLIED_ON_RUN, language, text
@@ -29,6 +30,7 @@ from hierlstm.values.wav import WavRefused, wav_input
 KEY = "inside"  # the learning run's slot (`hierlstm.app.runs`)
 CURVE = "inside-curve"  # the last learning curve, kept as it grows (a Stop keeps it)
 WAV = "wav"
+COMPARE = "inside-compared"  # the reader asked for the variants' differences
 
 
 def page_config(config: RunConfig) -> RunConfig:
@@ -111,11 +113,12 @@ def scrubbers_ui(config: RunConfig) -> tuple[int, int]:
     return time_step, row
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False)  # ~1.6 MB each at 40 steps: 50 MB at most
 def values_of(config: RunConfig, picture: np.ndarray, params_key: str, _params) -> dict:
     """Every layer's values of the Keras model on `picture` (cached per input, config and
     `params_key`, which names `_params`), batch axis dropped."""
-    values = layer_values(config, _params, picture[None, :, :, None])
+    with COMPUTING:
+        values = layer_values(config, _params, picture[None, :, :, None])
     return {name: value[0] for name, value in values.items()}
 
 
@@ -129,8 +132,10 @@ def _oracle(config: RunConfig, picture: np.ndarray, seed: int) -> dict:
 def differences_of(config: RunConfig, picture: np.ndarray, seed: int) -> dict:
     """`config.variant` at `config.precision` against the oracle on `picture`, from the seeded
     parameters: {layer output: |difference|} (cached per input and config)."""
-    oracle = _oracle(page_config(config), picture, seed)  # one oracle for every variant
-    return variant_differences(config, init_params(config, seed), picture[None, :, :, None], oracle)
+    with COMPUTING:
+        oracle = _oracle(page_config(config), picture, seed)  # one oracle for every variant
+        params = init_params(config, seed)
+        return variant_differences(config, params, picture[None, :, :, None], oracle)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -226,7 +231,6 @@ def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
 
 def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -> None:
     """Every variant against the oracle on this input, at the precision chosen here."""
-    from hierlstm.app.caches import trace_problem  # the Shape trace's budget: one rule
     from hierlstm.timing import failures
 
     st.subheader(text("inside.section.agree"))
@@ -237,6 +241,17 @@ def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -
         )
         or "float32"
     )
+    if not st.session_state.get(COMPARE):
+        # Six models built and run eagerly cost seconds of both cores: asked for, not paid on
+        # every visit (in a classroom every visitor's settings differ, so a cache rarely helps).
+        asking = st.empty()
+        with asking.container():
+            st.info(text("inside.agree.waiting"), icon=":material/compare_arrows:")
+            pressed = st.button(text("inside.agree.compare"), key="inside-compare")
+        if not pressed:
+            return
+        asking.empty()
+        st.session_state[COMPARE] = True  # kept: later settings compare without asking again
     differences = {}
     with st.spinner(text("inside.computing")):
         for variant in VARIANTS:

@@ -1,7 +1,7 @@
 """The server's warm-up: once per server process, in a background thread, everything a first visitor
 would otherwise wait for: numpy and pandas, TensorFlow and its devices, the pages' modules, the
-default page's traces, then (once pages are quiet) the other tabs, the Weight sharing checks and the
-default variants' cost per step. app.py starts it from the server's lifespan so the health check
+default page's traces, then (once pages are quiet) the other tabs, the Weight sharing checks, the Your
+model page's default example and the default variants' cost per step. app.py starts it from the server's lifespan so the health check
 answers at once; until it is `ready` the frame draws placeholders (`warmup_page`) and no session
 imports TensorFlow. Each step runs inside the `Gate`, in an order checked by `check_order`.
 
@@ -136,6 +136,14 @@ def _share_defaults() -> None:
     caches.sharing_reports_of(RunConfig())
 
 
+def _examine_default_model() -> None:
+    """The Your model page's default example examined (its audit, its check on the traced graph,
+    the rewrite and its check), once the pages are quiet, into the cache the page reads."""
+    from hierlstm.app import your_model
+
+    your_model.examined_default()
+
+
 class _Busy(Exception): ...  # a device the calibration would have to wait for
 
 
@@ -208,6 +216,7 @@ def steps_for(mode: str) -> tuple[Step, ...]:
             Step("warmup.trace", _trace_open_tab, after=("warmup.modules",)),
             Step("warmup.trace_tabs", _trace_other_tabs, False, after=("warmup.trace",)),
             Step("warmup.sharing", _share_defaults, False, after=("warmup.modules",)),
+            Step("warmup.yours", _examine_default_model, False, after=("warmup.modules",)),
             Step("warmup.calibrate", _calibrate_defaults, False, after=("warmup.modules",)),
         ]
     return check_order(steps)

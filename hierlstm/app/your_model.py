@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from hierlstm.app import caches
 from hierlstm.app.state import language, text
 from hierlstm.yours import audit, examples, load, rewrite, verify, walk
 
@@ -54,12 +55,24 @@ def kept_upload(name: str, data: bytes) -> Path:
     return path
 
 
+DEFAULT_EXAMPLE = "time_distributed_unknown"  # the page's example before the reader picks one
+
+
 def default_size(dimension: str) -> int:
     return walk.default_size(dimension)
 
 
 def example_path(name: str) -> Path:
     return examples.example_path(name)
+
+
+def examined_default() -> Examined:
+    """The page's first view, the default example at its default sizes (the warm-up makes it
+    when the pages are quiet, so the page's first visitor does not wait for it)."""
+    path = example_path(DEFAULT_EXAMPLE)
+    sha256 = load.file_hash(path)
+    free = free_dimensions(str(path), sha256)
+    return examined(str(path), sha256, tuple(sorted((d, default_size(d)) for d in free)), False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +103,11 @@ def free_dimensions(path: str, sha256: str) -> tuple[str, ...]:
 def examined(path: str, sha256: str, sizes: tuple, jit_compile: bool) -> Examined:
     """The audit at `sizes` ((name, size) pairs), its check on the graph traced as a GPU traces
     it, and the rewrite with its check; ModelFileError for a refused file."""
+    with caches.COMPUTING:
+        return _examine(path, sha256, sizes, jit_compile)
+
+
+def _examine(path: str, sha256: str, sizes: tuple, jit_compile: bool) -> Examined:
     model, info = _model(path, sha256)
     result = audit.audit(model, dict(sizes), jit_compile=jit_compile)
     rewritten, changes = rewrite.rewrite(model)
@@ -114,7 +132,6 @@ def examined(path: str, sha256: str, sizes: tuple, jit_compile: bool) -> Examine
 def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -> dict:
     """The original and its rewrite timed side by side (a run's work, `measure`'s), its row
     stored with the model's name and file hash; a refused write is noted, the timing kept."""
-    from hierlstm.app import caches
     from hierlstm.measure import NotStored, rewrite_bench_and_store
 
     model, info = _model(path, sha256)

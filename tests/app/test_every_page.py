@@ -28,7 +28,7 @@ BEFORE = {
     "your_model": ("yours_source", "yours_example", "yours-trace", "yours-audit", "yours-download"),
     "inside": (
         *("inside-input", "inside-conv", "inside-pool", "inside-permute", "inside-inner"),
-        *("inside-summary", "inside-outer", "inside-agree", "inside_t", "inside_s"),
+        *("inside-summary", "inside-outer", "inside-compare", "inside_t", "inside_s"),
         "inside-learning",
     ),
     "lesson": ("lesson-shapes", "lesson-chain", "lesson_pitfall"),

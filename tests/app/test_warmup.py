@@ -234,10 +234,10 @@ def test_modes_choose_the_steps():
     keys = {mode: [step.key for step in warmup.steps_for(mode)] for mode in warmup.MODES}
     assert keys["off"] == ["warmup.tensorflow", "warmup.devices", "warmup.modules"]
     assert keys["trace"] == [*keys["off"], "warmup.trace"]
-    later = ["warmup.trace_tabs", "warmup.sharing", "warmup.calibrate"]
+    later = ["warmup.trace_tabs", "warmup.sharing", "warmup.yours", "warmup.calibrate"]
     assert keys["full"] == [*keys["trace"], *later]
     needed = [step.needed for step in warmup.steps_for("full")]
-    assert needed == [True] * 4 + [False] * 3  # pages don't wait for the last three
+    assert needed == [True] * 4 + [False] * 4  # pages don't wait for the last four
 
 
 def test_the_modules_step_freezes_what_is_loaded_out_of_the_collector_s_walks():

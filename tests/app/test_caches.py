@@ -1,0 +1,36 @@
+"""The pages' cached compute: cache misses from many sessions are computed one at a time."""
+
+import threading
+import time
+
+from hierlstm.app import caches
+from hierlstm.config import RunConfig
+from hierlstm.model import trace as trace_module
+
+
+def test_two_sessions_cache_misses_are_computed_one_after_the_other(monkeypatch):
+    computing, most = [], []
+
+    def slow_trace(config, model, replicas):
+        computing.append(config.variant)
+        most.append(len(computing))
+        time.sleep(0.2)  # long enough for the others to start their own
+        computing.remove(config.variant)
+        return [config.variant]
+
+    monkeypatch.setattr(trace_module, "trace_shapes", slow_trace)
+    caches._cached_trace.clear()
+    found = {}
+
+    def trace(variant):
+        found[variant] = caches.trace(RunConfig(variant=variant))
+
+    # Three models, not one: each model's own lock would serialise traces of one variant anyway.
+    variants = ("folded", "fused", "shared_cell")
+    threads = [threading.Thread(target=trace, args=(variant,)) for variant in variants]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    caches._cached_trace.clear()
+    assert found == {variant: (variant,) for variant in variants} and max(most) == 1
