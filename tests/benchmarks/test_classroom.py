@@ -11,7 +11,7 @@ import pytest
 from factories import is_report
 
 from benchmarks import browser
-from benchmarks.classroom import RUN_VARIANTS, stored_rows, warm
+from benchmarks.classroom import RUN_VARIANTS, finished, stored_rows, warm
 from benchmarks.registry import BENCHMARKS
 from benchmarks.streamlit_client import Session
 from hierlstm.app.pages import PAGES
@@ -32,6 +32,7 @@ def server(tmp_path_factory):
     try:
         browser.wait_healthy(url, process, time.perf_counter())
         warm(url)
+        finished(folder / "server.log")  # what the server's log says, the benchmark reads
         yield url, folder / "results.sqlite3"
     finally:
         browser.stop(process)
@@ -75,3 +76,12 @@ def test_the_locust_benchmark_prints_its_table_on_one_session(server, capsys):
     assert is_report(report), report
     row = next(line for line in report.splitlines() if line.startswith("| 1 |"))
     assert row.split(" | ")[-2] == "0", report  # errors
+
+
+def test_a_level_waits_for_the_warm_up_s_last_step(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("INFO warm-up: warmup.trace took 1.00 s\n")
+    with pytest.raises(RuntimeError, match="warm-up had not finished after 0 s"):
+        finished(log, timeout_s=0.1)
+    log.write_text(log.read_text() + "INFO warm-up finished after 9.00 s\n")
+    finished(log, timeout_s=0.1)
