@@ -3,14 +3,17 @@
     .venv/bin/python -m benchmarks.browser_floor [--visits 5] [--json PATH]
 
 A new browser context fetches and starts Streamlit's frontend, then the code of every kind of
-element the page draws. Each row is its own fresh server, each visit a new context timed from
-`goto` to idle: a title-only script, one that adds a tiny plotly figure and/or table, hierlstm's
-sidebar and banner around the title, and the real app's default page on a warm server (first_page's
-"second visitor"). Each row's median is given as a multiple of the title-only page's.
+element the page draws. Each row is its own fresh server: its first visitor, a new browser at the
+health check as first_page's first visitor (the first figure and idle), then each later visit a
+new context timed from `goto` to idle. Rows: a title-only script, one that adds a tiny plotly
+figure and/or table, hierlstm's sidebar and banner around the title, and the real app's default
+page (its first visitor is a fresh server's, warming up; its later ones first_page's "second
+visitor"). Each row's later visits' median is given as a multiple of the title-only page's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import sys
@@ -23,7 +26,7 @@ from playwright import sync_api
 
 from benchmarks import browser
 from benchmarks.record import argument_parser, git_commit, header, load_average, markdown_table
-from benchmarks.visit import app_pages, new_page, open_url
+from benchmarks.visit import Visit, app_pages, new_page, open_url
 
 HIERLSTM = "hierlstm Shape trace"
 _FRAME = """
@@ -62,7 +65,8 @@ def script_text(title: str, body: str) -> str:
     return head + textwrap.dedent(body)
 
 
-def measure_row(chromium, label: str, visits: int, title: str) -> list[float | None]:
+def measure_row(chromium, label: str, visits: int, title: str) -> tuple[Visit, list]:
+    """(the fresh server's first visit, the later visits' idle seconds) of one row."""
     folder = Path(tempfile.mkdtemp(prefix="browser-floor-"))
     port = browser.free_port()
     url = f"http://127.0.0.1:{port}"
@@ -76,8 +80,9 @@ def measure_row(chromium, label: str, visits: int, title: str) -> list[float | N
     ended = (lambda: browser.RunEnd(log, "shape_trace")) if label == HIERLSTM else (lambda: None)
     try:
         browser.wait_healthy(url, process, time.perf_counter())
-        warm = new_page(chromium)  # the server's first session (and warm-up) done
-        open_url(warm, url + "/", title, ended())
+        # The server's first visitor, as first_page's is: a new browser at the health check.
+        warm = new_page(chromium)
+        first = open_url(warm, url + "/", title, ended())
         warm.context.close()
         time.sleep(5 if label == HIERLSTM else 1)  # the warm-up's quiet-time steps, then quiet
         idles = []
@@ -87,7 +92,7 @@ def measure_row(chromium, label: str, visits: int, title: str) -> list[float | N
                 idles.append(open_url(page, url + "/", title, ended()).idle_s)
             finally:
                 page.context.close()
-        return idles
+        return first, idles
     finally:
         browser.stop(process)
 
@@ -102,12 +107,12 @@ def main(argv: list[str] | None = None) -> None:
     title = app_pages()[0].title
     labels = [*SCRIPTS, HIERLSTM]
     load_before = load_average()
-    rows = {}
+    rows, firsts = {}, {}
     with sync_api.sync_playwright() as playwright:
         chromium = browser.launch_chromium(playwright)
         try:
             for label in labels:
-                rows[label] = measure_row(chromium, label, args.visits, title)
+                firsts[label], rows[label] = measure_row(chromium, label, args.visits, title)
                 print(f"{label} done", file=sys.stderr, flush=True)
         finally:
             chromium.close()
@@ -116,21 +121,36 @@ def main(argv: list[str] | None = None) -> None:
     table = []
     for label in labels:
         values = seen[label]
+        first = firsts[label]
+        seen_first = [_seconds(first.figure_s), _seconds(first.idle_s)]
         if not values:
-            table.append((label, "timeout", "-"))
+            table.append((label, *seen_first, "timeout", "-"))
             continue
         median = statistics.median(values)
         cell = f"{median:.2f} [{min(values):.2f}-{max(values):.2f}]"
         missing = len(rows[label]) - len(values)
         cell += f" ({missing} timeout)" if missing else ""
-        table.append((label, cell, f"{median / base:.2f}x" if base else "-"))
+        table.append((label, *seen_first, cell, f"{median / base:.2f}x" if base else "-"))
     print(header("What a new browser costs before any of hierlstm's work"))
     print(f"- git commit: {git_commit()}; visits per row: {args.visits}")
     print(f"- load average (1, 5, 15 min): {load_before} before, {load_average()} after")
     print()
-    print(markdown_table(("new browser context, page", "idle s", "vs title only"), table))
+    head = ("page", "fresh server's first visitor: first figure s", "its idle s")
+    print(
+        markdown_table(
+            (*head, "later visitors, new browser context: idle s", "vs title only"), table
+        )
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+        found = {
+            label: {"first": dataclasses.asdict(firsts[label]), "idle_s": rows[label]}
+            for label in labels
+        }
+        Path(args.json).write_text(json.dumps(found, indent=1) + "\n")
+
+
+def _seconds(value: float | None) -> str:
+    return "none" if value is None else f"{value:.2f}"
 
 
 if __name__ == "__main__":
