@@ -13,16 +13,52 @@ on a loaded machine PyTorch's OpenMP threads spin at their barriers, so one thre
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from benchmarks.common import header
 from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.backends.pool import BackendPool, RunFailed
 from hierlstm.config import RunConfig
-from hierlstm.registry import VARIANTS
+from hierlstm.registry import BACKENDS, VARIANTS
 from hierlstm.timing.rounds import timer_rounds
 
-BACKENDS = ("tensorflow", "jax", "torch")
+PORTABLE = [name for name, variant in VARIANTS.items() if set(BACKENDS) <= set(variant.backends)]
+
+
+def thread_environment(threads: int | None) -> dict[str, str]:
+    """A worker's added environment for `threads` intra-op threads ({}: each library's default;
+    JAX's XLA:CPU has no such setting)."""
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
+    return dict.fromkeys(names, str(threads)) if threads else {}
+
+
+def backend_configs(base: RunConfig, variants, backends) -> list[RunConfig]:
+    """`base` for each variant on each backend, variant by variant."""
+    # time_distributed unrolls one inner LSTM call per step: past 50 steps its trace alone
+    # takes minutes (the trace budget of hierlstm.admission.limits refuses it there too).
+    variants = [v for v in variants if v != "time_distributed" or base.time_steps <= 50]
+    return [base.replace(variant=v, backend=b) for v in variants for b in backends]
+
+
+@contextlib.contextmanager
+def prepared(pool: BackendPool, configs):
+    """Each config built in its backend's worker and its first call run; yields ({config: a
+    timer of one sample's step, for `timer_rounds`}, {config: its prepared run (first call,
+    LSTM kernel)}, {config: why it failed}) and frees the runs in their workers on exit."""
+    runs, errors = {}, {}
+    for config in configs:
+        try:
+            runs[config] = pool.prepare(config, seed=0)
+        except RunFailed as error:
+            errors[config] = error.result.error
+    timers = {config: lambda r=run: pool.sample(r).times["step"] for config, run in runs.items()}
+    try:
+        yield timers, runs, errors
+    finally:
+        for run in runs.values():
+            pool.release(run)
 
 
 def native_peer(config: RunConfig, threads: int | None):
@@ -49,20 +85,9 @@ def shape_table(
     pool, variants, batch: int, steps: int, task: str, repeats: int, threads, backends=BACKENDS
 ) -> str:
     base = RunConfig(batch_size=batch, time_steps=steps, task=task)
-    # time_distributed unrolls one inner LSTM call per step: past 50 steps its trace alone
-    # takes minutes (the trace budget of hierlstm.admission.limits refuses it there too).
-    variants = [v for v in variants if v != "time_distributed" or steps <= 50]
-    configs = [base.replace(variant=v, backend=b) for v in variants for b in backends]
-    runs, errors = {}, {}
-    for config in configs:
-        try:
-            runs[config] = pool.prepare(config, seed=0)
-        except RunFailed as error:
-            errors[config] = error.result.error
-    timers = {config: lambda r=run: pool.sample(r).times["step"] for config, run in runs.items()}
-    times = timer_rounds({**timers, "peer": native_peer(base, threads)}, repeats)
-    for config, run in runs.items():
-        pool.result(run, times[config], 2, 0, "")  # releases the handle in its worker
+    configs = backend_configs(base, variants, backends)
+    with prepared(pool, configs) as (timers, runs, errors):
+        times = timer_rounds({**timers, "peer": native_peer(base, threads)}, repeats)
     rows = []
     for config in configs:
         name = f"{config.variant} [{config.backend}]"
@@ -92,16 +117,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
-    portable = [name for name, v in VARIANTS.items() if set(BACKENDS) <= set(v.backends)]
-    parser.add_argument("--variants", default=",".join(portable))
+    parser.add_argument("--variants", default=",".join(PORTABLE))
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--threads", type=int, help="intra-op threads of every process")
     args = parser.parse_args(argv)
-    environment = {}
-    if args.threads:
-        names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
-        environment = dict.fromkeys(names, str(args.threads))
     tasks = ("inference", "training") if args.task == "both" else (args.task,)
     print(header("The portable variants on three Keras backends, one process each"))
     print(
@@ -110,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         f"machine: small repeats, read the ratios, not the milliseconds. Threads per process: "
         f"{args.threads or 'each library default'}.\n"
     )
-    with BackendPool(environment=environment) as pool:
+    with BackendPool(environment=thread_environment(args.threads)) as pool:
         for batch, steps in args.shapes:
             for task in tasks:
                 variants, backends = args.variants.split(","), args.backends.split(",")

@@ -3,6 +3,7 @@ forward pass, and one training step (forward, backward, SGD update).
 
     .venv/bin/pip install -r requirements-bench.txt      # PyTorch (CPU build), benchmark-only
     .venv/bin/python -m benchmarks.vs_pytorch [--repeats 30] [--threads N] [--task both]
+        [--backends tensorflow,jax,torch] [--portable folded,nested,...]
 
 The PyTorch model is the folded design as a PyTorch user writes it (Conv2d, MaxPool2d, nn.LSTM
 over the (batch*time, 12, 16) sub-sequences, nn.LSTM over time), its weights copied from the same
@@ -12,11 +13,19 @@ are this module's own `perf_counter` intervals: the harness times TensorFlow onl
 The training step is timed three ways on hierlstm's side: the harness's (`TrainingStep`, its
 forward-backward and update compiled apart), a user's (one `tf.function` around a GradientTape
 and the update) and `model.fit`'s (`train_on_batch`).
+The same rounds time a 2048^3 float32 matmul in TensorFlow (a ruler that is not ours: the forward
+pass's and the fastest step's FLOP/s as a share of its FLOP/s) and the portable variants on
+Keras's other backends (`--backends`), each in its worker process (`benchmarks.backends`), so the
+fastest (variant, backend) per shape comes from the same run.
 `--profile-torch-steps N` prints where PyTorch's training step goes, under torch.profiler.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import dataclasses
+import importlib.util
 import os
 import sys
 import time
@@ -24,17 +33,29 @@ import time
 import keras
 import numpy as np
 
+from benchmarks.backends import PORTABLE, backend_configs, prepared, thread_environment
 from benchmarks.common import header, tf
 from benchmarks.record import argument_parser, markdown_table, shapes
+from hierlstm.backends.pool import BackendPool
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
+from hierlstm.model.cost import model_flops, training_flops
 from hierlstm.model.loss import loss_target, mean_squared_error
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_forward
 from hierlstm.model.training import LEARNING_RATES, TrainingStep
-from hierlstm.registry import VARIANTS
+from hierlstm.registry import BACKENDS, VARIANTS
 from hierlstm.timing.harness import make_forward, make_inputs, timed_call
 from hierlstm.timing.rounds import timer_rounds
+
+PEER = "PyTorch"
+TARGET = 0.8  # issue 38: hierlstm's fastest at most this times PyTorch's time (paired median)
+RULER = "matmul 2048^3"
+RULER_SIZE = 2048
+RULER_FLOPS = 2 * RULER_SIZE**3  # a multiply and an add per term
+# issue 38, at 128x200: the forward pass's and the fastest step's share of the ruler's FLOP/s
+SHARE_TARGETS = {"inference": 0.60, "training": 0.45}
+KINDS = {"harness": "", "user": " user", "fit": " fit"}  # a kind of step: its timers' suffix
 
 
 def torch_model(params, torch):
@@ -139,12 +160,71 @@ def training_timer(model, inputs, target, torch):
     return step
 
 
-def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
+def matmul_timer(size: int = RULER_SIZE):
+    """One timed (size, size) @ (size, size) float32 product in TensorFlow on this process's
+    threads, in a `tf.function` as the models are: the ruler (seconds)."""
+    left = tf.random.stateless_uniform((size, size), seed=(0, 1))
+    right = tf.random.stateless_uniform((size, size), seed=(1, 2))
+
+    @tf.function
+    def product(left, right):
+        return tf.linalg.matmul(left, right)
+
+    return lambda: timed_call(product, left, right)
+
+
+@dataclasses.dataclass(frozen=True)
+class Workers:
+    """The contenders on Keras's other backends: `variants` on each of `backends`, each backend in
+    its worker of `pool` (none: hierlstm's TensorFlow candidates alone)."""
+
+    pool: BackendPool | None = None
+    backends: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass
+class Rounds:
+    """One shape's interleaved rounds: every timer's seconds, one per round, and what they time."""
+
+    shape: str  # "8x50"
+    flops: int  # analytic FLOPs of one call of the task (`hierlstm.model.cost`)
+    samples: dict[str, list[float]]  # by timer: PEER, RULER, the candidates'
+    names: list[str]  # hierlstm's TensorFlow candidates, `candidates()`'s labels
+    contenders: dict[str, dict[str, str]]  # {backend: {label: timer}}: those racing for fastest
+    refused: dict[str, str]  # {contender: why it could not run}
+    first_s: dict[str, float] = dataclasses.field(default_factory=dict)  # training: first step
+
+    def median(self, timer: str) -> float:
+        return float(np.median(self.samples[timer]))
+
+    def fastest(self, backend: str) -> str | None:
+        """The label of `backend`'s fastest contender by median (None: none ran)."""
+        labels = self.contenders[backend]
+        return min(labels, key=lambda label: self.median(labels[label]), default=None)
+
+
+def in_rounds(timers: dict, workers: Workers, base: RunConfig, repeats: int):
+    """`timers` (PEER's among them), the ruler and `workers`' variants at `base` timed in the same
+    interleaved rounds: (samples by timer, {backend: {variant: timer}}, {contender: why it could
+    not run}). The workers' runs are built, and their first call run, before the rounds."""
+    configs = backend_configs(base, workers.variants, workers.backends)
+    with prepared(workers.pool, configs) as (pooled, _runs, errors):
+        named = {f"{config.variant} [{config.backend}]": timer for config, timer in pooled.items()}
+        samples = timer_rounds({**timers, **named, RULER: matmul_timer()}, repeats, warmup=3)
+    contenders = {backend: {} for backend in workers.backends}
+    for config in pooled:
+        contenders[config.backend][config.variant] = f"{config.variant} [{config.backend}]"
+    refused = {f"{config.variant} [{config.backend}]": why for config, why in errors.items()}
+    return samples, contenders, refused
+
+
+def run_shape(batch: int, steps: int, repeats: int, torch, workers: Workers = Workers()) -> Rounds:
     base = RunConfig(batch_size=batch, time_steps=steps)
     params = init_params(base)
     x = make_inputs(base)
     expected = reference_forward(params, x)
-    timers = {}
+    timers, names = {}, []
     inputs = tf.constant(x)
     for label, name, xla in candidates():
         config = base.replace(variant=name, xla=xla)
@@ -153,24 +233,89 @@ def run_shape(batch: int, steps: int, repeats: int, torch) -> list:
         if difference > 1e-5:
             raise SystemExit(f"{name} differs from the reference by {difference:.2e}")
         timers[label] = lambda forward=forward: timed_call(forward, inputs)
+        names.append(label)
     model = torch_model(params, torch)
     torch_input = torch.from_numpy(x)
     with torch.inference_mode():
         difference = np.max(np.abs(model(torch_input).numpy().astype(np.float64) - expected))
     if difference > 1e-5:
         raise SystemExit(f"PyTorch differs from the reference by {difference:.2e}")
-    timers["PyTorch"] = forward_timer(model, torch_input, torch)
-    samples = timer_rounds(timers, repeats, warmup=3)
-    medians = {name: float(np.median(values)) for name, values in samples.items()}
-    best = min((name for name in timers if name != "PyTorch"), key=medians.get)
-    cells = [f"{medians[name] * 1e3:.2f}" for name in timers]
-    return [f"{batch}x{steps}", *cells, best, _paired(samples, best, "PyTorch")], list(timers)
+    timers[PEER] = forward_timer(model, torch_input, torch)
+    samples, others, refused = in_rounds(timers, workers, base, repeats)
+    contenders = {"tensorflow": {name: name for name in names}, **others}
+    return Rounds(f"{batch}x{steps}", model_flops(base), samples, names, contenders, refused)
 
 
-def _paired(samples, name: str, against: str) -> str:
+def forward_row(rounds: Rounds) -> list[str]:
+    """The forward table's row: each candidate's and PyTorch's median ms, the fastest candidate,
+    its paired ratio to PyTorch and whether that meets the target."""
+    best = rounds.fastest("tensorflow")
+    cells = [f"{rounds.median(name) * 1e3:.2f}" for name in [*rounds.names, PEER]]
+    ratio = paired(rounds.samples, best, PEER)
+    return [rounds.shape, *cells, best, ratio_cell(ratio), target_cell(ratio[0])]
+
+
+def paired(samples, name: str, against: str) -> tuple[float, float, float]:
+    """Median, p10 and p90 over rounds of `name`'s seconds / `against`'s in the same round."""
     ratios = np.array(samples[name]) / np.array(samples[against])
     low, high = np.percentile(ratios, [10, 90])
-    return f"{np.median(ratios):.2f} ({low:.2f}-{high:.2f})"
+    return float(np.median(ratios)), float(low), float(high)
+
+
+def ratio_cell(ratio: tuple[float, float, float]) -> str:
+    median, low, high = ratio
+    return f"{median:.2f} ({low:.2f}-{high:.2f})"
+
+
+def target_cell(ratio: float, target: float = TARGET) -> str:
+    """Whether a paired median ratio to PyTorch meets the target (at most `target`)."""
+    return f"{'met' if ratio <= target else 'missed'} ({ratio:.2f} vs {target})"
+
+
+def share_of_ruler(flops, seconds, ruler_seconds, ruler_flops: int = RULER_FLOPS):
+    """The FLOP/s of a call of `flops` FLOPs that took `seconds`, as a fraction of the ruler's
+    (`ruler_flops` in `ruler_seconds`); arrays of the same rounds give one share per round."""
+    return (flops / np.asarray(seconds)) / (ruler_flops / np.asarray(ruler_seconds))
+
+
+def ruler_row(rounds: Rounds, target: float) -> list[str]:
+    """The ruler table's row: hierlstm's fastest TensorFlow contender, its GFLOP/s and the
+    ruler's (analytic FLOPs / median), its share of the ruler (paired per round) and whether
+    that reaches `target`."""
+    best = rounds.fastest("tensorflow")
+    timer = rounds.contenders["tensorflow"][best]
+    shares = share_of_ruler(rounds.flops, rounds.samples[timer], rounds.samples[RULER])
+    share = float(np.median(shares))
+    return [
+        rounds.shape,
+        best,
+        f"{rounds.flops / rounds.median(timer) / 1e9:.1f}",
+        f"{RULER_FLOPS / rounds.median(RULER) / 1e9:.1f}",
+        f"{share:.0%}",
+        f"{'met' if share >= target else 'missed'} ({share:.0%} vs {target:.0%})",
+    ]
+
+
+def fastest_row(rounds: Rounds) -> list[str]:
+    """The fastest (variant, backend) table's row: the fastest contender on any backend, its
+    median ms, its paired ratio to PyTorch and the target; then each backend's fastest with its
+    paired median ratio to PyTorch."""
+    racing = {
+        (label, backend): timer
+        for backend, labels in rounds.contenders.items()
+        for label, timer in labels.items()
+    }
+    (label, backend), timer = min(racing.items(), key=lambda item: rounds.median(item[1]))
+    ratio = paired(rounds.samples, timer, PEER)
+    cells = [rounds.shape, f"{label} [{backend}]", f"{rounds.median(timer) * 1e3:.2f}"]
+    cells += [ratio_cell(ratio), target_cell(ratio[0])]
+    for backend, labels in rounds.contenders.items():
+        best = rounds.fastest(backend)
+        if best is None:
+            cells.append("fails")
+            continue
+        cells.append(f"{best}: {paired(rounds.samples, labels[best], PEER)[0]:.2f}")
+    return cells
 
 
 def user_step(model, xla: bool):
@@ -227,8 +372,9 @@ def three_ways(config, params, inputs, targets, losses) -> tuple[dict, dict]:
     return timers, failures
 
 
-def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
-    """One shape's training steps: every candidate, its forward, and PyTorch, interleaved."""
+def train_shape(batch: int, steps: int, repeats: int, torch, workers: Workers = Workers()):
+    """One shape's training steps: every candidate (three kinds of step each), its forward, PyTorch,
+    the ruler and `workers`' steps, interleaved; (its rounds, PyTorch's timed step)."""
     base = RunConfig(batch_size=batch, time_steps=steps, task="training")
     params, x, target = init_params(base), make_inputs(base), loss_target(base)
     inputs, targets = tf.constant(x), tf.constant(target)
@@ -265,31 +411,58 @@ def train_shape(batch: int, steps: int, repeats: int, torch) -> list:
         others, failures = three_ways(config, params, inputs, targets, (first_loss, expected_loss))
         timers |= {f"{label} {kind}": timer for kind, timer in others.items()}
         refused |= {f"{label} {kind}": why for kind, why in failures.items()}
-    timers["PyTorch"] = torch_step
-    samples = timer_rounds(timers, repeats, warmup=3)
-    medians = {name: float(np.median(values)) for name, values in samples.items()}
-    best = min(names, key=medians.get)
-    cells = [
-        f"{medians[name] * 1e3:.1f} ({medians[name] / medians[name + ' forward']:.1f}x fwd, "
-        f"first {firsts[name]:.1f} s)"
+    timers[PEER] = torch_step
+    samples, others, refused_there = in_rounds(timers, workers, base, repeats)
+    steps_timed = {
+        f"{name} ({kind})": name + suffix
         for name in names
-    ]
-    row = [f"{batch}x{steps}", *cells, f"{medians['PyTorch'] * 1e3:.1f}", best]
-    ways = [f"{batch}x{steps}"]
-    for kind in ("", " user", " fit"):
-        kept = [name + kind for name in names if name + kind in samples]
+        for kind, suffix in KINDS.items()
+        if name + suffix in samples
+    }
+    rounds = Rounds(
+        f"{batch}x{steps}",
+        training_flops(base),
+        samples,
+        names,
+        {"tensorflow": steps_timed, **others},
+        refused | refused_there,
+        firsts,
+    )
+    return rounds, torch_step
+
+
+def training_row(rounds: Rounds) -> list[str]:
+    """The training table's row: each candidate's harness step (ms, / its own forward, first
+    step), PyTorch's, and the fastest with its paired ratio to PyTorch."""
+    cells = []
+    for name in rounds.names:
+        step, own_forward = rounds.median(name), rounds.median(f"{name} forward")
+        cells.append(
+            f"{step * 1e3:.1f} ({step / own_forward:.1f}x fwd, first {rounds.first_s[name]:.1f} s)"
+        )
+    best = min(rounds.names, key=rounds.median)
+    ratio = ratio_cell(paired(rounds.samples, best, PEER))
+    return [rounds.shape, *cells, f"{rounds.median(PEER) * 1e3:.1f}", best, ratio]
+
+
+def ways_row(rounds: Rounds) -> list[str]:
+    """The three-ways table's row: per kind of step, each candidate's median ms, the fastest's
+    paired ratio to PyTorch, and whether that meets the target."""
+    row = [rounds.shape]
+    for suffix in KINDS.values():
+        kept = [name + suffix for name in rounds.names if name + suffix in rounds.samples]
         if not kept:
-            ways += ["fails", "-"]
+            row += ["fails", "-", "-"]
             continue
-        fastest = min(kept, key=medians.get)
-        ways += [
-            " / ".join(
-                f"{medians[name + kind] * 1e3:.1f}" if name + kind in medians else "fails"
-                for name in names
-            ),
-            f"{fastest.removesuffix(kind)}: {_paired(samples, fastest, 'PyTorch')}",
+        fastest = min(kept, key=rounds.median)
+        ratio = paired(rounds.samples, fastest, PEER)
+        times = [
+            f"{rounds.median(name + suffix) * 1e3:.1f}" if name + suffix in kept else "fails"
+            for name in rounds.names
         ]
-    return [*row, _paired(samples, best, "PyTorch")], names, torch_step, ways, refused
+        row += [" / ".join(times), f"{fastest.removesuffix(suffix)}: {ratio_cell(ratio)}"]
+        row.append(target_cell(ratio[0]))
+    return row
 
 
 def torch_profile(step, steps: int) -> str:
@@ -303,6 +476,58 @@ def torch_profile(step, steps: int) -> str:
     return profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=15)
 
 
+def race_tables(found: list[Rounds], task: str) -> str:
+    """One task's tables beside the candidates': the fastest (variant, backend) per shape, and the
+    fastest TensorFlow contender against the ruler; then each contender that could not run."""
+    what = "forward pass" if task == "inference" else "training step"
+    target = SHARE_TARGETS[task]
+    fastest_header = ["shape", "fastest [backend]", "median ms", "/ PyTorch (p10-p90)"]
+    fastest_header += [f"target {TARGET}"]
+    fastest_header += [f"fastest on {backend}: / PyTorch" for backend in found[0].contenders]
+    ruler_header = ["shape", "hierlstm fastest (TensorFlow)", "GFLOP/s", "matmul GFLOP/s"]
+    ruler_header += ["of matmul (paired)", f"target {target:.0%}"]
+    return "\n".join(
+        [
+            f"\n### Fastest {what} per shape, every backend in the same rounds, paired against "
+            "PyTorch\n",
+            markdown_table(fastest_header, [fastest_row(rounds) for rounds in found]),
+            f"\n### The {what} against a {RULER_SIZE}^3 float32 matmul in the same rounds "
+            f"(TensorFlow, same threads; FLOPs from hierlstm.model.cost; issue 38's target, at "
+            f"128x200: {target:.0%})\n",
+            markdown_table(ruler_header, [ruler_row(rounds, target) for rounds in found]),
+            *(
+                f"- {rounds.shape} {name} fails: {why}"
+                for rounds in found
+                for name, why in rounds.refused.items()
+            ),
+        ]
+    )
+
+
+def backend_names(text: str) -> tuple[str, ...]:
+    """Keras backends from "tensorflow,jax,torch": an argparse `type=`."""
+    names = tuple(text.split(","))
+    if unknown := [name for name in names if name not in BACKENDS]:
+        raise argparse.ArgumentTypeError(
+            f"no Keras backend {unknown[0]!r}; choose from {', '.join(BACKENDS)}"
+        )
+    if "tensorflow" not in names:
+        raise argparse.ArgumentTypeError(
+            "the backends must include tensorflow: hierlstm's candidates run on it"
+        )
+    return names
+
+
+def check_workers(workers: Workers) -> None:
+    """Every variant each worker builds, its forward and gradients against the numpy oracle at
+    batch 1 and 4 steps (`BackendPool.check`); exits naming any that differ."""
+    for backend in workers.backends:
+        report = workers.pool.check(RunConfig(batch_size=1, time_steps=4, backend=backend))
+        entries = report["forward"] + report["gradients"]
+        if wrong := sorted({entry["variant"] for entry in entries if not entry["ok"]}):
+            raise SystemExit(f"on {backend}, {', '.join(wrong)} differ from the numpy oracle")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--repeats", type=int, default=30)
@@ -310,6 +535,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--train-repeats", type=int, default=15, help="rounds of the training step")
+    installed = all(importlib.util.find_spec(name) for name in BACKENDS)
+    parser.add_argument(
+        "--backends",
+        type=backend_names,
+        default=",".join(BACKENDS) if installed else "tensorflow",
+        help="Keras backends whose contenders race (default: every one installed); those "
+        "beside tensorflow run --portable in a worker process each",
+    )
+    parser.add_argument(
+        "--portable",
+        default=",".join(PORTABLE),
+        help="the variants timed on the backends beside tensorflow",
+    )
     parser.add_argument(
         "--profile-torch-steps",
         type=int,
@@ -320,59 +558,82 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     same_threads(torch, args.threads)
+    others = tuple(name for name in args.backends if name != "tensorflow")
     print(header("hierlstm against PyTorch"))
     print(
         f"PyTorch {torch.__version__}; {args.threads} threads for both (TF intra-op "
         f"{tf.config.threading.get_intra_op_parallelism_threads()}, torch "
         f"{torch.get_num_threads()}); {args.repeats} interleaved rounds; outputs of every "
         "candidate and of PyTorch checked against the numpy reference (max abs diff <= 1e-5) "
-        "before timing.\n"
+        f"before timing. Every round also times a {RULER_SIZE}^3 float32 matmul in TensorFlow"
+        + (
+            f", and {args.portable.replace(',', ', ')} on {', '.join(others)} in a worker process "
+            f"each ({args.threads} intra-op threads; JAX's XLA:CPU takes its own), every variant "
+            "there checked against the numpy oracle (forward and gradients, batch 1, 4 steps) "
+            "first"
+            if others
+            else ""
+        )
+        + ".\n"
     )
-    if args.task != "training":
-        rows, names = [], []
-        for batch, steps in args.shapes:
-            row, names = run_shape(batch, steps, args.repeats, torch)
-            rows.append(row)
-            print(f"{batch}x{steps} forward done", file=sys.stderr, flush=True)
-        print("\n### Forward pass\n")
-        header_row = ("shape", *[f"{name} ms" for name in names], "hierlstm best")
-        print(markdown_table((*header_row, "best / PyTorch (p10-p90)"), rows))
-    if args.task != "inference":
-        rows, names, profiles, ways, refused = [], [], {}, [], {}
-        for batch, steps in args.shapes:
-            found = train_shape(batch, steps, args.train_repeats, torch)
-            row, names, torch_step = found[:3]
-            rows.append(row)
-            ways.append(found[3])
-            refused |= found[4]
-            if args.profile_torch_steps:
-                profiles[f"{batch}x{steps}"] = torch_profile(torch_step, args.profile_torch_steps)
-            print(f"{batch}x{steps} training done", file=sys.stderr, flush=True)
+    pool = BackendPool(environment=thread_environment(args.threads)) if others else None
+    with pool or contextlib.nullcontext():
+        workers = Workers(pool, others, tuple(args.portable.split(",")))
+        check_workers(workers)
+        if args.task != "training":
+            forward(args, torch, workers)
+        if args.task != "inference":
+            training(args, torch, workers)
+
+
+def forward(args, torch, workers: Workers) -> None:
+    """The forward pass's rounds at every shape, then its tables."""
+    found = []
+    for batch, steps in args.shapes:
+        found.append(run_shape(batch, steps, args.repeats, torch, workers))
+        print(f"{batch}x{steps} forward done", file=sys.stderr, flush=True)
+    print("\n### Forward pass\n")
+    header_row = ("shape", *[f"{name} ms" for name in [*found[0].names, PEER]], "hierlstm best")
+    header_row += ("best / PyTorch (p10-p90)", f"target {TARGET}")
+    print(markdown_table(header_row, [forward_row(rounds) for rounds in found]))
+    print(race_tables(found, "inference"))
+
+
+def training(args, torch, workers: Workers) -> None:
+    """The training step's rounds at every shape, then its tables (and PyTorch's profiles)."""
+    found, profiles = [], {}
+    for batch, steps in args.shapes:
+        rounds, torch_step = train_shape(batch, steps, args.train_repeats, torch, workers)
+        found.append(rounds)
+        if args.profile_torch_steps:
+            profiles[rounds.shape] = torch_profile(torch_step, args.profile_torch_steps)
+        print(f"{batch}x{steps} training done", file=sys.stderr, flush=True)
+    names = found[0].names
+    print(
+        f"\n### Training step (SGD, {args.train_repeats} interleaved rounds; loss and every "
+        "gradient checked against PyTorch autograd, max relative difference <= 1e-4, before "
+        "timing)\n"
+    )
+    header_row = ("shape", *[f"{name} step ms (/ own forward, first step)" for name in names])
+    header_row += ("PyTorch step ms", "hierlstm best", "best / PyTorch (p10-p90)")
+    print(markdown_table(header_row, [training_row(rounds) for rounds in found]))
+    print(
+        "\n### The same step three ways: the harness's phases, a user's step (one "
+        "`tf.function` around a GradientTape and the SGD update) and `model.fit`'s step "
+        "(`train_on_batch`, fit's compiled train function), each from the same weights, its "
+        "first two losses checked against PyTorch's (<= 1e-5)\n"
+    )
+    header_row = ["shape"]
+    for kind in KINDS:
+        header_row += [f"{kind} ms ({' / '.join(names)})", f"{kind}: fastest / PyTorch"]
+        header_row += [f"{kind}: target {TARGET}"]
+    print(markdown_table(header_row, [ways_row(rounds) for rounds in found]))
+    print(race_tables(found, "training"))
+    for shape, table in profiles.items():
         print(
-            f"\n### Training step (SGD, {args.train_repeats} interleaved rounds; loss and every "
-            "gradient checked against PyTorch autograd, max relative difference <= 1e-4, before "
-            "timing)\n"
+            f"\n### PyTorch's training step at {shape}, {args.profile_torch_steps} steps "
+            f"under torch.profiler\n\n```\n{table}```"
         )
-        header_row = ("shape", *[f"{name} step ms (/ own forward, first step)" for name in names])
-        header_row += ("PyTorch step ms", "hierlstm best", "best / PyTorch (p10-p90)")
-        print(markdown_table(header_row, rows))
-        print(
-            "\n### The same step three ways: the harness's phases, a user's step (one "
-            "`tf.function` around a GradientTape and the SGD update) and `model.fit`'s step "
-            "(`train_on_batch`, fit's compiled train function), each from the same weights, its "
-            "first two losses checked against PyTorch's (<= 1e-5)\n"
-        )
-        header_row = ["shape"]
-        for kind in ("harness", "user", "model.fit"):
-            header_row += [f"{kind} ms ({' / '.join(names)})", f"{kind}: fastest / PyTorch"]
-        print(markdown_table(header_row, ways))
-        for name, why in refused.items():
-            print(f"- {name} step fails: {why}")
-        for shape, table in profiles.items():
-            print(
-                f"\n### PyTorch's training step at {shape}, {args.profile_torch_steps} steps "
-                f"under torch.profiler\n\n```\n{table}```"
-            )
 
 
 if __name__ == "__main__":

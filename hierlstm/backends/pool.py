@@ -146,6 +146,11 @@ class BackendPool:
         )
         return BenchResult.from_row(answer["row"])
 
+    def release(self, run: Prepared) -> None:
+        """Frees `run` in its worker without making its record (a gone worker holds nothing)."""
+        with contextlib.suppress(RunFailed):
+            self._handle_request(run, "release")
+
     def check(self, config: RunConfig, *, seed: int = 0) -> dict:
         """`hierlstm.backends.local.check` in `config`'s backend: the oracle report."""
         return self._answer(config, "check", seed=seed)["report"]

@@ -8,7 +8,8 @@ import pytest
 from factories import is_report, python
 
 TINY = {
-    "vs_pytorch": "--repeats 2 --threads 1 --shapes 1x4 --task inference",
+    "vs_pytorch": "--repeats 2 --threads 1 --shapes 1x4 --task inference --backends "
+    "tensorflow,torch --portable folded",
     "gpu_peer": "--device cpu --repeats 2 --shapes 1x4",
     "rerun_cleanup": "--rounds 2 --models 1",
 }
