@@ -46,7 +46,7 @@ from hierlstm.model.reference import reference_forward
 from hierlstm.model.training import LEARNING_RATES, TrainingStep
 from hierlstm.registry import BACKENDS, VARIANTS
 from hierlstm.timing.harness import make_forward, make_inputs, timed_call
-from hierlstm.timing.rounds import timer_rounds
+from hierlstm.timing.rounds import MAX_BURST, timer_rounds
 
 PEER = "PyTorch"
 TARGET = 0.8  # issue 38: hierlstm's fastest at most this times PyTorch's time (paired median)
@@ -56,6 +56,10 @@ RULER_FLOPS = 2 * RULER_SIZE**3  # a multiply and an add per term
 # issue 38, at 128x200: the forward pass's and the fastest step's share of the ruler's FLOP/s
 SHARE_TARGETS = {"inference": 0.60, "training": 0.45}
 KINDS = {"harness": "", "user": " user", "fit": " fit"}  # a kind of step: its timers' suffix
+# A sample is the mean of back-to-back calls lasting about this long, as a user's loop runs them:
+# timed one call at a time, after another framework's call, each side paid for waking its threads
+# (PyTorch's forward at 8x50: 2.0 ms in a loop, 3.0 ms one call at a time).
+BURST_SECONDS = 0.02
 
 
 def torch_model(params, torch):
@@ -211,7 +215,12 @@ def in_rounds(timers: dict, workers: Workers, base: RunConfig, repeats: int):
     configs = backend_configs(base, workers.variants, workers.backends)
     with prepared(workers.pool, configs) as (pooled, _runs, errors):
         named = {f"{config.variant} [{config.backend}]": timer for config, timer in pooled.items()}
-        samples = timer_rounds({**timers, **named, RULER: matmul_timer()}, repeats, warmup=3)
+        samples = timer_rounds(
+            {**timers, **named, RULER: matmul_timer()},
+            repeats,
+            warmup=3,
+            burst_seconds=BURST_SECONDS,
+        )
     contenders = {backend: {} for backend in workers.backends}
     for config in pooled:
         contenders[config.backend][config.variant] = f"{config.variant} [{config.backend}]"
@@ -563,7 +572,9 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"PyTorch {torch.__version__}; {args.threads} threads for both (TF intra-op "
         f"{tf.config.threading.get_intra_op_parallelism_threads()}, torch "
-        f"{torch.get_num_threads()}); {args.repeats} interleaved rounds; outputs of every "
+        f"{torch.get_num_threads()}); {args.repeats} interleaved rounds, each sample the mean of "
+        f"back-to-back calls lasting about {BURST_SECONDS * 1e3:.0f} ms (1 to {MAX_BURST} "
+        "calls, as a loop runs them); outputs of every "
         "candidate and of PyTorch checked against the numpy reference (max abs diff <= 1e-5) "
         f"before timing. Every round also times a {RULER_SIZE}^3 float32 matmul in TensorFlow"
         + (

@@ -141,19 +141,35 @@ def timer_rounds(
     *,
     warmup: int = 2,
     rotate: bool = False,
+    burst_seconds: float = 0.0,
     progress: Progress = no_progress,
 ) -> dict[Hashable, list[float]]:
     """Each timer (a call that returns its own seconds) called `warmup` times untimed, then
     `repeats` rounds of each in turn; {name: its seconds, one per round}. `rotate` starts each
-    round one timer later (A B C, B C A, ...), so no timer always runs first after the others."""
+    round one timer later (A B C, B C A, ...), so no timer always runs first after the others.
+    `burst_seconds`: a sample is the mean of a burst of back-to-back calls lasting about that long,
+    as a user's loop calls a step (thread pools that fall asleep between single calls stay awake);
+    each timer's count is fixed by its last warm-up call, at most MAX_BURST."""
     names = list(timers)
+    calls = dict.fromkeys(names, 1)
     for _ in range(warmup):
-        for timer in timers.values():
-            timer()
+        for name, timer in timers.items():
+            seconds = timer()
+            if burst_seconds > 0:
+                calls[name] = burst_calls(seconds, burst_seconds)
     samples: dict[Hashable, list[float]] = {name: [] for name in names}
     for round_index in range(repeats):
         shift = round_index % len(names) if rotate else 0
         for name in names[shift:] + names[:shift]:
-            samples[name].append(timers[name]())
+            burst = [timers[name]() for _ in range(calls[name])]
+            samples[name].append(sum(burst) / len(burst))
         progress((round_index + 1) / repeats, f"round {round_index + 1}/{repeats}")
     return samples
+
+
+MAX_BURST = 50
+
+
+def burst_calls(seconds: float, burst_seconds: float) -> int:
+    """Back-to-back calls of `seconds` each that last about `burst_seconds`: 1 to MAX_BURST."""
+    return max(1, min(MAX_BURST, round(burst_seconds / max(seconds, 1e-9))))

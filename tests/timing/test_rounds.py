@@ -9,8 +9,10 @@ import pytest
 
 from hierlstm.config import RunConfig
 from hierlstm.timing.rounds import (
+    MAX_BURST,
     Sample,
     Track,
+    burst_calls,
     interleave,
     paired_speedups,
     timer_rounds,
@@ -174,3 +176,21 @@ def test_timer_rounds_warm_up_untimed_then_time_each_in_turn(rotate, order):
     assert "".join(log) == order
     timed = order[4:]  # the warm-up's four calls are not samples
     assert samples == {name: [4 + i for i, n in enumerate(timed) if n == name] for name in "AB"}
+
+
+def test_a_burst_is_the_mean_of_back_to_back_calls_sized_by_the_last_warm_up_call():
+    log = []
+
+    def timer(name, seconds):
+        def call():
+            log.append(name)
+            return seconds.pop(0)
+
+        return call
+
+    # A's last warm-up call took 4 ms: 5 calls fill a 20 ms burst; B's 30 ms: one call
+    timers = {"A": timer("A", [9.0, 0.004, 1, 2, 3, 4, 5]), "B": timer("B", [9.0, 0.03, 7])}
+    samples = timer_rounds(timers, 1, warmup=2, burst_seconds=0.02)
+    assert "".join(log) == "AB" * 2 + "A" * 5 + "B"
+    assert samples == {"A": [3.0], "B": [7.0]}
+    assert burst_calls(1e-6, 0.02) == MAX_BURST and burst_calls(0.0, 0.02) == MAX_BURST
