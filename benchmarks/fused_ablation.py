@@ -10,7 +10,9 @@ to folded and folded + XLA paired per round. Under XLA the ablations are:
 - sigmoid gates: Keras's gate maths instead of one tanh per gate with the halving in the weights;
 - XLA conv: the Conv2D layer and max-pool instead of fused shifted taps;
 - hoisted inner / outer input: the input projection as one matmul before the loop (cuDNN's
-  design) instead of one [x, h] @ [W; U] matmul per step.
+  design) instead of one [x, h] @ [W; U] matmul per step;
+- one chain: the conv and the inner LSTM over the whole batch as one chain of ops instead of one
+  chain per intra-op thread, each on a slice of the batch.
 """
 
 from __future__ import annotations
@@ -88,11 +90,19 @@ class HoistedOuterInput(FusedHierarchicalLSTM):
         )
 
 
+class OneChain(FusedHierarchicalLSTM):
+    """The conv and the inner LSTM over the whole batch as one chain, whatever the threads."""
+
+    def chains(self):
+        return 1
+
+
 ABLATIONS = {
     "fused - sigmoid gates": SigmoidGates,
     "fused - XLA conv": XlaConv,
     "fused - hoisted inner input": HoistedInnerInput,
     "fused - hoisted outer input": HoistedOuterInput,
+    "fused - one chain": OneChain,
 }
 
 

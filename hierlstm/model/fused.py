@@ -5,13 +5,18 @@ with the max-pool (XLA:CPU's generic convolution is slow); batch and time are fo
 + b) so the summaries reach the outer loop without a transpose; one [x, h] @ [W; U] matmul per step,
 with no hoisted input projection (writing and re-reading it costs more on a CPU than it saves);
 sigmoid(z) = 0.5 + 0.5 tanh(z / 2), the halving folded into the weights (XLA:CPU's sigmoid is slower
-than its tanh)."""
+than its tanh); under XLA the conv and the inner LSTM run on slices of the batch as independent
+chains, one per intra-op thread (XLA:CPU runs a chain of small ops on one thread, independent ones
+at once), and the outer LSTM on the whole batch."""
 
 from __future__ import annotations
+
+import itertools
 
 import keras
 import tensorflow as tf
 
+from hierlstm.hardware.cpu import cpu_cores
 from hierlstm.model.bptt import (
     halved_gates,
     inner_lstm_with_bptt,
@@ -29,6 +34,30 @@ def compiling_with_xla() -> bool:
     except ImportError:  # a TensorFlow without it: take the path that is right without XLA
         return False
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+MAX_CHAINS = 4  # each chain is its own conv and R unrolled steps: the program grows with them
+
+
+def chain_count() -> int:
+    """How many independent chains the conv and the inner LSTM run in under XLA: one per intra-op
+    thread (TensorFlow's setting, else this process's cores), at most MAX_CHAINS."""
+    threads = tf.config.threading.get_intra_op_parallelism_threads() or cpu_cores()
+    return max(1, min(threads, MAX_CHAINS))
+
+
+def in_chains(inputs, chains: int, summarise):
+    """`summarise` (b, H, T, 1) -> (T, b, I) run on `chains` contiguous slices of the batch of
+    (B, H, T, 1) (fewer when B is smaller), the results joined: -> (T, B, I). The slices share no
+    op, so XLA's runtime can run them at once; B may be unknown until the function is compiled."""
+    if chains == 1 or inputs.shape[0] == 1:
+        return summarise(inputs)
+    batch = tf.shape(inputs)[0]
+    if inputs.shape[0] is not None:
+        chains = min(chains, inputs.shape[0])
+    bounds = [batch * part // chains for part in range(chains + 1)]
+    parts = [summarise(inputs[low:high]) for low, high in itertools.pairwise(bounds)]
+    return tf.concat(parts, 1)  # -> (T, B, I)
 
 
 def halved_lstm_step(preactivations, cell, units: int):
@@ -132,18 +161,32 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
 
     def call(self, inputs, training=None):
         if training:  # the same outputs, the backward pass written out (hierlstm.model.bptt)
-            rows = self.pooled_rows_for_training(inputs)  # (B, H, T, 1) -> (R, T, B, C)
-            summaries = self.inner_lstm_for_training(rows)  # -> (T, B, inner)
+            summaries = in_chains(
+                inputs, self.chains(), self.summaries_for_training
+            )  # (B, H, T, 1) -> (T, B, inner)
             outputs = self.outer_lstm_for_training(summaries)  # -> (T, B, outer)
         else:
-            rows = self.pooled_rows(inputs)  # (B, H, T, 1) -> (R, T, B, C)
-            summaries = self.inner_lstm(rows)  # (R, T, B, C) -> (T, B, inner)
+            summaries = in_chains(
+                inputs, self.chains(), self.summaries
+            )  # (B, H, T, 1) -> (T, B, inner)
             outputs = self.outer_lstm(summaries)  # (T, B, inner) -> (T, B, outer)
         outputs = tf.transpose(outputs, (1, 0, 2))  # (T, B, outer) -> (B, T, outer)
         outputs.set_shape((inputs.shape[0], inputs.shape[2], self.outer_units))  # static B, T
         return outputs
 
     # The steps, as methods so that `benchmarks/fused_ablation.py` can swap one at a time.
+
+    def chains(self) -> int:
+        """The independent chains of conv and inner LSTM: `chain_count()` under XLA, else one."""
+        return chain_count() if compiling_with_xla() else 1
+
+    def summaries(self, inputs):
+        """Conv, pool and inner LSTM: (b, H, T, 1) -> (R, T, b, C) -> (T, b, inner)."""
+        return self.inner_lstm(self.pooled_rows(inputs))
+
+    def summaries_for_training(self, inputs):
+        """`summaries` with the backward passes written out: (b, H, T, 1) -> (T, b, inner)."""
+        return self.inner_lstm_for_training(self.pooled_rows_for_training(inputs))
 
     def pooled_rows(self, inputs):
         """Conv2D + bias + MaxPooling2D((p, 1)): (B, H, T, 1) -> (R, T, B, C), rows first."""

@@ -70,7 +70,11 @@ def test_mixed_precision_gradients_are_really_16_bit(precision):
     assert result.worst_error > GRADIENT_TOLERANCES["float32"][0]  # it ran in 16 bits
 
 
-def test_fused_under_xla_trains_and_gives_the_same_gradients():
+@pytest.mark.parametrize("chains", [1, 2])
+def test_fused_under_xla_trains_and_gives_the_same_gradients(chains, monkeypatch):
+    from hierlstm.model import fused
+
+    monkeypatch.setattr(fused, "chain_count", lambda: chains)  # 2 chains: 1 and 2 of the batch of 3
     results = gradcheck.check_gradients(
         RunConfig(batch_size=3, time_steps=4, xla=True), seed=1, variants=["folded", "fused"]
     )

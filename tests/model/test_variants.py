@@ -34,6 +34,20 @@ def test_variant_equals_numpy_reference(variant, size):
     assert np.max(np.abs(output - expected)) <= TOLERANCES["float32"]
 
 
+@pytest.mark.parametrize("chains", [1, 2])
+def test_fused_under_xla_equals_the_reference_in_any_number_of_chains(chains, monkeypatch):
+    from hierlstm.model import fused
+
+    monkeypatch.setattr(fused, "chain_count", lambda: chains)
+    config = RunConfig(
+        variant="fused", batch_size=3, time_steps=4, xla=True
+    )  # 2 chains: 1 and 2 of the batch
+    params = init_params(config, seed=3)
+    x = random_input(config, seed=3)
+    expected = reference_forward(params, x, pool_height=config.pool_height)
+    assert np.max(np.abs(run_variant(config, params, x) - expected)) <= TOLERANCES["float32"]
+
+
 @pytest.mark.parametrize("precision", ["mixed_float16", "mixed_bfloat16"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_mixed_precision_stays_within_its_tolerance(variant, precision):
