@@ -39,6 +39,16 @@ def compiling_with_xla() -> bool:
 MAX_CHAINS = 4  # each chain is its own conv and R unrolled steps: the program grows with them
 
 
+def placed_on_a_cpu() -> bool:
+    """Whether the ops traced here run on a CPU: the device scope inside the traced function names
+    one, or names none and no GPU is visible (a `tf.device` around a tf.function's call is not seen
+    while it traces). A GPU runs one stream: chains there would only be more, smaller kernels."""
+    scope = tf.zeros(()).device  # what the enclosing `tf.device` asks for; "" when nothing
+    if scope:
+        return tf.DeviceSpec.from_string(scope).device_type == "CPU"
+    return not tf.config.list_logical_devices("GPU")
+
+
 def chain_count() -> int:
     """How many independent chains the conv and the inner LSTM run in under XLA: one per intra-op
     thread (TensorFlow's setting, else this process's cores), at most MAX_CHAINS."""
@@ -177,8 +187,9 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
     # The steps, as methods so that `benchmarks/fused_ablation.py` can swap one at a time.
 
     def chains(self) -> int:
-        """The independent chains of conv and inner LSTM: `chain_count()` under XLA, else one."""
-        return chain_count() if compiling_with_xla() else 1
+        """The independent chains of conv and inner LSTM: `chain_count()` under XLA on a CPU, else
+        one."""
+        return chain_count() if compiling_with_xla() and placed_on_a_cpu() else 1
 
     def summaries(self, inputs):
         """Conv, pool and inner LSTM: (b, H, T, 1) -> (R, T, b, C) -> (T, b, inner)."""

@@ -48,6 +48,32 @@ def test_fused_under_xla_equals_the_reference_in_any_number_of_chains(chains, mo
     assert np.max(np.abs(run_variant(config, params, x) - expected)) <= TOLERANCES["float32"]
 
 
+@pytest.mark.parametrize(("device", "chains"), [("/CPU:0", 3), ("/GPU:0", 1), (None, 3)])
+def test_fused_runs_in_chains_under_xla_on_a_cpu_only(device, chains, monkeypatch):
+    import contextlib
+
+    import tensorflow as tf
+
+    from hierlstm.model import fused
+
+    monkeypatch.setattr(fused, "chain_count", lambda: 3)
+    config = RunConfig(variant="fused", batch_size=3, time_steps=2)
+    layer = [
+        layer
+        for layer in build_model(config).layers
+        if isinstance(layer, fused.FusedHierarchicalLSTM)
+    ][0]
+    seen = []
+
+    @tf.function(jit_compile=True)
+    def traced():
+        with tf.device(device) if device else contextlib.nullcontext():
+            seen.append(layer.chains())
+
+    traced.get_concrete_function()  # traced as XLA would compile it, never run
+    assert seen == [chains]  # no GPU here: no device scope counts as a CPU
+
+
 @pytest.mark.parametrize("precision", ["mixed_float16", "mixed_bfloat16"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_mixed_precision_stays_within_its_tolerance(variant, precision):
