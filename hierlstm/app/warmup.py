@@ -1,9 +1,10 @@
 """The server's warm-up: once per server process, in a background thread, everything a first visitor
 would otherwise wait for: numpy and pandas, TensorFlow and its devices, the pages' modules, the
-default page's traces, then (once pages are quiet) the other tabs, the Weight sharing checks, the Your
-model page's default example and the default variants' cost per step. app.py starts it from the server's lifespan so the health check
-answers at once; until it is `ready` the frame draws placeholders (`warmup_page`) and no session
-imports TensorFlow. Each step runs inside the `Gate`, in an order checked by `check_order`.
+default page's traces, then (once pages are quiet) the other tabs, the Weight sharing checks, the
+Your model page's default example and the default variants' cost per step. app.py starts it from
+the server's lifespan so the health check answers at once; until it is `ready` the frame draws
+placeholders (`warmup_page`) and no session imports TensorFlow. Each step runs inside the `Gate`,
+in an order checked by `check_order`.
 
 HIERLSTM_WARMUP: "full" (the default), "trace" (no sharing checks or cost measurement) or "off"
 (TensorFlow and the devices only). HIERLSTM_WARMUP_AFTER=FILE holds it until FILE exists (at most

@@ -60,11 +60,11 @@ def in_chains(inputs, chains: int, summarise):
     """`summarise` (b, H, T, 1) -> (T, b, I) run on `chains` contiguous slices of the batch of
     (B, H, T, 1) (fewer when B is smaller), the results joined: -> (T, B, I). The slices share no
     op, so XLA's runtime can run them at once; B may be unknown until the function is compiled."""
-    if chains == 1 or inputs.shape[0] == 1:
-        return summarise(inputs)
-    batch = tf.shape(inputs)[0]
     if inputs.shape[0] is not None:
         chains = min(chains, inputs.shape[0])
+    if chains == 1:
+        return summarise(inputs)
+    batch = tf.shape(inputs)[0]
     bounds = [batch * part // chains for part in range(chains + 1)]
     parts = [summarise(inputs[low:high]) for low, high in itertools.pairwise(bounds)]
     return tf.concat(parts, 1)  # -> (T, B, I)

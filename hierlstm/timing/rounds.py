@@ -135,6 +135,14 @@ def paired_speedups(tracks: Sequence[Track], baseline: int) -> tuple[list, list,
     return medians, lows, highs
 
 
+MAX_BURST = 50
+
+
+def burst_calls(seconds: float, burst_seconds: float) -> int:
+    """Back-to-back calls of `seconds` each that last about `burst_seconds`: 1 to MAX_BURST."""
+    return max(1, min(MAX_BURST, round(burst_seconds / max(seconds, 1e-9))))
+
+
 def timer_rounds(
     timers: Mapping[Hashable, Callable[[], float]],
     repeats: int,
@@ -165,11 +173,3 @@ def timer_rounds(
             samples[name].append(sum(burst) / len(burst))
         progress((round_index + 1) / repeats, f"round {round_index + 1}/{repeats}")
     return samples
-
-
-MAX_BURST = 50
-
-
-def burst_calls(seconds: float, burst_seconds: float) -> int:
-    """Back-to-back calls of `seconds` each that last about `burst_seconds`: 1 to MAX_BURST."""
-    return max(1, min(MAX_BURST, round(burst_seconds / max(seconds, 1e-9))))

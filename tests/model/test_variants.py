@@ -39,9 +39,8 @@ def test_fused_under_xla_equals_the_reference_in_any_number_of_chains(chains, mo
     from hierlstm.model import fused
 
     monkeypatch.setattr(fused, "chain_count", lambda: chains)
-    config = RunConfig(
-        variant="fused", batch_size=3, time_steps=4, xla=True
-    )  # 2 chains: 1 and 2 of the batch
+    # 2 chains: 1 and 2 of the batch
+    config = RunConfig(variant="fused", batch_size=3, time_steps=4, xla=True)
     params = init_params(config, seed=3)
     x = random_input(config, seed=3)
     expected = reference_forward(params, x, pool_height=config.pool_height)
