@@ -12,6 +12,7 @@ import logging
 import signal
 
 import streamlit as st
+from starlette.middleware import Middleware
 
 from hierlstm.app import warmup
 
@@ -32,4 +33,10 @@ async def warm_up_when_serving(_app):
     yield
 
 
-app = st.App("streamlit_app.py", lifespan=warm_up_when_serving)
+# A browser loading the app tells the warm-up a first visitor has come: TensorFlow's import
+# waits until their page has drawn its first figure (`warmup.FirstVisitor`).
+app = st.App(
+    "streamlit_app.py",
+    lifespan=warm_up_when_serving,
+    middleware=[Middleware(warmup.ArrivalMiddleware)],
+)

@@ -30,6 +30,7 @@ QUIET_S = 3.0  # a step the pages do not wait for waits until no page has starte
 QUIET_LIMIT_S = 120.0  # ... and for the gate, but no longer than this
 _last_page = 0.0  # time.monotonic() when a script run of the frame last started
 HOLD_LIMIT_S = 600  # HIERLSTM_WARMUP_AFTER holds the warm-up at most this long
+FIRST_VISITOR_LIMIT_S = 5.0  # TensorFlow's import waits for a first visitor's figure this long
 
 
 def _check_for_a_repl_once() -> None:
@@ -173,6 +174,49 @@ def _calibrate_defaults() -> None:
         LOG.info("warm-up: a device is busy; the estimate is measured when a page needs it")
 
 
+class FirstVisitor:
+    """A visitor who reached a fresh server before TensorFlow's import began: the import waits
+    until their page has drawn its first figure (`make_way`). On two cores, the import took one
+    core and half the interpreter while the browser loaded Streamlit's frontend from this
+    process and the page drew its predicted figure, and the first figure came at 1.7-2.0x
+    Streamlit's floor. Only the first visitor is waited for, and for at most
+    FIRST_VISITOR_LIMIT_S, so a browser that fetches the page and never connects costs the
+    warm-up that much at most."""
+
+    def __init__(self):
+        self.arrived_at: float | None = None  # time.monotonic() of the first request for the app
+        self.figure_drawn = threading.Event()  # set by the cold page (`warmup_page`)
+
+    def arrived(self) -> None:
+        if self.arrived_at is None:
+            self.arrived_at = time.monotonic()
+
+    def make_way(self) -> float:
+        """Waits while a visitor has arrived and their first figure is not drawn, at most
+        FIRST_VISITOR_LIMIT_S from their arrival; the seconds waited."""
+        started = time.monotonic()
+        while self.arrived_at is not None and not self.figure_drawn.is_set():
+            left = self.arrived_at + FIRST_VISITOR_LIMIT_S - time.monotonic()
+            if left <= 0:
+                break
+            self.figure_drawn.wait(min(left, 0.05))
+        return time.monotonic() - started
+
+
+class ArrivalMiddleware:
+    """ASGI middleware (app.py adds it to the server): any HTTP request but Streamlit's own
+    endpoints (`/_stcore/...`: the health check, the websocket) is a browser loading the app,
+    which the warm-up's first visitor is (`FirstVisitor.arrived`)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and "_stcore" not in scope["path"].split("/"):
+            server_warmup().first_visitor.arrived()
+        await self.app(scope, receive, send)
+
+
 @dataclasses.dataclass(frozen=True)
 class Step:
     key: str  # the catalogue message that says what it does
@@ -257,6 +301,7 @@ class Warmup:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self.charts_drawable = threading.Event()  # the libraries a chart needs are loaded
+        self.first_visitor = FirstVisitor()
         self._thread: threading.Thread | None = None
         self._current = self.steps[0].key if self.steps else ""
         self._done, self._failed = 0, ""
@@ -289,6 +334,12 @@ class Warmup:
                 time.sleep(0.05)
             with self._lock:
                 self._current = first
+        with self._lock:
+            first, self._current = self._current, "warmup.first_visitor"
+        if (waited := self.first_visitor.make_way()) > 0.05:
+            LOG.info("warm-up: waited %.2f s for the first visitor's first figure", waited)
+        with self._lock:
+            self._current = first
         for step in self.steps:
             if not step.needed:
                 self._ready.set()

@@ -52,6 +52,7 @@ def wait_in_page(first_figure: Callable[[], go.Figure | None] | None = None) -> 
                 early.plotly_chart(figure, key="warmup-first-figure-chart", width="stretch")
                 early.caption(text("warmup.first_figure"))
             charted = True
+            warm.first_visitor.figure_drawn.set()  # TensorFlow's import may take the CPU now
         if warm.wait(0.25):
             break
         if time.monotonic() > deadline:

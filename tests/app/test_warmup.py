@@ -4,6 +4,7 @@ the warm-up's own steps, modes, failures and cost-per-step measurement."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -71,6 +72,7 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
     assert chart.proto.id == at.get_by_key("warmup-first-figure-chart").proto.id
     ticks = json.loads(chart.proto.spec)["layout"]["xaxis"]["ticktext"]
     assert ticks == list(VARIANTS[DEFAULT_VARIANTS[0]].layers)
+    assert warmup.server_warmup().first_visitor.figure_drawn.is_set()  # the import may start
 
     cold()
     at.run()
@@ -361,6 +363,45 @@ def test_the_sharing_checks_are_made_into_the_page_cache(monkeypatch, tmp_path):
     assert checks.shape[0] == 6 and checks.iloc[:, 1].str.startswith("✓").all()
     assert len(made) == 2  # the page read them from the cache
     caches.sharing_reports.clear()
+
+
+def test_tensorflow_s_import_waits_for_the_first_visitor_s_figure():
+    imported = threading.Event()
+    held = warmup.Warmup([warmup.Step("warmup.tensorflow", imported.set)], libraries=lambda: None)
+    held.first_visitor.arrived()  # a browser asked for the app before the import began
+    held.start()
+    assert not imported.wait(timeout=0.5)
+    assert held.status().step == "warmup.first_visitor"
+    held.first_visitor.figure_drawn.set()
+    assert held.wait(timeout=30) and imported.is_set()
+
+
+def test_a_visitor_who_never_draws_holds_the_import_only_so_long(monkeypatch):
+    monkeypatch.setattr(warmup, "FIRST_VISITOR_LIMIT_S", 0.2)
+    held = warmup.Warmup([warmup.Step("warmup.tensorflow", lambda: None)], libraries=lambda: None)
+    held.first_visitor.arrived()
+    held.start()
+    assert held.wait(timeout=30) and held.status().done == 1
+    assert not held.first_visitor.figure_drawn.is_set()
+
+
+@pytest.mark.parametrize(
+    ("path", "arrived"),
+    [("/", True), ("/inside", True), ("/static/js/index.js", True), ("/_stcore/health", False)],
+)
+def test_a_browser_loading_the_app_is_a_visitor_and_the_health_check_is_not(
+    monkeypatch, path, arrived
+):
+    fresh = warmup.Warmup([])
+    monkeypatch.setattr(warmup, "_server", fresh)
+    served = []
+
+    async def app(scope, _receive, _send):
+        served.append(scope["path"])
+
+    asyncio.run(warmup.ArrivalMiddleware(app)({"type": "http", "path": path}, None, None))
+    assert served == [path]
+    assert (fresh.first_visitor.arrived_at is not None) is arrived
 
 
 def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
