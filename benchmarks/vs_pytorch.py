@@ -17,7 +17,10 @@ The same rounds time a 2048^3 float32 matmul in TensorFlow (a ruler that is not 
 pass's and the fastest step's FLOP/s as a share of its FLOP/s) and the portable variants on
 Keras's other backends (`--backends`), each in its worker process (`benchmarks.backends`), so the
 fastest (variant, backend) per shape comes from the same run.
-`--profile-torch-steps N` prints where PyTorch's training step goes, under torch.profiler.
+`--profile-torch-steps N` prints where PyTorch's training step goes, under torch.profiler;
+`--profile-tf-steps N` where fused + XLA's forward pass and training step go, each under
+`hierlstm profile` in a process of its own with XLA:CPU's per-thunk trace on (an XLA flag read
+when TensorFlow starts, so the timed process never has it).
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import contextlib
 import dataclasses
 import importlib.util
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import keras
@@ -485,6 +490,43 @@ def torch_profile(step, steps: int) -> str:
     return profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=15)
 
 
+XLA_THUNK_TRACE = "--xla_cpu_enable_xprof_traceme=true"  # each XLA:CPU thunk in the capture
+
+
+def tf_profile(batch: int, steps: int, task: str, count: int) -> str:
+    """`count` of fused + XLA's steps (`task`: inference or training, SGD) at batch x steps under
+    `python -m hierlstm profile`, in a process of its own with XLA_THUNK_TRACE added to
+    XLA_FLAGS: its tables, without the capture's path. RuntimeError with its last line if it
+    failed."""
+    flags = f"{os.environ.get('XLA_FLAGS', '')} {XLA_THUNK_TRACE}".strip()
+    with tempfile.TemporaryDirectory(prefix="vs-pytorch-profile-") as logdir:
+        command = [sys.executable, "-m", "hierlstm", "profile", "--variant", "fused", "--xla"]
+        command += ["--task", task, "--batch-size", str(batch)]
+        command += ["--optimizer", "sgd"] if task == "training" else []
+        command += ["--time-steps", str(steps), "--steps", str(count), "--no-store"]
+        command += ["--logdir", logdir]
+        done = subprocess.run(
+            command, env=os.environ | {"XLA_FLAGS": flags}, capture_output=True, text=True
+        )
+    if done.returncode:
+        lines = (done.stderr or done.stdout).strip().splitlines() or ["no output"]
+        raise RuntimeError(f"hierlstm profile failed ({done.returncode}): {lines[-1]}")
+    return done.stdout.split("\nlog: ")[0] + "\n"
+
+
+def print_tf_profiles(args, task: str) -> None:
+    if not args.profile_tf_steps:
+        return
+    what = "training step (SGD)" if task == "training" else "forward pass"
+    for batch, steps in args.shapes:
+        table = tf_profile(batch, steps, task, args.profile_tf_steps)
+        print(
+            f"\n### hierlstm's {what} at {batch}x{steps}, fused + XLA, "
+            f"{args.profile_tf_steps} steps under `hierlstm profile` (XLA:CPU's thunks "
+            f"traced)\n\n```\n{table}```"
+        )
+
+
 def race_tables(found: list[Rounds], task: str) -> str:
     """One task's tables beside the candidates': the fastest (variant, backend) per shape, and the
     fastest TensorFlow contender against the ruler; then each contender that could not run."""
@@ -563,6 +605,13 @@ def main(argv: list[str] | None = None) -> None:
         default=0,
         help="after timing, profile this many of PyTorch's training steps per shape",
     )
+    parser.add_argument(
+        "--profile-tf-steps",
+        type=int,
+        default=0,
+        help="after timing, profile this many of fused + XLA's forward passes and training "
+        "steps per shape, each in a process of its own",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -608,6 +657,7 @@ def forward(args, torch, workers: Workers) -> None:
     header_row += ("best / PyTorch (p10-p90)", f"target {TARGET}")
     print(markdown_table(header_row, [forward_row(rounds) for rounds in found]))
     print(race_tables(found, "inference"))
+    print_tf_profiles(args, "inference")
 
 
 def training(args, torch, workers: Workers) -> None:
@@ -645,6 +695,7 @@ def training(args, torch, workers: Workers) -> None:
             f"\n### PyTorch's training step at {shape}, {args.profile_torch_steps} steps "
             f"under torch.profiler\n\n```\n{table}```"
         )
+    print_tf_profiles(args, "training")
 
 
 if __name__ == "__main__":

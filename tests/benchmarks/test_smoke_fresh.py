@@ -9,10 +9,13 @@ from factories import is_report, python
 
 TINY = {
     "vs_pytorch": "--repeats 2 --threads 1 --shapes 1x4 --task inference --backends "
-    "tensorflow,torch --portable folded",
+    "tensorflow,torch --portable folded --profile-tf-steps 2",
     "gpu_peer": "--device cpu --repeats 2 --shapes 1x4",
     "rerun_cleanup": "--rounds 2 --models 1",
 }
+# What the report holds beyond its tables: fused + XLA's profile with XLA:CPU's thunks in it (a
+# dot), so the flag reached the profiling process.
+HOLDS = {"vs_pytorch": "XLA dot"}
 
 
 @pytest.mark.parametrize("name", TINY)
@@ -20,3 +23,4 @@ def test_the_benchmark_prints_its_report_in_its_own_process(name):
     completed = python("-m", "benchmarks", name, *TINY[name].split(), timeout=600)
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert is_report(completed.stdout), completed.stdout
+    assert HOLDS.get(name, "") in completed.stdout
