@@ -365,7 +365,8 @@ def test_the_sharing_checks_are_made_into_the_page_cache(monkeypatch, tmp_path):
     caches.sharing_reports.clear()
 
 
-def test_tensorflow_s_import_waits_for_the_first_visitor_s_figure():
+def test_tensorflow_s_import_waits_for_the_first_visitor_s_figure(monkeypatch):
+    monkeypatch.setattr(warmup, "FIRST_FIGURE_SETTLE_S", 0.0)
     imported = threading.Event()
     held = warmup.Warmup([warmup.Step("warmup.tensorflow", imported.set)], libraries=lambda: None)
     held.first_visitor.arrived()  # a browser asked for the app before the import began
@@ -374,6 +375,16 @@ def test_tensorflow_s_import_waits_for_the_first_visitor_s_figure():
     assert held.status().step == "warmup.first_visitor"
     held.first_visitor.figure_drawn.set()
     assert held.wait(timeout=30) and imported.is_set()
+
+
+def test_after_the_figure_the_import_leaves_the_browser_time_to_draw_it(monkeypatch):
+    monkeypatch.setattr(warmup, "FIRST_FIGURE_SETTLE_S", 60.0)
+    monkeypatch.setattr(warmup, "FIRST_VISITOR_LIMIT_S", 0.5)  # the settling ends there
+    visitor = warmup.FirstVisitor()
+    assert visitor.make_way() == 0.0  # no one has come: nothing to wait for
+    visitor.arrived()
+    visitor.figure_drawn.set()
+    assert visitor.make_way() >= 0.45
 
 
 def test_a_visitor_who_never_draws_holds_the_import_only_so_long(monkeypatch):
