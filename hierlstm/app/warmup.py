@@ -12,6 +12,7 @@ HIERLSTM_WARMUP: "full" (the default), "trace" (no sharing checks or cost measur
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -197,9 +198,9 @@ class FirstVisitor:
         """Waits while a visitor has arrived and their first figure is not drawn, then
         FIRST_FIGURE_SETTLE_S more for their browser to draw what it was sent; at most
         FIRST_VISITOR_LIMIT_S from their arrival. The seconds waited."""
-        started = time.monotonic()
         if self.arrived_at is None:
             return 0.0
+        started = time.monotonic()
         deadline = self.arrived_at + FIRST_VISITOR_LIMIT_S
         if self.figure_drawn.wait(max(0.0, deadline - time.monotonic())):
             time.sleep(max(0.0, min(FIRST_FIGURE_SETTLE_S, deadline - time.monotonic())))
@@ -317,32 +318,33 @@ class Warmup:
                 self._thread = threading.Thread(target=self._run, name="warm-up", daemon=True)
                 self._thread.start()
 
-    def _run(self) -> None:
-        first = self._current
+    @contextlib.contextmanager
+    def _showing(self, key: str):
+        """`status().step` says `key` (a message) while the body runs, then what it said before."""
         with self._lock:
-            self._current = "warmup.libraries"
+            before, self._current = self._current, key
         try:
-            run_step(Step("warmup.libraries", self._load), self.gate)
-        except Exception:  # a bug of ours, logged; the frame then draws no placeholder chart
-            LOG.exception("warm-up: loading the libraries failed")
-        else:
-            self.charts_drawable.set()
-        with self._lock:
-            self._current = first
+            yield
+        finally:
+            with self._lock:
+                self._current = before
+
+    def _run(self) -> None:
+        with self._showing("warmup.libraries"):
+            try:
+                run_step(Step("warmup.libraries", self._load), self.gate)
+            except Exception:  # a bug of ours, logged; the frame then draws no placeholder chart
+                LOG.exception("warm-up: loading the libraries failed")
+            else:
+                self.charts_drawable.set()
         if hold_file := os.environ.get("HIERLSTM_WARMUP_AFTER"):
-            with self._lock:
-                first, self._current = self._current, "warmup.held"
-            deadline = time.monotonic() + HOLD_LIMIT_S
-            while not os.path.exists(hold_file) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            with self._lock:
-                self._current = first
-        with self._lock:
-            first, self._current = self._current, "warmup.first_visitor"
-        if (waited := self.first_visitor.make_way()) > 0.05:
-            LOG.info("warm-up: waited %.2f s for the first visitor's first figure", waited)
-        with self._lock:
-            self._current = first
+            with self._showing("warmup.held"):
+                deadline = time.monotonic() + HOLD_LIMIT_S
+                while not os.path.exists(hold_file) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+        with self._showing("warmup.first_visitor"):
+            if (waited := self.first_visitor.make_way()) > 0.05:
+                LOG.info("warm-up: waited %.2f s for the first visitor's first figure", waited)
         for step in self.steps:
             if not step.needed:
                 self._ready.set()

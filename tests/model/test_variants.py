@@ -1,3 +1,5 @@
+import contextlib
+
 import keras
 import numpy as np
 import pytest
@@ -49,8 +51,6 @@ def test_fused_under_xla_equals_the_reference_in_any_number_of_chains(chains, mo
 
 @pytest.mark.parametrize(("device", "chains"), [("/CPU:0", 3), ("/GPU:0", 1), (None, 3)])
 def test_fused_runs_in_chains_under_xla_on_a_cpu_only(device, chains, monkeypatch):
-    import contextlib
-
     import tensorflow as tf
 
     from hierlstm.model import fused
