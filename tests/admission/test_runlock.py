@@ -63,6 +63,42 @@ def test_a_second_run_on_the_device_waits_and_says_for_whom():
     assert runlock.is_free("TEST:0")
 
 
+def test_runs_of_this_process_take_their_turns_in_the_order_they_asked():
+    """First come, first served, whoever polls when the device is let go; one that stops while
+    waiting (a closed tab) leaves the line without holding up those behind it."""
+
+    class Stopped(BaseException):
+        pass
+
+    order, threads, leave, left = [], [], threading.Event(), threading.Event()
+    with runlock.hold(["TEST:F"], name="a benchmark"):
+        for index in range(6):
+            asked = threading.Event()
+
+            def on_wait(holder, seconds, index=index, asked=asked):
+                asked.set()
+                if index == 2 and leave.is_set():
+                    raise Stopped
+
+            def run(index=index, on_wait=on_wait):
+                try:
+                    with runlock.hold(["TEST:F"], on_wait=on_wait, poll=0.01):
+                        order.append(index)
+                        time.sleep(0.02)  # the others poll meanwhile
+                except Stopped:
+                    left.set()
+
+            threads.append(threading.Thread(target=run))
+            threads[-1].start()
+            assert asked.wait(10)  # in the line before the next one asks
+        leave.set()
+        assert left.wait(10)  # the third has left the line while the device was still held
+    for thread in threads:
+        thread.join(10)
+    assert order == [0, 1, 3, 4, 5]
+    assert runlock.is_free("TEST:F")
+
+
 def test_other_devices_do_not_wait():
     with runlock.hold(["TEST:1"]):
 
