@@ -19,12 +19,9 @@ SIGNED = "RdBu_r"  # conv, pooled, cell and hidden states: blue below zero, red 
 UNSIGNED = "Viridis"  # the input and the gates, in [0, 1]
 
 
-def _box(figure, x0, x1, y0, y1, line, row=None, col=None) -> None:
-    """A rectangle around cells x0..x1, y0..y1 (inclusive) of a heatmap."""
-    where = {} if row is None else {"row": row, "col": col}
-    figure.add_shape(
-        type="rect", x0=x0 - 0.5, x1=x1 + 0.5, y0=y0 - 0.5, y1=y1 + 0.5, line=line, **where
-    )
+def _box(figure, x0, x1, y0, y1, line) -> None:
+    """A rectangle around cells x0..x1, y0..y1 (inclusive) of a one-panel heatmap."""
+    figure.add_shape(type="rect", x0=x0 - 0.5, x1=x1 + 0.5, y0=y0 - 0.5, y1=y1 + 0.5, line=line)
 
 
 def input_figure(picture: np.ndarray, lang: str, selected, field: np.ndarray) -> go.Figure:
@@ -59,14 +56,38 @@ def _panel(index: int, columns: int) -> tuple[int, int]:
     return index // columns + 1, index % columns + 1
 
 
+def _panels(figure, columns: int, traces: list, boxes: list, line) -> None:
+    """Trace i in panel i of a grid, framed by box i, (x0, x1, y0, y1) cells inclusive. One
+    update each: a trace or shape added per panel re-validates the whole layout, which cost the
+    Inside page a tenth of a second per figure."""
+    places = [_panel(index, columns) for index in range(len(traces))]
+    figure.add_traces(traces, rows=[row for row, _ in places], cols=[col for _, col in places])
+    shapes = []
+    for (row, col), (x0, x1, y0, y1) in zip(places, boxes, strict=True):
+        axes = figure.get_subplot(row, col)
+        shapes.append(
+            {
+                "type": "rect",
+                "xref": axes.xaxis.plotly_name.replace("axis", ""),
+                "yref": axes.yaxis.plotly_name.replace("axis", ""),
+                **{"x0": x0 - 0.5, "x1": x1 + 0.5, "y0": y0 - 0.5, "y1": y1 + 0.5},
+                "line": line,
+            }
+        )
+    figure.update_layout(shapes=shapes)
+
+
 def _name_axes(figure, rows: int, columns: int, count: int, x_title: str, y_title: str) -> None:
     """Axis titles on the bottom panel of each column and the first panel of each row."""
+    titles = {}
     for index in range(count):
         row, col = _panel(index, columns)
+        axes = figure.get_subplot(row, col)
         if index + columns >= count:
-            figure.update_xaxes(title_text=x_title, row=row, col=col)
+            titles[axes.xaxis.plotly_name] = {"title": {"text": x_title}}
         if col == 1:
-            figure.update_yaxes(title_text=y_title, row=row, col=col)
+            titles[axes.yaxis.plotly_name] = {"title": {"text": y_title}}
+    figure.update_layout(titles)
 
 
 def maps_figure(values: np.ndarray, title: str, y_title: str, lang: str, box) -> go.Figure:
@@ -77,14 +98,11 @@ def maps_figure(values: np.ndarray, title: str, y_title: str, lang: str, box) ->
     names = [t("inside.fig.channel", lang, channel=index) for index in range(channels)]
     figure, rows = _grid(channels, columns, names)
     limit = float(np.max(np.abs(values))) or 1.0
-    for index in range(channels):
-        row, col = _panel(index, columns)
-        figure.add_trace(
-            go.Heatmap(z=values[:, :, index], coloraxis="coloraxis", name=names[index]),
-            row=row,
-            col=col,
-        )
-        _box(figure, *box, MARK, row=row, col=col)
+    traces = [
+        go.Heatmap(z=values[:, :, index], coloraxis="coloraxis", name=names[index])
+        for index in range(channels)
+    ]
+    _panels(figure, columns, traces, [box] * channels, MARK)
     apply_layout(figure, title, "", "", height=150 + 150 * rows)  # before the panels' titles
     _name_axes(figure, rows, columns, channels, t("inside.axis.time", lang), y_title)
     figure.update_layout(coloraxis={"colorscale": SIGNED, "cmin": -limit, "cmax": limit})
@@ -122,12 +140,12 @@ def lstm_figure(values: dict, title: str, x_title: str, lang: str, column: int) 
     panels, the selected step `column` framed in each."""
     names = list(GATE_SCALES)
     figure, rows = _grid(len(names), 3, [t(f"inside.gate.{name}", lang) for name in names])
-    for index, name in enumerate(names):
-        row, col = _panel(index, 3)
+    traces, boxes = [], []
+    for name in names:
         grid = values[name].T  # (units, steps)
         low, high = _lstm_range(name, values)
         bar = _BARS.get(name)
-        figure.add_trace(
+        traces.append(
             go.Heatmap(
                 z=grid,
                 colorscale=GATE_SCALES[name],
@@ -138,11 +156,10 @@ def lstm_figure(values: dict, title: str, x_title: str, lang: str, column: int) 
                 if bar
                 else None,
                 name=name,
-            ),
-            row=row,
-            col=col,
+            )
         )
-        _box(figure, column, column, 0, grid.shape[0] - 1, MARK, row=row, col=col)
+        boxes.append((column, column, 0, grid.shape[0] - 1))
+    _panels(figure, 3, traces, boxes, MARK)
     apply_layout(figure, title, "", "", height=520)
     _name_axes(figure, rows, 3, len(names), x_title, t("inside.axis.unit", lang))
     return figure
