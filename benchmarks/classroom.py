@@ -2,9 +2,11 @@
 (`benchmarks.classroom_users`), no browsers, so the machine's cores go to the server and what is
 measured is its capacity. For each number of sessions, in turn on one warm server: every move's
 server time (p50/p95/p99 of a page switch, a setting change, a language switch and a run), the
-server's CPU and RSS, the errors, and the rows stored against the runs finished.
+server's CPU and RSS, the errors, the rows stored against the runs finished, and what Streamlit's
+caches and session states held after it (its /_stcore/metrics, with each object's size measured).
 
     .venv/bin/python -m benchmarks classroom [--sessions 1,2,4,8,16,32] [--seconds 120]
+        [--last-level-seconds S]
 
 Runs are serialised per device as always, so a run's time includes its wait for the device.
 """
@@ -15,11 +17,13 @@ import collections
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from benchmarks import browser, server_profile
@@ -39,6 +43,9 @@ ABANDONED_TIME_STEPS = 30
 SAMPLE_S = 0.5
 MOVES_FILE = "HIERLSTM_CLASSROOM_MOVES"  # where the visitors write each move (a JSON line)
 FINISHED = "warm-up finished after"  # the server's log line (`hierlstm.app.warmup`)
+# Streamlit's metrics then size every cached object and session state, not just count them.
+MEMORY_STATS = {"STREAMLIT_SERVER_ENABLE_EXPENSIVE_MEMORY_STATS": "true"}
+CACHE_LINE = re.compile(r'^cache_memory_bytes\{cache_type="([^"]*)",cache="([^"]*)"\} (\d+)$')
 
 
 def warm(url: str, timeout_s: float = browser.SERVER_START_TIMEOUT_S) -> float:
@@ -74,6 +81,20 @@ def stored_rows(database: Path) -> tuple[int, int]:
     steps = ResultStore(database).rows()["time_steps"].astype(int)
     runs = int(steps.isin(RUN_TIME_STEPS).sum())
     return runs, int((steps == ABANDONED_TIME_STEPS).sum())
+
+
+def cache_memory(url: str) -> dict[str, int]:
+    """Bytes held per cache, as Streamlit's /_stcore/metrics reports them: each cached
+    function ("inside.values_of"), the session states, the media files, the uploads."""
+    request = urllib.request.Request(url + "/_stcore/metrics", headers={"Accept": "text/plain"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        lines = response.read().decode().splitlines()
+    held = collections.Counter()
+    for line in lines:
+        if found := CACHE_LINE.match(line):
+            kind, name, size = found.groups()
+            held[".".join(name.split(".")[-2:]) if name else kind.removeprefix("st_")] += int(size)
+    return dict(held)
 
 
 def sampled(pid: int, done: threading.Event, samples: list) -> None:
@@ -140,6 +161,7 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
         sampler.join()
     after = stored_rows(database) if database else None
     stats, pages, failures = move_stats(moves)
+    caches = cache_memory(url)
     runs_finished = stats.get(RUN, {"count": 0, "failures": 0})
     cpu = [percent for _at, _rss, percent in samples]
     rss = [mb for _at, mb, _percent in samples]
@@ -158,6 +180,8 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
         "rss_mb": [round(rss[0]), round(rss[len(rss) // 2]), round(rss[-1]), round(max(rss))]
         if rss
         else None,
+        "seconds": seconds,
+        "caches_mb": {name: size / 1e6 for name, size in caches.items()},
     }
 
 
@@ -177,7 +201,22 @@ def profile_table(levels: list[dict]) -> str:
     return markdown_table(("sessions", "script threads s", "app lines", "libraries"), rows)
 
 
-def markdown(levels: list[dict], seconds: float, warm_s: float | None) -> str:
+def caches_table(levels: list[dict], before: dict[str, float] | None, shown: int = 5) -> str:
+    """MB held by the caches after each level: in all, and the `shown` largest at the end."""
+    last = levels[-1]["caches_mb"]
+    largest = sorted(last, key=last.get, reverse=True)[:shown]
+    rows = [("before", *_held(before, largest))] if before is not None else []
+    rows += [(found["sessions"], *_held(found["caches_mb"], largest)) for found in levels]
+    return markdown_table(("after", "all caches MB", *largest), rows)
+
+
+def _held(caches: dict[str, float], names: list[str]) -> list[str]:
+    return [f"{sum(caches.values()):.1f}", *(f"{caches.get(name, 0.0):.1f}" for name in names)]
+
+
+def markdown(
+    levels: list[dict], seconds: float, warm_s: float | None, caches_before: dict | None = None
+) -> str:
     def cell(found: dict, move: str) -> str:
         stats = found["moves"].get(move)
         if not stats:
@@ -207,7 +246,13 @@ def markdown(levels: list[dict], seconds: float, warm_s: float | None) -> str:
     lines = [
         header("A classroom: sessions on one server, without browsers"),
         f"Each level ran {seconds:.0f} s of Locust visitors (a 1-5 s pause between moves), then "
-        f"until every move in flight ended, {where}. A run's time includes its wait for the "
+        f"until every move in flight ended, {where}"
+        + (
+            f"; the last level ran {levels[-1]['seconds']:.0f} s"
+            if levels[-1].get("seconds", seconds) != seconds
+            else ""
+        )
+        + ". A run's time includes its wait for the "
         "device: runs are serialised per device. Server CPU is the mean over the level in % of "
         "one core.",
         "",
@@ -237,6 +282,14 @@ def markdown(levels: list[dict], seconds: float, warm_s: float | None) -> str:
             ],
         ),
     ]
+    lines += [
+        "",
+        "What Streamlit's caches and the sessions' states held after each level, MB, as its "
+        "/_stcore/metrics sizes each object (Python objects only: TensorFlow's buffers and "
+        "the allocator's are in the RSS alone):",
+        "",
+        caches_table(levels, caches_before),
+    ]
     return "\n".join(lines)
 
 
@@ -244,6 +297,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--sessions", default="1,2,4,8,16,32", help="levels, comma-separated")
     parser.add_argument("--seconds", type=float, default=120, help="how long each level lasts")
+    parser.add_argument(
+        "--last-level-seconds",
+        type=float,
+        help="how long the last level lasts (a class that stays: long enough to see the "
+        "server's RSS level off)",
+    )
     parser.add_argument(
         "--profile-server",
         action="store_true",
@@ -260,28 +319,41 @@ def main(argv: list[str] | None = None) -> None:
         levels = [int(text) for text in args.sessions.split(",")]
     except ValueError:
         parser.error(f"--sessions must be whole numbers, comma-separated; got {args.sessions!r}")
-    if not levels or min(levels) < 1 or args.seconds <= 0:
+    last_s = args.last_level_seconds or args.seconds
+    if not levels or min(levels) < 1 or args.seconds <= 0 or last_s <= 0:
         parser.error("--sessions must be at least 1 each, --seconds above 0")
+    durations = [args.seconds] * (len(levels) - 1) + [last_s]
     with tempfile.TemporaryDirectory(prefix="hierlstm-classroom-") as name:
         folder = Path(name)
         if args.url:
-            found = [level(args.url, None, None, n, args.seconds, folder) for n in levels]
+            before = cache_memory(args.url)
+            found = [
+                level(args.url, None, None, n, s, folder)
+                for n, s in zip(levels, durations, strict=True)
+            ]
             warm_s = None
         else:
-            found, warm_s = serve_and_measure(levels, args.seconds, folder, args.profile_server)
-    print(markdown(found, args.seconds, warm_s))
+            found, warm_s, before = serve_and_measure(
+                levels, durations, folder, args.profile_server
+            )
+    before_mb = {name: size / 1e6 for name, size in before.items()}
+    print(markdown(found, args.seconds, warm_s, before_mb))
     if args.profile_server:
         print("\nWhere the server's script threads spent each level (a thread waiting counts):\n")
         print(profile_table(found))
 
 
-def serve_and_measure(levels: list[int], seconds: float, folder: Path, profiled: bool = False):
-    """Each level on one fresh server of its own, once warm; the levels and the seconds it took
-    to be warm. `profiled`: the server under `benchmarks.server_profile`, a phase per level."""
+def serve_and_measure(
+    levels: list[int], durations: list[float], folder: Path, profiled: bool = False
+):
+    """The levels in turn, `durations` seconds each, on one fresh server of its own once it is
+    warm; (the levels, the seconds it took to be warm, its caches before the first level).
+    `profiled`: the server under `benchmarks.server_profile`, a phase per level."""
     port = browser.free_port()
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()
     environment = browser.own_store(folder) | {"XDG_DATA_HOME": str(folder / "data")}
+    environment |= MEMORY_STATS
     profile = folder / "profile.json" if profiled else None
     server = browser.start_server(port, folder / "server.log", environment, profile=profile)
     labels = ["warm-up"]
@@ -294,8 +366,9 @@ def serve_and_measure(levels: list[int], seconds: float, folder: Path, profiled:
         finished(folder / "server.log")
         warm_s = time.perf_counter() - started
         database = folder / "results.sqlite3"
+        before = cache_memory(url)
         found = []
-        for sessions in levels:
+        for sessions, seconds in zip(levels, durations, strict=True):
             if profiled:  # closes the phase before this level
                 server.send_signal(server_profile.PHASE_SIGNAL)
                 time.sleep(0.05)  # the sampler looks every 10 ms
@@ -314,7 +387,7 @@ def serve_and_measure(levels: list[int], seconds: float, folder: Path, profiled:
     if tracebacks := browser.tracebacks((folder / "server.log").read_text()):
         print(f"classroom: the server logged {len(tracebacks)} traceback(s)", file=sys.stderr)
         print(tracebacks[0], file=sys.stderr)
-    return found, warm_s
+    return found, warm_s, before
 
 
 if __name__ == "__main__":

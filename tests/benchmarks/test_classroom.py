@@ -11,7 +11,7 @@ import pytest
 from factories import is_report
 
 from benchmarks import browser
-from benchmarks.classroom import RUN_VARIANTS, finished, stored_rows, warm
+from benchmarks.classroom import RUN_VARIANTS, cache_memory, finished, stored_rows, warm
 from benchmarks.registry import BENCHMARKS
 from benchmarks.streamlit_client import Session
 from hierlstm.app.pages import PAGES
@@ -76,6 +76,15 @@ def test_the_locust_benchmark_prints_its_table_on_one_session(server, capsys):
     assert is_report(report), report
     row = next(line for line in report.splitlines() if line.startswith("| 1 |"))
     assert row.split(" | ")[-2] == "0", report  # errors
+    held = report.split("What Streamlit's caches")[1]
+    assert "caches._cached_trace" in held and "| before |" in held and "| 1 |" in held, report
+
+
+def test_the_caches_are_read_from_streamlit_s_metrics(server):
+    """The warm-up traced the default model, and the page's cache says so."""
+    url, _database = server
+    held = cache_memory(url)
+    assert held["caches._cached_trace"] > 0 and held["caches._cached_model"] > 0, held
 
 
 def test_a_level_waits_for_the_warm_up_s_last_step(tmp_path):
