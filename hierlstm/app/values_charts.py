@@ -4,6 +4,7 @@ input), the variants' differences from the oracle, and the learning curves with 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,57 +38,70 @@ def input_figure(picture: np.ndarray, lang: str, selected, field: np.ndarray) ->
     )
 
 
-def _grid(count: int, columns: int, titles, shared=True, **options):
+@functools.lru_cache(maxsize=32)
+def _grid(
+    count: int,
+    columns: int,
+    titles: tuple,
+    height: int,
+    x_title: str,
+    y_title: str,
+    title_size: int | None = None,
+):
+    """An empty grid of `count` panels, `columns` a row, sharing their axes, `titles` in
+    `title_size` (else the theme's): (its layout as JSON, each panel's (x axis, y axis)
+    reference). Its panels (make_subplots), the house style
+    and the axis titles on the bottom panel of each column and the first of each row were most of
+    a grid figure's cost, so a grid is built once per shape and language and copied."""
     rows = math.ceil(count / columns)
     figure = make_subplots(
         rows=rows,
         cols=columns,
         subplot_titles=list(titles),
-        shared_xaxes=shared,
-        shared_yaxes=shared,
-        horizontal_spacing=0.03 if shared else 0.06,
+        shared_xaxes=True,
+        shared_yaxes=True,
+        horizontal_spacing=0.03,
         vertical_spacing=0.12 / max(1, rows / 2),
-        **options,
     )
-    return figure, rows
+    apply_layout(figure, "", "", "", height=height)  # before the axis and panel titles
+    axes = [figure.get_subplot(*_panel(index, columns)) for index in range(count)]
+    named = {}
+    for index, panel in enumerate(axes):
+        if index + columns >= count:
+            named[panel.xaxis.plotly_name] = {"title": {"text": x_title}}
+        if index % columns == 0:
+            named[panel.yaxis.plotly_name] = {"title": {"text": y_title}}
+    figure.update_layout(named)
+    if title_size is not None:
+        figure.update_annotations(font_size=title_size)
+    refs = tuple(
+        (panel.xaxis.plotly_name.replace("axis", ""), panel.yaxis.plotly_name.replace("axis", ""))
+        for panel in axes
+    )
+    return figure.layout.to_plotly_json(), refs
 
 
 def _panel(index: int, columns: int) -> tuple[int, int]:
     return index // columns + 1, index % columns + 1
 
 
-def _panels(figure, columns: int, traces: list, boxes: list, line) -> None:
-    """Trace i in panel i of a grid, framed by box i, (x0, x1, y0, y1) cells inclusive. One
-    update each: a trace or shape added per panel re-validates the whole layout, which cost the
-    Inside page a tenth of a second per figure."""
-    places = [_panel(index, columns) for index in range(len(traces))]
-    figure.add_traces(traces, rows=[row for row, _ in places], cols=[col for _, col in places])
-    shapes = []
-    for (row, col), (x0, x1, y0, y1) in zip(places, boxes, strict=True):
-        axes = figure.get_subplot(row, col)
-        shapes.append(
-            {
-                "type": "rect",
-                "xref": axes.xaxis.plotly_name.replace("axis", ""),
-                "yref": axes.yaxis.plotly_name.replace("axis", ""),
-                **{"x0": x0 - 0.5, "x1": x1 + 0.5, "y0": y0 - 0.5, "y1": y1 + 0.5},
-                "line": line,
-            }
-        )
-    figure.update_layout(shapes=shapes)
-
-
-def _name_axes(figure, rows: int, columns: int, count: int, x_title: str, y_title: str) -> None:
-    """Axis titles on the bottom panel of each column and the first panel of each row."""
-    titles = {}
-    for index in range(count):
-        row, col = _panel(index, columns)
-        axes = figure.get_subplot(row, col)
-        if index + columns >= count:
-            titles[axes.xaxis.plotly_name] = {"title": {"text": x_title}}
-        if col == 1:
-            titles[axes.yaxis.plotly_name] = {"title": {"text": y_title}}
-    figure.update_layout(titles)
+def _gridded(grid, title: str, traces: list, boxes: list, line) -> go.Figure:
+    """`grid` (`_grid`) with `title`, trace i in panel i, framed by box i: (x0, x1, y0, y1)
+    cells inclusive."""
+    layout, refs = grid
+    shapes = [
+        {
+            "type": "rect",
+            **{"xref": x, "yref": y, "x0": x0 - 0.5, "x1": x1 + 0.5, "y0": y0 - 0.5},
+            **{"y1": y1 + 0.5, "line": line},
+        }
+        for (x, y), (x0, x1, y0, y1) in zip(refs, boxes, strict=True)
+    ]
+    for trace, (x, y) in zip(traces, refs, strict=True):
+        trace.update(xaxis=x, yaxis=y)
+    figure = go.Figure(traces, layout)
+    figure.update_layout(title_text=title, shapes=shapes)
+    return figure
 
 
 def maps_figure(values: np.ndarray, title: str, y_title: str, lang: str, box) -> go.Figure:
@@ -95,18 +109,16 @@ def maps_figure(values: np.ndarray, title: str, y_title: str, lang: str, box) ->
     `box` (t0, t1, row0, row1) frames what feeds or is the selected (t, s) in every panel."""
     channels = values.shape[-1]
     columns = min(channels, 4)
-    names = [t("inside.fig.channel", lang, channel=index) for index in range(channels)]
-    figure, rows = _grid(channels, columns, names)
+    names = tuple(t("inside.fig.channel", lang, channel=index) for index in range(channels))
+    height = 150 + 150 * math.ceil(channels / columns)
+    grid = _grid(channels, columns, names, height, t("inside.axis.time", lang), y_title, 11)
     limit = float(np.max(np.abs(values))) or 1.0
     traces = [
         go.Heatmap(z=values[:, :, index], coloraxis="coloraxis", name=names[index])
         for index in range(channels)
     ]
-    _panels(figure, columns, traces, [box] * channels, MARK)
-    apply_layout(figure, title, "", "", height=150 + 150 * rows)  # before the panels' titles
-    _name_axes(figure, rows, columns, channels, t("inside.axis.time", lang), y_title)
+    figure = _gridded(grid, title, traces, [box] * channels, MARK)
     figure.update_layout(coloraxis={"colorscale": SIGNED, "cmin": -limit, "cmax": limit})
-    figure.update_annotations(font_size=11)
     return figure
 
 
@@ -139,7 +151,8 @@ def lstm_figure(values: dict, title: str, x_title: str, lang: str, column: int) 
     """An LSTM's gates i, f, g, o and states c, h, each (steps, units), as (units x steps)
     panels, the selected step `column` framed in each."""
     names = list(GATE_SCALES)
-    figure, rows = _grid(len(names), 3, [t(f"inside.gate.{name}", lang) for name in names])
+    titles = tuple(t(f"inside.gate.{name}", lang) for name in names)
+    panels = _grid(len(names), 3, titles, 520, x_title, t("inside.axis.unit", lang))
     traces, boxes = [], []
     for name in names:
         grid = values[name].T  # (units, steps)
@@ -159,10 +172,7 @@ def lstm_figure(values: dict, title: str, x_title: str, lang: str, column: int) 
             )
         )
         boxes.append((column, column, 0, grid.shape[0] - 1))
-    _panels(figure, 3, traces, boxes, MARK)
-    apply_layout(figure, title, "", "", height=520)
-    _name_axes(figure, rows, 3, len(names), x_title, t("inside.axis.unit", lang))
-    return figure
+    return _gridded(panels, title, traces, boxes, MARK)
 
 
 def summary_figure(values: np.ndarray, lang: str, time_step: int) -> go.Figure:

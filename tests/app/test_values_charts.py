@@ -55,6 +55,21 @@ def test_the_selected_cell_is_framed_in_every_panel():
     assert len(shown["lstm"].layout.shapes) == len(values_charts.GATE_SCALES)
     frame = shown["input"].layout.shapes[0]
     assert (frame.x0, frame.x1, frame.y0, frame.y1) == (0.5, 3.5, 1.5, 6.5)  # FIELD's cells
+    for name in ("maps", "lstm"):  # each frame on its own panel's axes
+        panels = [(trace.xaxis, trace.yaxis) for trace in shown[name].data]
+        frames = [(shape.xref, shape.yref) for shape in shown[name].layout.shapes]
+        assert frames == panels and len(set(panels)) == len(panels), name
+
+
+def test_a_grid_figure_changed_after_it_was_made_leaves_the_next_one_as_it_was():
+    """The empty grids are made once and copied (`values_charts._grid`)."""
+    values = RNG.standard_normal((HEIGHT, TIME, CHANNELS))
+    first = values_charts.maps_figure(values, "conv", "row", "en", (2, 2, 3, 5))
+    first.update_layout(title_text="changed", height=10, shapes=[])
+    first.layout.annotations[0].text = "changed"
+    second = values_charts.maps_figure(values, "conv", "row", "en", (2, 2, 3, 5))
+    assert second.layout.title.text == "conv" and second.layout.height == 300
+    assert second.layout.annotations[0].text != "changed" and len(second.layout.shapes) == CHANNELS
 
 
 def test_the_agreement_grid_labels_every_variants_row_and_leaves_missing_outputs_blank():
