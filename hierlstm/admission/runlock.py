@@ -2,7 +2,7 @@
 sharing a device would slow each other and both timings would be wrong.
 
 `hold(keys)` takes, per device in sorted order (no deadlock), this process's turn (app sessions are
-threads, served first come first served: `_take_turn`) then an exclusive `fcntl.flock` on the
+threads, served first come first served: `turns.TurnLock`) then an exclusive `fcntl.flock` on the
 device's file, through a turnstile (`_take_file`).
 The holder writes {"name", "program", "pid"} there, so a waiter can say whom it waits for
 (`on_wait`, every `poll` seconds, before the run starts, so never timed). The system drops a flock
@@ -12,7 +12,6 @@ folder's locks/; not beside HIERLSTM_DB, since two results files still share a d
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
 import fcntl
@@ -25,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from hierlstm.admission.turns import TurnLock
 from hierlstm.config import RunConfig, data_folder
 from hierlstm.hardware import physical_gpu
 from hierlstm.i18n import has_text, t
@@ -61,13 +61,7 @@ class Holder:
 
 @dataclasses.dataclass
 class _DeviceLock:
-    """A device's turns in this process, in the order they were asked for: a plain lock wakes
-    an arbitrary waiter, and with a class's thirty runs queued some waited minutes while later
-    ones ran."""
-
-    changed: threading.Condition = dataclasses.field(default_factory=threading.Condition)
-    queue: collections.deque = dataclasses.field(default_factory=collections.deque)  # waiters
-    held: bool = False
+    turn: TurnLock = dataclasses.field(default_factory=TurnLock)  # this process's threads
     holder: Holder | None = None  # who in this process holds it
     since: float = 0.0  # time.monotonic() when it was taken
     file: int | None = None  # the open lock file while this process holds it
@@ -162,35 +156,6 @@ def _open_lock_file(key: str, suffix: str = "") -> int | None:
         return None
 
 
-def _take_turn(state: _DeviceLock, waiting: Callable[[], None], poll: float) -> None:
-    """This thread's turn on `state`, after every thread that asked before it; `waiting()` every
-    `poll` seconds until then. A waiting() that raises gives up the place in the queue."""
-    ticket = object()
-    with state.changed:
-        state.queue.append(ticket)
-    try:
-        while True:
-            with state.changed:
-                if state.changed.wait_for(
-                    lambda: not state.held and state.queue[0] is ticket, timeout=poll
-                ):
-                    state.queue.popleft()
-                    state.held = True
-                    return
-            waiting()
-    except BaseException:
-        with state.changed:
-            state.queue.remove(ticket)
-            state.changed.notify_all()  # the next in line may be first now
-        raise
-
-
-def _give_turn(state: _DeviceLock) -> None:
-    with state.changed:
-        state.held = False
-        state.changed.notify_all()
-
-
 def _poll_flock(descriptor: int, waiting: Callable[[], None]) -> None:
     """An exclusive flock on `descriptor`, tried without blocking, `waiting()` between tries
     (so a wait can be reported and interrupted)."""
@@ -237,14 +202,14 @@ def _release_file(descriptor: int | None) -> None:
 
 def is_free(key: str) -> bool:
     """Whether no run of this process holds `key` (other processes: see `file_holder`)."""
-    return not _device_lock(key).held
+    return not _device_lock(key).turn.locked()
 
 
 def holder(key: str) -> tuple[str, float]:
     """(the name of the run of this process holding `key`, seconds it has held it), or
     ("", 0.0) when no run of this process holds it."""
     state = _device_lock(key)
-    if not state.held or state.holder is None:
+    if not state.turn.locked() or state.holder is None:
         return "", 0.0
     return state.holder.name, time.monotonic() - state.since
 
@@ -290,10 +255,8 @@ def hold(
     try:
         for key in sorted(set(keys)):
             state = _device_lock(key)
-            _take_turn(
-                state,
-                lambda state=state: waiting(state.holder or Holder("", program, me.pid)),
-                poll,
+            state.turn.acquire(
+                lambda state=state: waiting(state.holder or Holder("", program, me.pid)), poll
             )
             taken.append(state)
             state.holder, state.since = me, time.monotonic()
@@ -305,4 +268,4 @@ def hold(
                 _release_file(state.file)
             finally:
                 state.file, state.holder = None, None
-                _give_turn(state)
+                state.turn.release()

@@ -18,6 +18,7 @@ from hierlstm.admission.limits import (
     check_trace_budget,
     current_limits,
 )
+from hierlstm.admission.turns import TurnLock
 from hierlstm.app.state import text
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
@@ -33,7 +34,7 @@ from hierlstm.results.store import ResultStore, default_path
 # Taken only by the outermost cached computation (a trace, not the model it builds): a body that
 # took it inside another cache's body could wait on a thread that waits on that cache's key.
 # Runs do not take it: they are serialised per device already (`hierlstm.app.runs`).
-COMPUTING = threading.RLock()
+COMPUTING = TurnLock(reentrant=True)  # first come, first served: a visit is never overtaken
 
 
 def _trace_key(config: RunConfig) -> RunConfig:
