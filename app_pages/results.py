@@ -130,7 +130,8 @@ if not rows.empty:
 display.table(display.headed(selected[shown]), key="results-table")
 
 st.subheader(_("results.export"))
-exports = {"csv": store.export_csv(), "json": store.export_json()}
+# made when clicked: every rerun of the page would otherwise serialise every row twice
+exports = {"csv": store.export_csv, "json": store.export_json}
 for where, (kind, data) in zip(st.columns(2), exports.items(), strict=True):
     name, key = f"hierlstm-results.{kind}", f"results-export-{kind}"
     display.download(_(f"results.export.{kind}"), data, name, key, where=where)
