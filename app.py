@@ -17,9 +17,7 @@ from starlette.middleware import Middleware
 from hierlstm._native import fewer_heap_arenas
 from hierlstm.app import warmup
 
-# Before the server's threads start: with glibc's default of an arena per thread, thirty
-# visitors' RSS grew by 130 MB in five minutes, nearly all of it freed memory held in the
-# arenas' holes (`fewer_heap_arenas`).
+# Before the server's threads start (`fewer_heap_arenas` says why).
 FEWER_ARENAS = fewer_heap_arenas()
 
 

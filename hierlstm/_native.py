@@ -66,6 +66,7 @@ def fewer_heap_arenas(count: int = 2) -> bool:
     not glibc, or MALLOC_ARENA_MAX is set (the user's choice, which glibc read at start)."""
     if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
         return False
-    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
-    gnu = getattr(ctypes.CDLL(None), "gnu_get_libc_version", None)
-    return bool(mallopt and gnu and mallopt(M_ARENA_MAX, count) == 1)
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "gnu_get_libc_version"):  # musl, say: not glibc's arenas
+        return False
+    return libc.mallopt(M_ARENA_MAX, count) == 1
