@@ -6,7 +6,7 @@ import streamlit as st
 
 from hierlstm.app import display, runs, sidebar, state
 from hierlstm.app import your_model as yours
-from hierlstm.yours import examples, load
+from hierlstm.yours import archive, examples, load
 
 controls = sidebar.current_controls()
 _ = state.text
@@ -31,7 +31,7 @@ try:
         )
         path = yours.example_path(name)
     else:
-        limit = yours.upload_limit_mb()
+        limit = archive.upload_cap_mb()
         uploaded = st.file_uploader(
             _("yours.upload", limit=limit), type=["keras", "h5"], key="yours_upload"
         )

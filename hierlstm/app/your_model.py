@@ -15,16 +15,9 @@ import streamlit as st
 
 from hierlstm.app import caches
 from hierlstm.app.state import language, text
-from hierlstm.yours import audit, examples, load, rewrite, verify, walk
+from hierlstm.yours import archive, audit, examples, load, rewrite, verify, walk
 
-UPLOAD_ENV = "HIERLSTM_UPLOAD_MB"
-DEFAULT_UPLOAD_MB = 20
 _MB = 1024 * 1024
-
-
-def upload_limit_mb() -> int:
-    value = os.environ.get(UPLOAD_ENV, "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_UPLOAD_MB
 
 
 def uploads_folder() -> Path:
@@ -36,8 +29,8 @@ def uploads_folder() -> Path:
 def kept_upload(name: str, data: bytes) -> Path:
     """An uploaded file written to the temporary folder, in a folder named by its content's hash
     under its own name (letters, digits, ".-_" kept; the suffix .h5 or .keras, which Keras reads
-    the format by); ModelFileError when over `upload_limit_mb`."""
-    limit = upload_limit_mb()
+    the format by); ModelFileError when over the upload cap (`archive.upload_cap_mb`)."""
+    limit = archive.upload_cap_mb()
     if len(data) > limit * _MB:
         raise load.ModelFileError("yours.bad.size", mb=round(len(data) / _MB, 1), limit=limit)
     import hashlib

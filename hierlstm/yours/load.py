@@ -1,28 +1,25 @@
-"""A user's model file, opened safely: its archive is read first (the config as JSON, the weights'
-shapes from their HDF5 headers, nothing allocated), refused in one sentence when it holds a Lambda,
-an unregistered custom layer, no model, a cut-off file or weights over the memory budget; then
-Keras loads it with `safe_mode=True` and `compile=False`, so nothing in the file is executed."""
+"""A user's model file, opened safely: its archive is read first, within a budget checked before
+any member is read (`hierlstm.yours.archive`: the config as JSON, the weights' shapes from their
+HDF5 headers, nothing allocated), refused in one sentence when it holds a Lambda, an unregistered
+custom layer, no model, a cut-off file, a member over the budget or weights over the memory
+budget; then Keras loads it with `safe_mode=True` and `compile=False`, so nothing in the file is
+executed."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from hierlstm.i18n import MessageError
+from hierlstm.yours import archive as budgets
+from hierlstm.yours.archive import ModelFileError
 
 ZIP_MAGIC = b"PK\x03\x04"
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 _MB = 1024 * 1024
-
-
-class ModelFileError(MessageError, ValueError):
-    """A model file hierlstm will not open: catalogue message `key` with `values`; str() is the
-    English, as the command line says it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,48 +101,55 @@ def _weights_bytes(weights_file) -> int:
     return total
 
 
-def _read_keras(path: Path) -> tuple[dict, int]:
+def _read_keras(path: Path, budget: budgets.Budget) -> tuple[dict, int]:
+    members = budgets.declared_members(path)
+    if members > len(budgets.MEMBERS):
+        raise ModelFileError(
+            "yours.bad.members", file=path.name, count=members, limit=len(budgets.MEMBERS)
+        )
     with zipfile.ZipFile(path) as archive:
-        names = set(archive.namelist())
-        if "config.json" not in names:
+        budgets.check_members(archive, path.name, budget)
+        if "config.json" not in archive.namelist():
             raise ModelFileError("yours.bad.not_a_model", file=path.name)
-        config = json.loads(archive.read("config.json"))
+        config = budgets.read_json_member(archive, "config.json", path.name, budget)
         weight_bytes = 0
-        if "model.weights.h5" in names:
+        if "model.weights.h5" in archive.namelist():
             with archive.open("model.weights.h5") as weights:  # seekable: h5py reads headers
                 weight_bytes = _weights_bytes(weights)
     return config, weight_bytes
 
 
-def _read_h5(path: Path) -> tuple[dict, int]:
+def _read_h5(path: Path, budget: budgets.Budget) -> tuple[dict, int]:
     import h5py
 
     with h5py.File(path, "r") as file:
         text = file.attrs.get("model_config")
         if text is None:
             raise ModelFileError("yours.bad.not_a_model", file=path.name)
-        config = json.loads(text.decode() if isinstance(text, bytes) else text)
+        if len(text) > budget.json_bytes:
+            raise budget.refuse(path.name, "model_config", len(text), budget.json_bytes)
+        config = budgets.parse_json(text, "model_config", path.name)
         weight_bytes = _weights_bytes(path) if "model_weights" in file else 0
     return config, weight_bytes
 
 
 def inspect_file(path: str | Path, budget_bytes: int | None = None) -> ModelFile:
-    """The archive read without building anything; ModelFileError when it is refused. The budget
-    defaults to the server's memory budget (`hierlstm.admission.current_limits`)."""
+    """The archive read without building anything; ModelFileError when it is refused. Its members
+    are held to the upload cap's budget (`hierlstm.yours.archive`); the weights' budget defaults
+    to the server's memory budget (`hierlstm.admission.current_limits`)."""
     path = Path(path)
+    budget = budgets.Budget(budgets.upload_cap_mb())
     with open(path, "rb") as file:
         head = file.read(8)
     try:
         if head.startswith(ZIP_MAGIC):
-            config, weight_bytes = _read_keras(path)
+            config, weight_bytes = _read_keras(path, budget)
         elif head == HDF5_MAGIC:
-            config, weight_bytes = _read_h5(path)
+            config, weight_bytes = _read_h5(path, budget)
         else:
             raise ModelFileError("yours.bad.not_a_model", file=path.name)
     except (zipfile.BadZipFile, OSError, EOFError) as error:  # a cut-off archive or HDF5 file
         raise ModelFileError("yours.bad.truncated", file=path.name) from error
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFileError("yours.bad.not_a_model", file=path.name) from error
     if not isinstance(config, dict) or config.get("class_name") not in ("Functional", "Sequential"):
         if not (isinstance(config, dict) and config.get("registered_name")):
             raise ModelFileError("yours.bad.not_a_model", file=path.name)
@@ -154,6 +158,8 @@ def inspect_file(path: str | Path, budget_bytes: int | None = None) -> ModelFile
         from hierlstm.admission import current_limits
 
         budget_bytes = current_limits().memory_budget_bytes
+    if weight_bytes > budget.total_bytes:  # compressed inside the HDF5 file: a bomb
+        raise budget.refuse(path.name, "model.weights.h5", weight_bytes, budget.total_bytes)
     if weight_bytes > budget_bytes:
         raise ModelFileError(
             "yours.bad.budget", mb=round(weight_bytes / _MB, 1), budget=round(budget_bytes / _MB)

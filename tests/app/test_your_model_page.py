@@ -8,7 +8,7 @@ from apptests import TINY, clean, opened, run
 from hierlstm.app import your_model
 from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
-from hierlstm.yours import load
+from hierlstm.yours import archive, load
 
 PAGE = "app_pages/your_model.py"
 
@@ -30,7 +30,7 @@ def test_a_bad_file_is_one_line_and_the_page_goes_on(tmp_path, monkeypatch, data
 
 
 def test_an_upload_over_the_cap_is_refused_before_it_is_written(monkeypatch):
-    monkeypatch.setenv(your_model.UPLOAD_ENV, "1")
+    monkeypatch.setenv(archive.UPLOAD_ENV, "1")
     with pytest.raises(load.ModelFileError) as raised:
         your_model.kept_upload("big.keras", b"\0" * (1024 * 1024 + 1))
     assert raised.value.key == "yours.bad.size" and "\n" not in raised.value.sentence("zh")

@@ -45,7 +45,7 @@ def text_file(folder):
 def zip_without_config(folder):
     path = folder / "archive.keras"
     with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("readme.txt", "hello")
+        archive.writestr("metadata.json", "{}")
     return path
 
 
