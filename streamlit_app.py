@@ -32,11 +32,11 @@ def first_figure(page: str, controls):
     """The Shape trace's axis flow of its first variant, its shapes predicted from the settings
     (`hierlstm.model.shapes`): a cold page's figure, before TensorFlow is imported. None on the
     other pages, and when no shape can be predicted."""
-    from hierlstm.app import axis_flow_chart  # plotly: loaded once charts are drawable
+    from hierlstm import charts  # plotly: loaded once charts are drawable
     from hierlstm.model import shapes
 
     steps = shapes.predicted_steps(controls.variant_configs[0]) if page == "shape_trace" else ()
-    return axis_flow_chart.axis_flow_figure(steps, controls.language) if steps else None
+    return charts.axis_flow.axis_flow_figure(steps, controls.language) if steps else None
 
 
 def draw(status: warmup.Status) -> None:

@@ -3,18 +3,8 @@ speed-up, first call, throughput, GFLOP/s and one variant's per-layer split; eve
 
 import streamlit as st
 
-from hierlstm.app import (
-    bar_charts,
-    caches,
-    devices,
-    diff_view,
-    display,
-    outcomes,
-    runs,
-    sidebar,
-    state,
-    training_charts,
-)
+from hierlstm import charts
+from hierlstm.app import caches, devices, diff_view, display, outcomes, runs, sidebar, state
 from hierlstm.records import phase_frame
 from hierlstm.refusals import Refused
 from hierlstm.registry import VARIANTS
@@ -94,12 +84,12 @@ if not noisy.empty:
 lang = controls.language
 display.chart_row(
     (
-        bar_charts.latency_figure(frame, lang, task=measured.task),
+        charts.bars.latency_figure(frame, lang, task=measured.task),
         frame[["variant", "median_s", "p10_s", "p90_s"]],
         "bench-latency",
     ),
     (
-        bar_charts.speedup_figure(frame, outcome.baseline, lang),
+        charts.bars.speedup_figure(frame, outcome.baseline, lang),
         frame[["variant", "speedup_vs_baseline", "speedup_p10", "speedup_p90"]],
         "bench-speedup",
     ),
@@ -108,30 +98,30 @@ if training:
     st.caption(_("bench.training", optimizer=measured.optimizer))
     phases = phase_frame(outcome.compared.results)
     sums = ", ".join(f"{r.variant} {r.phase_sum_s / r.median_s:.2f}" for r in ok.itertuples())
-    memory = training_charts.training_memory_frame(frame)
+    memory = charts.training.training_memory_frame(frame)
     display.chart_row(
         (
-            training_charts.phases_figure(phases, lang),
+            charts.training.phases_figure(phases, lang),
             phases,
             "bench-phases",
             _("bench.training.sum", ratios=sums),
         ),
-        (training_charts.training_memory_figure(frame, lang), memory, "bench-train-memory"),
+        (charts.training.training_memory_figure(frame, lang), memory, "bench-train-memory"),
     )
 display.chart_row(
     (
-        bar_charts.first_call_figure(frame, lang),
+        charts.bars.first_call_figure(frame, lang),
         frame[["variant", "first_call_s", "median_s"]],
         "bench-first-call",
     ),
     (
-        bar_charts.throughput_figure(frame, lang),
+        charts.bars.throughput_figure(frame, lang),
         frame[["variant", "samples_per_s", "steps_per_s"]],
         "bench-throughput",
     ),
 )
 gflops = (
-    bar_charts.gflops_figure(frame, lang),
+    charts.bars.gflops_figure(frame, lang),
     frame[["variant", "flops", "gflops_per_s"]],
     "bench-gflops",
 )
@@ -142,7 +132,7 @@ if outcome.breakdown is not None:
         model=attrs["model_median_s"] * 1e3,
         overhead=attrs["call_overhead_s"] * 1e3,
     )
-    layers = bar_charts.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang)
+    layers = charts.bars.layer_breakdown_figure(outcome.breakdown, outcome.breakdown_variant, lang)
     display.chart_row(gflops, (layers, outcome.breakdown, "bench-layers", caption))
 else:
     with display.chart_row(gflops, None)[1]:

@@ -4,19 +4,8 @@ or number from this machine."""
 import keras
 import streamlit as st
 
-from hierlstm import measure
-from hierlstm.app import (
-    banner,
-    bar_charts,
-    caches,
-    display,
-    outcomes,
-    runs,
-    scaling_charts,
-    sidebar,
-    state,
-    training_charts,
-)
+from hierlstm import charts, measure
+from hierlstm.app import banner, caches, display, outcomes, runs, sidebar, state
 from hierlstm.hardware import precision_supported
 from hierlstm.records import phase_frame
 from hierlstm.registry import VARIANTS
@@ -113,10 +102,10 @@ with left:
                 delta_color="normal",
             )
 with right:
-    chains = scaling_charts.chain_frame(
+    chains = charts.scaling.chain_frame(
         list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps]
     )
-    display.chart(scaling_charts.chain_figure(chains, lang), chains, key="lesson-chain")
+    display.chart(charts.scaling.chain_figure(chains, lang), chains, key="lesson-chain")
 
 # 3. TimeDistributed in Keras 3 ---------------------------------------------------------------
 st.header(_("lesson.td.title"))
@@ -198,7 +187,7 @@ for precision in PRECISIONS:
 if frame is not None:
     precision_rows = frame[(frame["variant"] == "folded") & (frame["task"] == "inference")]
     display.chart(
-        bar_charts.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
+        charts.bars.timing_figure(precision_rows, "label", _("lesson.precision.chart"), lang),
         precision_rows[["label", "median_s", "p10_s", "p90_s", "status", "error"]],
         key="lesson-precision",
     )
@@ -210,7 +199,7 @@ st.markdown(_("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(rows, t
 if frame is not None:
     chosen = frame[(frame["precision"] == "float32") & (frame["task"] == "inference")]
     display.chart(
-        bar_charts.latency_figure(chosen, lang),
+        charts.bars.latency_figure(chosen, lang),
         chosen[["variant", "median_s", "p10_s", "p90_s"]],
         key="lesson-variants",
     )
@@ -250,7 +239,7 @@ if all(row is not None for pair in pairs for row in pair):
         )
     )
     phases = phase_frame(outcome["results"])
-    display.chart(training_charts.phases_figure(phases, lang), phases, key="lesson-training")
+    display.chart(charts.training.phases_figure(phases, lang), phases, key="lesson-training")
 elif frame is None:
     st.info(_("lesson.train.press", variants=", ".join(TRAINED)), icon=":material/play_arrow:")
 
@@ -294,6 +283,6 @@ else:
             },
         )
     with right:
-        figure = bar_charts.timing_figure(numbers, "variant", _("lesson.backends.chart"), lang)
+        figure = charts.bars.timing_figure(numbers, "variant", _("lesson.backends.chart"), lang)
         figure.update_yaxes(type="log", dtick="D2")  # the backends differ by orders of magnitude
         display.chart(figure, shown, key="lesson-backends")

@@ -9,16 +9,8 @@ import json
 
 import streamlit as st
 
-from hierlstm.app import (
-    caches,
-    display,
-    outcomes,
-    profile_charts,
-    profile_runs,
-    runs,
-    sidebar,
-    state,
-)
+from hierlstm import charts
+from hierlstm.app import caches, display, outcomes, profile_runs, runs, sidebar, state
 from hierlstm.config import Timing
 from hierlstm.i18n import MESSAGES
 from hierlstm.profiling import DEFAULT_STEPS, chrome_trace
@@ -97,14 +89,14 @@ for first in range(0, len(done), width):
         )
 
 splits = {
-    profile.label: profile_charts.split_frame(profile.result.layers, profile.separate)
+    profile.label: charts.profile.split_frame(profile.result.layers, profile.separate)
     for profile in done
 }
 backends = {profile.label: profile.backend for profile in done}
 if any(not frame.empty for frame in splits.values()):  # torch's profiles alone have none
     display.chart(
-        profile_charts.layer_split_figure(splits, lang, backends),
-        profile_charts.split_frames(splits),
+        charts.profile.layer_split_figure(splits, lang, backends),
+        charts.profile.split_frames(splits),
         "profile-layers",
         _("profile.layers.caption"),
     )
@@ -112,18 +104,18 @@ gap_lines(done, "split")
 
 st.subheader(_("profile.timeline"))
 timelines = {p.label: p.result.timeline for p in done if p.result.timeline is not None}
-colors = profile_charts.layer_colors(splits.values())
+colors = charts.profile.layer_colors(splits.values())
 if timelines:
     display.chart(
-        profile_charts.timeline_figure(timelines, colors, lang),
-        profile_charts.timeline_frame(timelines),
+        charts.profile.timeline_figure(timelines, colors, lang),
+        charts.profile.timeline_frame(timelines),
         "profile-timeline",
         _("profile.timeline.caption"),
     )
-    if not profile_charts.shares_time_axis(timelines):
-        st.caption(_("profile.timeline.own_axes", ratio=profile_charts.SHARED_AXIS_RATIO))
-    if any(len(tl.events) > profile_charts.MAX_TIMELINE_BARS for tl in timelines.values()):
-        st.caption(_("profile.timeline.capped", cap=profile_charts.MAX_TIMELINE_BARS))
+    if not charts.profile.shares_time_axis(timelines):
+        st.caption(_("profile.timeline.own_axes", ratio=charts.profile.SHARED_AXIS_RATIO))
+    if any(len(tl.events) > charts.profile.MAX_TIMELINE_BARS for tl in timelines.values()):
+        st.caption(_("profile.timeline.capped", cap=charts.profile.MAX_TIMELINE_BARS))
 gap_lines(done, "timeline")
 if timelines:
     trace = lambda: json.dumps(chrome_trace(timelines))  # noqa: E731 (made only when clicked)
@@ -132,13 +124,13 @@ if timelines:
     )
 
 st.subheader(_("profile.memory"))
-memory = profile_charts.memory_frame(
+memory = charts.profile.memory_frame(
     [profile.result for profile in done], [profile.label for profile in done]
 )
 if memory.empty:
     st.info(_("profile.memory.inference"), icon=":material/memory:")
 else:
-    memory_figure = profile_charts.memory_figure(memory, lang)
+    memory_figure = charts.profile.memory_figure(memory, lang)
     display.chart(memory_figure, memory, "profile-memory", _("profile.memory.caption"))
     kinds = set(memory.loc[memory["source"] == "measured", "part"])
     repeats = done[0].result.harness_repeats

@@ -3,7 +3,8 @@ compared in one chart; export and import (CSV/JSON), e.g. runs made on a GPU ser
 
 import streamlit as st
 
-from hierlstm.app import bar_charts, caches, diff_view, display, sidebar, state
+from hierlstm import charts
+from hierlstm.app import caches, diff_view, display, sidebar, state
 from hierlstm.records import CONFIG_COLUMNS
 from hierlstm.refusals import Refused
 from hierlstm.results import diff, repair
@@ -83,7 +84,7 @@ chosen_ids = st.multiselect(
 if chosen_ids:
     compared = ok.set_index("id").loc[chosen_ids].reset_index()
     display.chart(
-        bar_charts.runs_figure(compared, [labels[i] for i in chosen_ids], lang),
+        charts.bars.runs_figure(compared, [labels[i] for i in chosen_ids], lang),
         compared[["id", *CONFIG_COLUMNS.values(), "device", "median_s", "p10_s", "p90_s"]],
         key="results-compare",
     )

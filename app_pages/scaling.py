@@ -4,7 +4,8 @@ throughput and scaling efficiency over the number of mirrored replicas (tf.distr
 
 import streamlit as st
 
-from hierlstm.app import devices, display, outcomes, runs, scaling_charts, sidebar, state
+from hierlstm import charts
+from hierlstm.app import devices, display, outcomes, runs, sidebar, state
 from hierlstm.config import SWEEP_AXES
 
 controls = sidebar.current_controls()
@@ -65,12 +66,12 @@ if outcome is not None:
 if outcome is not None and swept == "replicas":
     display.chart_row(
         (
-            scaling_charts.replica_throughput_figure(frame, lang),
+            charts.scaling.replica_throughput_figure(frame, lang),
             frame[["variant", "replicas", "batch_size", "samples_per_s", "status"]],
             "replicas-throughput",
         ),
         (
-            scaling_charts.replica_efficiency_figure(frame, lang),
+            charts.scaling.replica_efficiency_figure(frame, lang),
             frame[
                 ["variant", "replicas", "scaling_efficiency", "efficiency_p10", "efficiency_p90"]
             ],
@@ -83,19 +84,19 @@ if outcome is not None and swept == "replicas":
     display.table(frame, key="scaling-table", height=300)
 elif outcome is not None:
     display.chart(
-        scaling_charts.scaling_figure(frame, swept, lang),
+        charts.scaling.scaling_figure(frame, swept, lang),
         frame[["variant", "axis", "value", "median_s", "p10_s", "p90_s", "status"]],
         "scaling-latency",
     )
-    crossings = scaling_charts.crossovers(frame)
+    crossings = charts.scaling.crossovers(frame)
     if crossings.empty:
         st.caption(_("scaling.no_crossover"))
     for row in crossings.itertuples():
         axis_name = _("axis_name." + swept)
         crossing = {"first": row.first, "second": row.second, "value": row.value}
         st.caption(_("scaling.crossover", axis=axis_name, **crossing))
-    fit = scaling_charts.cost_per_step(frame)
-    figure = scaling_charts.cost_per_step_figure(fit, swept, lang)
+    fit = charts.scaling.cost_per_step(frame)
+    figure = charts.scaling.cost_per_step_figure(fit, swept, lang)
     _chart, right = display.chart_row(
         (figure, fit, "scaling-cost", _("scaling.fit.caption." + swept)), None
     )
@@ -105,5 +106,5 @@ elif outcome is not None:
 st.subheader(_("scaling.chain.title"))
 st.markdown(_("scaling.chain.intro"))
 times = values if axis == "time_steps" and values else [10, 20, 50, 100, 200, 500]
-chains = scaling_charts.chain_frame(controls.variants, controls.config.rows, times)
-display.chart(scaling_charts.chain_figure(chains, lang), chains, key="scaling-chain")
+chains = charts.scaling.chain_frame(controls.variants, controls.config.rows, times)
+display.chart(charts.scaling.chain_figure(chains, lang), chains, key="scaling-chain")

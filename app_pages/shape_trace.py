@@ -5,7 +5,8 @@ import time
 
 import streamlit as st
 
-from hierlstm.app import axis_flow_chart, caches, display, sidebar, state
+from hierlstm import charts
+from hierlstm.app import caches, display, sidebar, state
 from hierlstm.model import cost
 from hierlstm.model.builders import builder_of
 from hierlstm.registry import VARIANTS
@@ -70,7 +71,7 @@ for tab, config in zip(tabs, configs, strict=True):
             f"{cost.activation_bytes(replica) / 2**20:.3g} MiB",
             help=_("trace.metric.memory.help"),
         )
-        flow = axis_flow_chart.axis_flow_figure(steps, controls.language)
+        flow = charts.axis_flow.axis_flow_figure(steps, controls.language)
         flow_data = display.trace_table(steps)
         display.chart(flow, flow_data, key=f"flow-{config.variant}")
         st.caption(_("trace.timing", ms=elapsed * 1e3))

@@ -5,7 +5,8 @@ and what each form costs."""
 import pandas as pd
 import streamlit as st
 
-from hierlstm.app import banner, bar_charts, caches, display, outcomes, runs, sidebar, state
+from hierlstm import charts
+from hierlstm.app import banner, caches, display, outcomes, runs, sidebar, state
 from hierlstm.hardware import resolve_device
 from hierlstm.model import cudnn, sharing
 
@@ -82,7 +83,7 @@ for column, (form, report) in zip(columns, reports.items(), strict=True):
                 "both": report.gradient_norms_total,
             }
         )
-        figure = bar_charts.gradient_figure(
+        figure = charts.bars.gradient_figure(
             names,
             report.gradient_norms_a,
             report.gradient_norms_b,
@@ -134,7 +135,7 @@ if outcome is not None:
     )
     title = _("sharing.cost.chart", sequences=sequences)
     _chart, right = display.chart_row(
-        (bar_charts.timing_figure(frame, "form", title, lang), frame, "sharing-timing"), None
+        (charts.bars.timing_figure(frame, "form", title, lang), frame, "sharing-timing"), None
     )
     with right:
         display.table(frame.drop(columns=["variant"]), key="sharing-timing-table")

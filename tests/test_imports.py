@@ -33,17 +33,18 @@ LAYERS = (
     ("hierlstm.results",),
     ("hierlstm.backends",),
     ("hierlstm.measure",),
+    ("hierlstm.charts",),
     ("hierlstm.app", "hierlstm.cli"),
     ("hierlstm.__main__",),
 )
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
-# the app's figures found by name, so that a new one is checked too.
+# every chart module found by name, so that a new one is checked too.
 PURE = """config registry i18n records refusals model.cost model.cudnn model.trace_notes
 model.shapes timing.basics timing.summary timing.rounds timing.rss backends backends.worker
 backends.kernels hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
-distributed.distribute distributed.cluster results.diff app.diff_view app.figure_style values
+distributed.distribute distributed.cluster results.diff app.diff_view charts values
 values.sounds values.wav values.provenance values.learning""".split()
-PURE += [f"app.{path.stem}" for path in sorted((PACKAGE / "app").glob("*chart*.py"))]
+PURE += [f"charts.{path.stem}" for path in sorted((PACKAGE / "charts").glob("[!_]*.py"))]
 
 
 def module_name(path: Path) -> str:
@@ -97,7 +98,7 @@ def layer_of(name: str) -> int:
 
 def test_every_module_is_found_and_in_a_layer():
     assert {"hierlstm.config", "hierlstm.app.runs", "hierlstm.timing.harness"} <= set(MODULES)
-    assert {"app.axis_flow_chart", "app.bar_charts", "app.scaling_charts"} <= set(PURE)
+    assert {"charts.axis_flow", "charts.bars", "charts.scaling"} <= set(PURE)
     for name in MODULES:
         if name != "hierlstm":
             layer_of(name)

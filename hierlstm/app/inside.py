@@ -1,7 +1,7 @@
 """The Inside the tensors page's compute and widgets: the input chosen (a built-in sound or a WAV
 file), the parameters shown (the seeded start, or the learnt ones), the scrubbers, every layer's
 values and the variants' differences cached per input, config and parameters (so a scrubber only
-redraws), and the learning run with its live curve and Stop button. Figures are `values_charts`'."""
+redraws), and the learning run with its live curve and Stop button. Figures: `charts.values`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import hashlib
 import numpy as np
 import streamlit as st
 
-from hierlstm.app import display, values_charts
+from hierlstm import charts
+from hierlstm.app import display
 from hierlstm.app.caches import COMPUTING, trace_problem
 from hierlstm.app.runs import show_run_outcome, start_run
 from hierlstm.app.session import session
@@ -168,7 +169,7 @@ def input_figure_ui(config: RunConfig, picture: np.ndarray, selected, lang: str)
         pool_height=config.pool_height,
         kernel_size=config.kernel_size,
     )
-    figure = values_charts.input_figure(picture, lang, selected, field)
+    figure = charts.values.input_figure(picture, lang, selected, field)
     display.chart(figure, None, "inside-input")
     rows, times = field.any(axis=1).nonzero()[0], field.any(axis=0).nonzero()[0]
     st.caption(text("inside.input.caption", height=config.height, time=config.time_steps))
@@ -191,41 +192,41 @@ def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
     time_step, row = selected
     st.subheader(text("inside.section.layers"))
     conv = pooled_rows(row, config.pool_height)
-    charts = {
-        "inside-conv": values_charts.maps_figure(
+    figures = {
+        "inside-conv": charts.values.maps_figure(
             values["conv"],
             text("inside.fig.conv"),
             text("inside.axis.row"),
             lang,
             (time_step, time_step, conv.start, conv.stop - 1),
         ),
-        "inside-pool": values_charts.maps_figure(
+        "inside-pool": charts.values.maps_figure(
             values["pool"],
             text("inside.fig.pool", pool=config.pool_height),
             text("inside.axis.pooled"),
             lang,
             (time_step, time_step, row, row),
         ),
-        "inside-permute": values_charts.sequence_figure(
+        "inside-permute": charts.values.sequence_figure(
             values["permute"][time_step], lang, selected
         ),
-        "inside-inner": values_charts.lstm_figure(
-            {name: values[f"inner_{name}"][time_step] for name in values_charts.GATE_SCALES},
+        "inside-inner": charts.values.lstm_figure(
+            {name: values[f"inner_{name}"][time_step] for name in charts.values.GATE_SCALES},
             text("inside.fig.inner", t=time_step, steps=config.rows, s=row),
             text("inside.axis.inner_step"),
             lang,
             row,
         ),
-        "inside-summary": values_charts.summary_figure(values["summary"], lang, time_step),
-        "inside-outer": values_charts.lstm_figure(
-            {name: values[f"outer_{name}"] for name in values_charts.GATE_SCALES},
+        "inside-summary": charts.values.summary_figure(values["summary"], lang, time_step),
+        "inside-outer": charts.values.lstm_figure(
+            {name: values[f"outer_{name}"] for name in charts.values.GATE_SCALES},
             text("inside.fig.outer", t=time_step),
             text("inside.axis.time"),
             lang,
             time_step,
         ),
     }
-    for key, figure in charts.items():
+    for key, figure in figures.items():
         display.chart(figure, None, key)
 
 
@@ -264,7 +265,7 @@ def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -
             except failures.RUN_FAILURES as error:
                 line = failures.first_line(error)
                 st.caption(text("inside.agree.failed", variant=variant, error=line))
-    figure = values_charts.agreement_figure(differences, tuple(OUTPUTS), lang, precision)
+    figure = charts.values.agreement_figure(differences, tuple(OUTPUTS), lang, precision)
     display.chart(figure, None, "inside-agree")
     largest = ", ".join(f"{name} {d['output'].max():.1e}" for name, d in differences.items())
     st.caption(text("inside.agree.largest", values=largest))
@@ -303,7 +304,7 @@ def learning_ui(controls, config: RunConfig, lang: str, seed: int) -> None:
     )
     total = learning.steps if curve is None else curve.learning.steps
     with live.container():
-        figure = values_charts.learning_figure(points, chance_line, lang, total)
+        figure = charts.values.learning_figure(points, chance_line, lang, total)
         display.chart(figure, None, "inside-learning")
     if curve is None:
         st.info(text("inside.learn.press_run"), icon=":material/play_arrow:")
@@ -325,7 +326,7 @@ def _run(learn_config: RunConfig, learning: Learning, live, lang: str) -> None:
         def on_progress(curve):
             st.session_state[CURVE] = curve
             point = curve.points[-1]
-            figure = values_charts.learning_figure(curve.points, curve.chance, lang, learning.steps)
+            figure = charts.values.learning_figure(curve.points, curve.chance, lang, learning.steps)
             live.plotly_chart(figure, theme="streamlit", width="stretch")
             accuracy = point.held_out_accuracy
             line = text(

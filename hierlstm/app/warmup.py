@@ -73,16 +73,8 @@ def _start_devices() -> None:
 
 def _load_modules() -> None:
     # What the pages import: loading it here keeps a page switch from paying for it.
-    from hierlstm.app import (  # noqa: F401
-        axis_flow_chart,
-        bar_charts,
-        caches,
-        display,
-        outcomes,
-        runs,
-        scaling_charts,
-        training_charts,
-    )
+    from hierlstm.app import caches, display, outcomes, runs  # noqa: F401
+    from hierlstm.charts import axis_flow, bars  # noqa: F401
     from hierlstm.model import trace  # noqa: F401
 
     freeze_what_is_loaded()

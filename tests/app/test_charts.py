@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from hierlstm.app import axis_flow_chart, bar_charts, figure_style, profile_charts, scaling_charts
+from hierlstm import charts
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES, t
 from hierlstm.model.trace import trace_shapes
@@ -66,7 +66,7 @@ def axis_titles(figure: go.Figure) -> tuple[str, str]:
 
 def test_axis_flow_draws_every_axis_and_the_fold():
     config = RunConfig(variant="folded", batch_size=4, time_steps=10)
-    figure = axis_flow_chart.axis_flow_figure(trace_shapes(config))
+    figure = charts.axis_flow.axis_flow_figure(trace_shapes(config))
     names = [trace.name for trace in figure.data]
     assert names == ["batch", "time", "rows", "channels", "units"]
     steps = list(figure.layout.xaxis.ticktext)
@@ -83,41 +83,41 @@ def test_axis_flow_draws_every_axis_and_the_fold():
 
 def test_axis_flow_speaks_chinese():
     steps = trace_shapes(RunConfig(variant="nested", batch_size=2, time_steps=3))
-    figure = axis_flow_chart.axis_flow_figure(steps, "zh")
+    figure = charts.axis_flow.axis_flow_figure(steps, "zh")
     assert [trace.name for trace in figure.data][:2] == ["批量", "时间"]
     assert figure.layout.title.text == t("chart.flow.title", "zh")
 
 
 def test_latency_bars_are_medians_with_p10_p90_and_skip_failures():
-    figure = bar_charts.latency_figure(bench_frame())
+    figure = charts.bars.latency_figure(bench_frame())
     (bar,) = figure.data
     assert list(bar.x) == ["nested", "folded"]
     assert np.allclose(bar.y, [10.0, 20.0])
     assert np.allclose(bar.error_y.array, [2.0, 4.0])
     assert np.allclose(bar.error_y.arrayminus, [1.0, 2.0])
-    assert bar.marker.color[0] == figure_style.variant_color("nested")
+    assert bar.marker.color[0] == charts.style.variant_color("nested")
 
 
 def test_bar_numbers_have_three_digits_and_no_exponent():
-    labels = [figure_style.bar_label(value) for value in (0.02751, 7.989, 119.4, 1000.0, 2466.6)]
+    labels = [charts.style.bar_label(value) for value in (0.02751, 7.989, 119.4, 1000.0, 2466.6)]
     assert labels == ["0.0275", "7.99", "119", "1,000", "2,467"]
 
 
 def test_speedup_first_call_throughput_gflops():
     frame = bench_frame()
-    speedup = bar_charts.speedup_figure(frame, "nested")
+    speedup = charts.bars.speedup_figure(frame, "nested")
     assert np.allclose(speedup.data[0].y, [1.0, 0.5])
     assert "nested" in speedup.layout.title.text
-    first = bar_charts.first_call_figure(frame)
+    first = charts.bars.first_call_figure(frame)
     assert [trace.name for trace in first.data] == ["first call", "steady-state median"]
     assert first.layout.yaxis.type == "log"
-    assert np.allclose(bar_charts.throughput_figure(frame).data[0].y, [200.0, 100.0])
-    assert np.allclose(bar_charts.gflops_figure(frame).data[0].y, [100.0, 50.0])
+    assert np.allclose(charts.bars.throughput_figure(frame).data[0].y, [200.0, 100.0])
+    assert np.allclose(charts.bars.gflops_figure(frame).data[0].y, [100.0, 50.0])
 
 
 def test_every_failed_frame_gives_an_empty_figure_not_an_error():
     frame = bench_frame().assign(status="failed")
-    figure = bar_charts.latency_figure(frame)
+    figure = charts.bars.latency_figure(frame)
     assert figure.data == () and figure.layout.annotations
 
 
@@ -133,35 +133,35 @@ def test_layer_breakdown_in_model_order():
         }
     )
     frame.attrs.update(model_median_s=0.006, call_overhead_s=0.0005)
-    figure = bar_charts.layer_breakdown_figure(frame, "folded")
+    figure = charts.bars.layer_breakdown_figure(frame, "folded")
     assert list(figure.data[0].y) == ["conv · 14%", "inner_lstm · 57%", "outer_lstm · 29%"]
     assert np.allclose(figure.data[0].x, [1.0, 4.0, 2.0])
     assert "folded" in figure.layout.title.text
 
 
 def test_crossover_found_on_log_log_axes():
-    crossings = scaling_charts.crossovers(sweep_frame())
+    crossings = charts.scaling.crossovers(sweep_frame())
     assert len(crossings) == 1
     row = crossings.iloc[0]
     assert (row["first"], row["second"]) == ("nested", "folded")  # nested faster below
     assert 5 < row["value"] < 20  # log-interpolated between the measured 5 and 20
-    figure = scaling_charts.scaling_figure(sweep_frame(), "time_steps")
+    figure = charts.scaling.scaling_figure(sweep_frame(), "time_steps")
     assert figure.layout.xaxis.type == figure.layout.yaxis.type == "log"
     assert figure.data[-1].name == "crossover"
 
 
 def test_cost_per_step_fit_recovers_the_slopes():
-    fit = scaling_charts.cost_per_step(sweep_frame()).set_index("variant")
+    fit = charts.scaling.cost_per_step(sweep_frame()).set_index("variant")
     assert fit.loc["nested", "slope_s"] == pytest.approx(0.0010)
     assert fit.loc["folded", "slope_s"] == pytest.approx(0.0001)
     assert fit.loc["folded", "intercept_s"] == pytest.approx(0.010)
     assert fit.loc["nested", "r2"] == pytest.approx(1.0)
-    figure = scaling_charts.cost_per_step_figure(fit.reset_index(), "time_steps")
+    figure = charts.scaling.cost_per_step_figure(fit.reset_index(), "time_steps")
     assert np.allclose(figure.data[0].y, [1.0, 0.1])
 
 
 def test_chain_lengths_follow_the_registry():
-    chains = scaling_charts.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
+    chains = charts.scaling.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
     lengths = {(r.variant, r.time_steps): r.chain for r in chains.itertuples()}
     assert lengths == {
         ("nested", 10): 130,
@@ -169,40 +169,40 @@ def test_chain_lengths_follow_the_registry():
         ("folded", 10): 22,
         ("folded", 50): 62,
     }
-    assert len(scaling_charts.chain_figure(chains).data) == 2
+    assert len(charts.scaling.chain_figure(chains).data) == 2
 
 
 def test_gradient_and_runs_figures():
-    figure = bar_charts.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
+    figure = charts.bars.gradient_figure(["kernel", "bias"], [1, 2], [3, 4], [4, 6])
     assert [trace.name for trace in figure.data] == ["from path a", "from path b", "from both"]
     rows = bench_frame().iloc[:2]
-    runs = bar_charts.runs_figure(rows, ["run one", "run two"])
+    runs = charts.bars.runs_figure(rows, ["run one", "run two"])
     assert list(runs.data[0].x) == ["run one", "run two"]
 
 
 def all_figures(lang: str) -> list[go.Figure]:
     frame = bench_frame()
     config = RunConfig(variant="folded", batch_size=2, time_steps=3)
-    fit = scaling_charts.cost_per_step(sweep_frame())
+    fit = charts.scaling.cost_per_step(sweep_frame())
     breakdown = pd.DataFrame(
         {"layer": ["conv"], "median_s": [0.001], "p10_s": [0.001], "p90_s": [0.001], "share": [1.0]}
     )
     return [
-        axis_flow_chart.axis_flow_figure(trace_shapes(config), lang),
-        bar_charts.latency_figure(frame, lang),
-        bar_charts.speedup_figure(frame, "nested", lang),
-        bar_charts.first_call_figure(frame, lang),
-        bar_charts.throughput_figure(frame, lang),
-        bar_charts.gflops_figure(frame, lang),
-        bar_charts.layer_breakdown_figure(breakdown, "folded", lang),
-        scaling_charts.scaling_figure(sweep_frame(), "time_steps", lang),
-        scaling_charts.cost_per_step_figure(fit, "time_steps", lang),
-        scaling_charts.chain_figure(scaling_charts.chain_frame(["nested"], 12, [1, 2]), lang),
-        bar_charts.gradient_figure(["kernel"], [1], [1], [2], lang),
-        profile_charts.layer_split_figure(
-            {"folded": profile_charts.split_frame(profiled_layers(), breakdown)}, lang
+        charts.axis_flow.axis_flow_figure(trace_shapes(config), lang),
+        charts.bars.latency_figure(frame, lang),
+        charts.bars.speedup_figure(frame, "nested", lang),
+        charts.bars.first_call_figure(frame, lang),
+        charts.bars.throughput_figure(frame, lang),
+        charts.bars.gflops_figure(frame, lang),
+        charts.bars.layer_breakdown_figure(breakdown, "folded", lang),
+        charts.scaling.scaling_figure(sweep_frame(), "time_steps", lang),
+        charts.scaling.cost_per_step_figure(fit, "time_steps", lang),
+        charts.scaling.chain_figure(charts.scaling.chain_frame(["nested"], 12, [1, 2]), lang),
+        charts.bars.gradient_figure(["kernel"], [1], [1], [2], lang),
+        charts.profile.layer_split_figure(
+            {"folded": charts.profile.split_frame(profiled_layers(), breakdown)}, lang
         ),
-        profile_charts.memory_figure(profile_charts.memory_frame([profiled_step()]), lang),
+        charts.profile.memory_figure(charts.profile.memory_frame([profiled_step()]), lang),
     ]
 
 
@@ -231,10 +231,10 @@ def test_the_profile_figure_stacks_each_split_to_100_percent_one_colour_per_laye
         {"layer": ["conv", "inner_lstm"], "median_s": [0.002, 0.002], "share": [0.5, 0.5]}
     )
     splits = {
-        "folded": profile_charts.split_frame(profiled_layers(outside=0.001), separate),
-        "nested": profile_charts.split_frame(profiled_layers(lstm=0.009), None),  # split failed
+        "folded": charts.profile.split_frame(profiled_layers(outside=0.001), separate),
+        "nested": charts.profile.split_frame(profiled_layers(lstm=0.009), None),  # split failed
     }
-    figure = profile_charts.layer_split_figure(splits, "en")
+    figure = charts.profile.layer_split_figure(splits, "en")
     assert [bar.name for bar in figure.data] == ["conv", "inner_lstm", "outside any layer"]
     labels = ["folded · profiler", "folded · separate calls", "nested · profiler"]
     for bar in figure.data:
@@ -246,10 +246,10 @@ def test_the_profile_figure_stacks_each_split_to_100_percent_one_colour_per_laye
     assert figure.layout.barmode == "stack"
     assert figure.data[2].marker.color == "#BBBBBB"  # outside any layer: grey
     assert len({bar.marker.color for bar in figure.data}) == 3
-    table = profile_charts.split_frames(splits)
+    table = charts.profile.split_frames(splits)
     assert list(table.columns) == ["variant", "method", "layer", "time_s", "share"]
     assert len(table) == 3 + 2 + 3
-    chinese = profile_charts.layer_split_figure(splits, "zh")
+    chinese = charts.profile.layer_split_figure(splits, "zh")
     assert chinese.data[0].y[1] == "folded · 逐层单独调用"
     assert chinese.data[2].name == "不属于任何层"
 
@@ -309,24 +309,23 @@ def replica_frame() -> pd.DataFrame:
 
 
 def test_replica_figures_draw_measured_points_and_the_ideal():
-    throughput = scaling_charts.replica_throughput_figure(replica_frame())
+    throughput = charts.scaling.replica_throughput_figure(replica_frame())
     lines = {trace.name: (list(trace.x), list(trace.y)) for trace in throughput.data}
     assert lines["nested"] == ([1, 2], [300.0, 450.0])
     assert lines["nested, ideal (n × one replica)"] == ([1, 2], [300.0, 600.0])
     assert lines["folded"] == ([1], [500.0])  # the failed point is left out
-    efficiency = scaling_charts.replica_efficiency_figure(replica_frame(), "zh")
+    efficiency = charts.scaling.replica_efficiency_figure(replica_frame(), "zh")
     nested = next(trace for trace in efficiency.data if trace.name == "nested")
     assert list(nested.y) == [1.0, 0.75]
     assert list(nested.error_y.arrayminus) == pytest.approx([0.0, 0.05])
     assert efficiency.layout.title.text == t("chart.replicas.efficiency.title", "zh")
-    empty = scaling_charts.replica_efficiency_figure(replica_frame().assign(status="failed"))
+    empty = charts.scaling.replica_efficiency_figure(replica_frame().assign(status="failed"))
     assert not empty.data and empty.layout.annotations[0].text == "—"
 
 
 def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
     from factories import make_training_result
 
-    from hierlstm.app import training_charts
     from hierlstm.records import CompareResult, phase_frame
 
     results = [
@@ -334,7 +333,7 @@ def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
         make_training_result(),
     ]
     phases = phase_frame(results)
-    figure = training_charts.phases_figure(phases, "zh")
+    figure = charts.training.phases_figure(phases, "zh")
     bars = [trace for trace in figure.data if isinstance(trace, go.Bar)]
     (step,) = [trace for trace in figure.data if isinstance(trace, go.Scatter)]
     assert figure.layout.barmode == "stack" and [bar.name for bar in bars] == [
@@ -350,12 +349,12 @@ def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
         assert forward + backward + update == pytest.approx(result.phase_sum_s * 1e3)
         assert step.y[index] == pytest.approx(result.median_s * 1e3)
     frame = CompareResult(results, [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]).to_frame()
-    memory = training_charts.training_memory_figure(frame)
+    memory = charts.training.training_memory_figure(frame)
     measured, estimated = memory.data
     assert list(measured.y) == pytest.approx([r.peak_memory_bytes / 2**20 for r in results])
     assert list(estimated.y) == pytest.approx([r.kept_activation_bytes / 2**20 for r in results])
     assert "cpu_rss_growth" in measured.name
-    assert training_charts.phases_figure(phase_frame([]), "en").layout.title.text
+    assert charts.training.phases_figure(phase_frame([]), "en").layout.title.text
 
 
 # --- variant x backend ----------------------------------------------------------------------
@@ -371,12 +370,12 @@ def _traces_by_name(figure: go.Figure) -> dict[str, go.Bar]:
 @pytest.mark.parametrize(
     ("build", "column", "scale"),
     [
-        (lambda frame: bar_charts.latency_figure(frame), "median_s", 1e3),
-        (lambda frame: bar_charts.speedup_figure(frame, "nested"), "speedup_vs_baseline", 1),
-        (lambda frame: bar_charts.throughput_figure(frame), "samples_per_s", 1),
-        (lambda frame: bar_charts.gflops_figure(frame), "gflops_per_s", 1),
+        (lambda frame: charts.bars.latency_figure(frame), "median_s", 1e3),
+        (lambda frame: charts.bars.speedup_figure(frame, "nested"), "speedup_vs_baseline", 1),
+        (lambda frame: charts.bars.throughput_figure(frame), "samples_per_s", 1),
+        (lambda frame: charts.bars.gflops_figure(frame), "gflops_per_s", 1),
         (
-            lambda frame: bar_charts.runs_figure(frame, [f"{v} · {b} · run" for v, b in PAIRS]),
+            lambda frame: charts.bars.runs_figure(frame, [f"{v} · {b} · run" for v, b in PAIRS]),
             "median_s",
             1e3,
         ),
@@ -391,10 +390,10 @@ def test_bars_of_several_backends_colour_by_variant_and_pattern_by_backend(build
     assert figure.layout.showlegend is not False
     for variant, backend in PAIRS:
         trace = traces[f"{variant} · {backend}"]
-        assert list(trace.marker.color) == [figure_style.variant_color(variant)]
+        assert list(trace.marker.color) == [charts.style.variant_color(variant)]
         assert trace.marker.pattern.shape == PATTERNS[backend]
         assert len(trace.x) == 1 and backend in trace.x[0] and variant in trace.x[0]
-    assert len({figure_style.variant_color(v) for v in ("nested", "folded")}) == 2
+    assert len({charts.style.variant_color(v) for v in ("nested", "folded")}) == 2
     # every bar in the rows' order, each value its row's
     assert list(figure.layout.xaxis.categoryarray) == [trace.x[0] for trace in figure.data]
     expected = frame[column].to_numpy() * scale
@@ -404,16 +403,16 @@ def test_bars_of_several_backends_colour_by_variant_and_pattern_by_backend(build
 def test_bars_of_one_backend_are_one_trace_without_patterns():
     frame = bench_frame(PAIRS)
     one = frame[frame["backend"] == "jax"]
-    figure = bar_charts.latency_figure(one)
+    figure = charts.bars.latency_figure(one)
     assert len(figure.data) == 1 and list(figure.data[0].x) == ["nested", "folded"]
     assert not figure.data[0].marker.pattern.shape
     assert figure.layout.showlegend is False
 
 
 def test_first_call_names_the_backend_of_each_bar():
-    figure = bar_charts.first_call_figure(bench_frame(PAIRS))
+    figure = charts.bars.first_call_figure(bench_frame(PAIRS))
     assert list(figure.data[0].x) == [f"{v} · {b}" for v, b in PAIRS]
-    assert list(figure.data[0].marker.color) == [figure_style.variant_color(v) for v, _ in PAIRS]
+    assert list(figure.data[0].marker.color) == [charts.style.variant_color(v) for v, _ in PAIRS]
 
 
 def backends_sweep() -> pd.DataFrame:
@@ -422,19 +421,19 @@ def backends_sweep() -> pd.DataFrame:
 
 
 def test_sweeps_of_several_backends_are_one_curve_each_dashed_by_backend():
-    figure = scaling_charts.scaling_figure(backends_sweep(), "time_steps")
+    figure = charts.scaling.scaling_figure(backends_sweep(), "time_steps")
     dashes = {"tensorflow": "solid", "jax": "dash", "torch": "dot"}
     curves = {trace.name: trace for trace in figure.data}
     assert list(curves) == [f"{v} · {b}" for v, b in PAIRS]
     for variant, backend in PAIRS:
         line = curves[f"{variant} · {backend}"].line
-        assert line.color == figure_style.variant_color(variant) and line.dash == dashes[backend]
-    fit = scaling_charts.cost_per_step(backends_sweep())
+        assert line.color == charts.style.variant_color(variant) and line.dash == dashes[backend]
+    fit = charts.scaling.cost_per_step(backends_sweep())
     assert list(zip(fit["variant"], fit["backend"], strict=True)) == PAIRS
     # median = (i + 1) ms x value exactly: the slope is (i + 1) ms per step, no intercept
     assert np.allclose(fit["slope_s"], [0.001 * (i + 1) for i in range(len(PAIRS))])
     assert np.allclose(fit["intercept_s"], 0, atol=1e-12)
-    bars = scaling_charts.cost_per_step_figure(fit, "time_steps").data[0]
+    bars = charts.scaling.cost_per_step_figure(fit, "time_steps").data[0]
     assert list(bars.marker.pattern.shape) == [PATTERNS[b] for _, b in PAIRS]
-    assert list(bars.marker.color) == [figure_style.variant_color(v) for v, _ in PAIRS]
-    assert scaling_charts.crossovers(backends_sweep()).empty  # parallel lines never cross
+    assert list(bars.marker.color) == [charts.style.variant_color(v) for v, _ in PAIRS]
+    assert charts.scaling.crossovers(backends_sweep()).empty  # parallel lines never cross

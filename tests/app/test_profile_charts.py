@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from hierlstm.app import profile_charts
-from hierlstm.app.figure_style import variant_color
+from hierlstm import charts
+from hierlstm.charts.style import variant_color
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.model.cost import MEMORY_PARTS, memory_parts
@@ -32,7 +32,7 @@ def timeline(*ops: tuple[str, float, float, int]) -> StepTimeline:
 
 def split(*layers: str) -> pd.DataFrame:
     share = 1 / len(layers)
-    return profile_charts.split_frame(
+    return charts.profile.split_frame(
         pd.DataFrame({"layer": list(layers), "time_s": share, "share": share}), None
     )
 
@@ -50,12 +50,12 @@ def test_the_timeline_colours_each_layer_as_the_split_does():
         "nested": timeline(("nested_rnn", 0, 2, 0), ("conv", 2, 1, 0), (OUTSIDE, 3, 1, 0)),
         "folded": timeline(("fold", 0, 1, 0), ("conv", 1, 1, 0)),
     }
-    colors = profile_charts.layer_colors(splits.values())
+    colors = charts.profile.layer_colors(splits.values())
     split_colors = {
         layer: color
-        for layer, color in bar_colors(profile_charts.layer_split_figure(splits)).items()
+        for layer, color in bar_colors(charts.profile.layer_split_figure(splits)).items()
     }
-    drawn = bar_colors(profile_charts.timeline_figure(timelines, colors))
+    drawn = bar_colors(charts.profile.timeline_figure(timelines, colors))
     assert drawn == {"nested_rnn": colors["nested_rnn"], "conv": colors["conv"]} | {
         OUTSIDE: "#BBBBBB",
         "fold": colors["fold"],
@@ -68,7 +68,7 @@ def test_the_timeline_colours_each_layer_as_the_split_does():
 @pytest.mark.parametrize("lang", list(LANGUAGES))
 def test_each_op_is_a_bar_from_its_start_to_its_end_thinner_inside_another(lang):
     step = timeline(("outer_lstm", 0.5, 4, 0), ("outer_lstm", 1.0, 1.5, 1), ("conv", 0, 0.5, 0))
-    figure = profile_charts.timeline_figure({"fused": step}, {"conv": "#111111"}, lang)
+    figure = charts.profile.timeline_figure({"fused": step}, {"conv": "#111111"}, lang)
     bars = {(trace.legendgroup, trace.width): trace for trace in figure.data}
     outer, inner = bars[("outer_lstm", 0.8)], bars[("outer_lstm", 0.8 * 0.7)]
     assert list(outer.base) == pytest.approx([0.5]) and list(outer.x) == pytest.approx([4])
@@ -87,14 +87,14 @@ def test_each_op_is_a_bar_from_its_start_to_its_end_thinner_inside_another(lang)
 def test_a_timeline_past_its_cap_draws_the_longest_and_says_so():
     ops = [("conv", float(index), 0.1 * (index + 1), 0) for index in range(10)]
     step = timeline(*ops)
-    figure = profile_charts.timeline_figure({"nested": step}, {}, "en", cap=4)
+    figure = charts.profile.timeline_figure({"nested": step}, {}, "en", cap=4)
     drawn = sorted(length for trace in figure.data for length in trace.x)
     assert drawn == pytest.approx([0.7, 0.8, 0.9, 1.0])
     title = t("chart.timeline.row_capped", "en", variant="nested", ops=10, shown=4, ms=10.0)
     assert (
         figure.layout.annotations[0].text == title == "nested: 10 ops in 10 ms, the 4 longest drawn"
     )
-    assert len(profile_charts.timeline_frame({"nested": step})) == 10  # the CSV holds every op
+    assert len(charts.profile.timeline_frame({"nested": step})) == 10  # the CSV holds every op
 
 
 def result(variant: str, task="training", peak=3 * 2**20, kind="cpu_rss_growth"):
@@ -105,9 +105,9 @@ def result(variant: str, task="training", peak=3 * 2**20, kind="cpu_rss_growth")
 @pytest.mark.parametrize("lang", list(LANGUAGES))
 def test_the_memory_figure_stacks_the_parts_beside_the_measured_peak(lang):
     results = [result("nested"), result("folded", peak=2**20), result("fused", task="inference")]
-    frame = profile_charts.memory_frame(results)
+    frame = charts.profile.memory_frame(results)
     assert list(dict.fromkeys(frame["variant"])) == ["nested", "folded"]  # no forward pass
-    figure = profile_charts.memory_figure(frame, lang)
+    figure = charts.profile.memory_figure(frame, lang)
     parts = memory_parts(results[0].config)
     bars = {trace.name: trace for trace in figure.data if trace.type == "bar"}
     for part in MEMORY_PARTS:
@@ -127,23 +127,23 @@ def test_the_memory_figure_stacks_the_parts_beside_the_measured_peak(lang):
 
 
 def test_a_forward_pass_only_has_no_memory_rows():
-    assert profile_charts.memory_frame([result("fused", task="inference")]).empty
+    assert charts.profile.memory_frame([result("fused", task="inference")]).empty
 
 
 def test_a_rows_name_is_its_plane_and_thread_with_the_id_cut():
-    assert profile_charts.line_label("/host:CPU", "tf_Compute/-3642686382562395042") == (
+    assert charts.profile.line_label("/host:CPU", "tf_Compute/-3642686382562395042") == (
         "CPU tf_Compute/-3642…"
     )
-    assert profile_charts.line_label("/device:GPU:0", "Stream #13(MemcpyH2D)") == (
+    assert charts.profile.line_label("/device:GPU:0", "Stream #13(MemcpyH2D)") == (
         "GPU:0 Stream #13(MemcpyH2D)"
     )
-    assert profile_charts.line_label("/host:CPU", "python") == "CPU python"
+    assert charts.profile.line_label("/host:CPU", "python") == "CPU python"
 
 
 def test_every_layer_of_a_profile_of_all_variants_has_its_own_colour():
     layers = ["conv", "pool", "permute", "nested_rnn", "summarise", "outer_lstm", "fold"]
     layers += ["inner_lstm", "unfold", "inner_rnn", "fused_lstm"]  # every variant's, today
-    colors = profile_charts.layer_colors([pd.DataFrame({"layer": [*layers, OUTSIDE]})])
+    colors = charts.profile.layer_colors([pd.DataFrame({"layer": [*layers, OUTSIDE]})])
     assert len(set(colors.values())) == len(layers) + 1
 
 
@@ -154,11 +154,11 @@ def test_memory_of_several_backends_is_one_group_per_profile_in_its_backend_s_pa
 
     results = [on("tensorflow"), on("jax", kind=""), on("torch")]  # JAX measured nothing
     labels = ["folded · tensorflow", "folded · jax", "folded · torch"]
-    frame = profile_charts.memory_frame(results, labels)
+    frame = charts.profile.memory_frame(results, labels)
     assert list(dict.fromkeys(frame["label"])) == labels
     measured = frame[frame["source"] == "measured"]
     assert list(measured["backend"]) == ["tensorflow", "torch"]  # no bar for what was not
-    figure = profile_charts.memory_figure(frame, "en")
+    figure = charts.profile.memory_figure(frame, "en")
     bars = {trace.name: trace for trace in figure.data if trace.type == "bar"}
     peak = bars[t("chart.memory.measured.cpu_rss_growth", "en")]
     assert list(peak.x[0]) == ["folded · tensorflow", "folded · torch"]
@@ -166,5 +166,5 @@ def test_memory_of_several_backends_is_one_group_per_profile_in_its_backend_s_pa
     assert set(peak.marker.color) == {variant_color("folded")}  # colour is the variant's
     parts = bars[t("chart.memory.part.parameters", "en")]
     assert list(parts.x[0]) == labels  # the estimate for every profile, JAX's too
-    single = profile_charts.memory_figure(profile_charts.memory_frame(results[:1]), "en")
+    single = charts.profile.memory_figure(charts.profile.memory_frame(results[:1]), "en")
     assert single.data[len(MEMORY_PARTS)].marker.pattern.shape == "/"  # one backend: hatched

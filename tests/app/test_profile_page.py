@@ -18,7 +18,8 @@ import pytest
 from apptests import TINY, clean, figure, opened
 from streamlit.testing.v1 import AppTest
 
-from hierlstm.app import display, profile_charts
+from hierlstm import charts
+from hierlstm.app import display
 from hierlstm.i18n import t
 from hierlstm.profiling import OUTSIDE, UNATTRIBUTED, profiler, torch_step_timeline
 from hierlstm.profiling.xspace import self_times
@@ -80,7 +81,7 @@ def check_timeline(at: AppTest, variants, lang: str) -> None:
     assert list(timelines) == list(variants)
     bars = sum(len(values(trace["x"])) for trace in drawn["data"])
     assert bars == sum(
-        min(len(tl.events), profile_charts.MAX_TIMELINE_BARS) for tl in timelines.values()
+        min(len(tl.events), charts.profile.MAX_TIMELINE_BARS) for tl in timelines.values()
     )
     titles = [note["text"] for note in drawn["layout"]["annotations"]]
     assert all(row_title(lang, variant, tl) in titles for variant, tl in timelines.items())

@@ -5,13 +5,13 @@ variant's row, a variant without a layer output showing none."""
 import numpy as np
 import pytest
 
-from hierlstm.app import values_charts
+from hierlstm import charts
 from hierlstm.i18n import LANGUAGES
 from hierlstm.values.learning import Point
 
 RNG = np.random.default_rng(0)
 HEIGHT, TIME, ROWS, CHANNELS, UNITS = 9, 5, 3, 4, 2
-LSTM = {name: RNG.uniform(-1, 1, (ROWS, UNITS)) for name in values_charts.GATE_SCALES}
+LSTM = {name: RNG.uniform(-1, 1, (ROWS, UNITS)) for name in charts.values.GATE_SCALES}
 FIELD = np.zeros((HEIGHT, TIME), bool)
 FIELD[2:7, 1:4] = True
 
@@ -19,16 +19,16 @@ FIELD[2:7, 1:4] = True
 def figures(lang):
     points = [Point(0, 1.6, 0.2, 1.6, 0.2), Point(10, 0.5, 0.8, 0.6, 0.7)]
     return {
-        "input": values_charts.input_figure(RNG.random((HEIGHT, TIME)), lang, (2, 1), FIELD),
-        "maps": values_charts.maps_figure(
+        "input": charts.values.input_figure(RNG.random((HEIGHT, TIME)), lang, (2, 1), FIELD),
+        "maps": charts.values.maps_figure(
             RNG.standard_normal((HEIGHT, TIME, CHANNELS)), "conv", "row", lang, (2, 2, 3, 5)
         ),
-        "sequence": values_charts.sequence_figure(
+        "sequence": charts.values.sequence_figure(
             RNG.standard_normal((ROWS, CHANNELS)), lang, (2, 1)
         ),
-        "lstm": values_charts.lstm_figure(LSTM, "inner", "s", lang, 1),
-        "summary": values_charts.summary_figure(RNG.standard_normal((TIME, UNITS)), lang, 2),
-        "learning": values_charts.learning_figure(points, 0.3, lang, 20),
+        "lstm": charts.values.lstm_figure(LSTM, "inner", "s", lang, 1),
+        "summary": charts.values.summary_figure(RNG.standard_normal((TIME, UNITS)), lang, 2),
+        "learning": charts.values.learning_figure(points, 0.3, lang, 20),
     }
 
 
@@ -52,7 +52,7 @@ def test_every_picture_names_its_axes(lang):
 def test_the_selected_cell_is_framed_in_every_panel():
     shown = figures("en")
     assert len(shown["maps"].layout.shapes) == CHANNELS
-    assert len(shown["lstm"].layout.shapes) == len(values_charts.GATE_SCALES)
+    assert len(shown["lstm"].layout.shapes) == len(charts.values.GATE_SCALES)
     frame = shown["input"].layout.shapes[0]
     assert (frame.x0, frame.x1, frame.y0, frame.y1) == (0.5, 3.5, 1.5, 6.5)  # FIELD's cells
     for name in ("maps", "lstm"):  # each frame on its own panel's axes
@@ -62,12 +62,12 @@ def test_the_selected_cell_is_framed_in_every_panel():
 
 
 def test_a_grid_figure_changed_after_it_was_made_leaves_the_next_one_as_it_was():
-    """The empty grids are made once and copied (`values_charts._grid`)."""
+    """The empty grids are made once and copied (`charts.values._grid`)."""
     values = RNG.standard_normal((HEIGHT, TIME, CHANNELS))
-    first = values_charts.maps_figure(values, "conv", "row", "en", (2, 2, 3, 5))
+    first = charts.values.maps_figure(values, "conv", "row", "en", (2, 2, 3, 5))
     first.update_layout(title_text="changed", height=10, shapes=[])
     first.layout.annotations[0].text = "changed"
-    second = values_charts.maps_figure(values, "conv", "row", "en", (2, 2, 3, 5))
+    second = charts.values.maps_figure(values, "conv", "row", "en", (2, 2, 3, 5))
     assert second.layout.title.text == "conv" and second.layout.height == 300
     assert second.layout.annotations[0].text != "changed" and len(second.layout.shapes) == CHANNELS
 
@@ -75,7 +75,7 @@ def test_a_grid_figure_changed_after_it_was_made_leaves_the_next_one_as_it_was()
 def test_the_agreement_grid_labels_every_variants_row_and_leaves_missing_outputs_blank():
     full = {output: RNG.random((1, TIME, UNITS)) for output in ("summary", "output")}
     differences = {"folded": full, "fused": {"output": full["output"]}}
-    figure = values_charts.agreement_figure(differences, ("summary", "output"), "en", "float32")
+    figure = charts.values.agreement_figure(differences, ("summary", "output"), "en", "float32")
     assert figure.layout.title.text == "|variant − oracle| at each layer output, float32"
     assert [title for title in axis_titles(figure, "yaxis") if title] == ["folded", "fused"]
     blank = [trace for trace in figure.data if trace.z is not None and trace.z[0][0] is None]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from hierlstm.app.figure_style import (
+from hierlstm.charts.style import (
     apply_layout,
     backend_pattern,
     bar_label,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from hierlstm.app.figure_style import apply_layout
+from hierlstm.charts.style import apply_layout
 from hierlstm.i18n import t
 
 _BASE_AXES = ("batch", "time", "height", "channels", "units")

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from hierlstm.app.figure_style import (
+from hierlstm.charts.style import (
     apply_layout,
     backend_marker_pattern,
     backend_pattern,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from hierlstm.app.figure_style import (
+from hierlstm.charts.style import (
     apply_layout,
     backend_marker_pattern,
     backend_pattern,

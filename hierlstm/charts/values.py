@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from hierlstm.app.figure_style import apply_layout
+from hierlstm.charts.style import apply_layout
 from hierlstm.i18n import t
 
 MARK = {"color": "#D55E00", "width": 2}  # the selected (t, s), in every view

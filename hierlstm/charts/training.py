@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from hierlstm.app.figure_style import (
+from hierlstm.charts.style import (
     apply_layout,
     bar_label,
     empty_figure,
