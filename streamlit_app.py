@@ -6,7 +6,7 @@ banner. None of it needs TensorFlow: while the server's warm-up (`hierlstm.app.w
 importing it and tracing the default models, the frame is drawn at once with a placeholder where
 the page goes, and the page runs when the warm-up is ready; warm, the frame and its page are
 drawn inside the warm-up's gate (never while one of its later steps runs: `hierlstm.app.gate`).
-The pages in app_pages/ are thin scripts over the modules of `hierlstm.app`.
+A page is a module of `hierlstm.app.pages` behind one interface; app_pages/ holds their shims.
 """
 
 import contextlib
@@ -52,7 +52,7 @@ def draw(status: warmup.Status) -> None:
     frames = {page.url_path: frame for page, frame in zip(navigation, pages.PAGES, strict=True)}
     page = st.navigation(navigation, position="top")
     frame = frames[page.url_path]
-    controls = sidebar.controls_ui(frame.action, devices_known=status.ready)
+    controls = sidebar.controls_ui(frame.action, frame.settings, devices_known=status.ready)
     if status.ready:
         banner.banner(controls, status.failed)
     else:

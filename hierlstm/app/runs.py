@@ -135,72 +135,86 @@ def _lock_keys(configs: Sequence[RunConfig]) -> set[str]:
     return {key for config in configs for key in device_keys(config)}
 
 
-def start_run(
-    key: str,
-    work: Callable[[Progress], Any],
-    configs: Sequence[RunConfig],
-    workload: Workload | None = None,
-) -> None:
-    """Runs `work(progress)` now under the device lock, keeps its result (or one-line error) in the
-    page's `RunSlot`, then reruns so the page shows it and Run is enabled again. A run over the
-    server's limits is not run; one whose estimate is over HIERLSTM_CONFIRM_SECONDS or unknown
-    (`decide`) waits in the slot for confirmation. Any other exception from the work is a bug: it
-    is logged with its traceback and shown as app.py shows a page's, and Run is enabled again."""
-    kept = session()
-    bar = st.progress(0.0, text=text("run.starting"))
-    clock = {}  # once the work starts: when, and its estimate
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What a page's Run does, described once: the configs it checks against the server's limits
+    and locks the devices of, what it executes (`execute(progress)` returns its outcome), and
+    what it times, for the estimate (None: a run too short to estimate)."""
 
-    def progress(fraction: float, message: str) -> None:
+    configs: tuple[RunConfig, ...]
+    execute: Callable[[Progress], Any]
+    workload: Workload | None = None
+
+
+class _Bar:
+    """A run's progress bar: the message, and the time left once the work has started."""
+
+    def __init__(self):
+        self.bar = st.progress(0.0, text=text("run.starting"))
+        self.started, self.estimate = None, 0.0
+
+    def start(self, estimate: float) -> None:
+        self.started, self.estimate = time.monotonic(), estimate
+
+    def __call__(self, fraction: float, message: str) -> None:
         fraction = min(1.0, max(0.0, float(fraction)))
-        if clock:
-            elapsed = time.monotonic() - clock["start"]
-            left = seconds_left(fraction, elapsed, clock["estimate"])
+        if self.started is not None:
+            left = seconds_left(fraction, time.monotonic() - self.started, self.estimate)
             if left is not None:
                 message = text("run.left", message=message, seconds=math.ceil(left))
-        bar.progress(fraction, text=message)
+        self.bar.progress(fraction, text=message)
 
-    def waiting(holder: Holder, seconds: float) -> None:  # a Streamlit call: a rerun stops us here
-        progress(0.0, text("run.waiting", holder=holder.describe(language()), seconds=seconds))
+    def waiting(self, holder: Holder, seconds: float) -> None:  # a rerun stops the run here
+        self(0.0, text("run.waiting", holder=holder.describe(language()), seconds=seconds))
 
-    confirmed = workload is not None and slot(key).confirmed == workload
+
+def start_run(key: str, plan: Plan) -> None:
+    """Runs `plan` now under the device lock, keeps its outcome (or one-line error) in the page's
+    `RunSlot`, then reruns so the page shows it and Run is enabled again. A run over the server's
+    limits is not run; one whose estimate is over HIERLSTM_CONFIRM_SECONDS or unknown (`decide`)
+    waits in the slot for confirmation. Any other exception from the work is a bug: it is logged
+    with its traceback and shown as the frame shows a page's, and Run is enabled again."""
+    kept = session()
+    bar = _Bar()
+    confirmed = plan.workload is not None and slot(key).confirmed == plan.workload
+    kept.run_request = None
+    _update(key, error="", pending=None, confirmed=None)
     try:
-        kept.run_request = None
-        _update(key, error="", pending=None, confirmed=None)
-        keys = None
-        if problem := run_problem(configs):  # over the server's limits: not run, one line
-            _update(key, error=problem)
-        else:
-            try:
-                keys = _lock_keys(configs)
-            except SettingError as error:  # a device this machine does not have
-                _update(key, error=text("run.failed", error=error_line(error)))
-        if keys is not None:
-            with hold(keys, name=key, program="app", on_wait=waiting):
-                try:
-                    limit = current_limits().confirm_seconds
-                    guess = None if workload is None or confirmed else estimate(workload, progress)
-                    if decide(guess, limit) == ASK:
-                        _update(key, pending=Pending(workload, guess, limit))
-                    else:
-                        clock.update(
-                            start=time.monotonic(), estimate=guess.seconds if guess else 0.0
-                        )
-                        _update(key, result=work(progress))
-                except RUN_FAILURES as error:  # the run's failure: one line, never a traceback
-                    _update(key, error=text("run.failed", error=error_line(error)))
-                except Exception as error:  # our bug: logged whole, one line, Run enabled again
-                    logging.getLogger("hierlstm.app").exception("run %s failed", key)
-                    _update(key, error=text("page.failed", error=first_line(error)))
+        _update(key, **_run(key, plan, confirmed, bar))
     except RerunException:
         # Streamlit stops a running script when the browser asks for a rerun: the second click
         # of a double click, a language switch. Ask again, so the rerun does this work (once)
         # if it is on the same page, instead of dropping the run the user asked for.
         kept.run_request = kept.current_action
         if confirmed:
-            _update(key, confirmed=workload)
+            _update(key, confirmed=plan.workload)
         raise
     kept.resend_settings = True
     st.rerun()
+
+
+def _run(key: str, plan: Plan, confirmed: bool, bar: _Bar) -> dict[str, Any]:
+    """What the run leaves in its slot: its result, its one-line error, or the question."""
+    if problem := run_problem(plan.configs):  # over the server's limits: not run, one line
+        return {"error": problem}
+    try:
+        keys = _lock_keys(plan.configs)
+    except SettingError as error:  # a device this machine does not have
+        return {"error": text("run.failed", error=error_line(error))}
+    with hold(keys, name=key, program="app", on_wait=bar.waiting):
+        try:
+            limit = current_limits().confirm_seconds
+            asked = plan.workload is not None and not confirmed
+            guess = estimate(plan.workload, bar) if asked else None
+            if decide(guess, limit) == ASK:
+                return {"pending": Pending(plan.workload, guess, limit)}
+            bar.start(guess.seconds if guess else 0.0)
+            return {"result": plan.execute(bar)}
+        except RUN_FAILURES as error:  # the run's failure: one line, never a traceback
+            return {"error": text("run.failed", error=error_line(error))}
+        except Exception as error:  # our bug: logged whole, one line, Run enabled again
+            logging.getLogger("hierlstm.app").exception("run %s failed", key)
+            return {"error": text("page.failed", error=first_line(error))}
 
 
 def _confirm(key: str, workload: Workload) -> None:
@@ -235,14 +249,14 @@ def _ended(name: str, kept) -> None:
 def shown_result(key: str, press_run: str, settings: dict, *, stop: bool = False):
     """The page's last result, after its run's error or question (`show_run_outcome`). Without
     one, `press_run` says what Run would do (and with `stop` the page ends there); a result of
-    other `settings` than the sidebar's (its `settings` attribute or key) is marked stale."""
+    other `settings` than the sidebar's is marked stale."""
     show_run_outcome(key)
     result = slot(key).result
     if result is None:
         st.info(press_run, icon=":material/play_arrow:")
         if stop:
             st.stop()
-    elif (result["settings"] if isinstance(result, dict) else result.settings) != settings:
+    elif result.settings != settings:
         st.info(text("bench.stale"), icon=":material/history:")
     return result
 

@@ -1,10 +1,13 @@
 """The shared sidebar: the language switch and the one settings form, whose button applies the
-settings and runs the page's work. `controls_ui` returns the plain `Controls` a page reads."""
+settings and runs the page's work. The form shows the settings the page reads (its record in
+`hierlstm.app.pages`); `controls_ui` returns the plain `Controls` it reads, every other setting at
+its default, so a setting the page does not show cannot change what it draws."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Collection, Sequence
 
 import streamlit as st
 
@@ -44,6 +47,13 @@ from hierlstm.i18n import LANGUAGES
 from hierlstm.registry import VARIANTS
 
 # --- sidebar -------------------------------------------------------------------------------
+# The form's settings, by what they set (a page names the ones it reads).
+SIZES = ("time_steps", "batch_size")
+MODEL = ("precision", "lstm_kernel", "device", "xla")
+TASK = ("task", "optimizer")
+REPLICAS = ("strategy", "devices")
+TIMING = TIMING_FIELDS
+EVERY_SETTING = ("variants", "backends", *SIZES, *MODEL, *TASK, *REPLICAS, *TIMING, *GEOMETRY)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,26 +121,65 @@ def _number(container, name: str) -> None:
     _widget(container.number_input, name, *limits_of(name), step=1)
 
 
-def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
-    """The shared sidebar settings form; its one button applies the settings and runs the page.
+def _row(shown: Collection[str], names: Sequence[str], spec=None, **options) -> dict:
+    """The containers of a row of the form, one per setting of `names` that is `shown`: the
+    row's columns (`spec` when all are shown), the whole width for one."""
+    visible = [name for name in names if name in shown]
+    if len(visible) < 2:
+        return {name: st.container() for name in visible}
+    spec = spec if spec is not None and len(visible) == len(names) else len(visible)
+    return dict(zip(visible, st.columns(spec, **options), strict=False))
 
-    Widgets hold their values in `st.session_state` under the keys of `DEFAULTS`. The button
-    is disabled during a heavy run; it is re-enabled by the rerun that follows the run. Until
-    the server's warm-up has started TensorFlow's devices (`devices_known` false), Device and
-    Replicas offer only what they hold, disabled, and nothing asks TensorFlow.
+
+def controls_ui(
+    action: Action, settings: Collection[str] = EVERY_SETTING, *, devices_known: bool = True
+) -> Controls:
+    """The shared sidebar settings form, showing `settings`; its one button applies them and runs
+    the page. A page that reads no setting has no form.
+
+    Widgets hold their values in `st.session_state` under the keys of `DEFAULTS`; one not drawn
+    keeps its value for the pages that show it (`hierlstm.app.session`). The button is disabled
+    during a heavy run; it is re-enabled by the rerun that follows the run. Until the server's
+    warm-up has started TensorFlow's devices (`devices_known` false), Device and Replicas offer
+    only what they hold, disabled, and nothing asks TensorFlow.
     """
     init_state(devices_known=devices_known)
-    state, kept = st.session_state, session()
+    state, kept, shown = st.session_state, session(), frozenset(settings)
     # The request stays in the session until the page has done its work (`start_run`) or has
     # finished (`page_run`): a run that Streamlit stops half-way, e.g. for the second click
     # of a double click, is not lost. A request made on another page is dropped, not run here.
-    requested = kept.run_request == action.label
+    requested = kept.run_request == action.label and bool(shown)
     if not requested:
         kept.run_request = None
     kept.current_action = action.label
-    with st.sidebar.form("controls", border=False):
-        placeholder = {name: text(f"control.{name}.placeholder") for name in LISTS}
+    if shown:
+        with st.sidebar.form("controls", border=False):
+            _form(shown, devices_known)
+            st.form_submit_button(
+                text(action.label),
+                type="primary",
+                key="run",
+                on_click=request_run,
+                args=(action.label,),
+                disabled=requested and action.heavy,
+                width="stretch",
+            )
+    controls = _controls_from_state(requested, devices_known, shown)
+    write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
+    if requested:
+        kept.url_warnings = []  # the user has acted on them
+    kept.controls = controls
+    kept.saved_values = {name: state[name] for name in DEFAULTS if name in state}
+    return controls
+
+
+def _form(shown: frozenset[str], devices_known: bool) -> None:
+    """The form's widgets for the `shown` settings, in their rows."""
+    state = st.session_state
+    placeholder = {name: text(f"control.{name}.placeholder") for name in LISTS}
+    if "variants" in shown:
         _widget(st.multiselect, "variants", list(VARIANTS), placeholder=placeholder["variants"])
+    if "backends" in shown:
         _widget(
             st.multiselect,
             "backends",
@@ -138,30 +187,39 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
             format_func=functools.partial(_label_backend, language()),  # marks a missing one
             placeholder=placeholder["backends"],
         )
-        left, right = st.columns(2)
-        _number(left, "time_steps")
-        _number(right, "batch_size")
-        left, right = st.columns(2)
-        _widget(left.selectbox, "precision", PRECISIONS)
-        _widget(right.selectbox, "lstm_kernel", LSTM_KERNELS, labels="kernel.")
-        left, right = st.columns([3, 2])  # "training step" needs the room
-        _widget(left.selectbox, "task", TASKS, labels="task.")
-        _widget(right.selectbox, "optimizer", OPTIMIZERS)
-        left, right = st.columns(2, vertical_alignment="bottom")
-        detecting = "" if devices_known else " " + text("control.devices.detecting")
+    for name, column in _row(shown, SIZES).items():
+        _number(column, name)
+    row = _row(shown, ("precision", "lstm_kernel"))
+    if "precision" in row:
+        _widget(row["precision"].selectbox, "precision", PRECISIONS)
+    if "lstm_kernel" in row:
+        _widget(row["lstm_kernel"].selectbox, "lstm_kernel", LSTM_KERNELS, labels="kernel.")
+    row = _row(shown, TASK, [3, 2])  # "training step" needs the room
+    if "task" in row:
+        _widget(row["task"].selectbox, "task", TASKS, labels="task.")
+    if "optimizer" in row:
+        _widget(row["optimizer"].selectbox, "optimizer", OPTIMIZERS)
+    detecting = "" if devices_known else " " + text("control.devices.detecting")
+    row = _row(shown, ("device", "xla"), vertical_alignment="bottom")
+    if "device" in row:
         held = list(dict.fromkeys(("auto", state["device"])))
         devices = device_options() if devices_known else held
-        _widget(left.selectbox, "device", devices, note=detecting, disabled=not devices_known)
-        _widget(right.checkbox, "xla")
+        device = row["device"].selectbox
+        _widget(device, "device", devices, note=detecting, disabled=not devices_known)
+    if "xla" in row:
+        _widget(row["xla"].checkbox, "xla")
+    if "device" in shown:
         # A GPU is there but not among the choices: one line here, the reasons in the banner.
         problems = unusable_gpu_problems() if devices_known else ()
         for headline in dict.fromkeys(p.headline(language()) for p in problems):
             st.caption("⚠️ " + headline)
-        left, right = st.columns(2)
-        _widget(left.selectbox, "strategy", APP_STRATEGIES, labels="strategy.")
+    row = _row(shown, REPLICAS)
+    if "strategy" in row:
+        _widget(row["strategy"].selectbox, "strategy", APP_STRATEGIES, labels="strategy.")
+    if "devices" in row:
         replicas = visible_devices() if devices_known else list(state["devices"])
         _widget(
-            right.multiselect,
+            row["devices"].multiselect,
             "devices",
             replicas,
             help=text("control.devices.help", devices=", ".join(replicas)),
@@ -169,31 +227,15 @@ def controls_ui(action: Action, *, devices_known: bool = True) -> Controls:
             placeholder=placeholder["devices"],
             disabled=not devices_known,
         )
+    if shown & set(TIMING):
         with st.expander(text("control.timing")):
-            left, right = st.columns(2)
-            _number(left, "warmup")
-            _number(right, "repeats")
+            for name, column in _row(shown, TIMING).items():
+                _number(column, name)
+    if shown & set(GEOMETRY):
         with st.expander(text("control.geometry")):
             for first, second in zip(GEOMETRY[::2], GEOMETRY[1::2], strict=True):
-                left, right = st.columns(2)
-                _number(left, first)
-                _number(right, second)
-        st.form_submit_button(
-            text(action.label),
-            type="primary",
-            key="run",
-            on_click=request_run,
-            args=(action.label,),
-            disabled=requested and action.heavy,
-            width="stretch",
-        )
-    controls = _controls_from_state(requested, devices_known)
-    write_query({name: state.get(name, default) for name, default in DEFAULTS.items()})
-    if requested:
-        kept.url_warnings = []  # the user has acted on them
-    kept.controls = controls
-    kept.saved_values = {name: state[name] for name in DEFAULTS if name in state}
-    return controls
+                for name, column in _row(shown, (first, second)).items():
+                    _number(column, name)
 
 
 def _label_backend(lang: str, name: str) -> str:
@@ -236,20 +278,21 @@ def _left_out_caption(choice: Choice) -> None:
     st.sidebar.caption("ℹ️ " + text(key, variants=names, backends=", ".join(choice.backends)))
 
 
-def _controls_from_state(requested: bool, devices_known: bool) -> Controls:
-    state = st.session_state
-    variants = tuple(name for name in state.get("variants", ()) if name in VARIANTS)
+def _controls_from_state(requested: bool, devices_known: bool, shown: frozenset[str]) -> Controls:
+    """The Controls of the `shown` settings' values, every other setting at its default."""
+    state = {name: st.session_state[name] if name in shown else DEFAULTS[name] for name in DEFAULTS}
+    variants = tuple(name for name in state["variants"] if name in VARIANTS)
     if not variants:
         st.sidebar.warning(text("control.variants.none", default=", ".join(DEFAULT_VARIANTS)))
         variants = DEFAULT_VARIANTS
-    backends = _backends_from_state()
+    backends = _backends_from_state() if "backends" in shown else DEFAULT_BACKENDS
     values = {name: state[name] for name in CONFIG_FIELDS}
     values.update({name: int(values[name]) for name in NUMERIC if name in values})
     if values["strategy"] == "mirrored":  # the replicas are the devices; Device is not used
         if values["device"] != "auto":
             st.sidebar.caption(text("control.strategy.device_unused", device=values["device"]))
             values["device"] = "auto"
-        values["devices"] = ",".join(state.get("devices", ()))
+        values["devices"] = ",".join(state["devices"])
     try:
         config = RunConfig(variant=variants[0], **values)
         session().last_config = config
@@ -290,8 +333,8 @@ def precision_message(precision: str, device: str, message: str) -> str:
 
 
 def current_controls() -> Controls:
-    """The controls of this script run (set by `controls_ui` in app.py before the page runs)."""
+    """The controls of this script run (set by `controls_ui` in the frame before the page runs)."""
     controls = session().controls if SESSION in st.session_state else None
-    if controls is None:  # a page run on its own, outside app.py
+    if controls is None:  # a page run on its own, outside the frame
         controls = controls_ui(Action("run.apply", heavy=False))
     return controls

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from hierlstm._native import freeze_what_is_loaded
 from hierlstm.app.gate import Gate
+from hierlstm.app.pages import BY_NAME, PAGES
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import RunConfig, SettingError
 
@@ -72,43 +73,17 @@ def _start_devices() -> None:
 
 
 def _load_modules() -> None:
-    # What the pages import: loading it here keeps a page switch from paying for it.
-    from hierlstm.app import caches, display, outcomes, runs  # noqa: F401
-    from hierlstm.charts import axis_flow, bars  # noqa: F401
-    from hierlstm.model import trace  # noqa: F401
+    """Every page's module, and what it imports: loading it here keeps a page switch from paying
+    for it."""
+    from hierlstm.app.pages import PAGES
 
+    for page in PAGES:
+        page.module()
     freeze_what_is_loaded()
 
 
 def _default_configs() -> list[RunConfig]:
     return [RunConfig(variant=name) for name in DEFAULT_VARIANTS]
-
-
-def _trace(configs: Sequence[RunConfig]) -> None:
-    """Each config traced into the pages' cache, and the shapes a cold page drew before it
-    (`hierlstm.model.shapes`) confirmed against Keras's: a difference is our bug, logged."""
-    from hierlstm.app import caches
-    from hierlstm.model import shapes
-
-    for config in configs:
-        steps = caches.trace(config)
-        if problem := shapes.disagreement(shapes.predicted_steps(config), steps):
-            LOG.error("the predicted shapes of %s are not Keras's: %s", config.variant, problem)
-
-
-def _trace_defaults() -> None:
-    _trace(_default_configs())
-
-
-def _trace_open_tab() -> None:
-    """The default page's open tab (its first variant): all a first visitor's page waits for;
-    the Shape trace draws only the open tab."""
-    _trace(_default_configs()[:1])
-
-
-def _trace_other_tabs() -> None:
-    """The default page's other tabs, once the pages are quiet (a click traces one sooner)."""
-    _trace(_default_configs()[1:])
 
 
 def page_started() -> None:
@@ -122,22 +97,6 @@ def _wait_for_quiet() -> None:
     deadline = time.monotonic() + QUIET_LIMIT_S
     while time.monotonic() - _last_page < QUIET_S and time.monotonic() < deadline:
         time.sleep(0.25)
-
-
-def _share_defaults() -> None:
-    """The Weight sharing page's live checks at the default sizes, once the pages are quiet,
-    into the cache the page reads."""
-    from hierlstm.app import caches
-
-    caches.sharing_reports_of(RunConfig())
-
-
-def _examine_default_model() -> None:
-    """The Your model page's default example examined (its audit, its check on the traced graph,
-    the rewrite and its check), once the pages are quiet, into the cache the page reads."""
-    from hierlstm.app import your_model
-
-    your_model.examined_default()
 
 
 class _Busy(Exception): ...  # a device the calibration would have to wait for
@@ -155,7 +114,7 @@ def _calibrate_defaults() -> None:
     from hierlstm.admission.estimate import CalibrationFailed, calibration_key
     from hierlstm.app import runs
 
-    configs = _default_configs()
+    configs = [RunConfig(variant=name) for name in DEFAULT_VARIANTS]
     keys = {key for config in configs for key in device_keys(config)}
     try:
         with hold(keys, name="warmup", program="app", on_wait=_busy, poll=0.05):
@@ -242,7 +201,20 @@ def check_order(steps: Sequence[Step]) -> tuple[Step, ...]:
     return tuple(steps)
 
 
+def _page_step(name: str, function: str) -> Callable[[], None]:
+    """A page module's warm-up function, its module imported when the step runs (after
+    TensorFlow's import)."""
+
+    def step() -> None:
+        getattr(BY_NAME[name].module(), function)()
+
+    step.__name__ = f"{name}.{function}"
+    return step
+
+
 def steps_for(mode: str) -> tuple[Step, ...]:
+    """The generic steps (TensorFlow, the devices, every page's module), then each page's own
+    steps for `mode` in the page list's order, then the estimate's cost measurement."""
     if mode not in MODES:
         raise SettingError(f"HIERLSTM_WARMUP must be one of {', '.join(MODES)}; got {mode!r}.")
     steps = [
@@ -250,16 +222,14 @@ def steps_for(mode: str) -> tuple[Step, ...]:
         Step("warmup.devices", _start_devices, after=("warmup.tensorflow",)),
         Step("warmup.modules", _load_modules, after=("warmup.devices",)),
     ]
-    if mode == "trace":  # every default traced before the pages run: no work left behind
-        steps.append(Step("warmup.trace", _trace_defaults, after=("warmup.modules",)))
+    steps += [
+        Step(warm.key, _page_step(page.name, warm.function), warm.needed, ("warmup.modules",))
+        for page in PAGES
+        for warm in page.warm_ups
+        if mode in warm.modes
+    ]
     if mode == "full":
-        steps += [
-            Step("warmup.trace", _trace_open_tab, after=("warmup.modules",)),
-            Step("warmup.trace_tabs", _trace_other_tabs, False, after=("warmup.trace",)),
-            Step("warmup.sharing", _share_defaults, False, after=("warmup.modules",)),
-            Step("warmup.yours", _examine_default_model, False, after=("warmup.modules",)),
-            Step("warmup.calibrate", _calibrate_defaults, False, after=("warmup.modules",)),
-        ]
+        steps.append(Step("warmup.calibrate", _calibrate_defaults, False, ("warmup.modules",)))
     return check_order(steps)
 
 

@@ -11,6 +11,8 @@ from apptests import FIRST_PAGE, clean, drawn, opened, run, shown_table
 from factories import make_result
 from streamlit.testing.v1 import AppTest
 
+from hierlstm.app.state import DEFAULTS
+from hierlstm.config import Timing
 from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
 
@@ -104,8 +106,11 @@ def test_url_parameters_set_the_controls():
     }
     app = _open(query=query)
     assert app.multiselect(key="variants").value == ["folded", "shared_cell"]
-    numbers = ("batch_size", "time_steps", "height", "pool_height", "repeats")
-    assert _values(app, *numbers) == [3, 7, 30, 5, 4]
+    numbers = ("batch_size", "time_steps", "height", "pool_height")
+    assert _values(app, *numbers) == [3, 7, 30, 5]
+    # Repeats is not the Shape trace's: not shown, kept for the pages that show it and the link
+    assert not drawn(app, "repeats")
+    assert app.session_state["repeats"] == 4 and app.query_params["repeats"] == "4"
     chosen = _values(app, "precision", "lstm_kernel", "device", "xla", "lang")
     assert chosen == ["mixed_bfloat16", "generic", "cpu", True, "zh"]
     assert app.title[0].value == "模型如何变换一个张量"
@@ -135,8 +140,6 @@ def test_controls_change_the_trace_and_the_link_without_timing(database):
     app.checkbox(key="xla").check()
     app.selectbox(key="lstm_kernel").set_value("generic")
     app.selectbox(key="device").set_value("cpu")
-    app.number_input(key="warmup").set_value(3)
-    app.number_input(key="repeats").set_value(5)
     run(app)
     clean(app)
     assert [tab.label for tab in app.tabs] == ["shared_cell", "nested"]
@@ -147,7 +150,7 @@ def test_controls_change_the_trace_and_the_link_without_timing(database):
     assert controls.config.precision == "mixed_float16"
     assert controls.config.xla is True and controls.config.lstm_kernel == "generic"
     assert controls.config.device == "cpu"
-    assert (controls.timing.warmup, controls.timing.repeats) == (3, 5)
+    assert controls.timing == Timing(DEFAULTS["warmup"], DEFAULTS["repeats"])  # not the page's
     assert app.query_params["variants"] == "shared_cell,nested"
     assert app.query_params["precision"] == "mixed_float16"
     assert app.query_params["time_steps"] == "9" and app.query_params["batch_size"] == "3"

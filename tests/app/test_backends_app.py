@@ -13,7 +13,8 @@ from apptests import TINY, figure, opened
 from factories import make_result
 from streamlit.testing.v1 import AppTest
 
-from hierlstm.app import profile_runs, sidebar
+from hierlstm.app import sidebar
+from hierlstm.app.pages import profile as profile_page
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.results.store import ResultStore
 
@@ -78,7 +79,7 @@ def test_a_variant_without_a_chosen_backend_is_left_out_with_one_line(lang, data
     # JAX's profile runs from the page now (its worker), not only from the command line
     press = t("profile.press_run", lang, variants="folded", batch=2, time=4)
     assert [info.value for info in at.info] == [press]
-    assert [c.backend for c in profile_runs.profiled_configs(_controls(at))] == ["jax"]
+    assert [c.backend for c in profile_page.profiled_configs(_controls(at))] == ["jax"]
 
 
 def _seed_comparison(database: Path) -> None:
@@ -162,7 +163,7 @@ def test_a_sweep_on_two_backends_draws_one_curve_per_variant_and_backend(databas
     at.button(key="run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    frame = at.session_state["scaling"].result["frame"]
+    frame = at.session_state["scaling"].result.frame
     points = sorted(zip(frame["backend"], frame["value"], frame["status"], strict=True))
     assert points == [("tensorflow", 2, "ok"), ("tensorflow", 4, "ok")] + [
         ("torch", 2, "ok"),

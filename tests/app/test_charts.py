@@ -24,7 +24,7 @@ APP_SOURCES = [
     ROOT / "app.py",
     ROOT / "streamlit_app.py",
     *sorted((ROOT / "app_pages").glob("*.py")),
-    *sorted((ROOT / "hierlstm" / "app").glob("*.py")),
+    *sorted((ROOT / "hierlstm" / "app").rglob("*.py")),
 ]
 
 

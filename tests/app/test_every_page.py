@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from hierlstm.app import devices as app_devices
 from hierlstm.app.pages import PAGES
+from hierlstm.app.sidebar import EVERY_SETTING
 from hierlstm.hardware import GpuInfo, devices
 from hierlstm.i18n import LANGUAGES, t
 from hierlstm.results.store import ResultStore
@@ -68,10 +69,16 @@ def _missing(at: AppTest, keys) -> list[str]:
 
 
 def _is_the_page(at: AppTest, name: str, lang: str) -> None:
+    """Its title, its Run button where it reads a setting (none where it reads none), and the
+    sidebar's settings: those it reads, no other."""
     page = _page(name)
     assert [title.value for title in at.title] == [t(f"{page.heading}.title", lang)]
-    assert at.button(key="run").label == t(page.action.label, lang)
-    assert at.button(key="run").disabled is False
+    if page.settings:
+        assert at.button(key="run").label == t(page.action.label, lang)
+        assert at.button(key="run").disabled is False
+    else:
+        assert not drawn(at, "run")
+    assert [name for name in EVERY_SETTING if drawn(at, name)] == list(page.settings)
     assert at.get_by_key("banner") is not None
     assert at.selectbox(key="lang").value == lang
 
@@ -100,7 +107,7 @@ def test_every_page_after_a_run(name, database):
     if name in SHORT_RUNS:
         key, value = SHORT_RUNS[name]
         at.get_by_key(key).set_value(value)
-    run(at)
+    run(at) if _page(name).settings else at.run()
     for lang in (second, first):  # the outcome, drawn in the run's language, then the other
         if lang != second:
             _switch_language(at, lang)
@@ -167,15 +174,20 @@ def _slow_precision_drawn(at: AppTest, name: str, lang: str, machine: str, preci
     _is_the_page(at, name, lang)
     assert _missing(at, BEFORE[name]) == []
     banner = at.get_by_key("banner").markdown[0].value
+    settings = _page(name).settings
+    devices = at.selectbox(key="device").options if "device" in settings else []
     if machine == "gpu":
-        assert "GPU:0 Tesla T4" in banner and "gpu:0" in at.selectbox(key="device").options
+        assert "GPU:0 Tesla T4" in banner and ("gpu:0" in devices or "device" not in settings)
         english = "mixed_bfloat16 runs on GPU:0 (Tesla T4, compute capability 7.5)"
     else:
-        assert "CPU (" in banner and "gpu:0" not in at.selectbox(key="device").options
+        assert "CPU (" in banner and "gpu:0" not in devices
         english = "float16 on a CPU is emulated"
     slow = english if lang == "en" else t(f"precision.slow.{machine}", lang, precision=precision)
     warnings = [c.value for c in at.sidebar.caption if c.value.startswith("⚠️ ")]
-    assert len(warnings) == 1 and slow in warnings[0], warnings
+    if "precision" in settings:
+        assert len(warnings) == 1 and slow in warnings[0], warnings
+    else:  # the page runs at float32 whatever the link says: nothing to warn of
+        assert warnings == [], warnings
     if name == "lesson":  # section 6: what is slow here, in the session's language
         notes = [c.value for c in at.main.caption if slow in c.value]
         assert len(notes) == 1, [c.value for c in at.main.caption]

@@ -3,7 +3,7 @@ views from the cache, without running the model again; another input runs it onc
 
 from apptests import TINY, clean, drawn, opened
 
-from hierlstm.app import inside
+from hierlstm.app.pages import inside
 
 
 def test_a_scrubber_redraws_from_the_cache_and_a_new_input_runs_the_model(monkeypatch):

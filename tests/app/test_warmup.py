@@ -165,7 +165,7 @@ for query in ({}, {"batch_size": "2", "time_steps": "4", "device": "cpu", "devic
         assert not at.exception, [e.value for e in at.exception]
         assert [t.value for t in at.title] == [title], page
         assert any("warming up" in p.proto.text for p in at.get("progress")), page
-        assert at.number_input(key="time_steps").value == int(query.get("time_steps", 50))
+        assert at.session_state["time_steps"] == int(query.get("time_steps", 50))
 print(" ".join(sorted(sys.modules)))
 print("icon read:", len(icons), file=sys.stderr)
 """
@@ -255,15 +255,18 @@ def test_the_modules_step_freezes_what_is_loaded_out_of_the_collector_s_walks():
 
 
 def test_full_traces_the_open_tab_first_and_the_other_tabs_when_quiet(monkeypatch):
+    from hierlstm.app.pages import shape_trace
+
     traced = []
-    monkeypatch.setattr(warmup, "_trace", lambda configs: traced.append(list(configs)))
+    monkeypatch.setattr(shape_trace, "_trace", lambda configs: traced.append(list(configs)))
     monkeypatch.setattr(warmup, "QUIET_S", 0.0)
     steps = {step.key: step for step in warmup.steps_for("full")}
     steps["warmup.trace"].run()
     steps["warmup.trace_tabs"].run()
     first, *rest = [RunConfig(variant=name) for name in DEFAULT_VARIANTS]
-    assert traced == [[first], rest]  # together, what "trace" mode traces before the pages
-    assert warmup.steps_for("trace")[-1].run is warmup._trace_defaults
+    assert traced == [[first], rest]
+    warmup.steps_for("trace")[-1].run()
+    assert traced[-1] == [first, *rest]  # what "trace" mode traces before the pages
     with pytest.raises(SettingError, match="HIERLSTM_WARMUP must be one of full, trace, off"):
         warmup.steps_for("fast")
 
@@ -355,7 +358,9 @@ def test_the_sharing_checks_are_made_into_the_page_cache(monkeypatch, tmp_path):
     real = sharing.sharing_report
     monkeypatch.setattr(sharing, "sharing_report", lambda *a: made.append(a) or real(*a))
     caches.sharing_reports.clear()
-    warmup._share_defaults()
+    from hierlstm.app.pages import weight_sharing
+
+    weight_sharing.warm_up()
     assert len(made) == 2  # the two forms, at the default sizes
     at = _frame(page="app_pages/weight_sharing.py")
     block = at.get_by_key("sharing-checks")
@@ -429,11 +434,13 @@ def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
 def test_the_warm_up_confirms_the_predicted_shapes_against_keras(monkeypatch, caplog):
     from hierlstm.model import shapes
 
+    from hierlstm.app.pages import shape_trace
+
     config = RunConfig(variant="folded", batch_size=2, time_steps=3)
     with caplog.at_level(logging.ERROR, logger="hierlstm.app.warmup"):
-        warmup._trace([config])
+        shape_trace._trace([config])
         assert caplog.records == []
         wrong = shapes.predicted_steps(config.replace(time_steps=4))
         monkeypatch.setattr(shapes, "predicted_steps", lambda _config: wrong)
-        warmup._trace([config])
+        shape_trace._trace([config])
     assert "the predicted shapes of folded are not Keras's: step 0: predicted" in caplog.text

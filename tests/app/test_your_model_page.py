@@ -5,7 +5,7 @@ stored with the model's name and its file's hash."""
 import pytest
 from apptests import TINY, clean, opened, run
 
-from hierlstm.app import your_model
+from hierlstm.app.pages import your_model
 from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
 from hierlstm.yours import archive, load

@@ -1,12 +1,16 @@
-"""The Inside the tensors page's compute and widgets: the input chosen (a built-in sound or a WAV
-file), the parameters shown (the seeded start, or the learnt ones), the scrubbers, every layer's
-values and the variants' differences cached per input, config and parameters (so a scrubber only
-redraws), and the learning run with its live curve and Stop button. Figures: `charts.values`."""
+"""Inside the tensors: a readable input's values through every layer, the outer step t and inner
+step s chosen with two scrubbers and marked in every view with their provenance, the variants'
+differences from the oracle at a chosen precision, and the model learning live. The input is a
+built-in sound or a WAV file; the parameters the seeded start or the learnt ones; every layer's
+values and the variants' differences are cached per input, config and parameters (so a scrubber
+only redraws); the learning run (the page's Run) draws its curve as it grows, with a Stop button.
+Figures: `charts.values`."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -14,7 +18,7 @@ import streamlit as st
 from hierlstm import charts
 from hierlstm.app import display
 from hierlstm.app.caches import COMPUTING, trace_problem
-from hierlstm.app.runs import show_run_outcome, start_run
+from hierlstm.app.runs import Plan, show_run_outcome
 from hierlstm.app.session import session
 from hierlstm.app.state import APPLIED_ON_RUN, language, text
 from hierlstm.config import PRECISIONS, RunConfig
@@ -271,9 +275,31 @@ def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -
     st.caption(text("inside.agree.largest", values=largest))
 
 
-def learning_ui(controls, config: RunConfig, lang: str, seed: int) -> None:
-    """The learning section: steps, the task, the live curve (before, during, after a run), the
-    Stop button while the sidebar's Train runs it, and the outcome."""
+@dataclasses.dataclass(frozen=True)
+class Learn:
+    """The page above its learning run: its config, what the run would learn, and where its
+    curve is drawn."""
+
+    config: RunConfig
+    learning: Learning
+    live: Any  # an st.empty()
+
+
+def inputs(controls) -> Learn:
+    """The input, its values through every layer, the agreement, and the learning section up to
+    its curve."""
+    lang, seed = controls.language, controls.timing.seed
+    config = page_config(controls.config)
+    picture = input_ui(config, seed)
+    if picture is None:
+        st.stop()
+    params_key, params = params_ui(config, current_curve(config), seed)
+    selected = scrubbers_ui(config)
+    values = values_of(config, picture, params_key, params)  # cached: a scrubber only redraws
+    input_figure_ui(config, picture, selected, lang)
+    layers_ui(config, values, selected, lang)
+    agreement_ui(config, picture, seed, lang)
+
     st.subheader(text("inside.section.learn"))
     steps_column, _rest = st.columns([1, 3])
     steps = steps_column.number_input(
@@ -286,24 +312,49 @@ def learning_ui(controls, config: RunConfig, lang: str, seed: int) -> None:
         on_change=APPLIED_ON_RUN,  # Train applies it: a rerun now could drop the click
     )
     learning = Learning(steps=int(steps), seed=seed)
-    learn_config = learning_config(config)
     sizes = {"train": learning.train_sequences, "held": learning.held_out}
     st.markdown(text("inside.learn.intro", time=config.time_steps, **sizes))
-    live = st.empty()
-    if controls.run:
-        _run(learn_config, learning, live, lang)
+    return Learn(config, learning, st.empty())
+
+
+def plan(controls, learn: Learn) -> Plan:
+    """The learning run, its curve drawn in `learn.live` and kept as it grows; its Stop button
+    is drawn now, above the run's progress bar."""
+    from hierlstm.values.learner import learn as learn_values
+
+    st.button(text("inside.learn.stop"), key="inside-stop", on_click=stop, type="primary")
+    learning, learn_config = learn.learning, learning_config(learn.config)
+
+    def work(progress):
+        def on_progress(curve):
+            st.session_state[CURVE] = curve
+            point = curve.points[-1]
+            figure = charts.values.learning_figure(
+                curve.points, curve.chance, controls.language, learning.steps
+            )
+            learn.live.plotly_chart(figure, theme="streamlit", width="stretch")
+            accuracy = point.held_out_accuracy
+            line = text(
+                "inside.learn.progress", step=point.step, steps=learning.steps, accuracy=accuracy
+            )
+            progress(point.step / learning.steps, line)
+
+        return learn_values(learn_config, learning, on_progress)
+
+    return Plan((learn_config,), work)
+
+
+def draw(controls, learn: Learn) -> None:
+    """The learning curve (before, during, after a run) and the outcome."""
+    config, learning, lang = learn.config, learn.learning, controls.language
+    learn_config = learning_config(config)
     show_run_outcome(KEY)
     curve = current_curve(config)
     points, chance_line = (
-        ((), chance_of(learn_config, learning))
-        if curve is None
-        else (
-            curve.points,
-            curve.chance,
-        )
+        ((), chance_of(learn_config, learning)) if curve is None else (curve.points, curve.chance)
     )
     total = learning.steps if curve is None else curve.learning.steps
-    with live.container():
+    with learn.live.container():
         figure = charts.values.learning_figure(points, chance_line, lang, total)
         display.chart(figure, None, "inside-learning")
     if curve is None:
@@ -314,26 +365,3 @@ def learning_ui(controls, config: RunConfig, lang: str, seed: int) -> None:
         st.warning(text("inside.learn.stopped", step=last.step, steps=total))
     accuracy = last.held_out_accuracy
     st.markdown(text("inside.learn.done", accuracy=accuracy, step=last.step, chance=curve.chance))
-
-
-def _run(learn_config: RunConfig, learning: Learning, live, lang: str) -> None:
-    """The learning run under the page's run slot, its curve drawn and kept as it grows."""
-    from hierlstm.values.learner import learn
-
-    st.button(text("inside.learn.stop"), key="inside-stop", on_click=stop, type="primary")
-
-    def work(progress):
-        def on_progress(curve):
-            st.session_state[CURVE] = curve
-            point = curve.points[-1]
-            figure = charts.values.learning_figure(curve.points, curve.chance, lang, learning.steps)
-            live.plotly_chart(figure, theme="streamlit", width="stretch")
-            accuracy = point.held_out_accuracy
-            line = text(
-                "inside.learn.progress", step=point.step, steps=learning.steps, accuracy=accuracy
-            )
-            progress(point.step / learning.steps, line)
-
-        return learn(learn_config, learning, on_progress)
-
-    start_run(KEY, work, [learn_config])

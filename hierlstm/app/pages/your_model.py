@@ -1,7 +1,9 @@
-"""The Your model page's work, ready to draw: an upload kept in a temporary folder (under a size
-cap) or a built-in example, the audit and its check on the traced graph cached per file hash and
-sizes, the rewrite's check and file, the timing as a run, its record stored (`yours_runs`), and
-the tables in the session's language."""
+"""Your model: a .keras file of your own (or a built-in example), traced inside its wrappers, every
+recurrent layer's kernel per backend and why, checked on the graph traced as a GPU traces it, and
+the rewrite with its check; Run times the original and the rewrite side by side. An upload is kept
+in a temporary folder (under the upload cap, its archive bounded by `hierlstm.yours.archive`); the
+audit and its check are cached per file hash and sizes; the timing's record is stored
+(`yours_runs`). Its warm-up examines the default example."""
 
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from hierlstm.app import caches
-from hierlstm.app.state import language, text
+from hierlstm.app import caches, display, outcomes, runs
+from hierlstm.app.state import labeller, language, text
 from hierlstm.yours import archive, audit, examples, load, rewrite, verify, walk
 
+KEY = "your_model"
 _MB = 1024 * 1024
 
 
@@ -59,7 +62,7 @@ def example_path(name: str) -> Path:
     return examples.example_path(name)
 
 
-def examined_default() -> Examined:
+def warm_up() -> Examined:
     """The page's first view, the default example at its default sizes (the warm-up makes it
     when the pages are quiet, so the page's first visitor does not wait for it)."""
     path = example_path(DEFAULT_EXAMPLE)
@@ -122,7 +125,7 @@ def _examine(path: str, sha256: str, sizes: tuple, jit_compile: bool) -> Examine
     )
 
 
-def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -> dict:
+def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -> outcomes.Outcome:
     """The original and its rewrite timed side by side (a run's work, `measure`'s), its row
     stored with the model's name and file hash; a refused write is noted, the timing kept."""
     from hierlstm.measure import NotStored, rewrite_bench_and_store
@@ -136,7 +139,7 @@ def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -
     except NotStored as error:
         caches.note_write(error.refused)
         _changes, _check, timing, _id = error.measured
-    return {"timing": timing, "settings": {"sha256": sha256, "shapes": shapes}}
+    return outcomes.Outcome({"sha256": sha256, "shapes": shapes}, records=(timing,))
 
 
 def trace_frame(result: audit.Audit) -> pd.DataFrame:
@@ -192,3 +195,118 @@ def timing_frame(timing: rewrite.Timing) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class Chosen:
+    """The file the page examined, and the shapes its Run times."""
+
+    path: Path
+    sha256: str
+    shapes: list[tuple]
+
+
+def inputs(controls) -> Chosen:
+    """The file (an example or an upload) and its sizes, examined: its trace, audit, check and
+    rewrite drawn."""
+    _ = text
+    source = st.radio(
+        _("yours.source"),
+        ["example", "upload"],
+        format_func=labeller("yours.source."),
+        horizontal=True,
+        key="yours_source",
+    )
+    try:
+        if source == "example":
+            names = list(examples.EXAMPLES)
+            name = st.selectbox(
+                _("yours.example"),
+                names,
+                index=names.index(DEFAULT_EXAMPLE),
+                format_func=labeller("yours.example."),
+                key="yours_example",
+            )
+            path = example_path(name)
+        else:
+            limit = archive.upload_cap_mb()
+            uploaded = st.file_uploader(
+                _("yours.upload", limit=limit), type=["keras", "h5"], key="yours_upload"
+            )
+            if uploaded is None:
+                st.stop()
+            path = kept_upload(uploaded.name, uploaded.getvalue())
+        sha256 = load.file_hash(path)
+        free = free_dimensions(str(path), sha256)
+        sizes = {}
+        columns = st.columns(max(len(free), 1) + 1)
+        for column, dimension in zip(columns, free, strict=False):
+            default = default_size(dimension)
+            sizes[dimension] = column.number_input(
+                dimension, 1, 512, default, key=f"yours_size_{dimension}"
+            )
+        jit = columns[-1].checkbox(_("yours.jit"), key="yours_jit", help=_("yours.jit.help"))
+        with st.spinner(_("yours.examining")):
+            seen = examined(str(path), sha256, tuple(sorted(sizes.items())), jit)
+    except load.ModelFileError as error:  # a bad file: one line, the page goes on serving
+        st.error(error.sentence(language()), icon=":material/block:")
+        st.stop()
+
+    result = seen.audit
+    st.subheader(_("yours.trace", name=seen.name, sha=sha256))
+    wide = {_("yours.col.layer"): st.column_config.TextColumn(width="large")}
+    display.table(trace_frame(result), key="yours-trace", column_config=wide)
+    if result.uncounted:
+        st.caption(_("yours.uncounted", layers=", ".join(result.uncounted)))
+
+    st.subheader(_("yours.audit"))
+    for note in result.notes:
+        st.info(note.text(language()), icon=":material/info:")
+    if result.recurrent:
+        display.table(audit_frame(result, seen.verification), key="yours-audit", static=True)
+        verdict = "yours.verified.all" if seen.verification.agrees else "yours.verified.some"
+        st.caption(_(verdict))
+    for pitfall in result.pitfalls:
+        st.warning(pitfall.text(language()), icon=":material/warning:")
+    for suggestion in result.suggestions:
+        st.info(suggestion.text(language()), icon=":material/lightbulb:")
+
+    st.subheader(_("yours.rewrite"))
+    if not seen.changes:
+        st.caption(_("yours.rewrite.none"))
+        st.stop()
+    for change in seen.changes:
+        st.markdown(f"- `{change.path}`: `{change.before}` → `{change.after}`")
+    check = seen.check
+    st.markdown(
+        _(
+            "yours.check.match" if check.matches else "yours.check.differ",
+            outputs=f"{check.output_diff:.3g}",
+            gradients=f"{check.gradient_diff:.3g}",
+        )
+    )
+    display.download(
+        _("yours.download"), seen.rewritten, f"{seen.name}-rewritten.keras", "yours-download"
+    )
+
+    return Chosen(path, sha256, result.input_shapes)
+
+
+def plan(controls, chosen: Chosen) -> runs.Plan:
+    repeats = controls.timing.repeats
+
+    def work(progress):
+        return timed(str(chosen.path), chosen.sha256, chosen.shapes, repeats, progress)
+
+    return runs.Plan((controls.config,), work)
+
+
+def draw(controls, chosen: Chosen) -> None:
+    _ = text
+    sha256, shapes = chosen.sha256, chosen.shapes
+    settings = {"sha256": sha256, "shapes": shapes}
+    outcome = runs.shown_result(KEY, _("yours.press_run"), settings)
+    if outcome is not None:
+        st.subheader(_("yours.timing"))
+        display.table(timing_frame(outcome.records[0]), key="yours-timing", static=True)
+        st.caption(_("yours.timing.caption"))
