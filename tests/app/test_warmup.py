@@ -432,9 +432,8 @@ def test_warmup_after_holds_it_until_the_file_exists(monkeypatch, tmp_path):
 
 
 def test_the_warm_up_confirms_the_predicted_shapes_against_keras(monkeypatch, caplog):
-    from hierlstm.model import shapes
-
     from hierlstm.app.pages import shape_trace
+    from hierlstm.model import shapes
 
     config = RunConfig(variant="folded", batch_size=2, time_steps=3)
     with caplog.at_level(logging.ERROR, logger="hierlstm.app.warmup"):
