@@ -31,8 +31,14 @@ from benchmarks.record import argument_parser, markdown_table
 ROOT = Path(__file__).resolve().parents[1]
 INTERVAL_S = 0.01
 PHASE_SIGNAL = signal.SIGUSR2  # closes a phase
-# app.py serves the frame, streamlit_app.py, which runs a page of app_pages/
-SCRIPTS = (str(ROOT / "app.py"), str(ROOT / "streamlit_app.py"), str(ROOT / "app_pages") + os.sep)
+# app.py serves the frame, streamlit_app.py, which runs a page's shim in app_pages/, which draws
+# the page's module (hierlstm/app/pages/): the innermost of these is the line a sample is in.
+SCRIPTS = (
+    str(ROOT / "app.py"),
+    str(ROOT / "streamlit_app.py"),
+    str(ROOT / "app_pages") + os.sep,
+    str(ROOT / "hierlstm" / "app" / "pages") + os.sep,
+)
 
 
 def _library(path: str) -> str:
