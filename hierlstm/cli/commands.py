@@ -62,13 +62,17 @@ def cmd_check(args) -> int:
     if config.task == "training":
         return _check_training(args, config, seed)
     from hierlstm.model.check import check_variants
+    from hierlstm.timing import RUN_FAILURES, error_line
 
-    results = check_variants(config, seed=seed)
+    # A variant that cannot run here is a FAIL row with bench's one line, not a traceback.
+    results = check_variants(config, seed=seed, failures=RUN_FAILURES, describe=error_line)
     lines = [
         f"batch {config.batch_size}, time {config.time_steps}, {config.precision}"
         f"{', XLA' if config.xla else ''}: max |variant - numpy reference|",
         *(
-            f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
+            f"  {result.variant:<17} FAIL: {result.error}"
+            if result.error
+            else f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
             f"{result.tolerance:.0e})  {'ok' if result.ok else 'FAIL'}"
             for result in results
         ),
