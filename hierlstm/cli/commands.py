@@ -7,7 +7,14 @@ import json
 import sys
 
 from hierlstm.cli.format import format_diff, format_trace, json_default, shown, text_table
-from hierlstm.cli.parser import UsageError, config_from_args, learn_settings, seed_number, usage
+from hierlstm.cli.parser import (
+    CHECK_SIZES,
+    UsageError,
+    config_from_args,
+    learn_settings,
+    seed_number,
+    usage,
+)
 from hierlstm.cli.timing import open_store
 from hierlstm.results.schema import ResultsError
 
@@ -53,7 +60,7 @@ def cmd_trace(args) -> int:
 def check_config(args):
     """The config `check` runs at: batch 4, time 10 unless given; its task says whether the
     outputs or the training gradients are checked. Checked before TensorFlow is imported."""
-    return config_from_args(args, batch_size=4, time_steps=10, xla=args.xla)
+    return config_from_args(args, **CHECK_SIZES, xla=args.xla)
 
 
 def cmd_check(args) -> int:
