@@ -19,6 +19,7 @@ PLACEHOLDERS = {
     "N": "2",
     "P": "float32",
     "PATH": "results.sqlite3",
+    "DIR": "capture-folder",
     "ID_A": "1a2b",
     "ID_B": "3c4d",
     "I/2": "0/2",
@@ -57,16 +58,17 @@ def code_lines(page: Path) -> list[Line]:
 
 
 def _joined(lines: list[Line]) -> list[Line]:
-    """Shell continuations (a trailing backslash) joined into the line they start."""
-    joined, pending = [], None
+    """Continuations joined into the line they start: after a trailing backslash, and an
+    indented line under a hierlstm command (the docs' way of wrapping its [optional] flags)."""
+    joined: list[Line] = []
     for line in lines:
-        text = line.text if pending is None else pending.text + " " + line.text.strip()
-        start = line if pending is None else pending
-        if text.rstrip().endswith("\\"):
-            pending = Line(start.page, start.number, text.rstrip()[:-1].rstrip())
-            continue
-        pending = None
-        joined.append(Line(start.page, start.number, text))
+        previous = joined[-1] if joined else None
+        wrapped = previous and _command(previous.text) is not None and line.text[:1].isspace()
+        if previous and (previous.text.endswith("\\") or wrapped):
+            text = previous.text.removesuffix("\\").rstrip() + " " + line.text.strip()
+            joined[-1] = Line(previous.page, previous.number, text)
+        else:
+            joined.append(Line(line.page, line.number, line.text.rstrip()))
     return joined
 
 
@@ -85,28 +87,37 @@ def _command(segment: str) -> str | None:
 @dataclass(frozen=True)
 class CommandLine:
     line: Line
-    shortest: list[str]  # the [optional] parts left out
-    longest: list[str]  # the [optional] parts put in
+    forms: tuple[list[str], ...]  # [optional] parts left out; put in, each `a|b` as a; as b
+
+
+def _optional(rest: str, choose: int) -> str:
+    """`rest` with each [group] put in, its `...` dropped (more flags like these) and of its
+    alternatives `a | b` the first (`choose` 0) or the last (-1)."""
+
+    def group(match):
+        return match.group(1).replace("...", "").split("|")[choose].strip()
+
+    word = r"([^\s\[\]|]+)"
+    alternatives = re.sub(word + r"\|" + word, lambda m: m.group(1 if choose == 0 else 2), rest)
+    return re.sub(r"\[([^\]]*)\]", group, alternatives)
 
 
 def command_lines(pages=PAGES) -> list[CommandLine]:
     """Every hierlstm command line in the pages' code blocks: comments (` # ...`) dropped, a
-    pipe or `&&` split, placeholders replaced; ValueError naming file:line for a word that looks
-    like a placeholder and is not in PLACEHOLDERS or ELIDED."""
+    pipe or `&&` outside [brackets] split, placeholders replaced; ValueError naming file:line for
+    a word that looks like a placeholder and is not in PLACEHOLDERS or ELIDED."""
     found = []
     for page in pages:
         for line in _joined(code_lines(page)):
             text = re.split(r"\s#\s|\s#$", line.text, maxsplit=1)[0]
-            for segment in re.split(r"\s(?:\||&&)\s", text):
+            for segment in re.split(r"\s(?:\||&&)\s(?![^\[]*\])", text):
                 rest = _command(segment)
                 if rest is None:
                     continue
                 rest = ELIDED.get(rest, rest)
                 shortest = re.sub(r"\s*\[[^\]]*\]", "", rest)
-                longest = re.sub(r"\[([^\]]*)\]", lambda m: m.group(1).replace("...", ""), rest)
-                found.append(
-                    CommandLine(line, _arguments(shortest, line), _arguments(longest, line))
-                )
+                forms = (shortest, _optional(rest, 0), _optional(rest, -1))
+                found.append(CommandLine(line, tuple(_arguments(form, line) for form in forms)))
     return found
 
 

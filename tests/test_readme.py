@@ -57,11 +57,12 @@ def _command_id(command) -> str:
 
 @pytest.mark.parametrize("command", command_lines(), ids=_command_id)
 def test_every_documented_command_line_is_accepted(command):
-    """Each hierlstm line of a code block, with its [optional] parts and without, through the
+    """Each hierlstm line of a code block, with its [optional] parts and without (of `a|b`, a and
+    b), through the
     real parser and the checks each command makes before TensorFlow is imported (no run).
     `app`'s flags are Streamlit's, passed on unparsed as `main` does; `audit` reads its model
     file first, so only its grammar is checked here (tests/test_docs.py runs one)."""
-    for argv in (command.shortest, command.longest):
+    for argv in command.forms:
         argv = argv[:1] if argv[:1] == ["app"] else argv
         try:
             args = build_parser().parse_args(argv)
