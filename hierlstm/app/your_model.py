@@ -13,18 +13,18 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from hierlstm import settings
 from hierlstm.app import caches
 from hierlstm.app.state import language, text
 from hierlstm.yours import audit, examples, load, rewrite, verify, walk
 
 UPLOAD_ENV = "HIERLSTM_UPLOAD_MB"
-DEFAULT_UPLOAD_MB = 20
 _MB = 1024 * 1024
 
 
 def upload_limit_mb() -> int:
-    value = os.environ.get(UPLOAD_ENV, "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_UPLOAD_MB
+    """HIERLSTM_UPLOAD_MB (20); a bad value is the page's ModelFileError, one line."""
+    return settings.read(UPLOAD_ENV, error=load.ModelFileError)
 
 
 def uploads_folder() -> Path:
