@@ -5,6 +5,8 @@
 # plain wheel (requirements.txt) otherwise; `make run GPU=1` or `GPU=0` overrides the detection.
 # The stamp names the wheel installed (.venv/.runtime-cpu, .venv/.runtime-gpu), so a GPU that
 # appears later upgrades the venv once and nothing else reinstalls it.
+# Both also install this checkout into .venv, editable (`pip install -e . --no-deps`): the library
+# snippets of the README then run as scripts from any folder, and an edit here is what they import.
 # Keras's other backends, JAX and PyTorch (requirements-backends.txt, CPU builds; on a GPU
 # machine requirements-backends-gpu.txt, their CUDA builds): `make test` installs them (the
 # backend tests need them), `make run BACKENDS=1` installs them for the app (stamp
@@ -96,6 +98,7 @@ $(BIN)/python:
 $(RUNTIME): requirements.txt $(REQUIREMENTS) | $(BIN)/python
 	@echo "installing $(REQUIREMENTS): $(WHY)"
 	$(BIN)/pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
 $(BACKENDS_STAMP): $(BACKENDS_REQUIREMENTS) | $(RUNTIME)
@@ -107,6 +110,7 @@ $(BACKENDS_STAMP): $(BACKENDS_REQUIREMENTS) | $(RUNTIME)
 $(DEV): requirements.txt requirements-dev.txt $(REQUIREMENTS) $(BACKENDS_REQUIREMENTS) | $(BIN)/python
 	@echo "installing requirements-dev.txt, $(REQUIREMENTS) and $(BACKENDS_REQUIREMENTS): $(WHY)"
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r $(REQUIREMENTS) -r $(BACKENDS_REQUIREMENTS)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(RUNTIME) $(BACKENDS_STAMP) $@
 
 clean:

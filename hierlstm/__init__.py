@@ -1,6 +1,6 @@
-"""hierlstm: build, trace and time a hierarchical LSTM in TensorFlow, in several execution
-strategies that compute one function from one set of parameters. Names load on first use, so `import
-hierlstm` does not pay TensorFlow's import time."""
+"""hierlstm: build, trace and time a hierarchical LSTM in TensorFlow, in six variants that
+compute one function from one set of parameters and differ only in how it runs. Names load on
+first use, so `import hierlstm` does not pay TensorFlow's import time."""
 
 from hierlstm._lazy import lazy_exports
 

@@ -1,4 +1,4 @@
-"""The VARIANTS registry: one hierarchical-LSTM function, several execution strategies. A `Variant`
+"""The VARIANTS registry: one hierarchical-LSTM function, six variants of how it runs. A `Variant`
 is metadata only (flags, chain length, backends, its builder's name), so the registry imports no
 TensorFlow or Keras; titles and explanations are catalogue messages. Nothing else lists the
 variants."""

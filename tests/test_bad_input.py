@@ -121,7 +121,7 @@ CONFIG_CASES = {
     "time-distributed-over-trace-budget": (
         {"variant": "time_distributed", "time_steps": "201"},
         "time_distributed would unroll 201 inner LSTM calls into one graph, an estimated 40 s of "
-        "tracing, over the trace budget of 200 calls; use folded",
+        "tracing, over the trace budget of 200 calls (HIERLSTM_TRACE_BUDGET_STEPS); use folded",
     ),
     "over-memory-budget": (
         {"batch_size": "1024", "time_steps": "2000"},
@@ -144,8 +144,8 @@ CONFIG_CASES = {
     "time-distributed-training-over-trace-budget": (
         {"task": "training", "variant": "time_distributed", "time_steps": "100"},
         "time_distributed would unroll 100 inner LSTM calls and their gradients into its "
-        "training graphs, an estimated 60 s of tracing, over the trace budget of 200 calls (a "
-        "training step counts each 3 times)",
+        "training graphs, an estimated 60 s of tracing, over the trace budget of 200 calls "
+        "(HIERLSTM_TRACE_BUDGET_STEPS; a training step counts each 3 times)",
     ),
 }
 

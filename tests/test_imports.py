@@ -18,6 +18,7 @@ LAYERS = (
         "hierlstm._native",
         "hierlstm.i18n",
         "hierlstm.config",
+        "hierlstm.settings",
         "hierlstm.registry",
         "hierlstm.records",
     ),
@@ -39,7 +40,7 @@ LAYERS = (
 )
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
 # every chart module found by name, so that a new one is checked too.
-PURE = """config registry i18n records refusals model.cost model.cudnn model.trace_notes
+PURE = """config settings registry i18n records refusals model.cost model.cudnn model.trace_notes
 model.shapes timing.basics timing.summary timing.rounds timing.rss backends backends.worker
 backends.kernels hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
 distributed.distribute distributed.cluster results.diff app.diff_view charts values

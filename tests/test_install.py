@@ -15,6 +15,7 @@ GPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements-g
 CPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements.txt"
 BACKENDS_CPU = "pip install --quiet --disable-pip-version-check -r requirements-backends.txt"
 BACKENDS_GPU = "pip install --quiet --disable-pip-version-check -r requirements-backends-gpu.txt"
+EDITABLE = "pip install --quiet --disable-pip-version-check --no-deps -e ."
 H100_PATH = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"  # the fake nvidia-smi of an H100
 
 
@@ -81,6 +82,19 @@ def test_the_gpu_files_are_the_cpu_files_cuda_builds():
         "jax[cuda12]==0.10.2",
         "torch==2.13.0",
     ]
+
+
+def test_both_stamps_install_this_checkout_editable_after_its_requirements(tmp_path):
+    """The README's library snippets import hierlstm from any folder: `make run` and `make test`
+    install the checkout itself into .venv (editable, no dependencies: the requirements files
+    pin them), after the requirements and before the stamp says the venv is ready."""
+    clone = fresh_copy(tmp_path)
+    run = make_dry_run("run", *no_gpu(tmp_path), cwd=clone)
+    assert run.index(CPU_INSTALL) < run.index(EDITABLE) < run.index("touch .venv/.runtime-cpu")
+    test = make_dry_run("test", *no_gpu(tmp_path), cwd=clone)
+    requirements = "-r requirements-dev.txt -r requirements.txt -r requirements-backends.txt"
+    assert test.index(requirements) < test.index(EDITABLE) < test.index("touch .venv/.runtime-cpu")
+    assert test.count(EDITABLE) == 1  # the dev stamp's recipe; the run stamp is touched by it
 
 
 def test_the_fake_h100_on_path_makes_run_install_the_and_cuda_wheels(tmp_path):

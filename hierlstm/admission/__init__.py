@@ -10,7 +10,7 @@ EXPORTS = {
     "check_limits": "limits",
     "check_trace_budget": "limits",
     "current_limits": "limits",
-    "env_int": "limits",
+    "limit_setting": "limits",
     "max_sizes": "limits",
     "memory_estimate_bytes": "limits",
     "StepCost": "estimate",

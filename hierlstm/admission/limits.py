@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from hierlstm import settings
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.hardware import gpu, query_driver
 from hierlstm.i18n import MessageError, t
@@ -103,26 +104,17 @@ def _gpu_budget(sees_a_gpu: Callable[[], bool]) -> tuple[int, str] | None:
     nvidia-smi nor HIERLSTM_GPU_MEMORY_MB says how much memory there is); None without a GPU."""
     if not sees_a_gpu():
         return None
-    try:
-        limit = gpu.memory_limit_mb()
-    except SettingError:  # the same sentence, in either language
-        value = os.environ.get(gpu.MEMORY_ENV, "").strip()
-        raise LimitError("limit.gpu_memory", name=gpu.MEMORY_ENV, value=repr(value)) from None
+    limit = limit_setting(gpu.MEMORY_ENV)
     free = _driver_free_mb() or ((limit,) if limit else ())
     if not free:
         return _available_ram_bytes() // 4, "limit.source.ram_no_gpu"
     return gpu.gpu_budget(free, limit)
 
 
-def env_int(name: str, default: int) -> int:
-    """A whole-number setting of at least 1 from the environment (`default` when unset); a
-    `LimitError` naming it otherwise."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    if not text.isdigit() or int(text) < 1:
-        raise LimitError("limit.not_whole", name=name, value=repr(text))
-    return int(text)
+def limit_setting(name: str) -> int | None:
+    """A limit's HIERLSTM_* value (`hierlstm.settings`, its default when unset); a bad one is a
+    LimitError of the settings' sentence, so a page says it as it says a limit."""
+    return settings.read(name, error=LimitError)
 
 
 def max_sizes() -> dict[str, int]:
@@ -130,8 +122,8 @@ def max_sizes() -> dict[str, int]:
     from the environment alone: the app's frame bounds its number inputs with them while the
     server's warm-up is still importing TensorFlow (the memory budget needs TensorFlow)."""
     return {
-        "batch_size": env_int("HIERLSTM_MAX_BATCH", 1024),
-        "time_steps": env_int("HIERLSTM_MAX_TIME_STEPS", 2000),
+        "batch_size": limit_setting("HIERLSTM_MAX_BATCH"),
+        "time_steps": limit_setting("HIERLSTM_MAX_TIME_STEPS"),
     }
 
 
@@ -140,9 +132,9 @@ def current_limits(sees_a_gpu: Callable[[], bool] = tensorflow_sees_a_gpu) -> Li
     `sees_a_gpu` says whether the GPU budget applies: TensorFlow's view by default, the
     driver's (`driver_sees_a_gpu`) in a process without TensorFlow."""
     sizes = max_sizes()
-    budget_mb = os.environ.get("HIERLSTM_MEMORY_BUDGET_MB", "").strip()
+    budget_mb = limit_setting("HIERLSTM_MEMORY_BUDGET_MB")
     if budget_mb:
-        budget = env_int("HIERLSTM_MEMORY_BUDGET_MB", 1) * _MB
+        budget = budget_mb * _MB
         source = "limit.source.env"
     else:
         on_gpu = _gpu_budget(sees_a_gpu)
@@ -155,8 +147,8 @@ def current_limits(sees_a_gpu: Callable[[], bool] = tensorflow_sees_a_gpu) -> Li
         max_time_steps=sizes["time_steps"],
         memory_budget_bytes=budget,
         memory_budget_source=source,
-        trace_budget_steps=env_int("HIERLSTM_TRACE_BUDGET_STEPS", 200),
-        confirm_seconds=float(env_int("HIERLSTM_CONFIRM_SECONDS", 30)),
+        trace_budget_steps=limit_setting("HIERLSTM_TRACE_BUDGET_STEPS"),
+        confirm_seconds=float(limit_setting("HIERLSTM_CONFIRM_SECONDS")),
     )
 
 

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from hierlstm import settings
 from hierlstm.admission.turns import TurnLock
 from hierlstm.config import RunConfig, data_folder
 from hierlstm.hardware import physical_gpu
@@ -112,7 +113,7 @@ def _device_key_without_tensorflow(spec: str) -> str:
 def lock_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The folder of the lock files (see the module docstring for the order)."""
     environ = os.environ if environ is None else environ
-    if override := environ.get(LOCK_DIR_ENV, "").strip():
+    if override := settings.read(LOCK_DIR_ENV, environ):
         return Path(override).expanduser()
     runtime = environ.get("XDG_RUNTIME_DIR", "").strip()
     if runtime and os.path.isabs(runtime) and os.access(runtime, os.W_OK | os.X_OK):

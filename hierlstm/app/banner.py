@@ -15,6 +15,7 @@ from hierlstm.app.devices import (
 from hierlstm.app.sidebar import Controls
 from hierlstm.app.state import language, text
 from hierlstm.config import RunConfig, SettingError
+from hierlstm.i18n import MessageError
 
 # TensorFlow is imported by the server's warm-up (`hierlstm.app.warmup`); the frame imports this
 # module before that, so what needs TensorFlow is imported where it is used.
@@ -84,7 +85,8 @@ def banner(controls: Controls, warmup_failed: str = "") -> None:
     if warmup_failed:
         st.error(text("banner.warmup_failed", error=warmup_failed), icon=":material/error:")
     for key, error in start_devices():  # banner.gpu_memory_failed, banner.devices_failed
-        st.error(text(key, error=error), icon=":material/memory:")
+        said = error.sentence(language()) if isinstance(error, MessageError) else str(error)
+        st.error(text(key, error=said), icon=":material/memory:")
     # The same sentences as `python -m hierlstm doctor`: the first (the most serious) shown, the
     # others one click away, so a GPU server's banner does not push the page out of sight.
     problems = sorted(gpu_problems(), key=lambda problem: problem.severity != "unusable")

@@ -31,7 +31,7 @@ def visible_devices() -> list[str]:
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def start_devices() -> tuple[tuple[str, str], ...]:
+def start_devices() -> tuple[tuple[str, Exception], ...]:
     """Once, before TensorFlow's runtime starts (app.py calls this first): GPU memory growth,
     or HIERLSTM_GPU_MEMORY_MB per GPU, so several sessions, servers and the CLI share a GPU;
     then the CPU split into HIERLSTM_LOGICAL_CPUS logical devices. What went wrong, as
@@ -47,7 +47,7 @@ def start_devices() -> tuple[tuple[str, str], ...]:
         try:
             start()
         except (ValueError, RuntimeError) as error:
-            problems.append((key, str(error)))
+            problems.append((key, error))  # the banner says it in the page's language
     return tuple(problems)
 
 

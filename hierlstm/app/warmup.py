@@ -20,14 +20,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from hierlstm import settings
 from hierlstm._native import freeze_what_is_loaded
 from hierlstm.app.gate import Gate
 from hierlstm.app.pages import BY_NAME, PAGES
 from hierlstm.app.state import DEFAULT_VARIANTS
-from hierlstm.config import RunConfig, SettingError
+from hierlstm.config import RunConfig
 
 LOG = logging.getLogger("hierlstm.app.warmup")
-MODES = ("full", "trace", "off")
+MODES = settings.SETTINGS["HIERLSTM_WARMUP"].parse.choices  # full, trace, off
 QUIET_S = 3.0  # a step the pages do not wait for waits until no page has started for this long
 QUIET_LIMIT_S = 120.0  # ... and for the gate, but no longer than this
 _last_page = 0.0  # time.monotonic() when a script run of the frame last started
@@ -215,8 +216,7 @@ def _page_step(name: str, function: str) -> Callable[[], None]:
 def steps_for(mode: str) -> tuple[Step, ...]:
     """The generic steps (TensorFlow, the devices, every page's module), then each page's own
     steps for `mode` in the page list's order, then the estimate's cost measurement."""
-    if mode not in MODES:
-        raise SettingError(f"HIERLSTM_WARMUP must be one of {', '.join(MODES)}; got {mode!r}.")
+    mode = settings.read("HIERLSTM_WARMUP", {"HIERLSTM_WARMUP": mode})  # the setting's refusal
     steps = [
         Step("warmup.tensorflow", _import_tensorflow),
         Step("warmup.devices", _start_devices, after=("warmup.tensorflow",)),
@@ -299,7 +299,7 @@ class Warmup:
                 LOG.exception("warm-up: loading the libraries failed")
             else:
                 self.charts_drawable.set()
-        if hold_file := os.environ.get("HIERLSTM_WARMUP_AFTER"):
+        if hold_file := settings.read("HIERLSTM_WARMUP_AFTER"):
             with self._showing("warmup.held"):
                 deadline = time.monotonic() + HOLD_LIMIT_S
                 while not os.path.exists(hold_file) and time.monotonic() < deadline:
@@ -351,7 +351,7 @@ def server_warmup() -> Warmup:
     global _server
     with _server_lock:
         if _server is None:
-            _server = Warmup(steps_for(os.environ.get("HIERLSTM_WARMUP", "full")))
+            _server = Warmup(steps_for(settings.read("HIERLSTM_WARMUP")))
         return _server
 
 

@@ -7,7 +7,14 @@ import json
 import sys
 
 from hierlstm.cli.format import format_diff, format_trace, json_default, shown, text_table
-from hierlstm.cli.parser import UsageError, config_from_args, learn_settings, seed_number, usage
+from hierlstm.cli.parser import (
+    CHECK_SIZES,
+    UsageError,
+    config_from_args,
+    learn_settings,
+    seed_number,
+    usage,
+)
 from hierlstm.cli.timing import open_store
 from hierlstm.results.schema import ResultsError
 
@@ -53,7 +60,7 @@ def cmd_trace(args) -> int:
 def check_config(args):
     """The config `check` runs at: batch 4, time 10 unless given; its task says whether the
     outputs or the training gradients are checked. Checked before TensorFlow is imported."""
-    return config_from_args(args, batch_size=4, time_steps=10, xla=args.xla)
+    return config_from_args(args, **CHECK_SIZES, xla=args.xla)
 
 
 def cmd_check(args) -> int:
@@ -62,13 +69,17 @@ def cmd_check(args) -> int:
     if config.task == "training":
         return _check_training(args, config, seed)
     from hierlstm.model.check import check_variants
+    from hierlstm.timing import RUN_FAILURES, error_line
 
-    results = check_variants(config, seed=seed)
+    # A variant that cannot run here is a FAIL row with bench's one line, not a traceback.
+    results = check_variants(config, seed=seed, failures=RUN_FAILURES, describe=error_line)
     lines = [
         f"batch {config.batch_size}, time {config.time_steps}, {config.precision}"
         f"{', XLA' if config.xla else ''}: max |variant - numpy reference|",
         *(
-            f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
+            f"  {result.variant:<17} FAIL: {result.error}"
+            if result.error
+            else f"  {result.variant:<17} {result.max_abs_diff:.2e}  (tolerance "
             f"{result.tolerance:.0e})  {'ok' if result.ok else 'FAIL'}"
             for result in results
         ),

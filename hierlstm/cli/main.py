@@ -32,6 +32,7 @@ from hierlstm.cli.serve import serve
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values
 from hierlstm.config import SettingError
 from hierlstm.refusals import Refused
+from hierlstm.settings import check_environment
 
 COMMANDS = {
     "variants": cmd_variants,
@@ -81,14 +82,6 @@ def _join_cluster(args) -> None:
             require_trusted_network(args.trusted_network)
 
 
-def _gpu_memory_limit() -> None:
-    """HIERLSTM_GPU_MEMORY_MB, checked before TensorFlow is imported."""
-    from hierlstm.hardware import memory_limit_mb
-
-    with usage():
-        memory_limit_mb()
-
-
 def _start_devices(args, logical_cpus: int | None) -> None:
     """What must happen before TensorFlow's runtime starts: GPU memory growth (or the
     HIERLSTM_GPU_MEMORY_MB limit), so the app and other commands can share the GPU; the
@@ -113,6 +106,8 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError(f"choose a command: {', '.join(COMMANDS)} (see --help).")
+        with usage():  # every HIERLSTM_* variable, before anything reads one
+            check_environment()
         logical_cpus = _logical_cpus(args)
         _join_cluster(args)
         if args.command not in SETTINGS:  # variants, results: no TensorFlow at all
@@ -120,7 +115,6 @@ def main(argv=None) -> int:
         SETTINGS[args.command](args)
         if in_workers(args):  # another Keras backend: its own process; TensorFlow not here
             return IN_WORKERS[args.command](args)
-        _gpu_memory_limit()
         from hierlstm._native import import_tensorflow_quietly
 
         tensorflow = import_tensorflow_quietly()

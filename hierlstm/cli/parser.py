@@ -22,6 +22,7 @@ LEARN_FLAGS = {
     "seed": "makes the sounds and the parameters (default 0)",
 }
 LEARN_TIME_STEPS = 24  # frames per sequence unless --time-steps: seconds on a CPU
+CHECK_SIZES = {"batch_size": 4, "time_steps": 10}  # `check`'s sizes unless given
 
 
 class UsageError(Exception):
@@ -43,34 +44,52 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _add_sizes(parser, names=SIZE_FIELDS):
-    """A flag per RunConfig size (--time-steps N ...), named as its field."""
+def _add_sizes(parser, names=SIZE_FIELDS, **defaults):
+    """A flag per RunConfig size (--time-steps N ...), named as its field; `defaults` are the
+    command's own where they are not RunConfig's."""
     for name in names:
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="N")
+        low, high = BOUNDS[name]
+        default = defaults.get(name, getattr(RunConfig(), name))
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            metavar="N",
+            help=f"the model's {name}, {low} to {high} (default {default})",
+        )
 
 
-def _add_geometry(parser, *, variant: bool):
+def _add_geometry(parser, *, variant: bool, **defaults):
     if variant:
         parser.add_argument("--variant", required=True, help="a name from `variants`")
-    _add_sizes(parser)
+    _add_sizes(parser, **defaults)
     parser.add_argument("--precision", help="float32 | mixed_float16 | mixed_bfloat16")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 DESCRIPTION = "Build, trace, time and profile a hierarchical LSTM, and keep the results."
+_TIMING_WORDS = {
+    "repeats": "timed samples of each variant",
+    "warmup": "untimed calls after the first call",
+    "seed": "makes the input and the parameters",
+}
+
+
+def _timing_help(name: str) -> str:
+    low, high = BOUNDS[name]
+    return f"{_TIMING_WORDS[name]}, {low} to {high}"
 
 
 def build_parser() -> Parser:
     parser = Parser(prog="python -m hierlstm", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    listing = commands.add_parser("variants", help="list the execution strategies")
-    listing.add_argument("--json", action="store_true")
+    listing = commands.add_parser("variants", help="list the six variants of the model")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a list")
     trace = commands.add_parser("trace", help="every shape through one variant")
     _add_geometry(trace, variant=True)
     _add_strategy(trace)
     check = commands.add_parser("check", help="every variant against the numpy reference")
-    _add_geometry(check, variant=False)
-    check.add_argument("--seed", default="0", metavar="N")
+    _add_geometry(check, variant=False, **CHECK_SIZES)
+    check.add_argument("--seed", default="0", metavar="N", help=_timing_help("seed"))
     _add_backend(check)
     check.add_argument("--xla", action="store_true", help="compile each variant with XLA")
     check.add_argument(
@@ -81,7 +100,8 @@ def build_parser() -> Parser:
     learn = commands.add_parser(
         "learn", help="train the model to name the sound playing at every time step"
     )
-    _add_sizes(learn, [name for name in SIZE_FIELDS if name != "batch_size"])  # it has --batch
+    sizes = [name for name in SIZE_FIELDS if name != "batch_size"]  # it has --batch
+    _add_sizes(learn, sizes, time_steps=LEARN_TIME_STEPS)
     for flag, help_text in LEARN_FLAGS.items():
         learn.add_argument(f"--{flag}", metavar="N", help=help_text)
     learn.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -112,7 +132,9 @@ def build_parser() -> Parser:
     _add_trusted_network(worker)
 
     profiled = commands.add_parser(
-        "profile", help="where one step's time goes: one variant under the TensorFlow Profiler"
+        "profile",
+        help="where one step's time goes: one variant under its backend's profiler "
+        "(TensorFlow's, JAX's or PyTorch's)",
     )
     _add_profile_options(profiled)
 
@@ -133,23 +155,28 @@ def build_parser() -> Parser:
         description="Serve hierlstm's app with `streamlit run`. Every argument after `app` goes "
         "to streamlit as given, e.g. `app --server.port 8600 --server.headless true`.",
     )
-    served.add_argument("streamlit_flags", nargs="*", metavar="STREAMLIT_FLAG")
+    served.add_argument(
+        "streamlit_flags",
+        nargs="*",
+        metavar="STREAMLIT_FLAG",
+        help="passed to `streamlit run` as given",
+    )
 
     _add_audit(commands)
     results = commands.add_parser("results", help="stored measurements")
     actions = results.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="stored runs, newest first")
     _add_db(listing)
-    listing.add_argument("--variant")
-    listing.add_argument("--device")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--variant", help="only this variant's runs")
+    listing.add_argument("--device", help="only the runs on this device, as stored (e.g. /CPU:0)")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     export = actions.add_parser("export", help="write every stored run as CSV or JSON")
     _add_db(export)
     export.add_argument("--format", default="csv", help="csv | json")
     export.add_argument("--output", metavar="FILE", help="default: standard output")
     imported = actions.add_parser("import", help="add runs from a CSV or JSON export")
     _add_db(imported)
-    imported.add_argument("file")
+    imported.add_argument("file", metavar="FILE", help="a CSV or JSON file of `results export`")
     checked = actions.add_parser(
         "check", help="SQLite's integrity check of the results file, and the rows still readable"
     )
@@ -166,7 +193,7 @@ def build_parser() -> Parser:
     _add_db(diff)
     diff.add_argument("id_a", metavar="ID_A", help="the reference run (an id or its start)")
     diff.add_argument("id_b", metavar="ID_B", help="the run compared with it")
-    diff.add_argument("--json", action="store_true")
+    diff.add_argument("--json", action="store_true", help="print JSON instead of a report")
     return parser
 
 
@@ -312,7 +339,12 @@ def _add_run_options(parser, *, strategy: bool = True):
     )
     _add_run_settings(parser)
     for name in ("repeats", "warmup", "seed"):
-        parser.add_argument(f"--{name}", default=str(getattr(DEFAULT_TIMING, name)), metavar="N")
+        parser.add_argument(
+            f"--{name}",
+            default=str(getattr(DEFAULT_TIMING, name)),
+            metavar="N",
+            help=_timing_help(name),
+        )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_db(parser)
     parser.add_argument("--no-store", action="store_true", help="do not store the results")
@@ -327,7 +359,12 @@ def _add_profile_options(parser):
         "--steps", default="10", metavar="N", help=f"profiled steps, {low} to {high} (default 10)"
     )
     for name in ("warmup", "seed"):
-        parser.add_argument(f"--{name}", default=str(getattr(DEFAULT_TIMING, name)), metavar="N")
+        parser.add_argument(
+            f"--{name}",
+            default=str(getattr(DEFAULT_TIMING, name)),
+            metavar="N",
+            help=_timing_help(name),
+        )
     parser.add_argument(
         "--repeats",
         default=str(DEFAULT_TIMING.repeats),

@@ -150,6 +150,14 @@ def write_trace(results, path: Path) -> int:
     return 0
 
 
+# Whose allocator a profile's memory line speaks of, by the backend that ran it.
+ALLOCATORS = {
+    "tensorflow": "TensorFlow's allocator",
+    "jax": "JAX's allocator",
+    "torch": "PyTorch's CPU allocator",
+}
+
+
 def _mib(size: float) -> str:
     return f"{size / 2**20:.3f}"
 
@@ -158,12 +166,13 @@ def format_memory(result) -> list[str]:
     """The memory lines: the measured peak, and for a training step its estimate by part."""
     from hierlstm.profiling import memory_estimate
 
+    allocator = ALLOCATORS[result.config.backend]
     kind = {
         "gpu_allocator_peak": "the GPU allocator's peak over one call (bytes in use, weights, "
         "slots and inputs included)",
-        "cpu_rss_growth": "the growth of the process's RSS over one call: on a CPU TensorFlow's "
-        "allocator keeps no statistics, so no part and no peak can be measured; RSS growth "
-        "misses memory the allocator reuses from earlier calls and counts other threads'",
+        "cpu_rss_growth": f"the growth of the process's RSS over one call: on a CPU {allocator} "
+        "keeps no statistics, so no part and no peak can be measured; RSS growth misses memory "
+        "the allocator reuses from earlier calls and counts other threads'",
     }.get(result.peak_memory_kind, result.peak_memory_kind)
     lines = [f"memory measured: {_mib(result.peak_memory_bytes)} MiB, {kind}"]
     estimate = memory_estimate(result.config)

@@ -9,6 +9,7 @@ import json
 import os
 import re
 
+from hierlstm import settings
 from hierlstm.config import RunConfig, SettingError
 
 LOGICAL_CPUS_ENV = "HIERLSTM_LOGICAL_CPUS"  # read by `ensure_logical_cpus_from_environment`
@@ -49,12 +50,8 @@ def ensure_logical_cpus(count: int) -> int:
 
 def ensure_logical_cpus_from_environment() -> int | None:
     """`ensure_logical_cpus($HIERLSTM_LOGICAL_CPUS)` when that is set (for the app's start-up)."""
-    text = os.environ.get(LOGICAL_CPUS_ENV, "").strip()
-    if not text:
-        return None
-    if not text.isdigit():
-        raise SettingError(f"{LOGICAL_CPUS_ENV} must be a whole number; got {text!r}.")
-    return ensure_logical_cpus(int(text))
+    count = settings.read(LOGICAL_CPUS_ENV)
+    return None if count is None else ensure_logical_cpus(count)
 
 
 # --- the cluster of a multi-worker run -------------------------------------------------------

@@ -6,11 +6,10 @@ sessions and the CLI can share a GPU. TensorFlow is imported only inside it."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Mapping, Sequence
 
-from hierlstm.config import SettingError
+from hierlstm import settings
 from hierlstm.hardware.nvidia import NvidiaGpu
 
 # --- documented facts --------------------------------------------------------------------------
@@ -136,12 +135,7 @@ def visible_driver_gpus(gpus: Sequence[NvidiaGpu], environ: Mapping[str, str]):
 
 def memory_limit_mb(environ: Mapping[str, str] | None = None) -> int | None:
     """HIERLSTM_GPU_MEMORY_MB as a number of MiB, None when unset; SettingError when bad."""
-    text = (os.environ if environ is None else environ).get(MEMORY_ENV, "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise SettingError(f"{MEMORY_ENV} must be a whole number of MiB, at least 1; got {text!r}.")
-    return int(text)
+    return settings.read(MEMORY_ENV, environ)
 
 
 def gpu_budget(free_mb: Sequence[int], limit_mb: int | None) -> tuple[int, str]:

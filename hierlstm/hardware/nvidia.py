@@ -12,9 +12,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from hierlstm import settings
+
 QUERY_FIELDS = ("index", "name", "driver_version", "memory.total", "memory.free", "compute_cap")
 PROC_ENV = "HIERLSTM_NVIDIA_PROC"
-PROC_DEFAULT = "/proc/driver/nvidia"
 SMI_TIMEOUT_S = 20.0  # nvidia-smi can take seconds when the driver is not in persistence mode
 _LIST_LINE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: [^)]*\))?\s*$")
 _DRIVER_IN_PROC = re.compile(r"NVRM version:.*?\s(\d{3,}\.\d+(?:\.\d+)?)\s")
@@ -146,6 +147,6 @@ def query_driver(environ=None) -> DriverReport:
         status, out = _run([smi, "-L"])
         if status == 0 and (gpus := parse_list(out)):
             return DriverReport(gpus, "", "nvidia-smi", smi)
-    folder = Path(environ.get(PROC_ENV, "").strip() or PROC_DEFAULT)
+    folder = Path(settings.read(PROC_ENV, environ))
     driver, gpus = parse_proc(folder)
     return DriverReport(gpus, driver, str(folder) if gpus else "", smi, error)

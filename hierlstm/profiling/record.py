@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from hierlstm.admission import env_int
+from hierlstm import settings
 from hierlstm.config import RunConfig, data_folder, default_logdir
 from hierlstm.model.cost import memory_parts
 from hierlstm.refusals import Refusal, refusal_of
@@ -112,7 +112,7 @@ def memory_estimate(config: RunConfig) -> dict[str, int] | None:
 
 def kept_profiles() -> int:
     """HIERLSTM_KEEP_PROFILES: how many captures the default folder keeps (100)."""
-    return env_int("HIERLSTM_KEEP_PROFILES", 100)
+    return settings.read("HIERLSTM_KEEP_PROFILES")
 
 
 def new_capture_folder(config: RunConfig) -> Path:

@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 
+from hierlstm import settings
 from hierlstm.config import data_folder
 from hierlstm.records import BenchResult
 from hierlstm.refusals import is_busy, refusing, writable_file
@@ -43,7 +44,7 @@ _FRAME_DTYPES = {
 def default_path() -> Path:
     """`$HIERLSTM_DB` if set, else results.sqlite3 in `hierlstm.config.data_folder()`
     ($XDG_DATA_HOME/hierlstm, ~/.local/share/hierlstm by default)."""
-    override = os.environ.get("HIERLSTM_DB", "").strip()
+    override = settings.read("HIERLSTM_DB")
     if override:
         return Path(override).expanduser()
     return data_folder() / "results.sqlite3"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import struct
 import zipfile
 from pathlib import Path
@@ -16,7 +15,6 @@ from pathlib import Path
 from hierlstm.i18n import MessageError
 
 UPLOAD_ENV = "HIERLSTM_UPLOAD_MB"
-DEFAULT_UPLOAD_MB = 20
 MB = 1024 * 1024
 # What `model.save(path.keras)` writes, and all that hierlstm reads: anything else (assets, an
 # .npz of weights) would make Keras extract the archive to disk under its members' names.
@@ -34,9 +32,11 @@ class ModelFileError(MessageError, ValueError):
 
 
 def upload_cap_mb() -> int:
-    """The largest model file the server takes, in MiB (HIERLSTM_UPLOAD_MB, 20 by default)."""
-    value = os.environ.get(UPLOAD_ENV, "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_UPLOAD_MB
+    """The largest model file the server takes, in MiB (HIERLSTM_UPLOAD_MB, 20 by default); a bad
+    value is a ModelFileError, one line naming the setting."""
+    from hierlstm import settings
+
+    return settings.read(UPLOAD_ENV, error=ModelFileError)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -104,12 +104,12 @@ def test_without_an_nvidia_gpu_the_banner_says_tensorflow_sees_none(machine, tmp
             "HIERLSTM_GPU_MEMORY_MB",
             "GPU memory was not set up, so TensorFlow may take nearly all of it at first use and "
             "starve other sessions and the CLI: HIERLSTM_GPU_MEMORY_MB must be a whole number of "
-            "MiB, at least 1; got 'lots'.",
+            "at least 1; got 'lots'.",
         ),
         (
             "HIERLSTM_LOGICAL_CPUS",
             "The logical CPU devices were not set up, so this server has one CPU device: "
-            "HIERLSTM_LOGICAL_CPUS must be a whole number; got 'lots'.",
+            "HIERLSTM_LOGICAL_CPUS must be a whole number from 1 to 64; got 'lots'.",
         ),
     ],
 )

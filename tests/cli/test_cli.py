@@ -47,6 +47,19 @@ def test_check_passes_for_every_variant(capsys):
         assert result["ok"] and result["max_abs_diff"] <= result["tolerance"] == 1e-5
 
 
+def test_check_xla_names_the_variant_xla_cannot_compile_in_its_table(capsys):
+    """vectorized_map's pfor loops do not compile under XLA: a FAIL row with bench's line, every
+    other variant still checked, exit 1 (docs/cli.md), and no traceback."""
+    status, out, err = run(capsys, "check --xla --batch-size 1 --time-steps 2")
+    assert status == 1 and "Traceback" not in err
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert list(rows) == list(VARIANTS)
+    failed = rows["vectorized_map"]
+    assert "FAIL: not supported here" in failed
+    assert "vectorized_map's pfor loops cannot be compiled; run without XLA" in failed
+    assert all(row.endswith("ok") for name, row in rows.items() if name != "vectorized_map")
+
+
 # Every refusal of an argument: (command line, part of its one error line). Each answers with
 # exit 2 before TensorFlow is imported.
 BAD_ARGUMENTS = [

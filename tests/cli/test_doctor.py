@@ -121,5 +121,5 @@ def test_a_bad_gpu_memory_limit_exits_2_with_one_line():
     bad_limit = python("-m", "hierlstm", "doctor", "--no-probe", env=environment)
     assert bad_limit.returncode == 2
     assert bad_limit.stderr.strip() == (
-        "error: HIERLSTM_GPU_MEMORY_MB must be a whole number of MiB, at least 1; got 'lots'."
+        "error: HIERLSTM_GPU_MEMORY_MB must be a whole number of at least 1; got 'lots'."
     )
