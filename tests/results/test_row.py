@@ -10,7 +10,14 @@ from typing import Optional
 
 import numpy as np
 import pytest
-from factories import make_compare, make_failed_result, make_result, make_training_result, same
+from factories import (
+    VERSIONS,
+    make_compare,
+    make_failed_result,
+    make_result,
+    make_training_result,
+    same,
+)
 
 from hierlstm.config import RunConfig, Timing
 from hierlstm.records import (
@@ -221,19 +228,15 @@ def _made_the_new_way(status: str) -> BenchResult:
         "forward_backward": [0.0105, 0.0101, 0.0112, 0.011, 0.0104],
         "update": [0.0011, 0.001, 0.0013, 0.0012, 0.0011],
     }
+    return made(config, [0.0125, 0.0119, 0.0131, 0.0122, 0.0140], phases)
+
+
+def made(config: RunConfig, steps, phases) -> BenchResult:
+    """`summary.make_result` of `steps` and `phases` as a small CPU run records them."""
+    where = {"device": "/CPU:0", "versions": VERSIONS, "kernel": "generic", "trace_count": 1}
+    memory = {"peak_bytes": 52428800, "peak_kind": "cpu_rss_growth", "kernel_reason": "no GPU"}
     return summary.make_result(
-        config,
-        [0.0125, 0.0119, 0.0131, 0.0122, 0.0140],
-        warmup=2,
-        first_call_s=1.75,
-        peak_bytes=52428800,
-        peak_kind="cpu_rss_growth",
-        kernel="generic",
-        kernel_reason="no GPU",
-        trace_count=1,
-        device="/CPU:0",
-        versions={"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"},
-        phases=phases,
+        config, steps, warmup=2, first_call_s=1.75, phases=phases, **where, **memory
     )
 
 
@@ -353,20 +356,7 @@ def test_the_phase_frame_stacks_a_training_step_s_phases():
 def test_each_phase_keeps_its_samples_and_numpy_s_median_and_percentiles():
     rng = np.random.default_rng(0)
     steps, phases = rng.random(7), {"forward": rng.random(7), "update": rng.random(7)}
-    result = summary.make_result(
-        RunConfig(variant="folded", task="training"),
-        steps,
-        warmup=1,
-        first_call_s=1.0,
-        peak_bytes=0,
-        peak_kind="",
-        kernel="generic",
-        kernel_reason="",
-        trace_count=1,
-        device="/CPU:0",
-        versions={},
-        phases=phases,
-    )
+    result = made(RunConfig(variant="folded", task="training"), steps, phases)
     for name, samples in phases.items():
         stats = result.phases[name]
         assert stats.samples == tuple(samples)
