@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from benchmarks.record import run_and_save, write_results
-from benchmarks.registry import BENCHMARKS
+from benchmarks.registry import BENCHMARKS, SUMMARIES
 
 
 def listing() -> str:
@@ -33,7 +33,7 @@ def run_all(save: bool) -> int:
             print(f"benchmarks: {benchmark.name} left out: needs {missing}", file=sys.stderr)
             continue
         print(f"benchmarks: {benchmark.name}", file=sys.stderr, flush=True)
-        command = [sys.executable, "-m", f"benchmarks.{benchmark.name}"]
+        command = [sys.executable, "-m", benchmark.module]
         if run_and_save(benchmark.name, []) if save else subprocess.run(command).returncode:
             failed.append(benchmark.name)
     if failed:
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     save = "--save" in argv
     argv = [word for word in argv if word != "--save"]
     if argv == ["--results"]:
-        print(f"wrote {write_results()}", file=sys.stderr)
+        print(f"wrote {write_results(SUMMARIES)}", file=sys.stderr)
         return 0
     if argv == ["--all"]:
         return run_all(save)

@@ -91,7 +91,7 @@ def machine() -> dict:
 
 
 def command_line() -> str:
-    """How this process was started, as `python -m benchmarks.NAME ...` or
+    """How this process was started, as `python -m benchmarks.CONCERN.NAME ...` or
     `python -m benchmarks NAME ...`."""
     spec = getattr(sys.modules["__main__"], "__spec__", None)
     if spec is None:  # not run with -m
@@ -124,7 +124,7 @@ def header(title: str, gpus: int | None = None) -> str:
 def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
     """Runs benchmark `name` in its own process, showing its report as it prints, and keeps the
     run in `folder`/NAME.json only if it printed one, so a failed run leaves the last kept one."""
-    command = [sys.executable, "-m", f"benchmarks.{name}", *argv]
+    command = [sys.executable, "-m", "benchmarks", name, *argv]
     started, before = datetime.datetime.now(datetime.UTC), load_average()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     lines = []
@@ -153,19 +153,17 @@ def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
     return status
 
 
-def kept_runs(folder: Path = RESULTS_DIR) -> list[dict]:
-    """The kept runs, in the registry's order (a file of no registered benchmark is skipped)."""
-    from benchmarks.registry import BENCHMARKS
-
+def kept_runs(summaries: dict[str, str], folder: Path = RESULTS_DIR) -> list[dict]:
+    """The kept runs of the benchmarks `summaries` names ({name: what it answers}, the
+    registry's), in its order (a file of no benchmark named there is skipped)."""
     found = {path.stem: path for path in folder.glob("*.json")}
-    return [json.loads(found[name].read_text()) for name in BENCHMARKS if name in found]
+    return [json.loads(found[name].read_text()) for name in summaries if name in found]
 
 
-def results_markdown(runs: list[dict]) -> str:
+def results_markdown(runs: list[dict], summaries: dict[str, str]) -> str:
     """RESULTS.md: how to read it, an index, then each run's report under its machine, date,
-    commit, command and load (the report's own "## " title line becomes the section's)."""
-    from benchmarks.registry import BENCHMARKS
-
+    commit, command and load (the report's own "## " title line becomes the section's, else the
+    benchmark's summary)."""
     lines = [
         "# Benchmark results",
         "",
@@ -181,7 +179,7 @@ def results_markdown(runs: list[dict]) -> str:
     for run in runs:
         where = f"{run['machine']['cpu']}, {run['machine']['cores']} cores"
         lines.append(
-            f"| [{run['benchmark']}](#{run['benchmark']}) | {BENCHMARKS[run['benchmark']].summary}"
+            f"| [{run['benchmark']}](#{run['benchmark']}) | {summaries[run['benchmark']]}"
             f" | {run['date'][:16].replace('T', ' ')} | {where} | {run['commit']} |"
         )
     for run in runs:
@@ -196,7 +194,7 @@ def results_markdown(runs: list[dict]) -> str:
         lines += [
             "",
             f'<a id="{run["benchmark"]}"></a>',
-            f"## {run['benchmark']}: {title or BENCHMARKS[run['benchmark']].summary}",
+            f"## {run['benchmark']}: {title or summaries[run['benchmark']]}",
             "",
             f"- run {run['date'][:16].replace('T', ' ')} UTC for {run['seconds']} s on "
             f"{found['cpu']} ({found['cores']} cores; GPUs: {', '.join(found['gpus']) or 'none'})"
@@ -216,10 +214,13 @@ def results_markdown(runs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_results(folder: Path = RESULTS_DIR, path: Path = RESULTS_MD) -> Path:
-    """RESULTS.md, and beside it the chart of the kept variants run."""
-    runs = kept_runs(folder)
-    path.write_text(results_markdown(runs), encoding="utf-8")
+def write_results(
+    summaries: dict[str, str], folder: Path = RESULTS_DIR, path: Path = RESULTS_MD
+) -> Path:
+    """RESULTS.md of the benchmarks `summaries` names, and beside it the chart of the kept
+    variants run."""
+    runs = kept_runs(summaries, folder)
+    path.write_text(results_markdown(runs, summaries), encoding="utf-8")
     for run in runs:
         if run["benchmark"] == "variants":
             (path.parent / CHART).write_text(speedup_chart(run), encoding="utf-8")

@@ -23,16 +23,20 @@ PHASES = ("forward", "forward_backward", "update")  # a training step's timed ph
 
 @dataclasses.dataclass(frozen=True)
 class Stats:
-    """One phase's timed samples (seconds, in the order taken) and their spread, as
-    `torch.utils.benchmark`'s Measurement keeps them: `Stats.of(samples)` derives the median
-    and the p10/p25/p75/p90 percentiles. Read back from a row, it holds what a row stores
-    (median, p10, p90): no samples, NaN quartiles."""
+    """Timed samples (seconds, in the order taken) and their spread, as `torch.utils.benchmark`'s
+    Measurement keeps them: `Stats.of(samples)` derives every other field. Read back from a row,
+    it holds what a row stores (a step: median, p10, p90, iqr, mean, std, min and its samples; a
+    phase: median, p10 and p90), NaN for the rest."""
 
     median: float = math.nan
     p10: float = math.nan
     p90: float = math.nan
     p25: float = math.nan
     p75: float = math.nan
+    iqr: float = math.nan  # p75 - p25
+    mean: float = math.nan
+    std: float = math.nan  # with one degree of freedom less (0.0 for a single sample)
+    min: float = math.nan
     samples: tuple[float, ...] = ()
 
     @classmethod
@@ -41,35 +45,36 @@ class Stats:
 
         values = np.asarray(list(samples), dtype=np.float64)
         p10, p25, p75, p90 = (float(value) for value in np.percentile(values, [10, 25, 75, 90]))
-        median = float(np.median(values))
-        return cls(median, p10, p90, p25, p75, tuple(float(value) for value in values))
-
-    @property
-    def iqr(self) -> float:
-        return self.p75 - self.p25
+        return cls(
+            median=float(np.median(values)),
+            p10=p10,
+            p90=p90,
+            p25=p25,
+            p75=p75,
+            iqr=p75 - p25,
+            mean=float(np.mean(values)),
+            std=float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
+            min=float(np.min(values)),
+            samples=tuple(float(value) for value in values),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class BenchResult:
-    """One measurement of one config: first call apart, then the steady-state distribution, in
-    seconds per forward pass or per training step. A training run also has `phases` ("forward",
-    "forward_backward", "update"; one `Stats` each), with `phase_sum_s` and `backward_s` derived;
-    NaN for inference. A failed run has status "failed", its line in `error` and NaN times."""
+    """One measurement of one config: first call apart, then the steady-state distribution of
+    the step (`step`, one `Stats`), in seconds per forward pass or per training step. A training
+    run also has `phases` ("forward", "forward_backward", "update"; one `Stats` each), with
+    `phase_sum_s` and `backward_s` derived; NaN for inference. A failed run has status "failed",
+    its line in `error` and NaN times."""
 
     config: RunConfig
     first_call_s: float  # tracing/compilation plus the first execution
-    median_s: float
-    p10_s: float
-    p90_s: float
-    iqr_s: float  # p75 - p25
-    mean_s: float
-    std_s: float
-    min_s: float
+    step: Stats  # the steady state: its samples (stored as `samples_json`) and their spread
     repeats: int
     warmup: int
-    noisy: bool  # iqr_s / median_s > 0.10
-    samples_per_s: float  # batch_size / median_s
-    steps_per_s: float  # batch_size * time_steps / median_s
+    noisy: bool  # step.iqr / step.median > 0.10
+    samples_per_s: float  # batch_size / step.median
+    steps_per_s: float  # batch_size * time_steps / step.median
     flops: int  # analytic, from hierlstm.model.cost
     gflops_per_s: float
     peak_memory_bytes: int
@@ -82,16 +87,8 @@ class BenchResult:
     # training: one Stats per phase of `PHASES`, stored as <phase>_median_s, _p10_s, _p90_s
     phases: dict[str, Stats] = dataclasses.field(default_factory=dict)
     kept_activation_bytes: int = 0  # training: estimated activations kept for backward (cost)
-    # the step's timed samples in seconds, in the order taken, as a JSON list ("[]": not kept,
-    # as in every row before results schema 5); read them as `samples`
-    samples_json: str = "[]"
     status: str = "ok"  # "ok" or "failed"
     error: str = ""
-
-    @property
-    def samples(self) -> tuple[float, ...]:
-        """The step's timed samples in seconds (empty when the row kept none)."""
-        return tuple(float(value) for value in json.loads(self.samples_json))
 
     def phase(self, name: str) -> Stats:
         """The Stats of phase `name` (one of `PHASES`); all NaN when the run has no phases."""
@@ -109,8 +106,11 @@ class BenchResult:
         return self.phase("forward_backward").median - self.phase("forward").median
 
     def _measured(self) -> dict[str, Any]:
-        """The measured columns (`MEASURED_COLUMNS`): the flat fields, `phases` flattened."""
+        """The measured columns (`MEASURED_COLUMNS`): the flat fields, `step` and `phases`
+        flattened, the step's samples as a JSON list."""
         values = {name: getattr(self, name) for name in (*_MEASURED_FIELDS, "phase_sum_s")}
+        values.update({column: getattr(self.step, stat) for stat, column in STEP_COLUMNS.items()})
+        values["samples_json"] = json.dumps(self.step.samples)
         for phase in PHASES:
             values.update(
                 {f"{phase}_{stat}_s": getattr(self.phase(phase), stat) for stat in _PHASE_STATS}
@@ -146,8 +146,13 @@ class BenchResult:
             for phase in PHASES
             if not math.isnan(value[f"{phase}_median_s"])
         }
+        step = Stats(
+            **{stat: value[column] for stat, column in STEP_COLUMNS.items()},
+            samples=tuple(float(sample) for sample in json.loads(value["samples_json"])),
+        )
         return cls(
             config=RunConfig(**{name: value[column] for name, column in CONFIG_COLUMNS.items()}),
+            step=step,
             versions={
                 key: value[column] for key, column in VERSION_COLUMNS.items() if value[column]
             },  # a backend's version only where it ran (no TensorFlow version for a JAX run)
@@ -170,6 +175,16 @@ VERSION_COLUMNS = {  # key in BenchResult.versions -> column
     "jax": "jax_version",  # "" unless the run was on the JAX backend
     "torch": "torch_version",  # "" unless the run was on the torch backend
 }
+# What a row keeps of the step's Stats: Stats field -> column.
+STEP_COLUMNS = {
+    "median": "median_s",
+    "p10": "p10_s",
+    "p90": "p90_s",
+    "iqr": "iqr_s",  # p75 - p25
+    "mean": "mean_s",
+    "std": "std_s",
+    "min": "min_s",
+}
 # The times only a training run has (NaN in an inference run's row): `phases`, flattened.
 _PHASE_STATS = ("median", "p10", "p90")  # what a row keeps of each phase's Stats
 PHASE_COLUMNS = (
@@ -179,13 +194,21 @@ PHASE_COLUMNS = (
 _MEASURED_FIELDS = tuple(  # BenchResult's flat fields, each its own column
     field.name
     for field in dataclasses.fields(BenchResult)
-    if field.name not in ("config", "versions", "phases")
+    if field.name not in ("config", "versions", "phases", "step")
 )
-MEASURED_COLUMNS = tuple(  # in field order, `phases` where the field is
+# The fields that become several columns, in field order: `step` and `phases` flattened where
+# the field is, and the step's samples (JSON, "[]" in every row before results schema 5) after
+# the activations kept, where schema 5 put them.
+_FLATTENED = {
+    "step": tuple(STEP_COLUMNS.values()),
+    "phases": PHASE_COLUMNS,
+    "kept_activation_bytes": ("kept_activation_bytes", "samples_json"),
+}
+MEASURED_COLUMNS = tuple(
     column
     for field in dataclasses.fields(BenchResult)
     if field.name not in ("config", "versions")
-    for column in (PHASE_COLUMNS if field.name == "phases" else (field.name,))
+    for column in _FLATTENED.get(field.name, (field.name,))
 )
 ROW_COLUMNS = (*CONFIG_COLUMNS.values(), *MEASURED_COLUMNS, *VERSION_COLUMNS.values())
 
@@ -216,6 +239,7 @@ def _column_kinds() -> dict[str, str]:
     config_kinds = field_kinds(RunConfig)
     kinds = {column: config_kinds[name] for name, column in CONFIG_COLUMNS.items()}
     measured = field_kinds(BenchResult, _MEASURED_FIELDS) | dict.fromkeys(PHASE_COLUMNS, "float")
+    measured |= dict.fromkeys(STEP_COLUMNS.values(), "float") | {"samples_json": "text"}
     kinds.update({column: measured[column] for column in MEASURED_COLUMNS})
     kinds.update(dict.fromkeys(VERSION_COLUMNS.values(), "text"))
     return kinds
@@ -252,39 +276,52 @@ def phase_frame(results: Iterable[BenchResult]) -> pd.DataFrame:
         for phase, (median, p10, p90) in spreads.items():
             rows.append(
                 {**point, "phase": phase, "median_s": median, "p10_s": p10, "p90_s": p90}
-                | {"step_median_s": result.median_s}
+                | {"step_median_s": result.step.median}
             )
     import pandas as pd  # here, not at the top: a record needs none of it
 
     return pd.DataFrame(rows, columns=list(PHASE_FRAME_COLUMNS))
 
 
-@dataclasses.dataclass
-class CompareResult:
-    """Several configs timed in interleaved rounds: `speedups[i]` is the median over rounds of
-    baseline_time / config_i_time, each ratio within one round so drift cancels; p10/p90
-    likewise."""
+@dataclasses.dataclass(frozen=True)
+class CompareEntry:
+    """One config's part in a comparison: its result; its speed-up, the median, p10 and p90 over
+    rounds of baseline time / its time, the two taken in the same round so drift cancels (NaN
+    where either failed); what a run under a strategy adds (strategy, replicas,
+    per_replica_batch, workers, output_checksum, replica_devices; {} for a single-device or
+    failed run); its timed rounds (`hierlstm.timing.rounds.Sample`s, a worker's with its own
+    timers beside them); and the worker process that ran it (0: this process)."""
 
-    results: list[BenchResult]
-    speedups: list[float]
-    speedup_p10: list[float]
-    speedup_p90: list[float]
+    result: BenchResult
+    speedup: Stats = Stats()
+    details: dict = dataclasses.field(default_factory=dict)
+    samples: tuple = ()
+    pid: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareResult:
+    """Several configs timed in interleaved rounds: one entry per config, in the order given;
+    entry `baseline` is the one every speed-up divides."""
+
+    entries: tuple[CompareEntry, ...]
     baseline: int = 0
-    # Per config, what a run under a strategy adds (strategy, replicas, per_replica_batch,
-    # workers, output_checksum, replica_devices); {} for a single-device or failed run.
-    details: list[dict] = dataclasses.field(default_factory=list)
+
+    @property
+    def results(self) -> list[BenchResult]:
+        return [entry.result for entry in self.entries]
 
     def to_frame(self) -> pd.DataFrame:  # pandas is imported here: a record needs none of it
         """One `BenchResult.to_row()` per config, then its strategy details and speed-ups."""
         rows = []
-        for index, result in enumerate(self.results):
-            row = result.to_row()
-            if index < len(self.details) and self.details[index]:
-                row.update(self.details[index])
+        for index, entry in enumerate(self.entries):
+            row = entry.result.to_row()
+            if entry.details:
+                row.update(entry.details)
                 row["replica_devices"] = ",".join(row["replica_devices"])
-            row["speedup_vs_baseline"] = self.speedups[index]
-            row["speedup_p10"] = self.speedup_p10[index]
-            row["speedup_p90"] = self.speedup_p90[index]
+            row["speedup_vs_baseline"] = entry.speedup.median
+            row["speedup_p10"] = entry.speedup.p10
+            row["speedup_p90"] = entry.speedup.p90
             row["is_baseline"] = index == self.baseline
             rows.append(row)
         import pandas as pd

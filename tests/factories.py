@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 from hierlstm.config import RunConfig
-from hierlstm.records import BenchResult, Stats
+from hierlstm.records import BenchResult, CompareEntry, CompareResult, Stats
 
 # Run settings that keep a page's run short (the pages' own inputs, outside the sidebar).
 SHORT_RUNS = {"profile": ("profile_steps", 2), "scaling": ("sweep_values_time_steps", "2, 4")}
 SHORT_RUNS["inside"] = ("inside_steps", 10)
 VERSIONS = {"python": "3.11.9", "tensorflow": "2.18.0", "keras": "3.8.0", "numpy": "2.0.2"}
-TIME_FIELDS = ("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -49,22 +48,19 @@ def run_cli(capsys, *argv: str | Path) -> tuple[int, str, str]:
 
 
 def make_result(status="ok", **changes) -> BenchResult:
-    """A plausible measurement of a small folded model; `changes` override any field, and
-    `config_changes` (a dict) replaces fields of its RunConfig (the rates follow)."""
+    """A plausible measurement of a small folded model; `changes` override any field,
+    `config_changes` (a dict) replaces fields of its RunConfig (the rates follow) and
+    `step_changes` (a dict) fields of its step's Stats."""
     config = RunConfig(variant="folded", batch_size=2, time_steps=4).replace(
         **changes.pop("config_changes", {})
     )
     median = 0.0125
+    step = Stats(median=median, p10=0.0119, p90=0.0131, iqr=0.0007, mean=0.01253, std=0.0004)
+    step = dataclasses.replace(step, min=0.0117, **changes.pop("step_changes", {}))
     result = BenchResult(
         config=config,
         first_call_s=1.75,
-        median_s=median,
-        p10_s=0.0119,
-        p90_s=0.0131,
-        iqr_s=0.0007,
-        mean_s=0.01253,
-        std_s=0.0004,
-        min_s=0.0117,
+        step=step,
         repeats=30,
         warmup=5,
         noisy=False,
@@ -97,6 +93,17 @@ def make_training_result(**changes) -> BenchResult:
     return make_result(config_changes=config_changes, **{**measured, **changes})
 
 
+def make_compare(results, speedups, details=None, baseline: int = 0) -> CompareResult:
+    """A comparison of `results`, entry i with speed-up `speedups[i]` (median, p10 and p90 the
+    same, or a (median, p10, p90) triple) and `details[i]` ({} by default)."""
+    details = details or [{}] * len(results)
+    entries = []
+    for result, speedup, detail in zip(results, speedups, details, strict=True):
+        median, p10, p90 = speedup if isinstance(speedup, tuple) else (speedup,) * 3
+        entries.append(CompareEntry(result, Stats(median=median, p10=p10, p90=p90), detail))
+    return CompareResult(tuple(entries), baseline)
+
+
 def make_failed_result() -> BenchResult:
     """An out-of-memory run as the harness records it: NaN times and rates, no kernel chosen."""
     nan = math.nan
@@ -105,7 +112,8 @@ def make_failed_result() -> BenchResult:
         error="ResourceExhaustedError: OOM when allocating tensor",
         kernel="",
         kernel_reason="",
-        **dict.fromkeys(TIME_FIELDS, nan),
+        first_call_s=nan,
+        step=Stats(),
         samples_per_s=nan,
         steps_per_s=nan,
         gflops_per_s=nan,

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_check.sh and its report, without running the check's minutes of timing: the
+"""benchmarks/model/gpu_check.sh and its report, without running the check's minutes of timing: the
 script is valid sh and refuses a missing interpreter; the report names what ran, what failed
 and what did not run, and says plainly when there is no GPU or when one is present but
 unusable (doctor's real output, with the fake nvidia-smi of an H100 on PATH)."""
@@ -13,12 +13,12 @@ from pathlib import Path
 from factories import python
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "gpu_check.sh"
+SCRIPT = ROOT / "benchmarks" / "model" / "gpu_check.sh"
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 
 
 def report(folder: Path) -> str:
-    completed = python("-m", "benchmarks.gpu_report", folder, "--seconds", "7")
+    completed = python("-m", "benchmarks.model.gpu_report", folder, "--seconds", "7")
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert (folder / "report.md").read_text() + "\n" == completed.stdout  # written and shown
     return completed.stdout

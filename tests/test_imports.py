@@ -1,7 +1,8 @@
-"""The import direction of the package, checked over every module (not a hand-written list):
-the layers of the tree import one way, only the app imports Streamlit, the settings and the
-arithmetic import neither TensorFlow nor Keras, and no modules import each other in a cycle,
-function-level imports included."""
+"""The import direction of the package and of the benchmarks, checked over every module (not a
+hand-written list): the layers of each tree import one way, the benchmarks' two concerns import
+neither each other nor the library the benchmarks, only the app imports Streamlit, the settings
+and the arithmetic import neither TensorFlow nor Keras, and no modules import each other in a
+cycle, function-level imports included."""
 
 import ast
 from pathlib import Path
@@ -38,6 +39,17 @@ LAYERS = (
     ("hierlstm.app", "hierlstm.cli"),
     ("hierlstm.__main__",),
 )
+# The benchmarks' layers, the same way: the helpers both concerns share, the two concerns (the
+# model's benchmarks, the serving harnesses), then the registry that runs them by name.
+BENCHMARK_LAYERS = (
+    ("benchmarks.record",),
+    ("benchmarks.common",),
+    ("benchmarks.model", "benchmarks.serving"),
+    ("benchmarks.registry",),
+    ("benchmarks.__main__",),
+)
+TREES = {"hierlstm": LAYERS, "benchmarks": BENCHMARK_LAYERS}  # a tree's top package: its layers
+CONCERNS = ("benchmarks.model", "benchmarks.serving")
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
 # every chart module found by name, so that a new one is checked too.
 PURE = """config settings registry i18n records refusals model.cost model.cudnn model.trace_notes
@@ -83,7 +95,10 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
-MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+MODULES = {
+    module_name(path): path for tree in TREES for path in sorted((ROOT / tree).rglob("*.py"))
+}
+CORE = {name: path for name, path in MODULES.items() if name.split(".")[0] == "hierlstm"}
 GRAPH = {
     name: {found for found in imports_of(path) if found in MODULES and found != name}
     for name, path in MODULES.items()
@@ -91,7 +106,7 @@ GRAPH = {
 
 
 def layer_of(name: str) -> int:
-    for index, prefixes in enumerate(LAYERS):
+    for index, prefixes in enumerate(TREES[name.split(".")[0]]):
         if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes):
             return index
     raise AssertionError(f"{name} is in no layer of LAYERS; add it where it belongs")
@@ -99,10 +114,14 @@ def layer_of(name: str) -> int:
 
 def test_every_module_is_found_and_in_a_layer():
     assert {"hierlstm.config", "hierlstm.app.runs", "hierlstm.timing.harness"} <= set(MODULES)
+    assert {"benchmarks.model.vs_pytorch", "benchmarks.serving.soak"} <= set(MODULES)
     assert {"charts.axis_flow", "charts.bars", "charts.scaling"} <= set(PURE)
-    for name in MODULES:
-        if name != "hierlstm":
-            layer_of(name)
+    for name in set(MODULES) - set(TREES):
+        layer_of(name)
+
+
+def tree_of(name: str) -> str:
+    return name.split(".")[0]
 
 
 def test_imports_go_one_way():
@@ -110,19 +129,42 @@ def test_imports_go_one_way():
         name: sorted(
             found
             for found in GRAPH[name]
-            if found != "hierlstm" and layer_of(found) > layer_of(name)
+            if found not in TREES
+            and tree_of(found) == tree_of(name)
+            and layer_of(found) > layer_of(name)
         )
-        for name in sorted(set(MODULES) - {"hierlstm"})
+        for name in sorted(set(MODULES) - set(TREES))
     }
     assert {name: up for name, up in backwards.items() if up} == {}, (
         "modules importing a layer above"
     )
 
 
+def test_the_library_imports_no_benchmark_and_the_concerns_not_each_other():
+    crossing = {
+        name: sorted(
+            found
+            for found in GRAPH[name]
+            if (tree_of(name) == "hierlstm" and tree_of(found) == "benchmarks")
+            or any(
+                name.startswith(mine + ".") and found.startswith(other + ".")
+                for mine in CONCERNS
+                for other in CONCERNS
+                if mine != other
+            )
+        )
+        for name in MODULES
+    }
+    assert {name: found for name, found in crossing.items() if found} == {}
+    # The check sees what the benchmarks import, function-level imports included.
+    assert "benchmarks.serving.browser" in GRAPH["benchmarks.registry"]
+    assert "benchmarks.model.torch_peer" in GRAPH["benchmarks.model.backends"]
+
+
 def test_only_the_app_imports_streamlit():
     importers = [
         name
-        for name, path in MODULES.items()
+        for name, path in CORE.items()
         if any(found.split(".")[0] == "streamlit" for found in imports_of(path))
     ]
     assert importers and all(name.startswith("hierlstm.app.") for name in importers), importers
@@ -198,7 +240,7 @@ def test_the_frame_imports_no_tensorflow(script):
 
 
 def test_core_imports_without_streamlit():
-    core = [name for name in MODULES if not name.startswith(("hierlstm.app", "hierlstm.__main__"))]
+    core = [name for name in CORE if not name.startswith(("hierlstm.app", "hierlstm.__main__"))]
     loaded = _loaded_after("; ".join(f"import {name}" for name in core))
     assert "tensorflow" in loaded and "streamlit" not in loaded  # the whole core, loaded
 

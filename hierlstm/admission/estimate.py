@@ -76,14 +76,14 @@ def calibrate(config: RunConfig) -> StepCost:
         if result.status != "ok":
             raise CalibrationFailed(config.variant, result.error)
     extra_flops = cost.model_flops(large_config) - cost.model_flops(small_config)
-    per_flop = max(0.0, (large.median_s - small.median_s) / extra_flops)
+    per_flop = max(0.0, (large.step.median - small.step.median) / extra_flops)
     chain = cost.dependent_steps(small_config)
-    per_step = max(0.0, small.median_s - per_flop * cost.model_flops(small_config)) / chain
+    per_step = max(0.0, small.step.median - per_flop * cost.model_flops(small_config)) / chain
     round_factor = 1.0
     if config.task == "training":
         round_factor = (
-            large.median_s + large.phase_sum_s + large.phase("forward").median
-        ) / large.median_s
+            large.step.median + large.phase_sum_s + large.phase("forward").median
+        ) / large.step.median
     return StepCost(config.variant, per_step, per_flop * 1e9, small.first_call_s, round_factor)
 
 

@@ -216,19 +216,6 @@ def shared_pool() -> BackendPool:
 # --- interleaved rounds across processes ----------------------------------------------------
 
 
-@dataclasses.dataclass
-class BackendsCompare(CompareResult):
-    """`CompareResult` across worker processes with second timers per sample: the pool's round trip
-    (`round_trips`), the worker's own perf_counter and process_time (`worker_wall`, `worker_cpu`),
-    and the worker's pid."""
-
-    samples: list[list[float]] = dataclasses.field(default_factory=list)  # the step times
-    round_trips: list[list[float]] = dataclasses.field(default_factory=list)
-    worker_wall: list[list[float]] = dataclasses.field(default_factory=list)
-    worker_cpu: list[list[float]] = dataclasses.field(default_factory=list)
-    pids: list[int] = dataclasses.field(default_factory=list)
-
-
 def compare(
     configs: Sequence[RunConfig],
     timing: Timing = DEFAULT_TIMING,
@@ -277,7 +264,7 @@ def _fail(tracks: list[rounds.Track], track: rounds.Track, error: RunFailed) -> 
                 other.drop(failed(other.config, error.result.error))
 
 
-def _rounds(tracks, timing: Timing, baseline: int, progress: Progress, pool) -> BackendsCompare:
+def _rounds(tracks, timing: Timing, baseline: int, progress: Progress, pool) -> CompareResult:
     fail = functools.partial(_fail, tracks)
     rounds.interleave(
         tracks,
@@ -307,18 +294,5 @@ def _rounds(tracks, timing: Timing, baseline: int, progress: Progress, pool) -> 
             except RunFailed as error:
                 fail(track, error)
         results.append(track.failure)
-    speedups, lows, highs = rounds.paired_speedups(tracks, baseline)
     progress(1.0, "done")
-    return BackendsCompare(
-        results,
-        speedups,
-        lows,
-        highs,
-        baseline,
-        [{} for _ in tracks],
-        samples=[track.steps for track in tracks],
-        round_trips=[[sample.round_trip_s for sample in track.samples] for track in tracks],
-        worker_wall=[[sample.wall_s for sample in track.samples] for track in tracks],
-        worker_cpu=[[sample.cpu_s for sample in track.samples] for track in tracks],
-        pids=[0 if track.run is None else track.run.worker_pid for track in tracks],
-    )
+    return rounds.comparison(tracks, results, baseline)

@@ -78,14 +78,14 @@ def probe(device: str) -> dict:
 
     def run(index: int, kernel: bool = False) -> dict:
         """One run's outcome (with the LSTM kernel that ran and why, for `kernel`)."""
-        result = outcome.results[index]
-        speedup = outcome.speedups[index]  # float32's time / this run's, paired per round
+        entry = outcome.entries[index]
+        result, speedup = entry.result, entry.speedup.median  # float32's time / this run's
         ratio = None if index == 0 or math.isnan(speedup) or speedup == 0 else 1 / speedup
         ok = result.status == "ok"
         return {
             "status": result.status,
             "error": result.error,
-            "median_ms": result.median_s * 1e3 if ok else None,
+            "median_ms": result.step.median * 1e3 if ok else None,
             "first_call_s": result.first_call_s if ok else None,
             "time_vs_float32": ratio,
         } | ({"kernel": result.kernel, "kernel_reason": result.kernel_reason} if kernel else {})

@@ -266,9 +266,10 @@ def cmd_bench(args) -> int:
             compare_and_store, configs, timing, store, baseline=baseline
         )
     rows, named, results = [], [], outcome.results
-    for index, result in enumerate(results):
+    for index, entry in enumerate(outcome.entries):
+        result = entry.result
         row = result.to_dict()
-        row["speedup_vs_baseline"] = outcome.speedups[index]
+        row["speedup_vs_baseline"] = entry.speedup.median
         row["baseline"] = label(configs[baseline], with_backend)
         if index < len(ids):
             row["id"] = ids[index]

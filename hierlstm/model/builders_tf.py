@@ -24,7 +24,7 @@ def build_vectorized_map(config: RunConfig) -> keras.Model:
 def build_fused(config: RunConfig, layer_class=FusedHierarchicalLSTM) -> keras.Model:
     """The whole model as one hand-written layer shaped for a CPU (see `hierlstm.model.fused`):
     (B, H, T, 1) -> (B, T, outer), same parameters (`conv`, `inner_cell`, `outer_cell`).
-    `layer_class` lets benchmarks/fused_ablation.py swap in a subclass with one choice undone."""
+    `layer_class` lets benchmarks.model.fused_ablation swap in a subclass with one choice undone."""
     inputs = keras.Input(shape=(config.height, None, 1), name="input")  # (B, H, T, 1)
     outputs = layer_class(
         config.filters,

@@ -1,6 +1,6 @@
 """The `fused` variant's layer: the whole model, conv to outer LSTM, in TensorFlow ops shaped for
 XLA on a CPU (B batch, H height, T time, R rows, C channels, U units, N = T*B). Each choice is
-measured by `benchmarks/fused_ablation.py`: under XLA the conv is k*k shifted multiply-adds fused
+measured by `benchmarks.model.fused_ablation`: under XLA the conv is k*k shifted multiply-adds fused
 with the max-pool (XLA:CPU's generic convolution is slow); batch and time are folded time-major (t*B
 + b) so the summaries reach the outer loop without a transpose; one [x, h] @ [W; U] matmul per step,
 with no hoisted input projection (writing and re-reading it costs more on a CPU than it saves);
@@ -184,7 +184,7 @@ class FusedHierarchicalLSTM(keras.layers.Layer):
         outputs.set_shape((inputs.shape[0], inputs.shape[2], self.outer_units))  # static B, T
         return outputs
 
-    # The steps, as methods so that `benchmarks/fused_ablation.py` can swap one at a time.
+    # The steps, as methods so that `benchmarks/model/fused_ablation.py` can swap one at a time.
 
     def chains(self) -> int:
         """The independent chains of conv and inner LSTM: `chain_count()` under XLA on a CPU, else

@@ -29,7 +29,7 @@ from hierlstm.timing.calls import (  # re-exported: the harness's vocabulary
 )
 from hierlstm.timing.failures import RUN_FAILURES, failed_result
 from hierlstm.timing.memory import memory_probe
-from hierlstm.timing.rounds import Sample, Track, interleave, paired_speedups, tracks_for
+from hierlstm.timing.rounds import Sample, Track, comparison, interleave, tracks_for
 from hierlstm.timing.rss import peak_over_calls
 from hierlstm.timing.summary import run_result
 from hierlstm.timing.training import prepare_training
@@ -182,7 +182,7 @@ def benchmark(
         progress(1.0, f"failed: {track.failure.error}")
         return track.failure
     result = _record(track, timing.warmup)
-    progress(1.0, f"done: median {result.median_s * 1e3:.3g} ms")
+    progress(1.0, f"done: median {result.step.median * 1e3:.3g} ms")
     return result
 
 
@@ -199,7 +199,5 @@ def compare(
     tracks = tracks_for(configs, baseline)
     _interleave(tracks, timing, progress)
     results = [track.failure or _record(track, timing.warmup) for track in tracks]
-    speedups, p10s, p90s = paired_speedups(tracks, baseline)
     progress(1.0, "done")
-    details = [{} if track.failure else dict(track.run.details) for track in tracks]
-    return CompareResult(results, speedups, p10s, p90s, baseline, details)
+    return comparison(tracks, results, baseline)

@@ -3,7 +3,7 @@ one loop behind the harness's and the backends' `compare`. No TensorFlow or Kera
 
     tracks = tracks_for(configs, baseline)
     interleave(tracks, prepare, sample, warmup=2, repeats=5, failures=(...), fail=...)
-    speedups, p10s, p90s = paired_speedups(tracks, baseline)
+    compared = comparison(tracks, results, baseline)  # a result per track, made by the caller
 
 An error of `failures` goes to `fail(track, error)`, which drops that track; the others go on.
 `timer_rounds` is the same loop for plain timers."""
@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from hierlstm.config import RunConfig
-from hierlstm.records import BenchResult, Stats
+from hierlstm.records import BenchResult, CompareEntry, CompareResult, Stats
 from hierlstm.timing.basics import Progress, no_progress, scaled_progress
 
 
@@ -119,20 +119,32 @@ def interleave(
         timing(number / repeats, f"round {number}/{repeats}: {', '.join(latest) or '-'} ms")
 
 
-def paired_speedups(tracks: Sequence[Track], baseline: int) -> tuple[list, list, list]:
-    """Median, p10 and p90 over rounds of baseline time / each track's time, the two taken in
-    the same round (the speed-up of a compare); NaN where either failed."""
-    medians, lows, highs = [], [], []
-    base = tracks[baseline]
-    for track in tracks:
-        stats = Stats()
-        if track.failure is None and base.failure is None:
-            ratios = [first / second for first, second in zip(base.steps, track.steps, strict=True)]
-            stats = Stats.of(ratios)
-        medians.append(stats.median)
-        lows.append(stats.p10)
-        highs.append(stats.p90)
-    return medians, lows, highs
+def paired_speedup(base: Track, track: Track) -> Stats:
+    """Median, p10 and p90 over rounds of `base`'s time / `track`'s, the two taken in the same
+    round (a compare's speed-up); NaN where either failed."""
+    if track.failure is not None or base.failure is not None:
+        return Stats()
+    return Stats.of(first / second for first, second in zip(base.steps, track.steps, strict=True))
+
+
+def comparison(
+    tracks: Sequence[Track], results: Sequence[BenchResult], baseline: int
+) -> CompareResult:
+    """The compare of `tracks` against track `baseline`, one entry per track: its result (its
+    record or failed record, made by the caller), paired speed-up, strategy details (a prepared
+    run's `details`, {} for a failed one), timed samples and worker pid (a worker's run's
+    `worker_pid`, 0 in this process)."""
+    entries = tuple(
+        CompareEntry(
+            result=result,
+            speedup=paired_speedup(tracks[baseline], track),
+            details={} if track.failure else dict(getattr(track.run, "details", {})),
+            samples=tuple(track.samples),
+            pid=getattr(track.run, "worker_pid", 0),
+        )
+        for track, result in zip(tracks, results, strict=True)
+    )
+    return CompareResult(entries, baseline)
 
 
 MAX_BURST = 50

@@ -3,10 +3,7 @@ and a failed run's record (`failed_record`). No TensorFlow."""
 
 from __future__ import annotations
 
-import json
 import math
-
-import numpy as np
 
 from hierlstm.config import RunConfig
 from hierlstm.model import cost
@@ -39,13 +36,7 @@ def make_result(
     return BenchResult(
         config=config,
         first_call_s=first_call_s,
-        median_s=median,
-        p10_s=step.p10,
-        p90_s=step.p90,
-        iqr_s=step.iqr,
-        mean_s=float(np.mean(step.samples)),
-        std_s=float(np.std(step.samples, ddof=1)) if len(step.samples) > 1 else 0.0,
-        min_s=min(step.samples),
+        step=step,
         repeats=len(step.samples),
         warmup=warmup,
         noisy=step.iqr / median > NOISY_IQR_RATIO,
@@ -61,7 +52,6 @@ def make_result(
         device=device,
         versions=dict(versions),
         kept_activation_bytes=cost.kept_activation_bytes(config) if training else 0,
-        samples_json=json.dumps(step.samples),  # stored, so two runs compare by samples
         phases={name: Stats.of(values) for name, values in (phases or {}).items()},
     )
 
@@ -93,6 +83,7 @@ def failed_record(config: RunConfig, error: str, *, device: str, versions: dict)
     return BenchResult(
         config=config,
         **dict.fromkeys(_TIMES, math.nan),
+        step=Stats(),
         repeats=0,
         warmup=0,
         noisy=False,
@@ -110,7 +101,4 @@ def failed_record(config: RunConfig, error: str, *, device: str, versions: dict)
     )
 
 
-_TIMES = (  # NaN in a failed record
-    *("first_call_s", "median_s", "p10_s", "p90_s", "iqr_s", "mean_s", "std_s", "min_s"),
-    *("samples_per_s", "steps_per_s", "gflops_per_s"),
-)
+_TIMES = ("first_call_s", "samples_per_s", "steps_per_s", "gflops_per_s")  # NaN if failed

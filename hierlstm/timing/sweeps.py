@@ -11,7 +11,7 @@ import pandas as pd
 
 from hierlstm.config import DEFAULT_TIMING, SWEEP_AXES, RunConfig, SettingError, Timing
 from hierlstm.distributed import cluster, distribute
-from hierlstm.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult
+from hierlstm.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult, Stats
 from hierlstm.timing.basics import Progress, no_progress, scaled_progress
 from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
 from hierlstm.timing.harness import benchmark, compare
@@ -94,17 +94,18 @@ def scaling(
             failed, None, config.strategy, 0, 0, 0, nan, nan, nan, "", ()
         )
     outcome = compare([config, one], timing, baseline=1, on_progress=progress)
+    replicated, alone = outcome.entries
     return distribute.ScalingResult(
-        result=outcome.results[0],
-        one_replica=outcome.results[1],
+        result=replicated.result,
+        one_replica=alone.result,
         strategy=config.strategy,
         replicas=plan.replicas,
         per_replica_batch=plan.per_replica_batch,
         workers=plan.workers,
-        scaling_efficiency=outcome.speedups[0],  # median over rounds of t_one / t_all
-        efficiency_p10=outcome.speedup_p10[0],
-        efficiency_p90=outcome.speedup_p90[0],
-        output_checksum=outcome.details[0].get("output_checksum", ""),
+        scaling_efficiency=replicated.speedup.median,  # median over rounds of t_one / t_all
+        efficiency_p10=replicated.speedup.p10,
+        efficiency_p90=replicated.speedup.p90,
+        output_checksum=replicated.details.get("output_checksum", ""),
         replica_devices=plan.devices,
     )
 
@@ -185,23 +186,19 @@ def replica_sweep(
             on_progress=on_progress,
         )
         for count, index in measured.items():
-            result = outcome.results[index]
+            entry = outcome.entries[index]
             if on_point is not None:
-                on_point(result)
-            rows[count].update(
-                {
-                    name: getattr(result, name)
-                    for name in REPLICA_SWEEP_COLUMNS
-                    if hasattr(result, name)
-                }
-            )
+                on_point(entry.result)
+            row = entry.result.to_row()
+            rows[count].update({name: row[name] for name in REPLICA_SWEEP_COLUMNS if name in row})
+            speedup = entry.speedup if 1 in measured else Stats()
             rows[count].update(
                 replicas=count,
-                batch_size=result.config.batch_size,
+                batch_size=entry.result.config.batch_size,
                 per_replica_batch=config.batch_size,
-                scaling_efficiency=outcome.speedups[index] if 1 in measured else math.nan,
-                efficiency_p10=outcome.speedup_p10[index] if 1 in measured else math.nan,
-                efficiency_p90=outcome.speedup_p90[index] if 1 in measured else math.nan,
+                scaling_efficiency=speedup.median,
+                efficiency_p10=speedup.p10,
+                efficiency_p90=speedup.p90,
             )
     elif on_progress is not None:
         on_progress(1.0, "no count could be measured")

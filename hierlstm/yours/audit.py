@@ -12,14 +12,9 @@ import keras
 
 from hierlstm.i18n import t
 from hierlstm.model.cudnn import RecurrentFacts, layer_refusal
+from hierlstm.model.walk import LayerStep
 from hierlstm.registry import BACKENDS  # Keras's three, one rule each
-from hierlstm.yours.walk import (
-    LayerStep,
-    default_size,
-    free_dimensions,
-    input_shapes,
-    trace_layers,
-)
+from hierlstm.yours.walk import default_size, free_dimensions, input_shapes, trace_layers
 
 # A reason only a changed argument fixes, and the suggestion that names what it changes.
 SUGGESTIONS = {

@@ -13,6 +13,8 @@ import keras
 class FoldedTimeDistributed(keras.layers.Wrapper):
     """(batch, time, *inner) -> (batch*time, *inner) -> layer -> (batch, time, *out)."""
 
+    folds_time = True  # the walker (`hierlstm.model.walk`) calls its layer once on (B*T, ...)
+
     def __init__(self, layer, **kwargs):
         super().__init__(layer, **kwargs)
         self.supports_masking = True  # the (batch, time) mask passes on, as TimeDistributed's

@@ -16,7 +16,8 @@ from hierlstm.results.schema import CONTEXT_COLUMNS
 
 def _row(variant, backend, median, created, host="here", **config):
     result = make_result(config_changes={"variant": variant, "backend": backend, **config})
-    result = dataclasses.replace(result, median_s=median, p10_s=median * 0.9, p90_s=median * 1.1)
+    step = dataclasses.replace(result.step, median=median, p10=median * 0.9, p90=median * 1.1)
+    result = dataclasses.replace(result, step=step)
     return {"id": f"{variant}-{backend}-{created}", "created_at": created, "host": host} | (
         result.to_row()
     )

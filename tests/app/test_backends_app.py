@@ -86,7 +86,10 @@ def _seed_comparison(database: Path) -> None:
     store = ResultStore(database)
     for backend, median in (("tensorflow", 0.020), ("jax", 0.030), ("torch", 0.050)):
         store.add(
-            make_result(median_s=median, config_changes={"variant": "folded", "backend": backend})
+            make_result(
+                step_changes={"median": median},
+                config_changes={"variant": "folded", "backend": backend},
+            )
         )
 
 
@@ -122,7 +125,8 @@ def test_a_run_on_two_backends_in_their_workers_is_drawn_and_stored_in_both_lang
     ]
     assert [r.status for r in outcome.compared.results] == ["ok"] * 4
     # every sample of the JAX configs was timed in a worker process, not in this one
-    assert len(set(outcome.compared.pids)) == 2 and os.getpid() not in outcome.compared.pids
+    pids = [entry.pid for entry in outcome.compared.entries]
+    assert len(set(pids)) == 2 and os.getpid() not in pids
     assert outcome.baseline == "nested · tensorflow" and outcome.compared.baseline == 0
     for lang in ("zh", "en"):
         if lang == "en":

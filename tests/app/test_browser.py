@@ -1,8 +1,8 @@
 """The app in real Chromium, for what only a browser shows (every other claim is AppTest's or a
 pure function's): a cold server's first page filling in, a double click, a page input waiting
 for its Run button, the dark theme, four sessions at once and a tab closed mid-run. The server
-and Debian's chromium are started by `benchmarks.browser`, as the benchmarks' are; the server's
-log goes to test-artifacts/."""
+and Debian's chromium are started by `benchmarks.serving.browser`, as the benchmarks' are; the
+server's log goes to test-artifacts/."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 import pytest
 from factories import PAGES as TITLES
 
-from benchmarks.browser import (
+from benchmarks.serving.browser import (
     CHROMIUM,
     ROOT,
     VIEWPORT,
@@ -299,10 +299,10 @@ def test_the_long_run_question_s_button_is_found_in_both_languages(page):
 
 
 def test_the_benchmarks_probe_waits_for_the_log_of_the_page_s_run(server, browser):
-    """`benchmarks.visit`'s idle: once the server has logged that the page's script run ended
-    (`benchmarks.browser.RunEnd`), whatever the browser drew of the run; the same page, idle in
-    every other respect, is not idle while the log names no run of it."""
-    from benchmarks import visit
+    """`benchmarks.serving.visit`'s idle: once the server has logged that the page's script run
+    ended (`benchmarks.serving.browser.RunEnd`), whatever the browser drew of the run; the same
+    page, idle in every other respect, is not idle while the log names no run of it."""
+    from benchmarks.serving import visit
 
     url, _ = server
     home = visit.app_pages()[0]

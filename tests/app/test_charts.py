@@ -324,9 +324,9 @@ def test_replica_figures_draw_measured_points_and_the_ideal():
 
 
 def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
-    from factories import make_training_result
+    from factories import make_compare, make_training_result
 
-    from hierlstm.records import CompareResult, phase_frame
+    from hierlstm.records import phase_frame
 
     results = [
         make_training_result(config_changes={"variant": "nested"}),
@@ -347,8 +347,8 @@ def test_training_figures_stack_the_phases_and_set_memory_beside_its_estimate():
         assert forward == pytest.approx(phase["forward"])
         assert backward == pytest.approx(phase["forward_backward"] - phase["forward"])
         assert forward + backward + update == pytest.approx(result.phase_sum_s * 1e3)
-        assert step.y[index] == pytest.approx(result.median_s * 1e3)
-    frame = CompareResult(results, [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]).to_frame()
+        assert step.y[index] == pytest.approx(result.step.median * 1e3)
+    frame = make_compare(results, [1.0, 2.0]).to_frame()
     memory = charts.training.training_memory_figure(frame)
     measured, estimated = memory.data
     assert list(measured.y) == pytest.approx([r.peak_memory_bytes / 2**20 for r in results])

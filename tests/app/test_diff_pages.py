@@ -38,7 +38,7 @@ def _summary_start(verdict: str, lang: str) -> str:
 def test_two_runs_compared_b_over_a_with_what_changed_and_chinese_headers(lang, database):
     store = ResultStore(database)
     first = store.add(make_result())
-    second = store.add(make_result(median_s=0.02, config_changes={"batch_size": 4}))
+    second = store.add(make_result(step_changes={"median": 0.02}, config_changes={"batch_size": 4}))
     at = _open("app_pages/results.py", {"lang": lang})
     # B defaults to the newest run, A to the one before it.
     assert (at.selectbox(key="results_diff_a").value, at.selectbox(key="results_diff_b").value) == (
@@ -156,8 +156,8 @@ def test_every_stored_and_benchmark_column_has_one_header_of_its_own(lang):
 @pytest.mark.parametrize("lang", list(LANGUAGES))
 def test_runs_stored_with_their_samples_are_compared_by_their_bootstrap(lang, database):
     store = ResultStore(database)
-    store.add(make_result(samples_json="[0.010, 0.011, 0.012, 0.010, 0.013]"))
-    store.add(make_result(samples_json="[0.020, 0.022, 0.021, 0.024, 0.020]"))
+    store.add(make_result(step_changes={"samples": (0.010, 0.011, 0.012, 0.010, 0.013)}))
+    store.add(make_result(step_changes={"samples": (0.020, 0.022, 0.021, 0.024, 0.020)}))
     at = _open("app_pages/results.py", {"lang": lang})
     said = at.get_by_key("results-diff").markdown[0].value
     assert said.startswith(_summary_start("slower", lang))

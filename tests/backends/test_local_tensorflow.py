@@ -29,8 +29,8 @@ def test_a_tensorflow_run_has_the_surface_of_the_others(task):
         assert set(samples[0]) == {"step"}
     steps = [sample["step"] for sample in samples]
     result = run_result(run, steps, 2, 7, "cpu_rss_growth", phases)
-    assert result.median_s == pytest.approx(float(np.median(steps)))
-    assert result.samples == pytest.approx(steps)
+    assert result.step.median == pytest.approx(float(np.median(steps)))
+    assert result.step.samples == pytest.approx(steps)
     assert (result.repeats, result.warmup, result.peak_memory_bytes) == (3, 2, 7)
     assert result.trace_count == 1 == run.trace_count  # traced once, before the first call
     assert result.versions["tensorflow"] and result.device == run.description

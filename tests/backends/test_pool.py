@@ -64,20 +64,21 @@ def test_compare_interleaves_backends_in_their_own_processes_under_the_lock(pool
     assert outcome.results[0].versions["jax"] and "tensorflow" not in outcome.results[0].versions
     assert outcome.results[1].versions["torch"]
     pids = pool.pids()
-    assert outcome.pids == [pids["jax"], pids["torch"], pids["jax"], pids["tensorflow"]]
+    ran_in = [entry.pid for entry in outcome.entries]
+    assert ran_in == [pids["jax"], pids["torch"], pids["jax"], pids["tensorflow"]]
     assert len({*pids.values(), os.getpid()}) == 4  # a process per backend, none this one
     assert outcome.results[3].versions["tensorflow"]
-    for index, result in enumerate(outcome.results):
+    for entry in outcome.entries:
+        result = entry.result
         assert result.repeats == TIMING.repeats and result.first_call_s > 0
         # The second timers: each sample is inside the worker's own timer and the round trip.
-        samples = outcome.samples[index]
-        assert len(samples) == len(outcome.round_trips[index]) == TIMING.repeats
-        for sample, wall, trip in zip(
-            samples, outcome.worker_wall[index], outcome.round_trips[index], strict=True
-        ):
-            assert 0 < sample <= wall <= trip
-        assert math.isclose(result.median_s, sorted(samples)[1])
-    assert outcome.speedups[0] == 1.0 and outcome.speedups[1] > 0
+        assert len(entry.samples) == TIMING.repeats
+        for sample in entry.samples:
+            assert 0 < sample.times["step"] <= sample.wall_s <= sample.round_trip_s
+        steps = sorted(sample.times["step"] for sample in entry.samples)
+        assert math.isclose(result.step.median, steps[1])
+    speedups = [entry.speedup.median for entry in outcome.entries]
+    assert speedups[0] == 1.0 and speedups[1] > 0
 
 
 def test_a_worker_killed_mid_compare_fails_its_runs_the_others_go_on_and_a_new_one_starts(pool):
@@ -94,9 +95,9 @@ def test_a_worker_killed_mid_compare_fails_its_runs_the_others_go_on_and_a_new_o
     assert torch_result.status == "failed" and torch_result.config == configs[0]
     died = f"the torch worker (pid {killed[0]}) died (killed by SIGKILL)"
     assert torch_result.error.startswith(died)
-    assert math.isnan(torch_result.median_s) and gone(killed[0])
+    assert math.isnan(torch_result.step.median) and gone(killed[0])
     assert jax_result.status == "ok" and jax_result.repeats == TIMING.repeats
-    assert math.isnan(outcome.speedups[1])  # the baseline failed
+    assert math.isnan(outcome.entries[1].speedup.median)  # the baseline failed
     again = pool.prepare(configs[0], seed=0)  # a new process
     assert again.worker_pid != killed[0] and pool.pids()["torch"] == again.worker_pid
     assert pool.sample(again).times["step"] > 0

@@ -52,7 +52,7 @@ def test_a_jax_worker_prepares_samples_results_checks_and_fails_cleanly():
         assert sample["peak_kind"] == "cpu_rss_growth" and sample["peak_bytes"] >= 0
     result = BenchResult.from_row(by_id[4]["row"])
     assert result.status == "ok" and result.config == TINY
-    assert result.median_s == 0.375 and result.repeats == 2 and result.warmup == 1
+    assert result.step.median == 0.375 and result.repeats == 2 and result.warmup == 1
     assert result.versions["jax"] and "tensorflow" not in result.versions
     refused = by_id[6]  # a config RunConfig itself refuses: one line, and no row to rebuild
     assert not refused["ok"] and "row" not in refused and not refused.get("bug")

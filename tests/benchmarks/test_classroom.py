@@ -10,10 +10,10 @@ import time
 import pytest
 from factories import is_report
 
-from benchmarks import browser
-from benchmarks.classroom import RUN_VARIANTS, cache_memory, finished, stored_rows, warm
 from benchmarks.registry import BENCHMARKS
-from benchmarks.streamlit_client import Session
+from benchmarks.serving import browser
+from benchmarks.serving.classroom import RUN_VARIANTS, cache_memory, finished, stored_rows, warm
+from benchmarks.serving.streamlit_client import Session
 from hierlstm.app.pages import PAGES
 from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore

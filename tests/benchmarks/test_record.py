@@ -11,13 +11,14 @@ import pytest
 from factories import is_report
 
 from benchmarks import record
+from benchmarks.registry import SUMMARIES
 
 REPORT = """## Scaling with time steps (batch 1)
 
 - date: 2026-12-03 10:00 UTC
 - machine: a CPU, 2 cores visible, no GPU
 - versions: Python 3.11.7
-- command: `.venv/bin/python -m benchmarks.scaling`
+- command: `.venv/bin/python -m benchmarks.model.scaling`
 
 ### First call, seconds
 
@@ -47,7 +48,7 @@ def test_results_say_each_run_once_in_the_registrys_order(tmp_path):
     for name in ("scaling", "variants"):  # variants is registered first
         (tmp_path / f"{name}.json").write_text(json.dumps(kept(name, status=int(name < "t"))))
     (tmp_path / "gone.json").write_text(json.dumps(kept("gone")))  # no longer registered
-    text = record.results_markdown(record.kept_runs(tmp_path))
+    text = record.results_markdown(record.kept_runs(SUMMARIES, tmp_path), SUMMARIES)
     sections = [line for line in text.splitlines() if line.startswith("## ")]
     assert sections == [
         "## variants: Scaling with time steps (batch 1)",
@@ -71,8 +72,8 @@ def test_a_run_is_kept_with_its_report_and_where_it_ran(tmp_path):
 
 
 def test_results_md_and_its_chart_are_written_from_the_kept_runs():
-    runs = record.kept_runs()
-    assert record.RESULTS_MD.read_text() == record.results_markdown(runs)
+    runs = record.kept_runs(SUMMARIES)
+    assert record.RESULTS_MD.read_text() == record.results_markdown(runs, SUMMARIES)
     (variants,) = [run for run in runs if run["benchmark"] == "variants"]
     chart = record.RESULTS_MD.parent / record.CHART
     assert chart.read_text() == record.speedup_chart(variants)
@@ -97,7 +98,7 @@ def test_the_chart_draws_each_forward_speed_up_to_scale():
 
 
 def test_the_readme_shows_the_kept_variants_run():
-    (run,) = [run for run in record.kept_runs() if run["benchmark"] == "variants"]
+    (run,) = [run for run in record.kept_runs(SUMMARIES) if run["benchmark"] == "variants"]
     readme = (record.ROOT / "README.md").read_text()
     assert record.headline(run) in readme
     assert f"{run['date'][:10]}, commit {run['commit']}" in readme  # where and when, said there

@@ -10,19 +10,22 @@ import re
 import pytest
 from factories import python
 
-from benchmarks.browser import ROOT
-from benchmarks.registry import BENCHMARKS
+from benchmarks.registry import BENCHMARKS, CONCERNS
+from benchmarks.serving.browser import ROOT
 
 NEEDS_AT_IMPORT = {"chromium": "playwright.sync_api"}  # torch is imported after the options
 
 
-def test_every_module_with_a_main_is_registered():
+def test_every_module_with_a_main_is_registered_under_its_concern():
     modules = {
-        path.stem
-        for path in (ROOT / "benchmarks").glob("[!_]*.py")  # not __init__, __main__
+        f"benchmarks.{path.parent.name}.{path.stem}"
+        for path in (ROOT / "benchmarks").rglob("[!_]*.py")  # not __init__, __main__
         if re.search(r"^def main\(argv", path.read_text(), re.M)
     }
-    assert modules == set(BENCHMARKS)
+    assert modules == {benchmark.module for benchmark in BENCHMARKS.values()}
+    assert {benchmark.concern for benchmark in BENCHMARKS.values()} == set(CONCERNS)
+    shared = {path.stem for path in (ROOT / "benchmarks").glob("[!_]*.py")}
+    assert shared == {"common", "record", "registry"}  # at the top, what both concerns share
 
 
 def test_the_listing_names_every_benchmark_and_imports_no_tensorflow():
@@ -51,6 +54,6 @@ def test_every_benchmark_prints_its_usage(name, capsys):
         BENCHMARKS[name](["--help"])
     assert exited.value.code == 0
     usage = capsys.readouterr().out
-    assert usage.startswith(f"usage: python -m benchmarks.{name} ")
-    description = importlib.import_module(f"benchmarks.{name}").__doc__.splitlines()[0]
+    assert usage.startswith(f"usage: python -m {BENCHMARKS[name].module} ")
+    description = importlib.import_module(BENCHMARKS[name].module).__doc__.splitlines()[0]
     assert " ".join(description.split()) in " ".join(usage.split())

@@ -8,8 +8,8 @@ import argparse
 
 import pytest
 
-from benchmarks.backends import backend_configs
-from benchmarks.vs_pytorch import (
+from benchmarks.model.backends import backend_configs
+from benchmarks.model.vs_pytorch import (
     PEER,
     RULER,
     RULER_FLOPS,

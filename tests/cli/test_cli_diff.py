@@ -20,7 +20,9 @@ def stored(tmp_path):
     store = ResultStore(path)
     ids = {
         "a": store.add(make_result()),
-        "b": store.add(make_result(median_s=0.02, config_changes={"batch_size": 4})),
+        "b": store.add(
+            make_result(step_changes={"median": 0.02}, config_changes={"batch_size": 4})
+        ),
         "failed": store.add(make_failed_result()),
         "training": store.add(make_training_result()),
     }
@@ -100,8 +102,8 @@ def test_runs_stored_with_their_samples_are_compared_by_a_bootstrap(capsys, tmp_
     path = tmp_path / "results.sqlite3"
     store = ResultStore(path)
     a, b = [0.010, 0.011, 0.012, 0.010, 0.013], [0.020, 0.022, 0.021, 0.024, 0.020]
-    first = store.add(make_result(samples_json=json.dumps(a)))
-    second = store.add(make_result(samples_json=json.dumps(b)))
+    first = store.add(make_result(step_changes={"samples": tuple(a)}))
+    second = store.add(make_result(step_changes={"samples": tuple(b)}))
     status, out, _ = run(capsys, "results", "diff", first, second, "--json", "--db", str(path))
     document = json.loads(out)
     assert status == 0 and document["method"] == "bootstrap"

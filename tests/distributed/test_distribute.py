@@ -69,7 +69,7 @@ def test_one_replica_run_reports_replicas_efficiency_and_checksum():
     assert (outcome.replicas, outcome.per_replica_batch, outcome.workers) == (1, 4, 1)
     assert outcome.result.device.startswith("mirrored over /CPU:0")
     assert outcome.result.trace_count == 1 and outcome.one_replica.status == "ok"
-    assert outcome.throughput == pytest.approx(4 / outcome.result.median_s)
+    assert outcome.throughput == pytest.approx(4 / outcome.result.step.median)
     assert outcome.efficiency_p10 <= outcome.scaling_efficiency <= outcome.efficiency_p90
     assert len(outcome.output_checksum) == 16
     row = outcome.to_dict()

@@ -33,7 +33,7 @@ def _cudnn_nodes(concrete_function):
 def test_cudnn_runs_in_the_compute_dtype_of_the_precision(monkeypatch, precision, task):
     """Under a mixed policy the LSTM computes in 16 bits, so cuDNN's kernel is asked for in
     half or bfloat16 (whether a GPU has a bfloat16 cuDNN RNN kernel is for a real GPU to say:
-    benchmarks/gpu_check.sh checks mixed_bfloat16)."""
+    benchmarks/model/gpu_check.sh checks mixed_bfloat16)."""
     monkeypatch.setattr(KERAS_RNN, "_is_gpu_available", lambda: True)
     config = TINY.replace(precision=precision, task=task)
     model = build_model(config)

@@ -1,3 +1,4 @@
+import dataclasses
 import functools
 import json
 import string
@@ -12,7 +13,9 @@ from hierlstm.i18n import LANGUAGES, MESSAGES
 from hierlstm.model import cost, shapes
 from hierlstm.model.builders import build_model
 from hierlstm.model.trace import step_note, trace_report, trace_shapes
+from hierlstm.model.walk import LayerStep, walk
 from hierlstm.registry import VARIANTS
+from hierlstm.yours.walk import trace_layers
 
 TRUNK = [
     ("input", "InputLayer", (None, 36, None, 1), (4, 36, 10, 1)),
@@ -64,7 +67,9 @@ EXPECTED = {
     "nested": TRUNK
     + [
         ("nested_rnn", "RNN", (None, None, 60), (4, 10, 60)),
-        ("nested_rnn/nested_cell/inner_lstm", "RNN(LSTMCell)", (None, 48), (4, 48)),
+        ("nested_rnn/nested_cell", "NestedCell", (None, 60), (4, 60)),
+        ("nested_rnn/nested_cell/inner_lstm", "RNN", (None, 48), (4, 48)),
+        ("nested_rnn/nested_cell/inner_lstm/inner_cell", "LSTMCell", (None, 48), (4, 48)),
         ("nested_rnn/nested_cell/outer_cell", "LSTMCell", (None, 60), (4, 60)),
     ],
 }
@@ -83,6 +88,27 @@ def test_trace_matches_written_out_shapes(variant):
     got = [(s.path, s.layer, s.symbolic_shape, s.concrete_shape) for s in steps]
     assert got == EXPECTED[variant]
     assert predicted_as_traced(config, steps)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_trace_is_the_walk_of_the_same_model_field_for_field(variant):
+    config = RunConfig(variant=variant, batch_size=3, time_steps=5, precision="mixed_float16")
+    model = build_model(config)
+    traced = trace_shapes(config, model)
+    walked = walk(model, [(3, 36, 5, 1)])
+    names = [field.name for field in dataclasses.fields(LayerStep)]
+    as_walked = [LayerStep(**{name: getattr(step, name) for name in names}) for step in traced]
+    assert as_walked == walked
+    assert trace_layers(model, {"batch": 3, "time": 5}) == walked  # "Your model"'s walk
+    # Every field is compared: a step the walk would give differently fails the test.
+    changed = dataclasses.replace(walked[-1], calls=walked[-1].calls + 1)
+    assert as_walked != [*walked[:-1], changed]
+    # Each FLOP count is over all calls in a forward pass: the children sum to their parent.
+    for index, step in enumerate(walked):
+        children = [s for s in walked[index + 1 :] if s.path.startswith(step.path + "/")]
+        direct = [s.flops for s in children if s.depth == step.depth + 1]
+        if direct:
+            assert step.flops == sum(direct), step.path
 
 
 def test_every_registered_variant_has_written_out_expectations():

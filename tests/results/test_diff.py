@@ -5,7 +5,6 @@ own random module, the normal theory of a median's spread), the verdicts on cons
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import statistics
@@ -82,8 +81,8 @@ def test_the_verdict_s_band_is_one_percent_either_side():
 
 
 def test_stored_rows_without_samples_take_the_median_s_normal_standard_error():
-    row_a = row(median_s=0.010, iqr_s=0.0010, repeats=25)
-    row_b = row(median_s=0.012, iqr_s=0.0018, repeats=16)
+    row_a = row(step_changes={"median": 0.010, "iqr": 0.0010}, repeats=25)
+    row_b = row(step_changes={"median": 0.012, "iqr": 0.0018}, repeats=16)
     compared = compare_rows(row_a, row_b)
     # sd(median) = sqrt(pi / 2) * sigma / sqrt(n), sigma = IQR / (2 * 0.6744897501960817).
     relative = [
@@ -103,8 +102,10 @@ def test_the_fallback_interval_is_about_as_wide_as_the_bootstrap_of_the_same_sam
     a, b = noisy(0.010, 400, 0.05, seed=5), noisy(0.011, 400, 0.05, seed=6)
     stored = [
         row(
-            median_s=float(np.median(x)),
-            iqr_s=float(np.subtract(*np.percentile(x, [75, 25]))),
+            step_changes={
+                "median": float(np.median(x)),
+                "iqr": float(np.subtract(*np.percentile(x, [75, 25]))),
+            },
             repeats=len(x),
         )
         for x in (a, b)
@@ -123,8 +124,10 @@ def test_the_fallback_calls_two_runs_of_one_distribution_within_noise_nineteen_t
         a, b = noisy(0.01, 20, 0.2, seed=2 * trial), noisy(0.01, 20, 0.2, seed=2 * trial + 1)
         stored = [
             row(
-                median_s=float(np.median(x)),
-                iqr_s=float(np.subtract(*np.percentile(x, [75, 25]))),
+                step_changes={
+                    "median": float(np.median(x)),
+                    "iqr": float(np.subtract(*np.percentile(x, [75, 25]))),
+                },
                 repeats=20,
             )
             for x in (a, b)
@@ -140,7 +143,7 @@ def test_changed_is_every_differing_setting_device_and_version_and_nothing_else(
         config_changes={"batch_size": 4, "xla": True},
         device="/GPU:0 (NVIDIA H100)",
         versions={**base.versions, "keras": "3.99.0"},
-        median_s=0.5,  # a measurement, not a setting
+        step_changes={"median": 0.5},  # a measurement, not a setting
     )
     compared = compare_rows(row(base), row(other, id="b" * 8, created_at="2027-01-01"))
     assert compared.changed == {
@@ -209,8 +212,8 @@ def test_the_previous_run_is_the_newest_earlier_ok_one_of_the_same_settings_and_
 
 def test_stored_samples_are_used_when_a_row_keeps_them():
     a, b = noisy(0.0125, 25, 0.1, seed=7), noisy(0.0100, 25, 0.1, seed=8)
-    row_a = row(samples_json=json.dumps(a.tolist()))
-    row_b = row(samples_json=json.dumps(b.tolist()), id="b" * 8)
+    row_a = row(step_changes={"samples": tuple(a.tolist())})
+    row_b = row(step_changes={"samples": tuple(b.tolist())}, id="b" * 8)
     from_rows = compare_rows(row_a, row_b)
     assert from_rows == compare_rows(row(), row(id="b" * 8), a, b)
     assert from_rows.method == "bootstrap"

@@ -17,7 +17,14 @@ import pytest
 from factories import is_missing, make_profile_result, make_result, same
 
 from hierlstm.config import RunConfig
-from hierlstm.records import COLUMN_KINDS, CONFIG_COLUMNS, VERSION_COLUMNS, BenchResult
+from hierlstm.records import (
+    COLUMN_KINDS,
+    CONFIG_COLUMNS,
+    STEP_COLUMNS,
+    VERSION_COLUMNS,
+    BenchResult,
+    Stats,
+)
 from hierlstm.results import schema
 from hierlstm.results.profiles import PROFILE_COLUMNS
 from hierlstm.results.store import ResultStore
@@ -88,7 +95,9 @@ def v1_result(v1_row: dict) -> BenchResult:
     fields = {name: v1_row[name] for name in MEASURED if name in v1_row}
     fields = {name: value for name, value in fields.items() if name not in VERSION_COLUMNS.values()}
     fields = {name: math.nan if value is None else value for name, value in fields.items()}
-    return BenchResult(config=RunConfig(**v1_row["config"]), versions=v1_row["versions"], **fields)
+    step = Stats(**{stat: fields.pop(column) for stat, column in STEP_COLUMNS.items()})
+    config = RunConfig(**v1_row["config"])
+    return BenchResult(config=config, versions=v1_row["versions"], step=step, **fields)
 
 
 def typed_cell(kind: str, text: str):
@@ -371,7 +380,7 @@ def test_an_old_file_opens_as_today_s_schema_with_every_value_kept(tmp_path, ver
         assert all(same(stored[column], value) for column, value in added.items()), added
     result = store.get(rows[0]["id"]).result
     assert result.config.task == "inference" and result.config.backend == "tensorflow"
-    assert result.median_s == rows[0]["median_s"]
+    assert result.step.median == rows[0]["median_s"]
     assert ResultStore(store.path).count() == len(rows)  # opening again changes nothing
 
 
@@ -428,7 +437,7 @@ def test_an_old_export_that_lacks_a_column_of_its_own_is_refused(tmp_path, versi
 def test_a_jax_run_round_trips_through_the_store_and_the_exports(tmp_path, format):
     result = make_result(
         config_changes={"backend": "jax"},
-        samples_json="[0.0051, 0.0049, 0.0056]",
+        step_changes={"samples": (0.0051, 0.0049, 0.0056)},
         versions={"python": "3.11.7", "keras": "3.15.1", "numpy": "2.4.6", "jax": "0.10.2"},
     )
     store = ResultStore(tmp_path / "first.sqlite3")
@@ -436,7 +445,7 @@ def test_a_jax_run_round_trips_through_the_store_and_the_exports(tmp_path, forma
     stored = store.get(result_id).result
     assert stored == result and stored.config.backend == "jax"
     assert "tensorflow" not in stored.versions and stored.versions["jax"] == "0.10.2"
-    assert stored.samples == (0.0051, 0.0049, 0.0056)
+    assert stored.step.samples == (0.0051, 0.0049, 0.0056)
     exported = getattr(store, f"export_{format}")()
     if format == "json":
         assert json.loads(exported)["version"] == 4

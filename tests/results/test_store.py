@@ -105,7 +105,7 @@ def test_a_failed_result_s_nan_times_are_stored_as_null(tmp_path):
 def test_an_ok_result_without_a_median_is_refused(tmp_path):
     store = ResultStore(tmp_path / "results.sqlite3")
     with pytest.raises(ValueError, match="median_s must be a number when status is ok"):
-        store.add(make_result(median_s=math.nan))
+        store.add(make_result(step_changes={"median": math.nan}))
     assert store.count() == 0
 
 

@@ -56,14 +56,14 @@ def test_result_fields_are_consistent(counted_run):
     assert result.status == "ok" and result.error == ""
     assert result.config == TINY
     assert result.repeats == REPEATS and result.warmup == WARMUP
-    assert 0 < result.min_s <= result.median_s
-    assert result.p10_s <= result.median_s <= result.p90_s
-    assert result.iqr_s >= 0 and result.std_s >= 0 and result.mean_s > 0
-    assert result.noisy == (result.iqr_s / result.median_s > 0.10)
+    assert 0 < result.step.min <= result.step.median
+    assert result.step.p10 <= result.step.median <= result.step.p90
+    assert result.step.iqr >= 0 and result.step.std >= 0 and result.step.mean > 0
+    assert result.noisy == (result.step.iqr / result.step.median > 0.10)
     assert result.flops == cost.model_flops(TINY)
-    assert result.samples_per_s == pytest.approx(2 / result.median_s)
-    assert result.steps_per_s == pytest.approx(2 * 4 / result.median_s)
-    assert result.gflops_per_s == pytest.approx(result.flops / result.median_s / 1e9)
+    assert result.samples_per_s == pytest.approx(2 / result.step.median)
+    assert result.steps_per_s == pytest.approx(2 * 4 / result.step.median)
+    assert result.gflops_per_s == pytest.approx(result.flops / result.step.median / 1e9)
     assert result.peak_memory_bytes >= 0
     expected_kind = "gpu_allocator_peak" if GPU_COUNT else "cpu_rss_growth"
     assert result.peak_memory_kind == expected_kind
@@ -140,7 +140,7 @@ def test_a_failed_result_has_its_one_line_and_no_times():
     error = tf.errors.ResourceExhaustedError(None, None, "OOM when allocating\nstack trace")
     result = failures.failed_result(TINY, error)
     assert result.status == "failed" and result.error == failures.error_line(error)  # the table
-    assert math.isnan(result.median_s) and math.isnan(result.first_call_s)
+    assert math.isnan(result.step.median) and math.isnan(result.first_call_s)
     assert result.repeats == 0 and result.flops == cost.model_flops(TINY)
 
 
@@ -211,10 +211,10 @@ def test_compare_pairs_rounds_against_the_baseline():
     )
     assert [result.config for result in compared.results] == configs
     assert [result.status for result in compared.results] == ["ok", "ok", "failed"]
-    assert compared.speedups[1] == 1.0
-    assert compared.speedup_p10[1] == compared.speedup_p90[1] == 1.0
-    assert compared.speedup_p10[0] <= compared.speedups[0] <= compared.speedup_p90[0]
-    assert math.isnan(compared.speedups[2])
+    first, base, failed = (entry.speedup for entry in compared.entries)
+    assert base.median == base.p10 == base.p90 == 1.0
+    assert first.p10 <= first.median <= first.p90
+    assert math.isnan(failed.median)
     assert compared.results[0].repeats == 3 and compared.results[0].trace_count == 1
     frame = compared.to_frame()
     assert list(frame["variant"]) == ["shared_cell", "folded", "folded"]

@@ -46,10 +46,13 @@ def test_a_training_result_has_the_step_and_its_phases(trained):
     result, _ = trained
     assert result.status == "ok", result.error
     assert result.config.task == "training" and result.repeats == 3 and result.warmup == 1
-    assert 0 < result.min_s <= result.median_s and result.p10_s <= result.median_s <= result.p90_s
+    assert (
+        0 < result.step.min <= result.step.median
+        and result.step.p10 <= result.step.median <= result.step.p90
+    )
     assert_phases_are_consistent(result, repeats=3)
     assert result.flops == cost.training_flops(TINY) == 3 * cost.model_flops(TINY)
-    assert result.gflops_per_s == pytest.approx(result.flops / result.median_s / 1e9)
+    assert result.gflops_per_s == pytest.approx(result.flops / result.step.median / 1e9)
     assert result.kept_activation_bytes == cost.kept_activation_bytes(TINY) > 0
     assert result.peak_memory_kind in ("cpu_rss_growth", "gpu_allocator_peak")
     assert result.trace_count == 1 and result.first_call_s > 0
@@ -111,7 +114,7 @@ def test_compare_times_training_runs_in_the_same_rounds():
         assert result.repeats == 3
         assert_phases_are_consistent(result, repeats=3)
     assert outcome.results[1].config.optimizer == "adam"
-    assert outcome.speedups[0] == 1.0
+    assert outcome.entries[0].speedup.median == 1.0
 
 
 def test_a_training_step_xla_cannot_compile_is_one_stored_line():

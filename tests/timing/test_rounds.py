@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from factories import make_result
 
 from hierlstm.config import RunConfig
 from hierlstm.timing.rounds import (
@@ -13,8 +14,8 @@ from hierlstm.timing.rounds import (
     Sample,
     Track,
     burst_calls,
+    comparison,
     interleave,
-    paired_speedups,
     timer_rounds,
     tracks_for,
 )
@@ -70,6 +71,13 @@ def run_rounds(steps, *, warmup=1, repeats=3, breaks=None, refuses=()):
     return tracks, log, progress
 
 
+def compared(tracks, baseline):
+    """`comparison` of the tracks, each live one's result a stand-in (results are made by the
+    harness or the pool, tested there)."""
+    results = [track.failure or make_result(config=track.config) for track in tracks]
+    return comparison(tracks, results, baseline)
+
+
 WHERE = {"device": "/CPU:0", "versions": {}}
 STEPS = [[9e-3, 1e-3, 2e-3, 4e-3], [9e-3, 2e-3, 2e-3, 2e-3], [9e-3, 4e-3, 1e-3, 8e-3]]
 
@@ -89,7 +97,7 @@ def test_a_config_that_fails_is_dropped_and_the_others_go_on():
     assert not nested.live and nested.failure.error == "nested ran out of memory"
     assert nested.steps == [2e-3]  # what it took before it failed
     assert folded.steps == STEPS[0][1:] and fused.steps == STEPS[2][1:]
-    speedups, _, _ = paired_speedups(tracks, baseline=0)
+    speedups = [entry.speedup.median for entry in compared(tracks, baseline=0).entries]
     assert speedups[0] == 1.0 and math.isnan(speedups[1]) and not math.isnan(speedups[2])
 
 
@@ -98,7 +106,8 @@ def test_a_config_that_cannot_be_prepared_takes_no_round():
     assert tracks[0].run is None and tracks[0].failure.error == "folded cannot be built"
     assert "folded" not in log and tracks[1].steps == STEPS[1][1:]
     assert "folded (0): failed: folded cannot be built" in [message for _, message in progress]
-    assert all(math.isnan(value) for value in paired_speedups(tracks, baseline=0)[0])
+    entries = compared(tracks, baseline=0).entries
+    assert all(math.isnan(entry.speedup.median) for entry in entries)
 
 
 def test_a_compare_needs_a_config_and_a_baseline_among_them():
@@ -150,12 +159,15 @@ def test_a_track_keeps_each_phase_and_the_largest_memory_peak():
 
 def test_speedups_are_the_spread_of_the_ratios_paired_within_each_round():
     tracks, _, _ = run_rounds(STEPS)
-    speedups, lows, highs = paired_speedups(tracks, baseline=1)
-    for index, track in enumerate(tracks):
+    result = compared(tracks, baseline=1)
+    for entry, track in zip(result.entries, tracks, strict=True):
         ratios = np.array(tracks[1].steps) / np.array(track.steps)
-        assert speedups[index] == np.median(ratios)
-        assert (lows[index], highs[index]) == tuple(np.percentile(ratios, [10, 90]))
-    assert speedups[1] == lows[1] == highs[1] == 1.0
+        assert entry.speedup.median == np.median(ratios)
+        assert (entry.speedup.p10, entry.speedup.p90) == tuple(np.percentile(ratios, [10, 90]))
+        # the entry is the track's: its samples, in the order taken, and no worker
+        assert entry.samples == tuple(track.samples) and entry.pid == 0
+    speedup = result.entries[1].speedup
+    assert speedup.median == speedup.p10 == speedup.p90 == 1.0 and result.baseline == 1
 
 
 @pytest.mark.parametrize(

@@ -175,7 +175,8 @@ def test_a_model_without_recurrent_layers_is_a_note_and_still_traced():
     result = public_audit(model, {"batch": 4})
     assert [m.key for m in result.notes] == ["yours.note.no_recurrent"]
     assert [(s.path, s.concrete_shape, s.flops) for s in result.steps] == [
-        ("head", (4, 3), 2 * 5 * 3 * 4)
+        ("features", (4, 5), 0),  # the input, as the Shape trace lists it
+        ("head", (4, 3), 2 * 5 * 3 * 4),
     ]
     assert result.to_dict()["notes"][0]["text"] == t("yours.note.no_recurrent")
 

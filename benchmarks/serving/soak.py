@@ -1,12 +1,12 @@
 """Soak: many visitors for minutes on one server, a CLI loop and a second server beside them.
 
-    .venv/bin/python -m benchmarks.soak [--sessions 4] [--minutes 10] [--seed N] [--port PORT]
+    .venv/bin/python -m benchmarks soak [--sessions 4] [--minutes 10] [--seed N] [--port PORT]
                                         [--cli-every 30] [--warmup full] [--artifacts DIR]
                                         [--json PATH]
 
 What a demo that runs all afternoon meets, modelled on Streamlit's Playwright load tests: in one
 temporary folder, servers A and B; `--sessions` visitors, each its own process and Chromium,
-walking at random from a printed seed (`benchmarks.walk`); `python -m hierlstm bench` every
+walking at random from a printed seed (`benchmarks.serving.walk`); `python -m hierlstm bench` every
 `--cli-every` seconds; each server's RSS, CPU and threads sampled. Each kind of run has its own
 time steps (`walk.TIME_STEPS`), so the stored rows can be counted against the runs that finished.
 
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks import browser, visit, walk
 from benchmarks.record import argument_parser, git_commit, load_average, markdown_table
+from benchmarks.serving import browser, visit, walk
 
 WARM_S, RUN_S = browser.SERVER_START_TIMEOUT_S, visit.RUN_TIMEOUT_S
 SAMPLE_S = 0.5

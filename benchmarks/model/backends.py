@@ -1,7 +1,7 @@
 """The portable variants on TensorFlow, JAX and PyTorch, each backend in its own worker process
 (`hierlstm.backends.pool`), interleaved, beside the PyTorch-native peer of `vs_pytorch`.
 
-    .venv/bin/python -m benchmarks.backends [--repeats 5] [--shapes 8x50,32x100,128x200]
+    .venv/bin/python -m benchmarks backends [--repeats 5] [--shapes 8x50,32x100,128x200]
         [--variants folded,nested,...] [--backends tensorflow,jax,torch] [--task both]
         [--threads N]
 
@@ -68,7 +68,7 @@ def native_peer(config: RunConfig, threads: int | None):
     if threads:
         torch.set_num_threads(threads)
 
-    from benchmarks.vs_pytorch import forward_timer, torch_model, training_timer
+    from benchmarks.model.torch_peer import forward_timer, torch_model, training_timer
     from hierlstm.model.loss import loss_target
     from hierlstm.model.params import init_params
     from hierlstm.timing.harness import make_inputs

@@ -1,6 +1,6 @@
 """First call and steady state against time_steps, per variant, interleaved at each length.
 
-    .venv/bin/python -m benchmarks.scaling [--batch 8] [--times 25,50,100,200,400] [--repeats 5]
+    .venv/bin/python -m benchmarks scaling [--batch 8] [--times 25,50,100,200,400] [--repeats 5]
                                            [--xla]
 
 Tables of first-call seconds and steady-state medians, then each variant's growth from the
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
             name = result.config.variant
             ok = result.status == "ok"
             first[name][time] = f"{result.first_call_s:.2f}" if ok else "failed"
-            median[name][time] = f"{result.median_s * 1e3:.1f}" if ok else "failed"
+            median[name][time] = f"{result.step.median * 1e3:.1f}" if ok else "failed"
         print(f"time {time} done", file=sys.stderr, flush=True)
     columns = ("variant", *[f"T={time}" for time in times])
     print("\n### First call (trace + compile + first run), seconds\n")

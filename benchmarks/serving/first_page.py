@@ -1,12 +1,12 @@
 """Time to the first page: a fresh server's first visitors, every page, the default run.
 
-    .venv/bin/python -m benchmarks.first_page [--rounds 1] [--port PORT] [--json PATH]
+    .venv/bin/python -m benchmarks first_page [--rounds 1] [--port PORT] [--json PATH]
                                                [--screenshots DIR] [--profile-server]
 
 Each round, a fresh Chromium and `streamlit run app.py` with its own results file and lock folder:
 the process start to the first healthy answer, then, each timed from the navigation's start, the
 first visitor, a second visitor (a new context), every page by URL and by its top link, and the
-Benchmark page's default run. Columns, from `benchmarks.visit`'s probe: the page's title seen, the
+Benchmark page's default run. Columns, from `visit`'s probe: the page's title seen, the
 sidebar's form drawn without skeletons, the first plotly chart (or table), and idle. The targets
 (issue 13): a title within 2 s of health and idle within 5 s; a second visitor and every switch
 idle within 1 s; the default benchmark within 10 s.
@@ -28,9 +28,17 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks import browser, server_profile
 from benchmarks.record import argument_parser, git_commit, header, load_average, markdown_table
-from benchmarks.visit import Page, Visit, app_pages, click_link, new_page, open_page, press_run
+from benchmarks.serving import browser, server_profile
+from benchmarks.serving.visit import (
+    Page,
+    Visit,
+    app_pages,
+    click_link,
+    new_page,
+    open_page,
+    press_run,
+)
 
 ROUND_TIMEOUT_S = 1800  # a last bound for what has none of its own (a hung page's evaluate)
 COLUMNS = ("title s", "sidebar s", "first figure s", "idle s")
@@ -196,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--profile-server",
         action="store_true",
-        help="run each server under benchmarks.server_profile (a stack sampler) and print "
+        help="run each server under benchmarks.serving.server_profile (a stack sampler) and print "
         "where round 1's script runs spent their time, row by row",
     )
     args = parser.parse_args(argv)

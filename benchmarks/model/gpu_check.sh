@@ -2,7 +2,7 @@
 # hierlstm's one check of a GPU machine: run it once, from anywhere, after `make run` or
 # `make test` has made .venv (on a machine with an NVIDIA GPU that installs tensorflow[and-cuda]):
 #
-#     benchmarks/gpu_check.sh
+#     benchmarks/model/gpu_check.sh
 #
 # Steps, each with its own JSON output and log in test-artifacts/gpu-check-<host>-<time>/:
 #   1. `doctor --json`: the build, the driver, the GPUs, every problem with its fix, the probe;
@@ -11,7 +11,7 @@
 #      time steps), interleaved, stored in the folder's results.sqlite3 and exported as
 #      results.json (the app's Results page imports it); then `check --task training` and the
 #      same benches of a training step (forward, backward, SGD update, and its phases);
-#   4. the PyTorch peer on the same device (python -m benchmarks.gpu_peer) when torch is installed
+#   4. the PyTorch peer on the same device (python -m benchmarks.model.gpu_peer) when torch is installed
 #      (a CUDA build of it on a GPU);
 #   5. Keras's other backends, each whose packages are installed (requirements-backends-gpu.txt
 #      on a GPU machine): `check --backend B` (forward and training) for each, then the portable
@@ -37,7 +37,7 @@
 # Exit status: doctor's (0 every device works, 1 a GPU is present but unusable, 2 bad setup);
 # without TensorFlow, 0.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PY="${PYTHON:-.venv/bin/python}"
 if [ ! -x "$PY" ]; then
     echo "error: $PY not found: run make run or make test first, or set PYTHON" >&2
@@ -157,7 +157,7 @@ PYTHON
 )
 case "$PEER" in
     cpu | gpu:*)
-        step peer "$PY" -m benchmarks.gpu_peer --device "$PEER" --repeats "$((REPEATS * 2))" \
+        step peer "$PY" -m benchmarks.model.gpu_peer --device "$PEER" --repeats "$((REPEATS * 2))" \
             --json "$OUT/peer.json" ;;
     *)
         reason="${PEER#none:}"
@@ -206,7 +206,7 @@ fi
 step export "$PY" -m hierlstm results export --format json --output "$OUT/results.json" --db "$DB"
 [ "${DRY_RUN:-0}" = 1 ] && exit 0
 if [ "$TENSORFLOW" = 1 ]; then
-    "$PY" -m benchmarks.gpu_report "$OUT" --seconds "$(($(date +%s) - BEGAN))" || exit 2
+    "$PY" -m benchmarks.model.gpu_report "$OUT" --seconds "$(($(date +%s) - BEGAN))" || exit 2
     echo "report: $OUT/report.md (send the whole folder)" >&2
 else
     echo "no report.md without TensorFlow: the JSON outputs and steps.tsv are in $OUT" >&2

@@ -1,6 +1,6 @@
 """Streamlit's cleanup after every script run, with the warm-up's `gc.freeze()` and without.
 
-    .venv/bin/python -m benchmarks.rerun_cleanup [--rounds 12] [--models 6]
+    .venv/bin/python -m benchmarks rerun_cleanup [--rounds 12] [--models 6]
 
 Streamlit ends every script run with `_clean_problem_modules`, whose `keras.backend
 .clear_session()` runs a full `gc.collect()`. This process loads what a warm server holds (the

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks.browser import VIEWPORT, RunEnd, confirm_button
+from benchmarks.serving.browser import VIEWPORT, RunEnd, confirm_button
 from hierlstm.app.pages import PAGES
 from hierlstm.i18n import t
 

@@ -1,7 +1,7 @@
 """Why `fused` is fast: it against `folded`, with and without XLA, and with one of its choices
 undone at a time, timed in one process.
 
-    .venv/bin/python -m benchmarks.fused_ablation [--rounds 20] [--shapes 8x50,...]
+    .venv/bin/python -m benchmarks fused_ablation [--rounds 20] [--shapes 8x50,...]
 
 Each ablation is a `FusedHierarchicalLSTM` subclass that swaps back one method, so it sits outside
 the registry and the harness's `compare`: every candidate is one `tf.function` for any batch and

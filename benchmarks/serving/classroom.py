@@ -1,5 +1,5 @@
 """How many visitors one server holds: Locust users that speak Streamlit's websocket protocol
-(`benchmarks.classroom_users`), no browsers, so the machine's cores go to the server and what is
+(`classroom_users`), no browsers, so the machine's cores go to the server and what is
 measured is its capacity. For each number of sessions, in turn on one warm server: every move's
 server time (p50/p95/p99 of a page switch, a setting change, a language switch and a run), the
 server's CPU and RSS, the errors, the rows stored against the runs finished, and what Streamlit's
@@ -26,9 +26,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks import browser, server_profile
 from benchmarks.record import argument_parser, header, markdown_table
-from benchmarks.streamlit_client import Session
+from benchmarks.serving import browser, server_profile
+from benchmarks.serving.streamlit_client import Session
 
 # Locust's users, run by `locust -f` in its own process: importing Locust patches the standard
 # library with gevent, which this process's threads and subprocesses must not get.
@@ -306,8 +306,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--profile-server",
         action="store_true",
-        help="run the server under benchmarks.server_profile (a stack sampler) and print where "
-        "its script threads spent each level",
+        help="run the server under benchmarks.serving.server_profile (a stack sampler) and print "
+        "where its script threads spent each level",
     )
     parser.add_argument(
         "--url",
@@ -348,7 +348,7 @@ def serve_and_measure(
 ):
     """The levels in turn, `durations` seconds each, on one fresh server of its own once it is
     warm; (the levels, the seconds it took to be warm, its caches before the first level).
-    `profiled`: the server under `benchmarks.server_profile`, a phase per level."""
+    `profiled`: the server under `benchmarks.serving.server_profile`, a phase per level."""
     port = browser.free_port()
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()

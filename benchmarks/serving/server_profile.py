@@ -1,6 +1,6 @@
 """Where a Streamlit server's script runs spend their time: `streamlit` run under a sampler.
 
-    python -m benchmarks.server_profile OUT.json run app.py [streamlit options]
+    python -m benchmarks.serving.server_profile OUT.json run app.py [streamlit options]
 
 Every 10 ms a thread charges each app-script thread's time to the innermost line of the frame or
 a page on its stack and to the library of its innermost frame ("(import)" while importing).
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from benchmarks.record import argument_parser, markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 INTERVAL_S = 0.01
 PHASE_SIGNAL = signal.SIGUSR2  # closes a phase
 # app.py serves the frame, streamlit_app.py, which runs a page's shim in app_pages/, which draws

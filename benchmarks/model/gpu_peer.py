@@ -2,11 +2,11 @@
 GPU when TensorFlow sees one and PyTorch has CUDA, else the CPU.
 
     .venv/bin/pip install -r requirements-bench.txt   # PyTorch; on a GPU, a CUDA build of it
-    .venv/bin/python -m benchmarks.gpu_peer [--device auto|cpu|gpu:N] [--repeats 20]
+    .venv/bin/python -m benchmarks gpu_peer [--device auto|cpu|gpu:N] [--repeats 20]
         [--shapes 8x50,32x100,128x200] [--json FILE]
 
 hierlstm's candidates come from the harness's `prepare`, PyTorch's model from
-`vs_pytorch.torch_model`, timed in interleaved rounds. A difference from the numpy reference over
+`torch_peer.torch_model`, timed in interleaved rounds. A difference from the numpy reference over
 the tolerance is flagged in the table rather than refused: on a GPU, cuDNN and TensorFloat-32
 matmuls round differently.
 """
@@ -20,8 +20,9 @@ import sys
 import numpy as np
 
 from benchmarks.common import header, tf
+from benchmarks.model.torch_peer import forward_timer, torch_model
+from benchmarks.model.vs_pytorch import candidates, same_threads
 from benchmarks.record import argument_parser, markdown_table, shapes
-from benchmarks.vs_pytorch import candidates, forward_timer, same_threads, torch_model
 from hierlstm.config import RunConfig
 from hierlstm.hardware import device_label, resolve_device
 from hierlstm.model.params import init_params

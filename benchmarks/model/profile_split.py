@@ -1,6 +1,6 @@
 """The profiler's per-layer split of the real step beside the separate-call split.
 
-    .venv/bin/python -m benchmarks.profile_split [--variants nested,folded,fused]
+    .venv/bin/python -m benchmarks profile_split [--variants nested,folded,fused]
         [--batch-size 8 --time-steps 50] [--steps 10] [--warmup 3] [--repeats 20] [--xla]
 
 Per variant: `hierlstm.profiling.profile` (op self times mapped to layers) beside

@@ -1,7 +1,7 @@
 """Each part of the `fused` layer, forward and forward + backward under XLA, with TensorFlow's
 own gradient beside the written-out one (`hierlstm.model.bptt`), timed interleaved.
 
-    .venv/bin/python -m benchmarks.fused_backward [--shapes 8x50,32x100] [--repeats 10]
+    .venv/bin/python -m benchmarks fused_backward [--shapes 8x50,32x100] [--repeats 10]
         [--parts conv,inner,outer]
 
 The parts (conv and pool by taps, inner LSTM, outer LSTM) are each compiled on their real input,

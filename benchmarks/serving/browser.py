@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hierlstm.i18n import MESSAGES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = (
     "--no-sandbox",
@@ -54,8 +54,12 @@ def start_server(
 ) -> subprocess.Popen:
     """`streamlit run script` headless on 127.0.0.1:`port` with `environment` over this process's,
     its output in `log`; no file watcher, so saving a file does not reload it mid-run. `profile`:
-    under `benchmarks.server_profile`, which writes that file when it exits."""
-    runner = ("-m", "benchmarks.server_profile", str(profile)) if profile else ("-m", "streamlit")
+    under `benchmarks.serving.server_profile`, which writes that file when it exits."""
+    runner = (
+        ("-m", "benchmarks.serving.server_profile", str(profile))
+        if profile
+        else ("-m", "streamlit")
+    )
     command = [
         *(sys.executable, *runner, "run", script),
         *("--server.headless", "true"),

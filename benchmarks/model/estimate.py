@@ -1,6 +1,6 @@
 """How close the app's long-run estimate comes to the run it estimates.
 
-    .venv/bin/python -m benchmarks.estimate [--variants nested,folded,fused,time_distributed]
+    .venv/bin/python -m benchmarks estimate [--variants nested,folded,fused,time_distributed]
                                             [--shapes 8x30,32x60,64x100] [--warmup 2] [--repeats 10]
 
 Per variant, `calibrate`, then per shape the estimate beside the wall time of that very

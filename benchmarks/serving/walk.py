@@ -1,4 +1,4 @@
-"""A visitor's walk through the app in Chromium, for `benchmarks.soak`: each kind of move (a
+"""A visitor's walk through the app in Chromium, for `benchmarks.serving.soak`: each kind of move (a
 page by URL or link, the language, a setting, a tiny run pressed once or twice, a run abandoned,
 the Results page's exports read back) timed to idle and recorded as a `Step`. A move not idle in
 STALL_S is a stall, watched RECOVER_S more to say whether it recovers."""
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks import browser, visit
+from benchmarks.serving import browser, visit
 from hierlstm.i18n import LANGUAGES, t
 
 STALL_S = 20  # a move not idle by then is a stall

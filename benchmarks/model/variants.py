@@ -1,6 +1,6 @@
 """Every variant, with and without XLA, at three shapes, timed interleaved in one process.
 
-    .venv/bin/python -m benchmarks.variants [--repeats 10] [--shapes 8x50,32x100,128x200]
+    .venv/bin/python -m benchmarks variants [--repeats 10] [--shapes 8x50,32x100,128x200]
         [--task both]
 
 Per task (a forward pass, a training step with SGD) and shape: median, IQR, the speed-up over the
@@ -40,17 +40,17 @@ def shape_table(
                 refused.append((label, "refused", error.sentence("en")[:90], "", "", "", "", ""))
     outcome = compare(configs, Timing(warmup=2, repeats=repeats), baseline=0)
     rows = []
-    for result, speedup, low, high in zip(
-        outcome.results, outcome.speedups, outcome.speedup_p10, outcome.speedup_p90, strict=True
-    ):
+    for entry in outcome.entries:
+        result, speedup = entry.result, entry.speedup
         config = result.config
         name = f"{config.variant}{' + XLA' if config.xla else ''}"
         if result.status != "ok":
             rows.append((name, "failed", result.error[:90], "", "", "", "", ""))
             continue
         name += " (noisy)" if result.noisy else ""
-        times = (f"{result.median_s * 1e3:.2f}", f"{result.iqr_s * 1e3:.2f}")
-        speed = (f"{speedup:.2f} ({low:.2f}-{high:.2f})", f"{result.first_call_s:.2f}")
+        times = (f"{result.step.median * 1e3:.2f}", f"{result.step.iqr * 1e3:.2f}")
+        spread = f"{speedup.median:.2f} ({speedup.p10:.2f}-{speedup.p90:.2f})"
+        speed = (spread, f"{result.first_call_s:.2f}")
         gflops = (f"{result.gflops_per_s:.2f}", f"{result.gflops_per_s / peak:.2%}")
         rows.append((name, *times, *speed, *gflops, result.kernel))
     rows += refused
@@ -75,7 +75,9 @@ def harness_against_timeit(variant: str, batch: int, time: int, repeats: int) ->
 
     harness, independent = [], []
     for _ in range(3):
-        harness.append(benchmark(config, Timing(warmup=1, repeats=repeats), model=model).median_s)
+        harness.append(
+            benchmark(config, Timing(warmup=1, repeats=repeats), model=model).step.median
+        )
         independent.append(
             np.median(timeit.repeat(lambda: forward(inputs).numpy(), number=1, repeat=repeats))
         )

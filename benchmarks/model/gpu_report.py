@@ -1,6 +1,6 @@
-"""The markdown report of benchmarks/gpu_check.sh, from the outputs it left in its folder.
+"""The markdown report of benchmarks/model/gpu_check.sh, from the outputs it left in its folder.
 
-    .venv/bin/python -m benchmarks.gpu_report FOLDER [--seconds N]
+    .venv/bin/python -m benchmarks gpu_report FOLDER [--seconds N]
 
 Reads steps.tsv and each step's `--json` output (doctor.out, check-*.out, bench-*.out, train-*.out,
 peer.out), writes FOLDER/report.md and prints it. A step that failed or did not run shows its log's
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     lines = ["# hierlstm GPU check", "", *machine_lines(doctor, first_bench)]
     if args.seconds is not None:
-        lines.append(f"- duration: {args.seconds} s (`benchmarks/gpu_check.sh`)")
+        lines.append(f"- duration: {args.seconds} s (`benchmarks/model/gpu_check.sh`)")
     lines += ["", "## Steps", "", markdown_table(("step", "exit", "seconds", "command"), step_rows)]
     lines += ["", "## doctor", ""]
     if doctor is None:

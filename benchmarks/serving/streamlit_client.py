@@ -1,6 +1,6 @@
 """A session of the app without a browser: Streamlit's websocket protocol spoken as its frontend
 speaks it (a `BackMsg` with the client's state out, `ForwardMsg`s in, both protobufs from the
-streamlit package), for `benchmarks.classroom`'s load test and its test. A rerun is timed from
+streamlit package), for `classroom`'s load test and its test. A rerun is timed from
 the request to the script's end as the server reports it (`script_finished`), so what is measured
 is the server, not a browser's rendering.
 

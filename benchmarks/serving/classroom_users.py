@@ -1,6 +1,6 @@
-"""The visitors of `benchmarks.classroom`, as Locust users (`locust -f` this file; Locust patches
+"""The visitors of `classroom` (beside it), as Locust users (`locust -f` this file; Locust patches
 the standard library with gevent when it is imported, so nothing else imports it). Each opens a
-session over Streamlit's websocket protocol (`benchmarks.streamlit_client`) and, with a pause to
+session over Streamlit's websocket protocol (`streamlit_client`) and, with a pause to
 read between moves, switches pages, changes a setting, switches the language, runs a tiny
 benchmark in a new session, and sometimes leaves a longer run by closing its session mid-run.
 Each rerun is reported to Locust by its server time (the request to `script_finished`), failed
@@ -16,8 +16,8 @@ import time
 
 from locust import User, between, events, task
 
-from benchmarks.browser import stored_pattern
-from benchmarks.classroom import (
+from benchmarks.serving.browser import stored_pattern
+from benchmarks.serving.classroom import (
     ABANDONED_TIME_STEPS,
     LANGUAGE,
     MOVES_FILE,
@@ -28,7 +28,7 @@ from benchmarks.classroom import (
     RUN_VARIANTS,
     SETTING,
 )
-from benchmarks.streamlit_client import Session
+from benchmarks.serving.streamlit_client import Session
 from hierlstm.app.pages import PAGES
 from hierlstm.i18n import LANGUAGES
 

@@ -1,6 +1,6 @@
 """What a new browser costs before any of hierlstm's work: the floor under a second visitor.
 
-    .venv/bin/python -m benchmarks.browser_floor [--visits 5] [--json PATH]
+    .venv/bin/python -m benchmarks browser_floor [--visits 5] [--json PATH]
 
 A new browser context fetches and starts Streamlit's frontend, then the code of every kind of
 element the page draws. Each row is its own fresh server: its first visitor, a new browser at the
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from benchmarks import browser
 from benchmarks.record import argument_parser, git_commit, header, load_average, markdown_table
-from benchmarks.visit import Visit, app_pages, new_page, open_url
+from benchmarks.serving import browser
+from benchmarks.serving.visit import Visit, app_pages, new_page, open_url
 
 HIERLSTM = "hierlstm Shape trace"
 _FRAME = """
