@@ -5,7 +5,9 @@ machine with an NVIDIA GPU that TensorFlow cannot use (the tests' stand-in nvidi
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots] [--pages shape_trace,...]
 
 Writes OUT/<lang>/<page>.png, OUT/<lang>/benchmark-training.png (a training step) and
-OUT/<lang>/gpu-unusable.png. Needs Chromium (`make browser`).
+OUT/<lang>/gpu-unusable.png. Needs Chromium (`make browser`). A page that draws an exception or
+an error, or a server log with a traceback, stops it with the page named: a screenshot of a
+broken page is never written.
 The servers keep their results in a temporary folder, so the user's store is left alone.
 """
 
@@ -23,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from PIL import Image  # noqa: E402
 
-from benchmarks import browser, visit  # noqa: E402
+from benchmarks.serving import browser, visit  # noqa: E402
 from hierlstm.app.pages import PAGES  # noqa: E402
 
 FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
@@ -47,6 +49,12 @@ def whole_page(tab, path: Path) -> None:
     Image.open(path).convert("RGB").quantize(256).save(path, optimize=True)
     tab.set_viewport_size(browser.VIEWPORT)
     print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path, flush=True)
+
+
+def drawn_problems(tab) -> list[str]:
+    """The text of every exception and error the page draws."""
+    found = tab.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
+    return [found.nth(index).inner_text() for index in range(found.count())]
 
 
 def serve(folder: Path, environment: dict[str, str]):
@@ -80,6 +88,8 @@ def shoot(tab, url: str, log: Path, out: Path, names: list[str]) -> None:
                 shown = visit.press_run(tab, page, log)
             if shown.idle_s is None:
                 raise SystemExit(f"{file_name} ({lang}) did not settle: {shown.note}")
+            if problems := drawn_problems(tab) + browser.tracebacks(log.read_text()):
+                raise SystemExit(f"{file_name} ({lang}) is broken: {problems[0][:2000]}")
             whole_page(tab, out / lang / f"{file_name}.png")
 
 

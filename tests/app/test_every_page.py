@@ -226,3 +226,14 @@ def test_a_failed_run_is_one_line_per_failure_in_both_languages(name, database):
     stored = ResultStore(database).rows()  # a profile's failure is not a row
     assert list(stored["status"]) == ["failed"] * {"benchmark": 1, "scaling": 2}.get(name, 0)
     assert all("no kernel for the If op" in error for error in stored["error"])
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_a_page_that_runs_keeps_its_run_under_its_own_name(page):
+    """The frame starts a page's plan in the run slot named after the page; the page draws its
+    outcome from the slot its module names."""
+    module = page.module()
+    assert callable(module.draw)
+    if hasattr(module, "plan"):
+        assert module.KEY == page.name
+        assert page.settings, "a page that runs has a Run button, so it reads some setting"
