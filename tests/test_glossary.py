@@ -49,5 +49,5 @@ def test_a_first_screen_paragraph_is_short_and_names_the_configs_sizes(key):
 def test_a_size_in_a_text_follows_the_config():
     config = RunConfig(height=40, inner_units=32, outer_units=24)
     text = CATALOGUE["trace.intro"]["en"].format(**named_sizes(config))
-    assert "(batch, 40 rows, time, 1)" in text and "LSTM(32)" in text and "LSTM(24)" in text
-    assert f"the {config.rows} pooled rows" in text
+    assert "(batch, height 40, time, 1)" in text and "LSTM(32)" in text and "LSTM(24)" in text
+    assert f"the pooled height of {config.pooled_height}" in text
