@@ -61,7 +61,7 @@ def pool_flops(config: RunConfig, batch: int, time: int) -> int:
 
 
 def inner_lstm_flops(config: RunConfig, batch: int, time: int) -> int:
-    """One inner LSTM over the `rows` sub-sequence of every (batch, time) cell."""
+    """One inner LSTM over the sub-sequence (the pooled height) of every (batch, time) cell."""
     return lstm_flops(config.filters, config.inner_units, config.pooled_height, batch * time)
 
 
