@@ -68,12 +68,12 @@ def data_folder(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def named_sizes(config: RunConfig) -> dict[str, int]:
-    """The sizes a catalogue text names ({height}, {rows}, {filters}, {inner}, {outer}): the
-    config's, so a text follows Advanced geometry."""
+    """The sizes a catalogue text names ({height}, {pooled_height}, {filters}, {inner}, {outer}):
+    the config's, so a text follows Advanced geometry."""
     return {
         "height": config.height,
         "filters": config.filters,
-        "rows": config.rows,
+        "pooled_height": config.pooled_height,
         "inner": config.inner_units,
         "outer": config.outer_units,
     }
@@ -163,8 +163,8 @@ class RunConfig:
             check_whole(name, getattr(self, name), *BOUNDS[name])
         if self.height < self.pool_height:
             raise SettingError(
-                f"height must be at least pool_height ({self.pool_height}) so pooling leaves "
-                f"one row; got {self.height}."
+                f"height must be at least pool_height ({self.pool_height}) so the pooled height "
+                f"is at least 1; got {self.height}."
             )
         if self.precision not in PRECISIONS:
             raise SettingError(
@@ -236,9 +236,14 @@ class RunConfig:
         return tuple(self.devices.split(",")) if self.devices else ()
 
     @property
-    def rows(self) -> int:
-        """Rows left after pooling: the length of each inner sub-sequence (12 by default)."""
+    def pooled_height(self) -> int:
+        """The height left after pooling: the steps of each inner sub-sequence (12 by default)."""
         return self.height // self.pool_height
+
+    @property
+    def rows(self) -> int:
+        """`pooled_height`'s old name, kept for code that reads it."""
+        return self.pooled_height
 
     def replace(self, **changes) -> RunConfig:
         return dataclasses.replace(self, **changes)

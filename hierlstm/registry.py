@@ -14,8 +14,8 @@ BACKENDS = ("tensorflow", "jax", "torch")  # Keras 3's backends, one per process
 PORTABLE = BACKENDS  # a variant written with Keras layers and keras.ops only runs on all three
 
 
-def _rows_plus_time(rows: int, time: int) -> int:
-    return rows + time
+def _pooled_height_plus_time(pooled_height: int, time: int) -> int:
+    return pooled_height + time
 
 
 TRUNK = (
@@ -23,7 +23,7 @@ TRUNK = (
     "conv",
     "pool",
     "permute",
-)  # (batch, height, time, 1) -> (batch, time, rows, filters)
+)  # (batch, height, time, 1) -> (batch, time, pooled height, filters)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Variant:
     can_use_cudnn: bool  # whether its summariser can take Keras's cuDNN path on a GPU
     has_lstm_layer: bool = True  # holds a keras.layers.LSTM, which may take cuDNN on a GPU
     static_time: bool = False  # built for one concrete time length (cannot take any T)
-    chain: Callable[[int, int], int] = _rows_plus_time  # dependent LSTM steps (rows, time)
+    chain: Callable[[int, int], int] = _pooled_height_plus_time  # (pooled height, time) -> steps
     # the Keras backends its builder runs on: TensorFlow alone for one that calls TensorFlow
     backends: tuple[str, ...] = PORTABLE
 
@@ -65,7 +65,7 @@ VARIANTS: dict[str, Variant] = {
             (*TRUNK, "nested_rnn"),
             can_use_cudnn=False,
             has_lstm_layer=False,
-            chain=lambda rows, time: time * rows + time,
+            chain=lambda pooled_height, time: time * pooled_height + time,
         ),
         Variant(
             "time_distributed",

@@ -106,7 +106,7 @@ CONFIG_CASES = {
     "negative-height": ({"height": "-36"}, "height must be between 1 and 4096; got -36."),
     "height-below-pool": (
         {"height": "12", "pool_height": "24"},
-        "height must be at least pool_height (24) so pooling leaves one row; got 12.",
+        "height must be at least pool_height (24) so the pooled height is at least 1; got 12.",
     ),
     "unknown-variant": ({"variant": "fastest"}, f"{ONE_OF_VARIANTS}; got 'fastest'."),
     "unknown-precision": ({"precision": "float16"}, f"{ONE_OF_PRECISIONS}; got 'float16'."),

@@ -53,8 +53,14 @@ def test_from_strings_round_trips_to_strings():
     assert RunConfig.from_strings({"xla": "off", "batch_size": " 12 "}).batch_size == 12
 
 
+def test_the_pooled_height_keeps_its_old_name_rows():
+    config = RunConfig(height=40, pool_height=3)
+    assert config.pooled_height == 13 == config.rows  # 40 // 3: the inner sub-sequence's steps
+    assert config.replace(pool_height=5).rows == 8 == config.replace(pool_height=5).pooled_height
+
+
 def test_defaults_are_the_source_question_geometry():
     config = RunConfig()
     assert (config.height, config.filters, config.kernel_size, config.pool_height) == (36, 16, 3, 3)
-    assert (config.inner_units, config.outer_units, config.rows) == (48, 60, 12)
+    assert (config.inner_units, config.outer_units, config.pooled_height) == (48, 60, 12)
     assert hash(config) == hash(RunConfig())  # usable as a cache key

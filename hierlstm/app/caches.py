@@ -147,7 +147,9 @@ def sharing_reports_of(config: RunConfig) -> dict:
     """`sharing_reports` at a config's sizes, as the Weight sharing and Lesson pages show them
     (and the warm-up makes them): its inner units over its pooled rows of `filters` features,
     one sequence per batch item."""
-    return sharing_reports(config.inner_units, config.rows, config.filters, config.batch_size)
+    return sharing_reports(
+        config.inner_units, config.pooled_height, config.filters, config.batch_size
+    )
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

@@ -33,8 +33,8 @@ def axis_flow_figure(steps, lang: str = "en", title: str | None = None) -> go.Fi
     """Each named axis as a coloured band through every top-level step of a trace.
 
     x: the steps in order; y: the axis's position in that step's shape (first axis on top).
-    A band that changes height moves (Permute); two bands that meet are folded into one axis
-    (batch*time); a band that ends is consumed (the LSTM reads the rows and channels).
+    A band that changes position moves (Permute); two bands that meet are folded into one axis
+    (batch*time); a band that ends is consumed (the LSTM reads the height and channels).
     """
     top = [step for step in steps if step.depth == 0]
     figure = go.Figure()

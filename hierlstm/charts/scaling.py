@@ -206,11 +206,15 @@ def replica_efficiency_figure(replica_frame: pd.DataFrame, lang: str = "en") -> 
 # --- the dependent chain ---------------------------------------------------------------------
 
 
-def chain_frame(variants: Sequence[str], rows: int, times: Sequence[int]) -> pd.DataFrame:
+def chain_frame(variants: Sequence[str], pooled_height: int, times: Sequence[int]) -> pd.DataFrame:
     """Dependent sequential LSTM steps per variant and time length, from the registry's formula.
     Columns: variant, time_steps, chain."""
     records = [
-        {"variant": name, "time_steps": int(time), "chain": VARIANTS[name].chain(rows, int(time))}
+        {
+            "variant": name,
+            "time_steps": int(time),
+            "chain": VARIANTS[name].chain(pooled_height, int(time)),
+        }
         for name in variants
         for time in sorted(set(times))
     ]

@@ -57,12 +57,12 @@ def conv_flops(config: RunConfig, batch: int, time: int) -> int:
 
 
 def pool_flops(config: RunConfig, batch: int, time: int) -> int:
-    return pooling_flops(config.pool_height, batch * config.rows * time * config.filters)
+    return pooling_flops(config.pool_height, batch * config.pooled_height * time * config.filters)
 
 
 def inner_lstm_flops(config: RunConfig, batch: int, time: int) -> int:
-    """One inner LSTM over the `rows` sub-sequence of every (batch, time) cell."""
-    return lstm_flops(config.filters, config.inner_units, config.rows, batch * time)
+    """One inner LSTM over the sub-sequence (the pooled height) of every (batch, time) cell."""
+    return lstm_flops(config.filters, config.inner_units, config.pooled_height, batch * time)
 
 
 def outer_lstm_flops(config: RunConfig, batch: int, time: int) -> int:
@@ -106,7 +106,7 @@ def activation_bytes(config: RunConfig) -> int:
     batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
     input_elements = batch * config.height * time
     conv_elements = input_elements * config.filters
-    pooled_elements = batch * config.rows * time * config.filters
+    pooled_elements = batch * config.pooled_height * time * config.filters
     summaries = batch * time * config.inner_units
     outputs = batch * time * config.outer_units
     return 4 * input_elements + size * (conv_elements + 2 * pooled_elements + summaries + outputs)
@@ -114,7 +114,7 @@ def activation_bytes(config: RunConfig) -> int:
 
 def dependent_steps(config: RunConfig) -> int:
     """Length of the longest chain of sequential LSTM steps, from the registry's formula."""
-    return VARIANTS[config.variant].chain(config.rows, config.time_steps)
+    return VARIANTS[config.variant].chain(config.pooled_height, config.time_steps)
 
 
 # Variables an optimizer keeps per parameter: Keras's SGD without momentum none, Adam two
@@ -139,8 +139,10 @@ def kept_activation_bytes(config: RunConfig) -> int:
     batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
     input_elements = batch * config.height * time
     conv_elements = input_elements * config.filters
-    pooled_elements = batch * config.rows * time * config.filters
-    inner = lstm_kept_elements(config.filters, config.inner_units, config.rows, batch * time)
+    pooled_elements = batch * config.pooled_height * time * config.filters
+    inner = lstm_kept_elements(
+        config.filters, config.inner_units, config.pooled_height, batch * time
+    )
     outer = lstm_kept_elements(config.inner_units, config.outer_units, time, batch)
     outputs = batch * time * config.outer_units
     return 4 * input_elements + size * (conv_elements + pooled_elements + inner + outer + outputs)
@@ -195,7 +197,7 @@ def transient_bytes(config: RunConfig) -> int:
     input gradient)."""
     batch, time, size = config.batch_size, config.time_steps, BYTES_PER_ELEMENT[config.precision]
     conv = batch * config.height * time * config.filters  # (B, H, T, C)
-    pooled = batch * config.rows * time * config.filters  # (B, R, T, C)
+    pooled = batch * config.pooled_height * time * config.filters  # (B, R, T, C)
     summaries = batch * time * config.inner_units  # (B, T, inner)
     outputs = batch * time * config.outer_units  # (B, T, outer)
     return max(

@@ -44,17 +44,17 @@ class ShapeStep:
 def _sizes(config: RunConfig, name: str) -> tuple[tuple, tuple]:
     """(symbolic, concrete) output of layer `name`; time is symbolic unless the variant is built
     for one length."""
-    batch, time, rows = config.batch_size, config.time_steps, config.rows
+    batch, time, pooled = config.batch_size, config.time_steps, config.pooled_height
     any_time = time if VARIANTS[config.variant].static_time else None
     units = {"inner": config.inner_units, "outer": config.outer_units}
     if name in ("input", "conv", "pool"):
-        height = config.height if name != "pool" else rows
+        height = config.height if name != "pool" else pooled
         channels = 1 if name == "input" else config.filters
         return (None, height, any_time, channels), (batch, height, time, channels)
     if name == "permute":
-        return (None, any_time, rows, config.filters), (batch, time, rows, config.filters)
-    if name == "fold":  # (batch, time, rows, filters) -> (batch*time, rows, filters)
-        return (None, rows, config.filters), (batch * time, rows, config.filters)
+        return (None, any_time, pooled, config.filters), (batch, time, pooled, config.filters)
+    if name == "fold":  # (batch, time, height, filters) -> (batch*time, height, filters)
+        return (None, pooled, config.filters), (batch * time, pooled, config.filters)
     if name in ("inner_lstm", "inner_rnn"):
         return (None, units["inner"]), (batch * time, units["inner"])
     if name == "unfold":

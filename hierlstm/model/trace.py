@@ -22,7 +22,7 @@ from hierlstm.registry import VARIANTS
 STEP_AXES = ("batch", "units")  # a per-time-step call inside a wrapper or cell
 CHILD_AXES = {
     "inner_rnn/inner_cell": ("batch*time", "units"),
-    "fused_lstm/pooled_rows": ("height", "time", "batch", "channels"),
+    "fused_lstm/pool": ("height", "time", "batch", "channels"),
     "fused_lstm/inner_lstm": ("time", "batch", "units"),
     "fused_lstm/outer_lstm": ("time", "batch", "units"),
 }
@@ -108,5 +108,5 @@ def trace_report(
         "layers": [step.to_dict() for step in steps],
         "total_params": sum(step.params for step in top),
         "total_flops": sum(step.flops for step in top),
-        "dependent_steps": VARIANTS[config.variant].chain(config.rows, config.time_steps),
+        "dependent_steps": VARIANTS[config.variant].chain(config.pooled_height, config.time_steps),
     }

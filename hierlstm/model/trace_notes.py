@@ -20,17 +20,17 @@ def shape_text(shape) -> str:
 
 def quantities(config: RunConfig) -> dict[str, int]:
     """Every number a note may mention, for `config`."""
-    batch, time, rows = config.batch_size, config.time_steps, config.rows
+    batch, time, pooled = config.batch_size, config.time_steps, config.pooled_height
     return {
         "batch": batch,
         "time": time,
-        "rows": rows,
+        "pooled_height": pooled,
         "height": config.height,
         "filters": config.filters,
         "kernel": config.kernel_size,
         "pool": config.pool_height,
         "folded": batch * time,  # the folded axis, batch*time
-        "chain": VARIANTS[config.variant].chain(rows, time),
+        "chain": VARIANTS[config.variant].chain(pooled, time),
     }
 
 

@@ -2,8 +2,8 @@
 
 input   (B, H, T, 1)
 conv    (B, H, T, C)        Conv2D(filters, k x k, padding same)
-pool    (B, R, T, C)        MaxPooling2D((pool_height, 1)), R = H // pool_height
-permute (B, T, R, C)        every time step holds an R-row sub-sequence
+pool    (B, R, T, C)        MaxPooling2D((pool_height, 1)), pooled height R = H // pool_height
+permute (B, T, R, C)        every time step holds an R-step sub-sequence
 ...     (B, T, inner)       the summariser: what the variants differ in
 outer_lstm (B, T, outer)
 """

@@ -294,11 +294,11 @@ def _fused_stages(layer, call: _Call) -> list[LayerStep]:
     pooled_symbolic = traced(layer.pooled_rows, any_size)
     summaries_symbolic = traced(layer.inner_lstm, pooled_symbolic)
     outputs_symbolic = traced(layer.outer_lstm, summaries_symbolic)
-    rows, channels = pooled.shape[0], pooled.shape[3]
+    pooled_height, channels = pooled.shape[0], pooled.shape[3]
     conv = layer_flops(layer.conv, call.in_shape, (batch, height, time, layer.filters))
     stages = [
         (
-            "pooled_rows",
+            "pool",
             pooled,
             pooled_symbolic,
             conv + cost.pooling_flops(layer.pool_height, math.prod(pooled.shape)),
@@ -307,7 +307,7 @@ def _fused_stages(layer, call: _Call) -> list[LayerStep]:
             "inner_lstm",
             summaries,
             summaries_symbolic,
-            cost.lstm_flops(channels, layer.inner_units, rows, time * batch),
+            cost.lstm_flops(channels, layer.inner_units, pooled_height, time * batch),
         ),
         (
             "outer_lstm",

@@ -159,7 +159,7 @@ def test_controls_change_the_trace_and_the_link_without_timing(database):
 
 def test_invalid_geometry_is_one_line_and_keeps_the_last_valid():
     app = _open(query={"variants": "folded"})
-    app.number_input(key="pool_height").set_value(40)  # more than the 36 rows
+    app.number_input(key="pool_height").set_value(40)  # more than the height, 36
     run(app)
     assert not app.exception
     assert len(app.error) == 1 and "pool_height" in app.error[0].value

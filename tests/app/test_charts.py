@@ -68,16 +68,16 @@ def test_axis_flow_draws_every_axis_and_the_fold():
     config = RunConfig(variant="folded", batch_size=4, time_steps=10)
     figure = charts.axis_flow.axis_flow_figure(trace_shapes(config))
     names = [trace.name for trace in figure.data]
-    assert names == ["batch", "time", "rows", "channels", "units"]
+    assert names == ["batch", "time", "height", "channels", "units"]
     steps = list(figure.layout.xaxis.ticktext)
     assert steps == "input conv pool permute fold inner_lstm unfold outer_lstm".split()
-    batch, time, rows = figure.data[0], figure.data[1], figure.data[2]
+    batch, time, height = figure.data[0], figure.data[1], figure.data[2]
     fold = steps.index("fold")
-    # Permute swaps rows and time; the fold puts batch and time side by side in one position.
-    assert (rows.y[2], rows.y[3]) == (1, 2) and (time.y[2], time.y[3]) == (2, 1)
+    # Permute swaps height and time; the fold puts batch and time side by side in one position.
+    assert (height.y[2], height.y[3]) == (1, 2) and (time.y[2], time.y[3]) == (2, 1)
     assert round(batch.y[fold]) == round(time.y[fold]) == 0 and batch.y[fold] != time.y[fold]
     assert "40" in time.text[fold]  # batch x time = 4 x 10
-    assert rows.x[steps.index("inner_lstm")] is None  # the LSTM consumes the rows
+    assert height.x[steps.index("inner_lstm")] is None  # the LSTM consumes the height
     assert "time 10" in time.text[0]
 
 
@@ -161,7 +161,7 @@ def test_cost_per_step_fit_recovers_the_slopes():
 
 
 def test_chain_lengths_follow_the_registry():
-    chains = charts.scaling.chain_frame(["nested", "folded"], rows=12, times=[10, 50])
+    chains = charts.scaling.chain_frame(["nested", "folded"], pooled_height=12, times=[10, 50])
     lengths = {(r.variant, r.time_steps): r.chain for r in chains.itertuples()}
     assert lengths == {
         ("nested", 10): 130,

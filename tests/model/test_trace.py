@@ -60,7 +60,7 @@ EXPECTED = {
     "fused": [
         ("input", "InputLayer", (None, 36, None, 1), (4, 36, 10, 1)),
         ("fused_lstm", "FusedHierarchicalLSTM", (None, None, 60), (4, 10, 60)),
-        ("fused_lstm/pooled_rows", "ops", (12, None, None, 16), (12, 10, 4, 16)),
+        ("fused_lstm/pool", "ops", (12, None, None, 16), (12, 10, 4, 16)),
         ("fused_lstm/inner_lstm", "ops", (None, None, 48), (10, 4, 48)),
         ("fused_lstm/outer_lstm", "ops", (None, None, 60), (10, 4, 60)),
     ],
@@ -230,15 +230,15 @@ def test_shapes_and_notes_are_one_replicas_in_both_languages():
     )
     assert step_note(steps["input"]) == (
         "The global batch of 8 is split over 2 replicas; each runs the steps below on its 4. "
-        "4 spectrograms of 36 rows (e.g. frequency bins) x 10 time steps, one channel."
+        "4 spectrograms of height 36 (e.g. frequency bins) x 10 time steps, one channel."
     )
     assert step_note(steps["input"], "zh").startswith("全局批量 8 被分到 2 个副本上")
     assert "4 个频谱图" in step_note(steps["input"], "zh")
     assert step_note(steps["fold"]) == (
-        "Folds batch and time into one axis: 4 x 10 = 40 independent sub-sequences of 12 rows."
+        "Folds batch and time into one axis: 4 x 10 = 40 independent sub-sequences of 12 steps."
     )
     assert step_note(steps["fold"], "zh") == (
-        "把批量和时间折叠成一个轴：4 x 10 = 40 条相互独立的 12 行子序列。"
+        "把批量和时间折叠成一个轴：4 x 10 = 40 条相互独立的 12 步子序列。"
     )
     alone = {step.path: step for step in trace_shapes(config.replace(strategy="none", devices=""))}
     assert alone["input"].note_key == "note.input" and alone["input"].note_values["batch"] == 8

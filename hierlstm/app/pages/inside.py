@@ -114,7 +114,7 @@ def scrubbers_ui(config: RunConfig) -> tuple[int, int]:
     """(t, s): the outer time step and the inner step."""
     left, right = st.columns(2)
     time_step = left.slider(text("inside.scrub.t"), 0, config.time_steps - 1, 0, key="inside_t")
-    row = right.slider(text("inside.scrub.s"), 0, config.rows - 1, 0, key="inside_s")
+    row = right.slider(text("inside.scrub.s"), 0, config.pooled_height - 1, 0, key="inside_s")
     return time_step, row
 
 
@@ -200,7 +200,7 @@ def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
         "inside-conv": charts.values.maps_figure(
             values["conv"],
             text("inside.fig.conv"),
-            text("inside.axis.row"),
+            text("inside.axis.height"),
             lang,
             (time_step, time_step, conv.start, conv.stop - 1),
         ),
@@ -216,7 +216,7 @@ def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
         ),
         "inside-inner": charts.values.lstm_figure(
             {name: values[f"inner_{name}"][time_step] for name in charts.values.GATE_SCALES},
-            text("inside.fig.inner", t=time_step, steps=config.rows, s=row),
+            text("inside.fig.inner", t=time_step, steps=config.pooled_height, s=row),
             text("inside.axis.inner_step"),
             lang,
             row,

@@ -121,7 +121,7 @@ def stored_comparison(store) -> pd.DataFrame:
 
 def draw(controls, _inputs) -> None:
     lang, config = controls.language, controls.config
-    rows, time_steps = config.rows, config.time_steps
+    pooled_height, time_steps = config.pooled_height, config.time_steps
     press_run = _("lesson.press_run", batch=config.batch_size, time=time_steps)
     outcome = runs.shown_result(KEY, press_run, outcomes.settings_of(controls))
     frame = outcome.frame if outcome else None
@@ -162,8 +162,10 @@ def draw(controls, _inputs) -> None:
     quote("nesting")
     left, right = st.columns([2, 3])
     with left:
-        chain = {name: VARIANTS[name].chain(rows, time_steps) for name in ("nested", "folded")}
-        st.markdown(_("lesson.chain.body", rows=rows, time=time_steps, **chain))
+        chain = {
+            name: VARIANTS[name].chain(pooled_height, time_steps) for name in ("nested", "folded")
+        }
+        st.markdown(_("lesson.chain.body", pooled_height=pooled_height, time=time_steps, **chain))
         nested, folded = measured("nested"), measured("folded")
         for column, name, row in zip(st.columns(2), chain, (nested, folded), strict=True):
             column.metric(_("lesson.metric.chain", variant=name), f"{chain[name]:,}")
@@ -177,7 +179,7 @@ def draw(controls, _inputs) -> None:
                 )
     with right:
         chains = charts.scaling.chain_frame(
-            list(VARIANTS), rows, [10, 20, 50, 100, 200, 500, time_steps]
+            list(VARIANTS), pooled_height, [10, 20, 50, 100, 200, 500, time_steps]
         )
         display.chart(charts.scaling.chain_figure(chains, lang), chains, key="lesson-chain")
 
@@ -275,7 +277,9 @@ def draw(controls, _inputs) -> None:
     # 7. vectorized_map ---------------------------------------------------------------------------
     st.header(_("lesson.vmap.title"))
     quote("vmap")
-    st.markdown(_("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(rows, time_steps)))
+    st.markdown(
+        _("lesson.vmap.body", chain=VARIANTS["vectorized_map"].chain(pooled_height, time_steps))
+    )
     if frame is not None:
         chosen = frame[(frame["precision"] == "float32") & (frame["task"] == "inference")]
         display.chart(
@@ -294,7 +298,8 @@ def draw(controls, _inputs) -> None:
 
     # 9. Training: where nesting hurts most -------------------------------------------------------
     st.header(_("lesson.train.title"))
-    st.markdown(_("lesson.train.body", chain=VARIANTS["nested"].chain(rows, time_steps), rows=rows))
+    chain = VARIANTS["nested"].chain(pooled_height, time_steps)
+    st.markdown(_("lesson.train.body", chain=chain, pooled_height=pooled_height))
     nested_step, folded_step = (measured(name, task="training") for name in ("nested", "folded"))
     nested_forward, folded_forward = measured("nested"), measured("folded")
     pairs = ((nested_step, nested_forward), (folded_step, folded_forward))

@@ -184,5 +184,5 @@ def draw(controls, sweep: Sweep) -> None:
     times = (
         sweep.values if sweep.axis == "time_steps" and sweep.values else [10, 20, 50, 100, 200, 500]
     )
-    chains = charts.scaling.chain_frame(controls.variants, controls.config.rows, times)
+    chains = charts.scaling.chain_frame(controls.variants, controls.config.pooled_height, times)
     display.chart(charts.scaling.chain_figure(chains, lang), chains, key="scaling-chain")

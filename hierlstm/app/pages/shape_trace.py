@@ -71,7 +71,7 @@ def draw(controls, _inputs) -> None:
             )
             columns[2].metric(
                 _("trace.metric.chain"),
-                f"{VARIANTS[config.variant].chain(config.rows, config.time_steps):,}",
+                f"{VARIANTS[config.variant].chain(config.pooled_height, config.time_steps):,}",
                 help=_("trace.metric.chain.help"),
             )
             columns[3].metric(

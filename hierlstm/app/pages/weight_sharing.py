@@ -25,14 +25,20 @@ def variables(paths) -> str:
 
 
 def sizes(config: RunConfig) -> tuple[int, int, int, int]:
-    """(units, rows, features, sequences): as many sub-sequences as the folded model has."""
-    return config.inner_units, config.rows, config.filters, config.batch_size * config.time_steps
+    """(units, steps, features, sequences): as many sub-sequences as the folded model has, each
+    the pooled height long."""
+    return (
+        config.inner_units,
+        config.pooled_height,
+        config.filters,
+        config.batch_size * config.time_steps,
+    )
 
 
 def inputs(controls) -> None:
     """The checks and the gradients, then the cost section's heading, above the run."""
     config = controls.config
-    units, rows, features, sequences = sizes(config)
+    units, steps, features, sequences = sizes(config)
     if source := display.code_expander(_("sharing.source"), key="sharing-source"):
         with source:
             st.code(display.related_sources(sharing.build_pair)[0][1], language="python")
@@ -40,7 +46,13 @@ def inputs(controls) -> None:
     with st.spinner(_("sharing.computing")):
         reports = caches.sharing_reports_of(config)
     st.subheader(
-        _("sharing.checks", sequences=config.batch_size, rows=rows, features=features, units=units)
+        _(
+            "sharing.checks",
+            sequences=config.batch_size,
+            steps=steps,
+            features=features,
+            units=units,
+        )
     )
 
     table = pd.DataFrame(
@@ -113,10 +125,10 @@ def time_forms(controls, progress) -> outcomes.Outcome:
     from hierlstm.model import cudnn
 
     config = controls.config
-    units, rows, features, sequences = sizes(config)
+    units, steps, features, sequences = sizes(config)
     timings = sharing.time_forms(
         units,
-        rows,
+        steps,
         features,
         sequences,
         device=resolve_device(config.device),
