@@ -15,16 +15,16 @@ from hierlstm.i18n import MESSAGES, t
 @dataclasses.dataclass(frozen=True)
 class Backend:
     """One Keras 3 backend, one per process (`KERAS_BACKEND`), and where its runs happen: in this
-    process (`in_process`, TensorFlow's harness) or in its worker (`hierlstm.backends.pool`).
-    `runner` names the module of its framework's own calls (`hierlstm.backends.runners`), resolved
-    when a run needs it. The cuDNN fields are its rule's differences (`hierlstm.model.cudnn`)."""
+    process (`in_process`, TensorFlow's harness) or in its worker (`hierlstm.backends.pool`). Its
+    runner is the module of its framework's own calls, named after it
+    (`hierlstm/backends/runners/<name>.py`), imported when a run needs it. The cuDNN fields are
+    its rule's differences (`hierlstm.model.cudnn`)."""
 
     name: str
     packages: tuple[str, ...]  # the import names it needs (`hierlstm.backends.missing`)
-    in_process: bool  # runs in this process; every other backend runs in its worker
-    runner: str  # its runner module, by name
     profiler: str  # the profiler a profile of it runs under
     allocator: str  # whose allocator a profile's memory line speaks of
+    in_process: bool = False  # runs in this process; every other backend runs in its worker
     xla: bool = True  # the `xla` setting applies (TensorFlow's jit_compile, JAX's jax.jit)
     strategies: bool = False  # runs tf.distribute strategies (mirrored, multi_worker)
     torch_compile: bool = False  # could run under torch.compile (not offered: docs/backends.md)
@@ -38,6 +38,11 @@ class Backend:
     # what a profile of it cannot give, by the Profile page's section: section -> message key
     profile_gaps: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def runner(self) -> str:
+        """Its runner module's name (`hierlstm.backends.runner` imports it)."""
+        return f"hierlstm.backends.runners.{self.name}"
+
 
 BACKEND_RECORDS: dict[str, Backend] = {
     backend.name: backend
@@ -45,10 +50,9 @@ BACKEND_RECORDS: dict[str, Backend] = {
         Backend(
             "tensorflow",
             ("tensorflow",),
-            in_process=True,
-            runner="hierlstm.backends.runners.tensorflow",
             profiler="the TensorFlow Profiler",
             allocator="TensorFlow's allocator",
+            in_process=True,
             strategies=True,
             xla_refuses_cudnn=True,
             cudnn_under_mask=True,
@@ -57,8 +61,6 @@ BACKEND_RECORDS: dict[str, Backend] = {
         Backend(
             "jax",
             ("jax", "jaxlib"),
-            in_process=False,
-            runner="hierlstm.backends.runners.jax",
             profiler="jax.profiler",
             allocator="JAX's allocator",
             cudnn_gru=False,
@@ -68,8 +70,6 @@ BACKEND_RECORDS: dict[str, Backend] = {
         Backend(
             "torch",
             ("torch",),
-            in_process=False,
-            runner="hierlstm.backends.runners.torch",
             profiler="torch.profiler",
             allocator="PyTorch's CPU allocator",
             xla=False,

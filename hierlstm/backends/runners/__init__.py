@@ -1,6 +1,7 @@
-"""Each Keras backend's runner: the one module of its framework's own calls, named by its registry
-record (`hierlstm.registry.Backend.runner`) and resolved by `hierlstm.backends.runner(name)` when
-a run needs it. A runner imports its framework only inside its functions. The contract:
+"""Each Keras backend's runner: the one module of its framework's own calls, named after its
+registry row (`hierlstm/backends/runners/<name>.py`, `hierlstm.registry.Backend.runner`) and
+imported by `hierlstm.backends.runner(name)` when a run needs it. A runner imports its framework
+only inside its functions. The contract:
 
     start()                              the worker process's start (TensorFlow's quiet import)
     run_failures()                       what a run can raise that is its failure, not a bug
