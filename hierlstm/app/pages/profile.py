@@ -78,7 +78,7 @@ class VariantProfile:
     archive: bytes
     stored_id: str | None
     error: str = ""
-    backend: str = state.EVERY_VARIANT
+    backend: str = state.DEFAULT_BACKENDS[0]
     label: str = ""  # the variant, and its backend when the run had several
 
     @property
