@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hierlstm.registry import BACKENDS, VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS, VARIANTS
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 SWEEP_AXES = ("time_steps", "batch_size")  # the RunConfig sizes a sweep may vary
@@ -84,7 +84,7 @@ def default_logdir(config: RunConfig, now: datetime | None = None) -> Path:
     and -<backend> after it for a capture a JAX or torch worker writes. Here, without
     TensorFlow, so the command line's JAX and torch path names its captures as the app does."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S_%fZ")
-    backend = "" if config.backend == "tensorflow" else f"-{config.backend}"
+    backend = "" if BACKEND_RECORDS[config.backend].in_process else f"-{config.backend}"
     return data_folder() / "profiles" / f"{stamp}-{config.variant}-{config.task}{backend}"
 
 

@@ -1,31 +1,42 @@
 """Run and store: the one path from configs to stored results for the CLI and every app page. Where
-a run happens is `backends.pool.compare`'s decision. Every result (a failed one too) is stored as it
-arrives; a failed profile raises and stores nothing. The caller holds the device lock. When the
-store refuses a write, the run goes on unstored and then raises `NotStored` with what it measured
-(`Keeper`). No TensorFlow imported here."""
+a run happens is `hierlstm.backends.dispatch`'s decision. Every result (a failed one too) is stored
+as it arrives; a failed profile raises and stores nothing. The caller holds the device lock. Each
+function returns one `Stored` record to both faces: what was measured, the ids stored and, when the
+store refused a write, why (the run goes on unstored: `Keeper`). No TensorFlow imported here."""
 
 from __future__ import annotations
 
-import importlib.util
+import dataclasses
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from hierlstm.backends.dispatch import place
 from hierlstm.config import RunConfig, Timing
-from hierlstm.records import CompareResult
 from hierlstm.refusals import Refused
-from hierlstm.timing.basics import Progress, no_progress, share
+from hierlstm.timing.basics import Progress, no_progress
+from hierlstm.timing.points import sweep_points
 
-IN_PROCESS = "tensorflow"  # the backend that runs in this process; every other has a worker
 
+@dataclasses.dataclass(frozen=True)
+class Stored:
+    """A run-and-store call's outcome: `value`, what it measured (a comparison, a sweep's frame, a
+    profile, ...); `ids`, the rows stored, in the order of its results; `refused`, why the store
+    refused a write (the rest went unstored), None when every write landed."""
 
-class NotStored(Exception):
-    """A run that was measured but not (all) stored: `measured` is what the function would have
-    returned, `ids` what was stored before `refused`."""
+    value: Any
+    ids: tuple[str, ...] = ()
+    refused: Refused | None = None
 
-    def __init__(self, measured: Any, ids: list[str], refused: Refused):
-        super().__init__(str(refused))
-        self.measured, self.ids, self.refused = measured, ids, refused
+    @property
+    def reason(self) -> str:
+        """Why it was not (all) stored, in one sentence; "" when it was."""
+        return "" if self.refused is None else str(self.refused)
+
+    @property
+    def first_id(self) -> str | None:
+        """The first stored row's id (a profile's or a rewrite's one row), None when none."""
+        return self.ids[0] if self.ids else None
 
 
 class Keeper:
@@ -49,18 +60,15 @@ class Keeper:
             except Refused as error:
                 self.refused = error
 
-    def done(self, measured):
-        """`measured`, or `NotStored` carrying it if a write was refused."""
-        if self.refused is not None:
-            raise NotStored(measured, self.ids, self.refused)
-        return measured
+    def done(self, measured) -> Stored:
+        """`measured` with the ids stored and why a write was refused, if one was."""
+        return Stored(measured, tuple(self.ids), self.refused)
 
 
-def _stored(store, results, outcome):
-    """(outcome, the stored ids), or NotStored carrying them."""
+def _stored(store, results, outcome) -> Stored:
     keeper = Keeper(store)
     keeper(*results)
-    return keeper.done((outcome, keeper.ids))
+    return keeper.done(outcome)
 
 
 def compare_and_store(
@@ -70,17 +78,17 @@ def compare_and_store(
     *,
     baseline: int = 0,
     on_progress: Progress | None = None,
-) -> tuple[CompareResult, list[str]]:
+) -> Stored:
     """`configs` compared in interleaved rounds, in this process or the backends' workers (the
-    process's shared pool), then every result stored; (outcome, stored ids)."""
-    from hierlstm.backends.pool import compare
-
-    outcome = compare(list(configs), timing, baseline=baseline, on_progress=on_progress, lock=False)
+    process's shared pool), then every result stored: a `CompareResult`'s `Stored`."""
+    configs = list(configs)
+    outcome = place(configs).compare(configs, timing, baseline=baseline, on_progress=on_progress)
     return _stored(store, outcome.results, outcome)
 
 
-def scaling_and_store(config: RunConfig, timing: Timing, store, *, on_progress=None):
-    """`scaling` (the strategy's run beside one replica), both stored; (outcome, stored ids)."""
+def scaling_and_store(config: RunConfig, timing: Timing, store, *, on_progress=None) -> Stored:
+    """`scaling` (the strategy's run beside one replica, in this process: tf.distribute is
+    TensorFlow's), both stored: a `ScalingResult`'s `Stored`."""
     from hierlstm.timing import scaling
 
     outcome = scaling(config, timing, on_progress=on_progress)
@@ -96,29 +104,19 @@ def sweep_and_store(
     *,
     on_progress: Progress | None = None,
 ):
-    """`config` timed at each value of `axis`, each point stored as it finishes: a frame with
-    columns variant, axis, value, status, error, then the result's row."""
-    keeper = Keeper(store)
-    if config.backend == IN_PROCESS:
-        from hierlstm.timing import sweep
-
-        return keeper.done(
-            sweep(config, axis, values, timing, on_progress=on_progress, on_point=keeper)
-        )
-    import pandas as pd
-
-    from hierlstm.backends.pool import compare
-
-    values, rows = list(values), []
-    for index, value in enumerate(values):
-        progress = share(on_progress or no_progress, index, len(values), f"{axis}={value}: ")
-        point = config.replace(**{axis: value})
-        (result,) = compare([point], timing, on_progress=progress, lock=False).results
-        keeper(result)
-        rows.append({**result.to_row(), "axis": axis, "value": value})
-    frame = pd.DataFrame(rows)
-    first = ["variant", "axis", "value", "status", "error"]
-    return keeper.done(frame[first + [c for c in frame.columns if c not in first]])
+    """`config` timed at each value of `axis` where its backend runs (`dispatch.place`), each point
+    stored as it finishes; a value the config refuses is a failed row (`points.sweep_points`): a
+    frame's `Stored`, columns variant, axis, value, status, error, then the result's row."""
+    keeper, where = Keeper(store), place([config])
+    frame = sweep_points(
+        config,
+        axis,
+        values,
+        lambda point, progress: where.benchmark(point, timing, on_progress=progress),
+        on_progress=on_progress,
+        on_point=keeper,
+    )
+    return keeper.done(frame)
 
 
 def replica_sweep_and_store(
@@ -128,8 +126,9 @@ def replica_sweep_and_store(
     store,
     *,
     on_progress: Progress | None = None,
-):
-    """`replica_sweep` over 1, 2, ... replicas, each measured count stored as it finishes."""
+) -> Stored:
+    """`replica_sweep` over 1, 2, ... replicas, each measured count stored as it finishes: a
+    frame's `Stored`."""
     from hierlstm.timing import replica_sweep
 
     keeper = Keeper(store)
@@ -147,33 +146,22 @@ def profile_and_store(
     logdir: str | Path | None = None,
     on_progress: Progress | None = None,
 ):
-    """`config` profiled for `steps` steps and its summary row stored: (`ProfileResult`, stored id
-    or None). JAX's and torch's profiles run in the backend's worker; the capture goes to `logdir`
-    (default a new folder under the data folder). A failed run raises the pool's `RunFailed`."""
-    if config.backend == IN_PROCESS:
-        from hierlstm.profiling import profile
-
-        result = profile(config, timing, steps=steps, logdir=logdir, on_progress=on_progress)
-    else:
-        from hierlstm.backends.pool import shared_pool
-        from hierlstm.backends.profiles import read_profile
-        from hierlstm.profiling.record import new_capture_folder
-
-        logdir = logdir if logdir is not None else new_capture_folder(config)
-        here = importlib.util.find_spec("tensorflow") is not None  # else the worker reads it
-        document = shared_pool().profile(config, timing, steps=steps, logdir=logdir, read=not here)
-        result = read_profile(document)
+    """`config` profiled for `steps` steps where its backend runs (`dispatch.place`) and its summary
+    row stored: a `ProfileResult`'s `Stored`. The capture goes to `logdir` (default a new folder
+    under the data folder). A failed run raises (the pool's `RunFailed` from a worker)."""
+    result = place([config]).profile(
+        config, timing, steps=steps, logdir=logdir, on_progress=on_progress
+    )
     keeper = Keeper(store, store.add_profile if store is not None else None)
     keeper(result)
-    keeper.done((result, None))
-    return result, keeper.ids[0] if keeper.ids else None
+    return keeper.done(result)
 
 
 def rewrite_bench_and_store(model, info, shapes, repeats: int, store, *, on_progress=None):
     """A user's model and its rewrite (`hierlstm.yours.rewrite`) timed side by side at `shapes`,
     forward and training step in interleaved rounds, and the run's row stored with the model's
-    name and file hash (`info`, a `hierlstm.yours.load.ModelFile`): (changes, check, timing,
-    stored id or None). (None, None, None, None) when nothing can be rewritten."""
+    name and file hash (`info`, a `hierlstm.yours.load.ModelFile`): the `Stored` of (changes,
+    check, timing), its value None when nothing can be rewritten."""
     from hierlstm.hardware import versions
     from hierlstm.results.audits import audit_row
     from hierlstm.yours import rewrite
@@ -181,7 +169,7 @@ def rewrite_bench_and_store(model, info, shapes, repeats: int, store, *, on_prog
     progress = on_progress or no_progress
     rewritten, changes = rewrite.rewrite(model)
     if rewritten is None:
-        return None, None, None, None
+        return Stored(None)
     check = rewrite.check(model, rewritten, shapes)
     progress(0.1, "timing the original and the rewrite")
     timing = rewrite.bench(model, rewritten, shapes, repeats)
@@ -198,4 +186,4 @@ def rewrite_bench_and_store(model, info, shapes, repeats: int, store, *, on_prog
     )
     keeper = Keeper(store, store.add_audit if store is not None else None)
     keeper(row)
-    return keeper.done((changes, check, timing, keeper.ids[0] if keeper.ids else None))
+    return keeper.done((changes, check, timing))

@@ -1,7 +1,8 @@
-"""The VARIANTS registry: one hierarchical-LSTM function, six variants of how it runs. A `Variant`
-is metadata only (flags, chain length, backends, its builder's name), so the registry imports no
-TensorFlow or Keras; titles and explanations are catalogue messages. Nothing else lists the
-variants."""
+"""The registries: VARIANTS (one hierarchical-LSTM function, six variants of how it runs) and
+BACKEND_RECORDS (the Keras backends that run them, and where). A `Variant` is metadata only (flags,
+chain length, backends, its builder's name) and a `Backend` too (where it runs, its packages, what
+it supports, its runner module's name), so the registry imports no TensorFlow, JAX, torch or Keras;
+titles and explanations are catalogue messages. Nothing else lists the variants or the backends."""
 
 from __future__ import annotations
 
@@ -10,7 +11,81 @@ from collections.abc import Callable
 
 from hierlstm.i18n import MESSAGES, t
 
-BACKENDS = ("tensorflow", "jax", "torch")  # Keras 3's backends, one per process (KERAS_BACKEND)
+
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    """One Keras 3 backend, one per process (`KERAS_BACKEND`), and where its runs happen: in this
+    process (`in_process`, TensorFlow's harness) or in its worker (`hierlstm.backends.pool`). Its
+    runner is the module of its framework's own calls, named after it
+    (`hierlstm/backends/runners/<name>.py`), imported when a run needs it. The cuDNN fields are
+    its rule's differences (`hierlstm.model.cudnn`)."""
+
+    name: str
+    packages: tuple[str, ...]  # the import names it needs (`hierlstm.backends.missing`)
+    profiler: str  # the profiler a profile of it runs under
+    allocator: str  # whose allocator a profile's memory line speaks of
+    in_process: bool = False  # runs in this process; every other backend runs in its worker
+    xla: bool = True  # the `xla` setting applies (TensorFlow's jit_compile, JAX's jax.jit)
+    strategies: bool = False  # runs tf.distribute strategies (mirrored, multi_worker)
+    torch_compile: bool = False  # could run under torch.compile (not offered: docs/backends.md)
+    # cuDNN: XLA refuses its LSTM (TensorFlow's XLA has no CudnnRNNV3), it runs under a mask
+    # (TensorFlow's, right-padded), it runs a GRU, the rule's extra conditions, the reasons' suffix
+    xla_refuses_cudnn: bool = False
+    cudnn_under_mask: bool = False
+    cudnn_gru: bool = True
+    cudnn_conditions: tuple[str, ...] = ("masked",)
+    reason_suffix: str = ""
+    # what a profile of it cannot give, by the Profile page's section: section -> message key
+    profile_gaps: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def runner(self) -> str:
+        """Its runner module's name (`hierlstm.backends.runner` imports it)."""
+        return f"hierlstm.backends.runners.{self.name}"
+
+
+BACKEND_RECORDS: dict[str, Backend] = {
+    backend.name: backend
+    for backend in (
+        Backend(
+            "tensorflow",
+            ("tensorflow",),
+            profiler="the TensorFlow Profiler",
+            allocator="TensorFlow's allocator",
+            in_process=True,
+            strategies=True,
+            xla_refuses_cudnn=True,
+            cudnn_under_mask=True,
+            cudnn_conditions=(),
+        ),
+        Backend(
+            "jax",
+            ("jax", "jaxlib"),
+            profiler="jax.profiler",
+            allocator="JAX's allocator",
+            cudnn_gru=False,
+            reason_suffix="_jax",
+            profile_gaps=(("split", "profile.gap.split.separate"),),
+        ),
+        Backend(
+            "torch",
+            ("torch",),
+            profiler="torch.profiler",
+            allocator="PyTorch's CPU allocator",
+            xla=False,
+            torch_compile=True,
+            cudnn_conditions=("masked", "compiling"),
+            reason_suffix="_torch",
+            profile_gaps=(
+                ("split", "profile.gap.split.torch"),
+                ("lines", "profile.gap.lines.torch"),
+                ("kernels", "profile.gap.kernels.torch"),
+                ("timeline", "profile.gap.timeline.torch"),
+            ),
+        ),
+    )
+}
+BACKENDS = tuple(BACKEND_RECORDS)  # their names, in this order everywhere
 PORTABLE = BACKENDS  # a variant written with Keras layers and keras.ops only runs on all three
 
 

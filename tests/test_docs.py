@@ -92,7 +92,7 @@ def test_the_library_snippets_run_as_written(monkeypatch, tmp_path):
         assert len(namespace["steps"]) > 5
     assert ran == ["README.md", "library.md", "library.md"]
     assert list(namespace["frame"]["variant"]) == ["folded", "nested"]
-    assert namespace["ids"] and namespace["outcome"]
+    assert namespace["stored"].ids and namespace["stored"].value.results
 
 
 def documented(words: str) -> list[str]:

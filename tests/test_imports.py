@@ -53,8 +53,10 @@ CONCERNS = ("benchmarks.model", "benchmarks.serving")
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
 # every chart module found by name, so that a new one is checked too.
 PURE = """config settings registry i18n records refusals model.cost model.cudnn model.trace_notes
-model.shapes timing.basics timing.summary timing.rounds timing.rss backends backends.worker
-backends.kernels hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
+model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points backends
+backends.worker backends.dispatch
+backends.kernels backends.runners.tensorflow backends.runners.jax backends.runners.torch
+hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
 distributed.distribute distributed.cluster results.diff app.diff_view charts values
 values.sounds values.wav values.provenance values.learning""".split()
 PURE += [f"charts.{path.stem}" for path in sorted((PACKAGE / "charts").glob("[!_]*.py"))]

@@ -201,7 +201,8 @@ def store_refusal() -> Refusal | None:
 
 
 def note_write(refused: Refused | None) -> None:
-    """A run's writes to the results file: refused (`hierlstm.measure.NotStored`), or landed."""
+    """A run's writes to the results file: refused (`hierlstm.measure.Stored.refused`), or landed
+    (None)."""
     path = str(default_path())
     with _writes_lock:
         if refused is None:

@@ -17,6 +17,7 @@ from hierlstm.i18n import MESSAGES
 from hierlstm.model import cudnn, trace_notes
 from hierlstm.model.trace_notes import shape_text
 from hierlstm.records import BenchResult
+from hierlstm.registry import BACKEND_RECORDS
 
 
 def _translated_reason(english: str) -> str:
@@ -41,14 +42,15 @@ def lstm_kernel_rows(results: Sequence[BenchResult]) -> pd.DataFrame:
             continue
         config = result.config
         for path, kind, _layer in model_lstms(config):
-            if config.backend != "tensorflow" and kind == "cell":  # never cuDNN, any backend
+            here = BACKEND_RECORDS[config.backend].in_process  # else a worker found the kernel
+            if not here and kind == "cell":  # never cuDNN, any backend
                 ran, why = "generic", text("kernel.why.cell")
-            elif config.backend != "tensorflow":  # the worker's reason: a kernel.why.* in English
+            elif not here:  # the worker's reason: a kernel.why.* in English
                 ran, why = result.kernel, _translated_reason(result.kernel_reason)
             elif kind == "layer" and result.kernel == "cudnn":
                 ran, why = "cudnn", text("kernel.why.cudnn")
             else:
-                key = cudnn.refusal(
+                key = cudnn.RULES[config.backend](
                     config,
                     cuda_build=report.cuda_build,
                     gpu_visible=bool(report.gpus),

@@ -1,6 +1,6 @@
 """What every page's run shares: the outcome's one shape (the settings it ran with, its table,
-its records), a run-and-store call of `hierlstm.measure` that shows a run the store refused as
-measured but not stored (`kept`), the settings a run depends on, and a run per config with the
+its records), a run-and-store call of `hierlstm.measure` whose refused writes the banner says
+(`stored_run`), the settings a run depends on, and a run per config with the
 progress bar shared between them."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from hierlstm import measure
 from hierlstm.app import state
 from hierlstm.app.caches import note_write, result_store
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
 from hierlstm.config import RunConfig
+from hierlstm.measure import Stored
 from hierlstm.timing.basics import share
 
 
@@ -29,17 +29,13 @@ class Outcome:
     records: tuple = ()
 
 
-def kept(run_and_store, *arguments, **options):
-    """`run_and_store(*arguments, the results store, **options)`'s return value, also when the
-    store refused its writes (the run's records are shown all the same; the banner says why
-    they were not kept)."""
-    try:
-        measured = run_and_store(*arguments, result_store(), **options)
-    except measure.NotStored as error:
-        note_write(error.refused)
-        return error.measured
-    note_write(None)
-    return measured
+def stored_run(run_and_store, *arguments, **options) -> Stored:
+    """`run_and_store(*arguments, the results store, **options)`'s `Stored` record, its refusal
+    noted for the banner (the run's records are shown all the same; the banner says why they
+    were not kept) or its landing noted."""
+    stored = run_and_store(*arguments, result_store(), **options)
+    note_write(stored.refused)
+    return stored
 
 
 def settings_of(controls: Controls) -> dict:

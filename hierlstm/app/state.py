@@ -24,8 +24,7 @@ from hierlstm.config import (
     out_of_bounds,
 )
 from hierlstm.i18n import DEFAULT_LANGUAGE, LANGUAGES, MESSAGES, t
-from hierlstm.measure import IN_PROCESS  # the backend of the server's own process
-from hierlstm.registry import BACKENDS, VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS, VARIANTS
 
 GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
 # The RunConfig fields the sidebar controls (and the URL may set). `devices`, the mirrored
@@ -108,8 +107,16 @@ def lead(key: str, config, prefix: str = "") -> None:
 
 
 # --- the Backend choice -------------------------------------------------------------------
-# TensorFlow runs in the server's process; JAX and torch each in a worker process
-# (`hierlstm.backends.pool`), where every config of a run with them goes (`outcomes`).
+# Where each backend runs is its registry record's (`hierlstm.backends.dispatch`): TensorFlow in
+# the server's process; JAX and torch each in a worker process, where every config of a run with
+# them goes. When no chosen backend has a selected variant, they run on the first backend that
+# has every variant.
+EVERY_VARIANT = next(b for b in BACKENDS if all(b in v.backends for v in VARIANTS.values()))
+
+
+def runs_here(config: RunConfig) -> bool:
+    """Whether `config`'s backend runs in the server's own process (its registry record)."""
+    return BACKEND_RECORDS[config.backend].in_process
 
 
 def backend_missing(name: str) -> str | None:
@@ -137,7 +144,7 @@ def choose(variants: Sequence[str], backends: Iterable[str]) -> Choice:
     `backends` must be installed ones. When no pair is left (every variant lacks every chosen
     backend), the variants run on TensorFlow, which has them all, and `left_out` says why.
     """
-    chosen = tuple(name for name in BACKENDS if name in set(backends)) or (IN_PROCESS,)
+    chosen = tuple(name for name in BACKENDS if name in set(backends)) or (EVERY_VARIANT,)
     pairs = tuple(
         (variant, backend)
         for variant in variants
@@ -150,7 +157,8 @@ def choose(variants: Sequence[str], backends: Iterable[str]) -> Choice:
         if any(backend not in VARIANTS[variant].backends for backend in chosen)
     }
     if not pairs:
-        return Choice(tuple((v, IN_PROCESS) for v in variants), left_out, chosen, fallback=True)
+        pairs = tuple((variant, EVERY_VARIANT) for variant in variants)
+        return Choice(pairs, left_out, chosen, fallback=True)
     return Choice(pairs, left_out, chosen)
 
 

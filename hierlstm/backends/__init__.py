@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 
-from hierlstm.registry import BACKENDS
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS
 
-__all__ = ["BACKENDS", "current", "missing"]
-
-# The packages a Keras backend needs, by backend (the import names).
-PACKAGES = {"tensorflow": ("tensorflow",), "jax": ("jax", "jaxlib"), "torch": ("torch",)}
+__all__ = ["BACKENDS", "current", "missing", "runner"]
 
 
 def current() -> str:
@@ -26,10 +23,17 @@ def missing(name: str) -> str | None:
     Raises ValueError for a name that is no backend."""
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {name!r}.")
-    absent = [package for package in PACKAGES[name] if importlib.util.find_spec(package) is None]
+    packages = BACKEND_RECORDS[name].packages
+    absent = [package for package in packages if importlib.util.find_spec(package) is None]
     if not absent:
         return None
     return (
         f"the {name} backend needs the {' and '.join(absent)} package, which is not installed "
         "here: run make run BACKENDS=1, or pip install -r requirements-backends.txt."
     )
+
+
+def runner(name: str):
+    """Backend `name`'s runner module (`Backend.runner`, `hierlstm.backends.runners`): its
+    framework's own calls. Imports the module, not the framework."""
+    return importlib.import_module(BACKEND_RECORDS[name].runner)

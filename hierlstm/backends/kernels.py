@@ -4,10 +4,9 @@ ROCm). PyTorch: the profiler's op names show `aten::_cudnn_rnn`."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
 
+from hierlstm.backends import runner
 from hierlstm.config import RunConfig
 from hierlstm.i18n import t
 from hierlstm.model.cudnn import RULES
@@ -15,8 +14,6 @@ from hierlstm.model.cudnn import RULES
 CUDNN_CALL = re.compile(r"\b(?:cu|hip)dnn_rnn(_bwd)?_ffi\b")  # group 1: "_bwd" for backward
 TORCH_CUDNN_FORWARD = "aten::_cudnn_rnn"
 TORCH_CUDNN_BACKWARD = "aten::_cudnn_rnn_backward"
-# jaxlib's CUDA plugins: without one, JAX has no GPU backend and no cuDNN (the jax[cpu] wheel).
-JAX_CUDA_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_plugins.xla_cuda12")
 
 
 def jax_cudnn_calls(program_text: str) -> dict[str, int]:
@@ -54,28 +51,9 @@ def ran_cudnn_torch(op_names: set[str], training: bool = False) -> bool:
 
 
 def backend_facts(backend: str) -> dict[str, bool]:
-    """What the backend's rule asks of this machine: a CUDA build, and Keras's own GPU check
-    (the one that decides whether the LSTM emits cuDNN: `_is_gpu_available` on JAX,
-    `_is_cuda_cudnn_available` on PyTorch). Imports the backend."""
-    # The modules themselves: each backend package exports a function named `rnn` that shadows
-    # the module of that name.
-    rnn = importlib.import_module(f"keras.src.backend.{backend}.rnn")
-    if backend == "jax":
-        cuda_build = any(_found(plugin) for plugin in JAX_CUDA_PLUGINS)
-        return {"cuda_build": cuda_build, "gpu_visible": bool(rnn._is_gpu_available())}
-    import torch
-
-    return {
-        "cuda_build": torch.version.cuda is not None,
-        "gpu_visible": bool(rnn._is_cuda_cudnn_available()),
-    }
-
-
-def _found(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # a dotted name whose parent package is absent
-        return False
+    """What the backend's rule asks of this machine: a CUDA build, and Keras's own GPU check (the
+    one that decides whether the LSTM emits cuDNN), from its runner. Imports the backend."""
+    return runner(backend).backend_facts()
 
 
 def lstm_kernel(config: RunConfig, backend: str, ran: bool, **conditions) -> tuple[str, str]:

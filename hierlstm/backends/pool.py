@@ -228,16 +228,12 @@ def compare(
     program: str = "cli",
     on_wait=None,
 ) -> CompareResult:
-    """Times `configs` in interleaved rounds across backends. All TensorFlow: the harness's
-    `compare` in this process (the caller holds the device lock). Otherwise every config runs in its
-    backend's worker (`pool`, else `shared_pool()`), under the device lock when `lock`. A failing
-    config (a dead worker too) gets a failed record; the others go on."""
+    """Times `configs` in interleaved rounds across backends, every config in its backend's worker
+    (`pool`, else `shared_pool()`; TensorFlow's too: whether a run goes to the workers at all is
+    `hierlstm.backends.dispatch`'s decision), under the device lock when `lock`. A failing config
+    (a dead worker too) gets a failed record; the others go on."""
     tracks = rounds.tracks_for(configs, baseline)
     configs = [track.config for track in tracks]
-    if all(config.backend == "tensorflow" for config in configs):
-        from hierlstm.timing.harness import compare as in_process
-
-        return in_process(configs, timing, baseline=baseline, on_progress=on_progress)
     held = contextlib.nullcontext()
     if lock:
         from hierlstm.admission.runlock import device_keys, hold

@@ -20,7 +20,7 @@ from hierlstm.config import RunConfig
 from hierlstm.records import BenchResult
 from hierlstm.timing.summary import failed_record
 
-_MAX_ERROR_CHARS = 300
+MAX_ERROR_CHARS = 300
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding the hierlstm package
 _STDERR_LINES = 200
 _EXIT_WAIT_S = 10.0
@@ -47,7 +47,7 @@ def backend_versions(backend: str) -> dict[str, str]:
 
 def one_line(text: str) -> str:
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return (lines[0] if lines else "unknown error")[:_MAX_ERROR_CHARS]
+    return (lines[0] if lines else "unknown error")[:MAX_ERROR_CHARS]
 
 
 def failed(config: RunConfig, error: str, versions: dict[str, str] | None = None) -> BenchResult:
@@ -55,6 +55,23 @@ def failed(config: RunConfig, error: str, versions: dict[str, str] | None = None
     TensorFlow: the device is the config's spec, the versions the backend's."""
     versions = versions or backend_versions(config.backend)
     return failed_record(config, one_line(error), device=config.device, versions=versions)
+
+
+def keras_failure_line(backend: str, error: BaseException) -> str:
+    """One friendly line for a failed run on JAX or PyTorch, in the words of
+    `hierlstm.timing.failures.error_line`."""
+    from hierlstm.config import SettingError
+
+    text = one_line(str(error) or type(error).__name__)
+    if (
+        isinstance(error, MemoryError)
+        or "RESOURCE_EXHAUSTED" in str(error)
+        or (type(error).__name__ == "OutOfMemoryError")
+    ):
+        return f"out of memory (try a smaller batch_size or time_steps): {text}"[:MAX_ERROR_CHARS]
+    if isinstance(error, SettingError):
+        return text
+    return f"{backend} could not run this model ({type(error).__name__}): {text}"[:MAX_ERROR_CHARS]
 
 
 def encode(message: dict) -> str:

@@ -31,91 +31,30 @@ import time
 import traceback
 from typing import IO, Any
 
-from hierlstm.backends.protocol import backend_versions, encode, failed, one_line
+from hierlstm.backends import runner
+from hierlstm.backends.protocol import MAX_ERROR_CHARS, backend_versions, encode, failed, one_line
 from hierlstm.config import RunConfig, SettingError
-from hierlstm.timing.rss import CpuRssGrowth, peak_over_calls
+from hierlstm.timing.rss import peak_over_calls
 
-_MAX_ERROR_CHARS = 300
 _log = logging.getLogger("hierlstm.backends.worker")
 
 
-# --- inside the worker: the backend's failures, memory, the requests -------------------------
-
-
-def run_failures(backend: str) -> tuple[type[BaseException], ...]:
-    """What a run on `backend` can raise that is the run's failure, not a bug of ours."""
-    if backend == "tensorflow":
-        from hierlstm.timing.failures import RUN_FAILURES
-
-        return RUN_FAILURES
-    if backend == "jax":
-        import jax
-
-        return (jax.errors.JaxRuntimeError, MemoryError, SettingError)
-    import torch
-
-    return (torch.OutOfMemoryError, MemoryError, SettingError)
+# --- inside the worker: the requests, each answered by the backend's runner -----------------
 
 
 def failure_line(backend: str, error: BaseException) -> str:
     """One friendly line, in the words of `hierlstm.timing.failures.error_line`."""
-    if backend == "tensorflow":
-        from hierlstm.timing.failures import error_line
-
-        return error_line(error)
-    text = one_line(str(error) or type(error).__name__)
-    if (
-        isinstance(error, MemoryError)
-        or "RESOURCE_EXHAUSTED" in str(error)
-        or (type(error).__name__ == "OutOfMemoryError")
-    ):
-        return f"out of memory (try a smaller batch_size or time_steps): {text}"[:_MAX_ERROR_CHARS]
-    if isinstance(error, SettingError):
-        return text
-    return f"{backend} could not run this model ({type(error).__name__}): {text}"[:_MAX_ERROR_CHARS]
-
-
-class TorchCudaPeak:
-    """PyTorch's CUDA allocator peak since the last reset (exact, kept by the allocator); a
-    probe as `hierlstm.timing.rss` describes one."""
-
-    kind = "gpu_allocator_peak"
-
-    def reset(self):
-        import torch
-
-        torch.cuda.reset_peak_memory_stats()
-
-    def peak_bytes(self) -> int:
-        import torch
-
-        return int(torch.cuda.max_memory_allocated())
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        pass
-
-
-def memory_probe(backend: str, device: str):
-    """A memory probe for one sample on `device`: TensorFlow's own
-    (`hierlstm.timing.memory.memory_probe`), PyTorch's CUDA allocator, else the RSS growth."""
-    if backend == "tensorflow":
-        from hierlstm.timing.memory import memory_probe as tensorflow_probe
-
-        return tensorflow_probe(device)
-    if backend == "torch" and device.upper().startswith("/GPU"):  # "/GPU:0 (NVIDIA ...)"
-        return TorchCudaPeak()
-    return CpuRssGrowth()  # JAX keeps no resettable peak; its host memory is the process's
+    return runner(backend).failure_line(error)
 
 
 class Worker:
-    """The requests of one backend's process: prepared runs by handle."""
+    """The requests of one backend's process: prepared runs by handle; what differs by framework
+    is its runner's (`hierlstm.backends.runners`)."""
 
     def __init__(self, backend: str):
         self.backend = backend
-        self.failures = run_failures(backend)
+        self.runner = runner(backend)
+        self.failures = self.runner.run_failures()
         self.runs: dict[int, Any] = {}
         self._next = 0
 
@@ -178,13 +117,11 @@ class Worker:
         return {"report": self.local.check(self.config(request), seed=int(request.get("seed", 0)))}
 
     def memory_probe(self, device: str):
-        """A probe of one sample's memory peak on `device` (`memory_probe`)."""
-        return memory_probe(self.backend, device)
+        """A probe of one sample's memory peak on `device` (the runner's)."""
+        return self.runner.memory_probe(device)
 
     def profile(self, request: dict) -> dict:
-        from hierlstm.backends.profiles import profile
-
-        return {"profile": profile(self, self.config(request), request)}
+        return {"profile": self.runner.profile(self, self.config(request), request)}
 
     def release(self, request: dict) -> dict:
         self.runs.pop(request["handle"], None)
@@ -200,7 +137,7 @@ class Worker:
         try:
             return {**base, "ok": True, **handler(request)}
         except self.failures as error:
-            line = failure_line(self.backend, error)
+            line = self.runner.failure_line(error)
             answer = {**base, "ok": False, "error": line}
             try:  # the failed result's row, when the config itself is one
                 config = RunConfig(**request["config"])
@@ -211,7 +148,7 @@ class Worker:
         except Exception as error:  # a bug of ours: the traceback to stderr, one line back
             traceback.print_exc(file=sys.stderr)
             line = f"{type(error).__name__}: {one_line(str(error) or type(error).__name__)}"
-            return {**base, "ok": False, "bug": True, "error": line[:_MAX_ERROR_CHARS]}
+            return {**base, "ok": False, "bug": True, "error": line[:MAX_ERROR_CHARS]}
 
 
 OPS = ("prepare", "sample", "result", "check", "profile", "release")
@@ -248,11 +185,9 @@ def main() -> int:
     # Only the protocol goes to stdout: anything a library prints goes to stderr instead.
     answers, sys.stdout = sys.stdout, sys.stderr
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    if backend == "tensorflow":
-        from hierlstm._native import import_tensorflow_quietly
-
-        import_tensorflow_quietly().get_logger().setLevel("ERROR")
-    serve(Worker(backend), sys.stdin, answers)
+    worker = Worker(backend)
+    worker.runner.start()
+    serve(worker, sys.stdin, answers)
     return 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hierlstm.cli.format import shown, text_table
 from hierlstm.cli.parser import UsageError, whole_number
-from hierlstm.registry import BACKENDS
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS
 
 MAX_SIZE = 100_000
 
@@ -78,15 +78,13 @@ def _rewrite(model, info, result, args, rewrite) -> dict:
 
         repeats = int(args.repeats or 5)
         store = open_store(args)
-        outcome, refused = measured(
-            rewrite_bench_and_store, model, info, result.input_shapes, repeats, store
-        )
-        timing = outcome[2]
+        run = measured(rewrite_bench_and_store, model, info, result.input_shapes, repeats, store)
+        _changes, _check, timing = run.value
         part["timing"] = timing.to_dict()
         part["speedup"] = {phase: timing.speedup(phase) for phase in ("forward", "step")}
-        part["stored"] = outcome[3]
-        if refused:
-            part["not_stored"] = refused
+        part["stored"] = run.first_id
+        if run.refused is not None:
+            part["not_stored"] = run.reason
     return part
 
 
@@ -116,7 +114,7 @@ def format_audit(document: dict, backends: list[str]) -> str:
         for backend in backends:
             kernel = row["kernels"][backend]
             check = ""
-            if backend == "tensorflow":
+            if BACKEND_RECORDS[backend].in_process:  # the graph traced here: TensorFlow's
                 check = "yes" if verified[row["path"]]["agrees"] else "NO"
             rows.append(
                 (row["path"], row["layer"], backend, kernel["kernel"], check, kernel["why"])

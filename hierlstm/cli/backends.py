@@ -4,18 +4,19 @@ output has the TensorFlow commands' shape, with each row's backend."""
 
 from __future__ import annotations
 
+from hierlstm.backends.dispatch import runs_here
 from hierlstm.cli.format import shown
 from hierlstm.cli.parser import backends_from_args, seed_number
 from hierlstm.cli.profile import cmd_profile
 from hierlstm.cli.timing import cmd_bench, cmd_sweep
-from hierlstm.measure import IN_PROCESS
 
 
 def in_workers(args) -> bool:
-    """Whether the command runs in worker processes: any --backend other than tensorflow."""
+    """Whether the command runs in worker processes: any --backend whose run does not happen in
+    this process (`hierlstm.backends.dispatch.runs_here`)."""
     if args.command not in IN_WORKERS:
         return False
-    return any(name != IN_PROCESS for name in backends_from_args(args))
+    return not runs_here(backends_from_args(args))
 
 
 def check_in_workers(args) -> int:

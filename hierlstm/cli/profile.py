@@ -34,6 +34,7 @@ from hierlstm.cli.timing import (
 )
 from hierlstm.config import BOUNDS, SettingError
 from hierlstm.refusals import Refused, refusing, writable_folder
+from hierlstm.registry import BACKEND_RECORDS
 
 
 def profile_settings(args):
@@ -75,7 +76,7 @@ def cmd_profile(args) -> int:
     in this process, JAX's and torch's in their workers, one capture folder each), printed and
     each summary row stored; 1 if any profile failed, the others still printed."""
     from hierlstm.backends.pool import RunFailed
-    from hierlstm.measure import IN_PROCESS, profile_and_store
+    from hierlstm.measure import profile_and_store
 
     config, timing, steps, logdir = profile_settings(args)  # --trace-json checked there too
     names = backends_from_args(args)
@@ -83,7 +84,7 @@ def cmd_profile(args) -> int:
         refuse_unsupported(config.variant, backend)
     configs = [config.replace(backend=backend) for backend in names]
     failures: tuple = (RunFailed,)
-    if IN_PROCESS in names:
+    if any(BACKEND_RECORDS[name].in_process for name in names):  # some run in this process
         from hierlstm.timing import RUN_FAILURES, error_line
 
         check_device(config)
@@ -97,19 +98,19 @@ def cmd_profile(args) -> int:
         for run in configs:
             folder = logdir / run.backend if logdir is not None and len(configs) > 1 else logdir
             try:
-                (result, stored_id), refusal = measured(
+                stored = measured(
                     profile_and_store, run, timing, None if refused else store, steps=steps,
                     logdir=folder,
                 )  # fmt: skip
             except failures as error:  # a refused setting, an op error, out of memory
                 kind = "refused" if isinstance(error, SettingError) else "failed"
                 line = error.result.error if isinstance(error, RunFailed) else error_line(error)
-                where = "" if run.backend == IN_PROCESS else f" on {run.backend}"
+                where = "" if BACKEND_RECORDS[run.backend].in_process else f" on {run.backend}"
                 print(f"profile {kind}{where}: {line}", file=sys.stderr)
                 status = 1
                 continue
-            profiles.append((result, stored_id))
-            refused = refused or refusal
+            profiles.append((stored.value, stored.first_id))
+            refused = refused or stored.reason
     if not profiles:
         return status
     if args.trace_json is not None:
@@ -150,14 +151,6 @@ def write_trace(results, path: Path) -> int:
     return 0
 
 
-# Whose allocator a profile's memory line speaks of, by the backend that ran it.
-ALLOCATORS = {
-    "tensorflow": "TensorFlow's allocator",
-    "jax": "JAX's allocator",
-    "torch": "PyTorch's CPU allocator",
-}
-
-
 def _mib(size: float) -> str:
     return f"{size / 2**20:.3f}"
 
@@ -166,7 +159,7 @@ def format_memory(result) -> list[str]:
     """The memory lines: the measured peak, and for a training step its estimate by part."""
     from hierlstm.profiling import memory_estimate
 
-    allocator = ALLOCATORS[result.config.backend]
+    allocator = BACKEND_RECORDS[result.config.backend].allocator
     kind = {
         "gpu_allocator_peak": "the GPU allocator's peak over one call (bytes in use, weights, "
         "slots and inputs included)",

@@ -21,6 +21,7 @@ from hierlstm.cli.parser import (
 )
 from hierlstm.config import SWEEP_AXES, Timing
 from hierlstm.refusals import refusing, writable_file
+from hierlstm.registry import BACKEND_RECORDS
 
 
 def run_settings(args) -> tuple[list, Timing]:
@@ -38,7 +39,7 @@ def run_settings(args) -> tuple[list, Timing]:
             refuse_unsupported(variant, backend)
             namespace = argparse.Namespace(**{**vars(args), "variant": variant})
             config = config_from_args(namespace, xla=args.xla, backend=backend, **strategy)
-            if backend != "tensorflow" and config.strategy != "none":
+            if config.strategy != "none" and not BACKEND_RECORDS[backend].strategies:
                 raise UsageError(
                     f"--strategy {config.strategy} is TensorFlow's tf.distribute; --backend "
                     f"{backend} runs on one device (strategy none)."
@@ -75,11 +76,11 @@ def check_device(config) -> None:
 
 
 def in_process(configs) -> bool:
-    """Whether the run is TensorFlow's alone, in this process; else every config goes to the
-    backends' workers (`hierlstm.measure`) and this process imports no TensorFlow."""
-    from hierlstm.measure import IN_PROCESS
+    """Whether the run happens in this process (`hierlstm.backends.dispatch`); else every config
+    goes to the backends' workers and this process imports no TensorFlow."""
+    from hierlstm.backends.dispatch import runs_here
 
-    return all(config.backend == IN_PROCESS for config in configs)
+    return runs_here(config.backend for config in configs)
 
 
 def _run_configs(args) -> tuple[list, Timing]:
@@ -119,16 +120,11 @@ def open_store(args):
     return ResultStore(args.db)
 
 
-def measured(run_and_store, *arguments, **options) -> tuple[object, str]:
-    """`run_and_store(*arguments, **options)` with a progress line on a terminal: (what it
-    returns, ""), or, when the store refused the writes, (what it measured, the refusal's
-    sentence): the results are printed all the same."""
-    from hierlstm.measure import NotStored
-
-    try:
-        return run_and_store(*arguments, **options, on_progress=progress_printer()), ""
-    except NotStored as error:
-        return error.measured, str(error.refused)
+def measured(run_and_store, *arguments, **options):
+    """`run_and_store(*arguments, **options)` with a progress line on a terminal: its
+    `hierlstm.measure.Stored` (what it measured, the ids stored, and `reason`, the refusal's
+    sentence when the store refused the writes: the results are printed all the same)."""
+    return run_and_store(*arguments, **options, on_progress=progress_printer())
 
 
 def said_not_stored(refused: str) -> int:
@@ -262,9 +258,8 @@ def cmd_bench(args) -> int:
     baseline = names.index("nested") if "nested" in names else 0
     with_backend = not in_process(configs)
     with device_lock(configs, "bench"):
-        (outcome, ids), refused = measured(
-            compare_and_store, configs, timing, store, baseline=baseline
-        )
+        run = measured(compare_and_store, configs, timing, store, baseline=baseline)
+    outcome, ids, refused = run.value, run.ids, run.reason
     rows, named, results = [], [], outcome.results
     for index, entry in enumerate(outcome.entries):
         result = entry.result
@@ -300,8 +295,8 @@ def _bench_scaling(args, configs, store, timing, *, worker=None) -> int:
     outcomes, rows, stored, refused = [], [], 0, ""
     with device_lock(configs, args.command):
         for config in configs:
-            (outcome, ids), refusal = measured(scaling_and_store, config, timing, store)
-            refused = refusal or refused
+            run = measured(scaling_and_store, config, timing, store)
+            outcome, ids, refused = run.value, run.ids, run.reason or refused
             row = outcome.to_dict()
             if ids:
                 row["id"] = ids[0]
@@ -344,9 +339,9 @@ def cmd_sweep(args) -> int:
     frames, refused = [], ""
     with device_lock(configs, "sweep"):
         for config in configs:
-            frame, refusal = measured(sweep_and_store, config, args.axis, values, timing, store)
-            frames.append(frame)
-            refused = refusal or refused
+            run = measured(sweep_and_store, config, args.axis, values, timing, store)
+            frames.append(run.value)
+            refused = run.reason or refused
     table = pd.concat(frames, ignore_index=True)
     if args.csv:
         try:

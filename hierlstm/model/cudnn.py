@@ -10,10 +10,11 @@ Reasons are catalogue keys (`kernel.why.*`). Imports no TensorFlow."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 
 from hierlstm.config import RunConfig
-from hierlstm.registry import VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS, VARIANTS
 
 
 def use_cudnn_argument(config: RunConfig, backend: str = "tensorflow"):
@@ -22,7 +23,7 @@ def use_cudnn_argument(config: RunConfig, backend: str = "tensorflow"):
     (JAX's cuDNN LSTM is a custom call inside XLA, so XLA refuses nothing there)."""
     if config.lstm_kernel == "generic" or config.device == "cpu":
         return False
-    if config.xla and backend == "tensorflow":
+    if config.xla and BACKEND_RECORDS[backend].xla_refuses_cudnn:
         return False
     return "auto"
 
@@ -64,7 +65,6 @@ _ARGUMENT_REASONS = (
     ("kernel.why.use_bias", lambda layer: not layer.use_bias),
     ("kernel.why.reset_after", lambda layer: layer.kind == "gru" and not layer.reset_after),
 )
-_SUFFIX = {"tensorflow": "", "jax": "_jax", "torch": "_torch"}
 
 
 def layer_refusal(
@@ -82,23 +82,25 @@ def layer_refusal(
     backend's `cudnn_ok`), then the machine (`cuda_build`, `gpu_visible`), then the run: on
     TensorFlow `jit_compile` (XLA has no cuDNN kernel), a run `pinned` to the CPU, on JAX and
     PyTorch a mask (Keras takes the generic loop under one), on PyTorch tracing or
-    `torch.compile` (`compiling`). TensorFlow runs cuDNN under a mask, if it is right-padded."""
+    `torch.compile` (`compiling`). TensorFlow runs cuDNN under a mask, if it is right-padded. The
+    backend's differences are its registry record's fields (`hierlstm.registry.Backend`)."""
+    record = BACKEND_RECORDS[backend]
     for key, applies in _ARGUMENT_REASONS:
         if applies(layer):
             return key
-    if backend == "jax" and layer.kind == "gru":
-        return "kernel.why.gru_jax"
+    if layer.kind == "gru" and not record.cudnn_gru:
+        return f"kernel.why.gru{record.reason_suffix}"
     if not cuda_build:
-        return f"kernel.why.no_cuda{_SUFFIX[backend]}"
+        return f"kernel.why.no_cuda{record.reason_suffix}"
     if not gpu_visible:
-        return f"kernel.why.no_gpu{_SUFFIX[backend]}"
-    if backend == "tensorflow" and jit_compile:
+        return f"kernel.why.no_gpu{record.reason_suffix}"
+    if jit_compile and record.xla_refuses_cudnn:
         return "kernel.why.xla"
     if pinned:
         return "kernel.why.requested"
-    if backend != "tensorflow" and layer.masked:
+    if layer.masked and not record.cudnn_under_mask:
         return "kernel.why.masked"
-    if backend == "torch" and compiling:
+    if compiling and "compiling" in record.cudnn_conditions:  # tracing, torch.compile
         return "kernel.why.compiling"
     return ""
 
@@ -112,55 +114,37 @@ def variant_facts(config: RunConfig, cell: bool = False, masked: bool = False) -
     return RecurrentFacts(kind=kind, use_cudnn=use_cudnn, masked=masked)
 
 
-def refusal(config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False) -> str:
-    """Why an LSTM of `config` cannot take cuDNN on TensorFlow (`layer_refusal`), as a catalogue
-    key; "" if it can. Without a GPU the GPU is the reason, with one XLA is."""
-    return layer_refusal(
-        "tensorflow",
-        variant_facts(config, cell),
-        cuda_build=cuda_build,
-        gpu_visible=gpu_visible,
-        jit_compile=config.xla,
-        pinned=config.device == "cpu",
-    )
-
-
-def refusal_jax(
-    config: RunConfig, *, cuda_build: bool, gpu_visible: bool, cell: bool = False, masked=False
-) -> str:
-    """`refusal` on JAX (keras/src/backend/jax/rnn.py): no XLA reason (JAX's cuDNN LSTM is a custom
-    call inside XLA), then a mask. `gpu_visible`: `jax.default_backend() == "gpu"`."""
-    return layer_refusal(
-        "jax",
-        variant_facts(config, cell, masked),
-        cuda_build=cuda_build,
-        gpu_visible=gpu_visible,
-        pinned=config.device == "cpu",
-    )
-
-
-def refusal_torch(
+def variant_refusal(
+    backend: str,
     config: RunConfig,
     *,
     cuda_build: bool,
     gpu_visible: bool,
     cell: bool = False,
-    masked: bool = False,
-    compiling: bool = False,
+    **conditions: bool,
 ) -> str:
-    """`refusal` on PyTorch (keras/src/backend/torch/rnn.py): no XLA, then a mask, then tracing or
-    `torch.compile`, under which Keras skips cuDNN. `gpu_visible`: CUDA and cuDNN available."""
+    """Why an LSTM of `config` cannot take cuDNN on `backend` (`layer_refusal`), as a catalogue
+    key; "" if it can. Without a GPU the GPU is the reason, with one (on TensorFlow) XLA is.
+    `conditions` are the backend's own (`Backend.cudnn_conditions`: `masked` on JAX and
+    PyTorch, `compiling` on PyTorch); another is a TypeError."""
+    allowed = BACKEND_RECORDS[backend].cudnn_conditions
+    if unknown := sorted(set(conditions) - set(allowed)):
+        raise TypeError(
+            f"the {backend} rule takes no condition {unknown[0]!r}; it takes {allowed}."
+        )
     return layer_refusal(
-        "torch",
-        variant_facts(config, cell, masked),
+        backend,
+        variant_facts(config, cell, conditions.get("masked", False)),
         cuda_build=cuda_build,
         gpu_visible=gpu_visible,
+        jit_compile=config.xla,
         pinned=config.device == "cpu",
-        compiling=compiling,
+        compiling=conditions.get("compiling", False),
     )
 
 
-RULES = {"tensorflow": refusal, "jax": refusal_jax, "torch": refusal_torch}  # by Keras backend
+RULES = {name: functools.partial(variant_refusal, name) for name in BACKENDS}  # by Keras backend
+refusal, refusal_jax, refusal_torch = RULES["tensorflow"], RULES["jax"], RULES["torch"]
 
 
 def graph_op_types(concrete_function) -> set[str]:

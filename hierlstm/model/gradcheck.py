@@ -13,7 +13,6 @@ import dataclasses
 import math
 import re
 
-import keras
 import numpy as np
 
 from hierlstm.config import RunConfig
@@ -22,6 +21,7 @@ from hierlstm.model.check import GRADIENT_TOLERANCES, backend_variants, random_i
 from hierlstm.model.loss import loss_target
 from hierlstm.model.params import init_params
 from hierlstm.model.portable import gradients as backend_gradients
+from hierlstm.model.portable import op_errors
 from hierlstm.model.reference import reference_loss
 
 # Central differences in float64 along a unit direction: h = 1e-5 keeps the truncation error
@@ -175,15 +175,6 @@ def judge(
     )
 
 
-def _op_errors() -> tuple[type[Exception], ...]:
-    """The errors of an op a device or XLA cannot run: TensorFlow's OpError; none elsewhere."""
-    if keras.backend.backend() != "tensorflow":
-        return ()
-    import tensorflow as tf
-
-    return (tf.errors.OpError,)
-
-
 def _failure_line(error) -> str:
     """One line for an op error: the op and node XLA has no kernel for (its raw message is a
     node dump), else the message's first line."""
@@ -207,7 +198,7 @@ def check_gradients(config: RunConfig, seed: int = 0, variants=None) -> list[Gra
             gradients = variant_gradients(
                 config.replace(variant=name), problem.params, problem.inputs, problem.target
             )
-        except _op_errors() as error:  # an op this device or XLA cannot run
+        except op_errors() as error:  # an op this device or XLA cannot run
             failure = _failure_line(error)
             results.append(
                 GradientCheckResult(

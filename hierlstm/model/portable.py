@@ -8,6 +8,9 @@ scaled and unscaled under mixed_float16 as the training step does.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import keras
 import numpy as np
 from keras import ops
@@ -74,24 +77,31 @@ def stateless_loss(model, optimizer=None):
 def forward_function(model, config: RunConfig):
     """`model`'s inference call compiled the backend's way: x (B, H, T, 1) float32 -> (B, T,
     outer) in the backend's array type. Inputs must be the backend's arrays (`to_backend`)."""
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
+    return ORACLES[keras.backend.backend()].forward(model, config)
 
-        jitted = jax.jit(stateless_forward(model))
-        trainable, non_trainable = backend_state(model)
-        return lambda inputs: jitted(trainable, non_trainable, inputs)
-    if backend == "torch":
-        import torch
 
-        def eager_forward(inputs):
-            with torch.no_grad():
-                return model(inputs, training=False)
-
-        return eager_forward
+def _tensorflow_forward(model, config: RunConfig):
     import tensorflow as tf
 
     return tf.function(lambda inputs: model(inputs, training=False), jit_compile=config.xla)
+
+
+def _jax_forward(model, config: RunConfig):
+    import jax
+
+    jitted = jax.jit(stateless_forward(model))
+    trainable, non_trainable = backend_state(model)
+    return lambda inputs: jitted(trainable, non_trainable, inputs)
+
+
+def _torch_forward(model, config: RunConfig):
+    import torch
+
+    def eager_forward(inputs):
+        with torch.no_grad():
+            return model(inputs, training=False)
+
+    return eager_forward
 
 
 def to_backend(array):
@@ -110,23 +120,37 @@ def gradients(model, config: RunConfig, inputs, target):
     """The true (unscaled) gradients of the loss of `model` (built for `config`, training=True)
     at numpy `inputs` (B, H, T, 1) and `target` (B, T, outer): (loss, {parameter name: float64
     gradient}, float64 input gradient (B, H, T, 1))."""
-    backend = keras.backend.backend()
-    if backend == "tensorflow":
-        from hierlstm.model.training import TrainingStep
+    return ORACLES[keras.backend.backend()].gradients(model, config, inputs, target)
 
-        loss, grads, input_grad = TrainingStep(model, config).gradients(inputs, target)
-        found = {name: np.asarray(grad, np.float64) for name, grad in grads.items()}
-        return float(loss), found, np.asarray(input_grad, np.float64)
-    scale = loss_scale(make_optimizer(config))
-    if backend == "jax":
-        loss, grads, input_grad = _jax_gradients(model, inputs, target, scale)
-    else:
-        loss, grads, input_grad = _torch_gradients(model, inputs, target, scale)
-    found = {
-        name: ops.convert_to_numpy(grad).astype(np.float64) / scale
-        for name, grad in zip(PARAM_SLOTS, grads, strict=True)
-    }
-    return float(loss), found, ops.convert_to_numpy(input_grad).astype(np.float64) / scale
+
+def op_errors() -> tuple[type[Exception], ...]:
+    """The errors of an op a device or XLA cannot run on this process's backend: TensorFlow's
+    OpError; none elsewhere."""
+    return ORACLES[keras.backend.backend()].op_errors()
+
+
+def _tensorflow_gradients(model, config: RunConfig, inputs, target):
+    from hierlstm.model.training import TrainingStep
+
+    loss, grads, input_grad = TrainingStep(model, config).gradients(inputs, target)
+    found = {name: np.asarray(grad, np.float64) for name, grad in grads.items()}
+    return float(loss), found, np.asarray(input_grad, np.float64)
+
+
+def _unscaled(scaled_gradients):
+    """`scaled_gradients(model, inputs, target, scale)` -> (loss, grads, input_grad) as the
+    oracle's `gradients`: the loss scale of `config`'s optimizer divided out, float64."""
+
+    def unscaled(model, config: RunConfig, inputs, target):
+        scale = loss_scale(make_optimizer(config))
+        loss, grads, input_grad = scaled_gradients(model, inputs, target, scale)
+        found = {
+            name: ops.convert_to_numpy(grad).astype(np.float64) / scale
+            for name, grad in zip(PARAM_SLOTS, grads, strict=True)
+        }
+        return float(loss), found, ops.convert_to_numpy(input_grad).astype(np.float64) / scale
+
+    return unscaled
 
 
 def _jax_gradients(model, inputs, target, scale: float):
@@ -157,3 +181,28 @@ def _torch_gradients(model, inputs, target, scale: float):
     grads = [variable.value.grad for variable in variables]
     with torch.no_grad():
         return loss.detach(), grads, inputs.grad
+
+
+def _tensorflow_op_errors() -> tuple[type[Exception], ...]:
+    import tensorflow as tf
+
+    return (tf.errors.OpError,)
+
+
+@dataclasses.dataclass(frozen=True)
+class Oracle:
+    """A framework's way of running the oracles' model: the compiled forward, the gradients, and
+    the op errors that are the run's (not a bug)."""
+
+    forward: Callable  # (model, config) -> (inputs -> outputs)
+    gradients: Callable  # (model, config, inputs, target) -> (loss, grads, input gradient)
+    op_errors: Callable[[], tuple[type[Exception], ...]] = tuple
+
+
+# By Keras backend (`hierlstm.registry.BACKENDS`): the model layer's one per-framework table; the
+# backends' runner modules (`hierlstm.backends.runners`) hold the rest.
+ORACLES = {
+    "tensorflow": Oracle(_tensorflow_forward, _tensorflow_gradients, _tensorflow_op_errors),
+    "jax": Oracle(_jax_forward, _unscaled(_jax_gradients)),
+    "torch": Oracle(_torch_forward, _unscaled(_torch_gradients)),
+}

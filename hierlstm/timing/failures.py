@@ -10,6 +10,7 @@ import tensorflow as tf
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.hardware import device_string, versions
 from hierlstm.records import BenchResult
+from hierlstm.timing.points import setting_line
 from hierlstm.timing.summary import failed_record
 
 # What a run can raise that is the run's failure, not a bug of ours: TensorFlow's op errors
@@ -58,7 +59,7 @@ def error_line(error: BaseException | str) -> str:
     elif isinstance(error, tf.errors.OpError):
         prefix = f"TensorFlow could not run this model ({type(error).__name__})"
     elif isinstance(error, ValueError):
-        prefix = "invalid setting"
+        return setting_line(error)
     else:
         prefix = f"unexpected {type(error).__name__}"
     return f"{prefix}: {first}"[:_MAX_ERROR_CHARS]

@@ -9,32 +9,13 @@ from collections.abc import Callable, Iterable
 
 import pandas as pd
 
-from hierlstm.config import DEFAULT_TIMING, SWEEP_AXES, RunConfig, SettingError, Timing
+from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.distributed import cluster, distribute
-from hierlstm.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult, Stats
-from hierlstm.timing.basics import Progress, no_progress, scaled_progress
+from hierlstm.records import BenchResult, Stats
+from hierlstm.timing.basics import Progress, no_progress
 from hierlstm.timing.failures import RUN_FAILURES, error_line, failed_result
 from hierlstm.timing.harness import benchmark, compare
-
-# A sweep row is the point (variant, axis, value) and then the result's row, status first.
-_SWEEP_COLUMNS = (
-    "variant",
-    "axis",
-    "value",
-    "status",
-    "error",
-    *(column for column in ROW_COLUMNS if column not in ("variant", "status", "error")),
-)
-# What a rejected value, which has no config to measure, holds in each column of its kind.
-_NO_VALUE = {"float": math.nan, "int": math.nan, "bool": math.nan, "text": ""}
-
-
-def _sweep_row(variant: str, axis: str, value, result: BenchResult | None, error: str = ""):
-    point = {"variant": variant, "axis": axis, "value": value}
-    if result is None:  # the value itself was rejected: there is no config to measure
-        missing = {column: _NO_VALUE[kind] for column, kind in COLUMN_KINDS.items()}
-        return {**missing, **point, "status": "failed", "error": error}
-    return {**result.to_row(), **point}
+from hierlstm.timing.points import sweep_points
 
 
 def sweep(
@@ -46,29 +27,17 @@ def sweep(
     on_progress: Progress | None = None,
     on_point: Callable[[BenchResult], None] | None = None,
 ) -> pd.DataFrame:
-    """Benchmarks `config` at each value of `axis` ("time_steps" or "batch_size"); a failing point
-    is a "failed" row. `on_point` gets each point's BenchResult. Columns: variant, axis, value,
-    status, error, then `BenchResult.to_row`'s."""
-    if axis not in SWEEP_AXES:
-        raise ValueError(f"axis must be one of {', '.join(SWEEP_AXES)}; got {axis!r}.")
-    progress = on_progress or no_progress
-    values = list(values)
-    rows = []
-    for index, value in enumerate(values):
-        # Each point starts just above where the previous ended, so fractions keep increasing.
-        start, end = (index + 0.01) / len(values), (index + 1) / len(values)
-        point_progress = scaled_progress(progress, start, end, f"{axis}={value}: ")
-        try:
-            point_config = config.replace(**{axis: value})
-        except SettingError as error:
-            rows.append(_sweep_row(config.variant, axis, value, None, error_line(error)))
-            point_progress(1.0, "rejected")
-            continue
-        result = benchmark(point_config, timing, on_progress=point_progress)  # failures are rows
-        if on_point is not None:
-            on_point(result)
-        rows.append(_sweep_row(config.variant, axis, value, result))
-    return pd.DataFrame(rows, columns=list(_SWEEP_COLUMNS))
+    """Benchmarks `config` at each value of `axis` ("time_steps" or "batch_size") in this process
+    (`points.sweep_points`); a failing point is a "failed" row. `on_point` gets each point's
+    BenchResult. Columns: variant, axis, value, status, error, then `BenchResult.to_row`'s."""
+    return sweep_points(
+        config,
+        axis,
+        values,
+        lambda point, progress: benchmark(point, timing, on_progress=progress),
+        on_progress=on_progress,
+        on_point=on_point,
+    )
 
 
 def scaling(

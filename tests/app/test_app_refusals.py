@@ -57,7 +57,7 @@ RUNS_THAT_STORE = ("benchmark", "profile", "scaling", "lesson")
 def test_a_write_refused_mid_run_still_shows_the_run_unstored(name, tmp_path, monkeypatch):
     """The first write lands, the next is refused (a disk that fills mid-run): the page draws
     its outcome all the same, and says once that results are not kept. Every page's run goes
-    through `hierlstm.measure` and `outcomes.kept`."""
+    through `hierlstm.measure` and `outcomes.stored_run`."""
     from hierlstm.refusals import Refusal, Refused
 
     path = tmp_path / "results.sqlite3"

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from hierlstm.admission import runlock
+from hierlstm.backends import dispatch
+from hierlstm.backends.dispatch import InWorkers
 from hierlstm.backends.pool import BackendPool, Worker, WorkerDied, compare
 from hierlstm.config import RunConfig, Timing
 
@@ -141,7 +143,8 @@ def test_a_worker_ends_when_its_parent_is_killed():
 
 
 def test_only_tensorflow_stays_in_process(monkeypatch):
-    """All-TensorFlow configs take the harness's in-process compare, no worker started."""
+    """All-TensorFlow configs take the harness's in-process compare (the dispatch's decision, not
+    the pool's), no worker started; one config of another backend sends every one to a worker."""
     calls = []
 
     class Harness:
@@ -152,5 +155,7 @@ def test_only_tensorflow_stays_in_process(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "hierlstm.timing.harness", Harness)
     own = BackendPool()
-    assert compare([TINY, TINY.replace(variant="nested")], TIMING, pool=own) == "in process"
+    configs = [TINY, TINY.replace(variant="nested")]
+    assert dispatch.place(configs, own).compare(configs, TIMING) == "in process"
     assert len(calls) == 1 and own.workers == {}
+    assert isinstance(dispatch.place([*configs, TINY.replace(backend="jax")], own), InWorkers)

@@ -71,10 +71,11 @@ class BenchmarkOutcome:
 
 
 def baseline_of(configs: Sequence[RunConfig]) -> int:
-    """The speed-ups' baseline: nested (on TensorFlow, when it ran there too), else the first."""
+    """The speed-ups' baseline: nested (on the server's own backend, TensorFlow, when it ran there
+    too), else the first."""
     nested = [i for i, config in enumerate(configs) if config.variant == "nested"]
-    on_tensorflow = [i for i in nested if configs[i].backend == "tensorflow"]
-    return (on_tensorflow or nested or [0])[0]
+    here = [i for i in nested if state.runs_here(configs[i])]
+    return (here or nested or [0])[0]
 
 
 def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress):
@@ -82,13 +83,14 @@ def run_benchmark(controls: Controls, breakdown_variant: str, progress: Progress
     split of `breakdown_variant` on TensorFlow."""
     configs = controls.configs
     baseline = baseline_of(configs)
-    compared, ids = outcomes.kept(
+    stored = outcomes.stored_run(
         measure.compare_and_store,
         configs,
         controls.timing,
         baseline=baseline,
         on_progress=lambda f, m: progress(0.8 * f, m),
     )
+    compared, ids = stored.value, stored.ids
     breakdown, breakdown_error = None, ""
     try:
         breakdown = layer_breakdown(

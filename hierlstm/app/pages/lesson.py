@@ -49,13 +49,13 @@ def plan(controls, _inputs) -> runs.Plan:
 
 
 def measure_lesson(controls, configs: list[RunConfig], progress) -> outcomes.Outcome:
-    result, _ids = outcomes.kept(
+    result = outcomes.stored_run(
         measure.compare_and_store,
         configs,
         controls.timing,
         baseline=measured_variants(controls.config.time_steps).index("nested"),
         on_progress=progress,
-    )
+    ).value
     frame = result.to_frame()
     frame["label"] = [f"{c.variant} · {c.precision} · {c.task}" for c in configs]
     return outcomes.Outcome(outcomes.settings_of(controls), frame, tuple(result.results))

@@ -25,6 +25,7 @@ from hierlstm.i18n import MESSAGES
 from hierlstm.profiling import DEFAULT_STEPS, chrome_trace
 from hierlstm.profiling.record import ProfileResult, zip_logdir
 from hierlstm.refusals import Refused, writable_folder
+from hierlstm.registry import BACKEND_RECORDS
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 from hierlstm.timing.basics import scaled_progress, share
 
@@ -57,7 +58,7 @@ def plan(controls, steps: int) -> runs.Plan | None:
     # For the estimate: each profile is about a benchmark with `steps` more calls, and a
     # TensorFlow profile's separate-call split about one more.
     estimated = Timing(timing.warmup, timing.repeats + steps, timing.seed)
-    split = [config for config in configs if config.backend == state.IN_PROCESS]
+    split = [config for config in configs if state.runs_here(config)]
     return runs.Plan(
         tuple(configs),
         functools.partial(run_profiles, controls, steps),
@@ -77,29 +78,23 @@ class VariantProfile:
     archive: bytes
     stored_id: str | None
     error: str = ""
-    backend: str = state.IN_PROCESS
+    backend: str = state.DEFAULT_BACKENDS[0]
     label: str = ""  # the variant, and its backend when the run had several
 
     @property
     def key(self) -> str:
-        """Its widgets' key suffix: the variant, and its backend when it is not TensorFlow."""
-        if self.backend == state.IN_PROCESS:
+        """Its widgets' key suffix: the variant, and its backend when it runs in a worker."""
+        if BACKEND_RECORDS[self.backend].in_process:
             return self.variant
         return f"{self.variant}-{self.backend}"
 
     def gaps(self) -> dict[str, str]:
         """What this profile's backend cannot give, by the page's section: section -> the
-        message key of its one line (`profile.gap.*`, with the profile's `label`)."""
-        found = {}
-        if self.backend == "torch":
-            found |= {"split": "profile.gap.split.torch", "lines": "profile.gap.lines.torch"}
-            found["kernels"] = "profile.gap.kernels.torch"
-        elif self.backend != state.IN_PROCESS:
-            found["split"] = "profile.gap.split.separate"
+        message key of its one line (`profile.gap.*`, with the profile's `label`): its registry
+        record's `profile_gaps`, and what this profile lacks."""
+        found = dict(BACKEND_RECORDS[self.backend].profile_gaps)
         if self.result is not None and self.result.timeline is None:
             found["timeline"] = "profile.gap.timeline"
-        elif self.backend == "torch":
-            found["timeline"] = "profile.gap.timeline.torch"
         if self.result is not None and not self.result.peak_memory_kind:
             found["memory"] = "profile.gap.memory"
         return found
@@ -131,10 +126,10 @@ class ProfileOutcome:
 def _profile(config: RunConfig, timing: Timing, steps: int, part) -> VariantProfile:
     """`config` profiled (`measure.profile_and_store`), then, on TensorFlow, its layers timed as
     separate calls on the same settings (the split JAX and torch cannot give)."""
-    here = config.backend == state.IN_PROCESS
+    here = state.runs_here(config)
     if not here:  # the worker says nothing until its capture is read
         part(0, 1)(0.0, state.text("profile.progress.worker", backend=config.backend))
-    result, stored = outcomes.kept(
+    stored = outcomes.stored_run(
         measure.profile_and_store,
         config,
         timing,
@@ -142,9 +137,12 @@ def _profile(config: RunConfig, timing: Timing, steps: int, part) -> VariantProf
         logdir=capture_folder(),
         on_progress=part(0, 0.7 if here else 1),
     )
+    result = stored.value
     separate = layer_breakdown(config, timing, on_progress=part(0.7, 1)) if here else None
     archive = zip_logdir(result.logdir)
-    return VariantProfile(config.variant, result, separate, archive, stored, backend=config.backend)
+    return VariantProfile(
+        config.variant, result, separate, archive, stored.first_id, backend=config.backend
+    )
 
 
 def run_profiles(controls: Controls, steps: int, progress: Progress) -> ProfileOutcome:

@@ -82,8 +82,15 @@ def run_sweeps(controls: Controls, axis: str, values: Sequence[int], progress: P
     frame = outcomes.each_variant(
         controls.configs,
         progress,
-        lambda config, on_progress: outcomes.kept(
-            measure.sweep_and_store, config, axis, values, controls.timing, on_progress=on_progress
+        lambda config, on_progress: (
+            outcomes.stored_run(
+                measure.sweep_and_store,
+                config,
+                axis,
+                values,
+                controls.timing,
+                on_progress=on_progress,
+            ).value
         ),
     )
     return outcomes.Outcome({**outcomes.settings_of(controls), "axis": axis}, frame)
@@ -104,13 +111,13 @@ def run_replica_sweeps(controls: Controls, counts: Sequence[int], progress: Prog
     count is stored as it finishes."""
 
     def run(config, on_progress):
-        frame = outcomes.kept(
+        frame = outcomes.stored_run(
             measure.replica_sweep_and_store,
             config,
             counts,
             controls.timing,
             on_progress=on_progress,
-        )
+        ).value
         return frame.assign(variant=config.variant)[["variant", *frame.columns]]
 
     frame = outcomes.each_variant(replica_configs(controls), progress, run)

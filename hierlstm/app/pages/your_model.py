@@ -17,6 +17,7 @@ import streamlit as st
 
 from hierlstm.app import caches, display, outcomes, runs
 from hierlstm.app.state import labeller, language, text
+from hierlstm.registry import BACKEND_RECORDS
 from hierlstm.yours import archive, audit, examples, load, rewrite, verify, walk
 
 KEY = "your_model"
@@ -128,17 +129,13 @@ def _examine(path: str, sha256: str, sizes: tuple, jit_compile: bool) -> Examine
 def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -> outcomes.Outcome:
     """The original and its rewrite timed side by side (a run's work, `measure`'s), its row
     stored with the model's name and file hash; a refused write is noted, the timing kept."""
-    from hierlstm.measure import NotStored, rewrite_bench_and_store
+    from hierlstm.measure import rewrite_bench_and_store
 
     model, info = _model(path, sha256)
-    try:
-        _changes, _check, timing, _id = rewrite_bench_and_store(
-            model, info, shapes, repeats, caches.result_store(), on_progress=progress
-        )
-        caches.note_write(None)
-    except NotStored as error:
-        caches.note_write(error.refused)
-        _changes, _check, timing, _id = error.measured
+    stored = outcomes.stored_run(
+        rewrite_bench_and_store, model, info, shapes, repeats, on_progress=progress
+    )
+    _changes, _check, timing = stored.value
     return outcomes.Outcome({"sha256": sha256, "shapes": shapes}, records=(timing,))
 
 
@@ -170,7 +167,7 @@ def audit_frame(result: audit.Audit, verification: verify.Verification) -> pd.Da
             text("yours.col.kernel"): kernel.kernel,
             text("yours.col.verified"): (
                 text("yours.verified.yes" if agrees[row.path] else "yours.verified.no")
-                if backend == "tensorflow"
+                if BACKEND_RECORDS[backend].in_process  # the graph traced here: TensorFlow's
                 else ""
             ),
             text("yours.col.why"): kernel.text(lang),
