@@ -90,7 +90,8 @@ def test_the_library_snippets_run_as_written(monkeypatch, tmp_path):
             ran.append(page.name)
         assert namespace["model"].output_shape == (None, None, 60)
         assert len(namespace["steps"]) > 5
-    assert ran == ["README.md", "library.md", "library.md"]
+    assert ran == ["README.md", "library.md", "library.md", "library.md"]
+    assert len(namespace["figure"].data) == 5  # the charts block: one band per axis
     assert list(namespace["frame"]["variant"]) == ["folded", "nested"]
     assert namespace["stored"].ids and namespace["stored"].value.results
 
