@@ -209,7 +209,6 @@ def _page_step(name: str, function: str) -> Callable[[], None]:
     def step() -> None:
         getattr(BY_NAME[name].module(), function)()
 
-    step.__name__ = f"{name}.{function}"
     return step
 
 

@@ -12,6 +12,7 @@ import struct
 import zipfile
 from pathlib import Path
 
+from hierlstm import settings
 from hierlstm.i18n import MessageError
 
 UPLOAD_ENV = "HIERLSTM_UPLOAD_MB"
@@ -34,8 +35,6 @@ class ModelFileError(MessageError, ValueError):
 def upload_cap_mb() -> int:
     """The largest model file the server takes, in MiB (HIERLSTM_UPLOAD_MB, 20 by default); a bad
     value is a ModelFileError, one line naming the setting."""
-    from hierlstm import settings
-
     return settings.read(UPLOAD_ENV, error=ModelFileError)
 
 

@@ -22,7 +22,7 @@ from hierlstm.registry import VARIANTS
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 
 _ = state.text
-KEY = "benchmark"
+KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 
 
 def inputs(controls) -> str:

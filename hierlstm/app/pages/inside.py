@@ -32,7 +32,7 @@ from hierlstm.values.provenance import pooled_rows, receptive_field
 from hierlstm.values.sounds import SOUNDS, sound_input
 from hierlstm.values.wav import WavRefused, wav_input
 
-KEY = "inside"  # the learning run's slot (`hierlstm.app.runs`)
+KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 CURVE = "inside-curve"  # the last learning curve, kept as it grows (a Stop keeps it)
 WAV = "wav"
 COMPARE = "inside-compared"  # the reader asked for the variants' differences

@@ -20,7 +20,7 @@ from hierlstm.refusals import Refused
 from hierlstm.registry import BACKENDS, VARIANTS
 
 _ = state.text
-KEY = "lesson"
+KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 PRECISIONS = ("mixed_float16", "mixed_bfloat16")
 TRAINED = [name for name in ("nested", "folded", "fused") if name in VARIANTS]  # section 9
 

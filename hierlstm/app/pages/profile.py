@@ -30,7 +30,7 @@ from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
 from hierlstm.timing.basics import scaled_progress, share
 
 _ = state.text
-KEY = "profile"
+KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 
 
 def inputs(controls) -> int:

@@ -18,7 +18,7 @@ from hierlstm.app.sidebar import Controls
 from hierlstm.config import SWEEP_AXES, RunConfig
 
 _ = state.text
-KEY = "scaling"
+KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 DEFAULT_VALUES = {"time_steps": "10, 20, 50, 100", "batch_size": "1, 4, 16, 64", "replicas": "1, 2"}
 AXES = (*SWEEP_AXES, "replicas")
 

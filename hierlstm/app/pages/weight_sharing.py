@@ -11,7 +11,7 @@ from hierlstm.config import RunConfig
 from hierlstm.model import sharing
 
 _ = state.text
-KEY = "weight_sharing"
+KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 
 
 def check(passed: bool) -> str:
@@ -38,7 +38,7 @@ def sizes(config: RunConfig) -> tuple[int, int, int, int]:
 def inputs(controls) -> None:
     """The checks and the gradients, then the cost section's heading, above the run."""
     config = controls.config
-    units, steps, features, sequences = sizes(config)
+    units, steps, features, _sequences = sizes(config)
     if source := display.code_expander(_("sharing.source"), key="sharing-source"):
         with source:
             st.code(display.related_sources(sharing.build_pair)[0][1], language="python")

@@ -20,7 +20,7 @@ from hierlstm.app.state import labeller, language, text
 from hierlstm.registry import BACKEND_RECORDS
 from hierlstm.yours import archive, audit, examples, load, rewrite, verify, walk
 
-KEY = "your_model"
+KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 _MB = 1024 * 1024
 
 
