@@ -1,9 +1,9 @@
 """hierlstm's Streamlit app: `streamlit run app.py` (or `make run`).
 
 The app is streamlit_app.py (the frame) and the pages in app_pages/; this file serves it and
-starts the server's warm-up (`hierlstm.app.warmup`) when the server starts, in a thread, so the
-health check answers at once and the first visitor does not pay for importing TensorFlow and
-tracing the default models.
+starts the server's warm-up (`hierlstm.app.server.warmup`) when the server starts, in a
+thread, so the health check answers at once and the first visitor does not pay for importing
+TensorFlow and tracing the default models.
 """
 
 import contextlib
@@ -15,7 +15,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from hierlstm._native import fewer_heap_arenas
-from hierlstm.app import warmup
+from hierlstm.app.server import warmup
 
 # Before the server's threads start (`fewer_heap_arenas` says why).
 FEWER_ARENAS = fewer_heap_arenas()

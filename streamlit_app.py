@@ -2,10 +2,11 @@
 
 The language switch, the navigation, the page's title and explanation, the shared settings form
 in the sidebar (its one button applies the settings and runs the page's work) and the device
-banner. None of it needs TensorFlow: while the server's warm-up (`hierlstm.app.warmup`) is still
-importing it and tracing the default models, the frame is drawn at once with a placeholder where
-the page goes, and the page runs when the warm-up is ready; warm, the frame and its page are
-drawn inside the warm-up's gate (never while one of its later steps runs: `hierlstm.app.gate`).
+banner. None of it needs TensorFlow: while the server's warm-up (`hierlstm.app.server.warmup`)
+is still importing it and tracing the default models, the frame is drawn at once with a
+placeholder where the page goes, and the page runs when the warm-up is ready; warm, the frame
+and its page are drawn inside the warm-up's gate (never while one of its later steps runs:
+`hierlstm.app.server.gate`).
 A page is a module of `hierlstm.app.pages` behind one interface; app_pages/ holds their shims.
 """
 
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from hierlstm.app import banner, pages, sidebar, state, warmup, warmup_page  # none imports TF
+from hierlstm.app import banner, pages, sidebar, state  # none imports TF
+from hierlstm.app.server import waiting, warmup
 
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
 warmup.page_started()
@@ -46,7 +48,13 @@ def draw(status: warmup.Status) -> None:
     )
     sidebar.language_ui(devices_known=status.ready)
     navigation = [
-        st.Page(entry.script, title=state.text(entry.title), icon=entry.icon, default=index == 0)
+        st.Page(
+            entry.script,
+            title=state.text(entry.title),
+            icon=entry.icon,
+            url_path=None if index == 0 else entry.url_path,
+            default=index == 0,
+        )
         for index, entry in enumerate(pages.PAGES)
     ]
     frames = {page.url_path: frame for page, frame in zip(navigation, pages.PAGES, strict=True)}
@@ -60,7 +68,7 @@ def draw(status: warmup.Status) -> None:
     st.title(state.text(f"{frame.heading}.title"))
     state.lead(f"{frame.heading}.intro", controls.config)
     if not status.ready:  # the whole page runs again when the warm-up is ready
-        warmup_page.wait_in_page(functools.partial(first_figure, frame.name, controls))
+        waiting.wait_in_page(functools.partial(first_figure, frame.name, controls))
         st.stop()
     from hierlstm.app import runs  # TensorFlow is there now (the warm-up imported it)
 
@@ -78,6 +86,6 @@ def draw(status: warmup.Status) -> None:
 warm = warmup.server_warmup()
 status = warm.status()  # one look per script run: the page and frame agree
 # Warm, the frame and its page run inside the warm-up's gate: never while one of its steps runs
-# (hierlstm.app.gate). Cold, only the frame and its placeholder are drawn, outside it.
+# (hierlstm.app.server.gate). Cold, only the frame and its placeholder are drawn, outside it.
 with warm.gate.page() if status.ready else contextlib.nullcontext():
     draw(status)

@@ -62,6 +62,19 @@ def _rows(parser: argparse.ArgumentParser, command: str) -> list[str]:
     return rows
 
 
+def _commands(group: argparse._SubParsersAction) -> list[tuple[str, argparse.ArgumentParser, str]]:
+    """(name, parser, summary) of each command of `group`, once, its former names (aliases) in
+    its summary."""
+    helps = {choice.dest: choice.help for choice in group._choices_actions}
+    names = {}  # a parser -> its names, the first its own, the rest aliases
+    for name, subparser in group.choices.items():
+        names.setdefault(subparser, []).append(name)
+    return [
+        (name, subparser, helps[name] + "".join(f" (also `{a}`, its former name)" for a in aliases))
+        for subparser, (name, *aliases) in names.items()
+    ]
+
+
 def _sections(parser: argparse.ArgumentParser, command: str, summary: str) -> list[str]:
     """`command`'s section, then its subcommands' (results list, ...)."""
     lines = [f"### `{command}`", "", _cell(summary) + ".", ""]
@@ -69,9 +82,8 @@ def _sections(parser: argparse.ArgumentParser, command: str, summary: str) -> li
     if len(parser._actions) > 1 + len(subcommands):  # flags besides --help
         lines += [*_rows(parser, command), ""]
     for group in subcommands:
-        helps = {choice.dest: choice.help for choice in group._choices_actions}
-        for name, subparser in group.choices.items():
-            lines += _sections(subparser, f"{command} {name}", helps[name])
+        for name, subparser, text in _commands(group):
+            lines += _sections(subparser, f"{command} {name}", text)
     return lines
 
 
@@ -79,10 +91,9 @@ def reference() -> str:
     """The generated part of docs/cli.md, its BEGIN and END lines included."""
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    helps = {choice.dest: choice.help for choice in commands._choices_actions}
     lines = [BEGIN, ""]
-    for name, subparser in commands.choices.items():
-        lines += _sections(subparser, f"hierlstm {name}", helps[name])
+    for name, subparser, summary in _commands(commands):
+        lines += _sections(subparser, f"hierlstm {name}", summary)
     return "\n".join([*lines, END])
 
 

@@ -28,7 +28,7 @@ SLOWEST_FIRST = (
     "tests/model/test_variants.py",  # 26
     "tests/profiling/test_timeline.py",  # 26
     "tests/benchmarks/test_classroom.py",  # 17 (measured alone)
-    "tests/app/test_your_model_page.py",  # 13 (one process, 2026-12-03)
+    "tests/app/test_yours_page.py",  # 13 (one process, 2026-12-03)
 )
 
 

@@ -17,7 +17,7 @@ from factories import run_cli
 NOT_IN_A_CHECKOUT = {"hierlstm.serve": "pip installs the root folder's app under this name"}
 # Python blocks not run here, and why (their names are still resolved below).
 NOT_RUN = {
-    ("library.md", "load_model_file"): "opens the reader's own my_model.keras; tests/yours runs "
+    ("yours.md", "load_model_file"): "opens the reader's own my_model.keras; tests/yours runs "
     "each of its calls on the built-in examples"
 }
 

@@ -26,7 +26,7 @@ LAYERS = (
     ("hierlstm.refusals",),
     ("hierlstm.hardware",),
     ("hierlstm.model",),
-    ("hierlstm.values",),
+    ("hierlstm.inside",),
     ("hierlstm.distributed",),
     ("hierlstm.timing",),
     ("hierlstm.admission",),
@@ -57,8 +57,8 @@ model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points
 backends.worker backends.dispatch
 backends.kernels backends.runners.tensorflow backends.runners.jax backends.runners.torch
 hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
-distributed.distribute distributed.cluster results.diff app.diff_view charts values
-values.sounds values.wav values.provenance values.learning""".split()
+distributed.distribute distributed.cluster results.diff app.diff_view charts inside
+inside.sounds inside.wav inside.provenance inside.learning""".split()
 PURE += [f"charts.{path.stem}" for path in sorted((PACKAGE / "charts").glob("[!_]*.py"))]
 
 
@@ -281,5 +281,5 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
 
 def test_the_concern_packages_are_there():
-    concerns = ("admission", "distributed", "hardware", "profiling", "timing", "values", "yours")
+    concerns = ("admission", "distributed", "hardware", "inside", "profiling", "timing", "yours")
     assert PACKAGES_WITH_EXPORTS == ["hierlstm", *(f"hierlstm.{concern}" for concern in concerns)]

@@ -94,7 +94,7 @@ def _kept_profiles():
 
 
 def _warmup():
-    from hierlstm.app import warmup
+    from hierlstm.app.server import warmup
 
     return warmup.steps_for(settings.read("HIERLSTM_WARMUP"))
 

@@ -42,7 +42,7 @@ RUN_VARIANTS = ("nested", "folded")
 ABANDONED_TIME_STEPS = 30
 SAMPLE_S = 0.5
 MOVES_FILE = "HIERLSTM_CLASSROOM_MOVES"  # where the visitors write each move (a JSON line)
-FINISHED = "warm-up finished after"  # the server's log line (`hierlstm.app.warmup`)
+FINISHED = "warm-up finished after"  # the server's log line (`hierlstm.app.server.warmup`)
 # Streamlit's metrics then size every cached object and session state, not just count them.
 MEMORY_STATS = {"STREAMLIT_SERVER_ENABLE_EXPENSIVE_MEMORY_STATS": "true"}
 CACHE_LINE = re.compile(r'^cache_memory_bytes\{cache_type="([^"]*)",cache="([^"]*)"\} (\d+)$')

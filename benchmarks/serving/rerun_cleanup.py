@@ -24,7 +24,7 @@ VARIANTS = ("nested", "folded", "fused", "shared_cell", "time_distributed", "vec
 
 def warm_up() -> None:
     """The warm-up's steps for "trace", its freeze included."""
-    from hierlstm.app import warmup
+    from hierlstm.app.server import warmup
 
     for step in warmup.steps_for("trace"):
         step.run()

@@ -143,7 +143,7 @@ class Session:
             elif kind == "page_info_changed":
                 self.query = forward.page_info_changed.query_string
             elif kind == "delta" and forward.delta.WhichOneof("type") == "add_block":
-                # st.container(key=...): the warm-up's placeholder is one (hierlstm.app.warmup_page)
+                # st.container(key=...): the warm-up's placeholder is one (app.server.waiting)
                 warming_up |= forward.delta.add_block.id.endswith("-warmup-placeholder")
             elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
                 element = forward.delta.new_element

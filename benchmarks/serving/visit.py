@@ -124,7 +124,7 @@ def app_pages(lang: str = "en") -> list[Page]:
     return [
         Page(
             name=entry.name,
-            url_path="" if index == 0 else entry.name,
+            url_path="" if index == 0 else entry.url_path,
             title=t(f"{entry.heading}.title", lang),
             link=t(entry.title, lang),
             run_label=t(entry.action.label, lang),

@@ -17,8 +17,8 @@ from hierlstm.app.state import language, text
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.i18n import MessageError
 
-# TensorFlow is imported by the server's warm-up (`hierlstm.app.warmup`); the frame imports this
-# module before that, so what needs TensorFlow is imported where it is used.
+# TensorFlow is imported by the server's warm-up (`hierlstm.app.server.warmup`); the frame
+# imports this module before that, so what needs TensorFlow is imported where it is used.
 
 
 def cudnn_status() -> str:

@@ -9,8 +9,9 @@ import streamlit as st
 
 from hierlstm.config import SettingError
 
-# Every function here needs TensorFlow (imported by the server's warm-up, `hierlstm.app.warmup`),
-# so each imports what it uses: the frame imports this module before TensorFlow is there.
+# Every function here needs TensorFlow (imported by the server's warm-up,
+# `hierlstm.app.server.warmup`), so each imports what it uses: the frame imports this module
+# before TensorFlow is there.
 
 
 def device_options() -> list[str]:

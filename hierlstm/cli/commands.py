@@ -11,7 +11,7 @@ from hierlstm.cli.parser import (
     CHECK_SIZES,
     UsageError,
     config_from_args,
-    learn_settings,
+    inside_settings,
     seed_number,
     usage,
 )
@@ -123,11 +123,11 @@ def _check_training(args, config, seed: int) -> int:
     return 0 if all(result.ok for result in results) else 1
 
 
-def cmd_learn(args) -> int:
+def cmd_inside(args) -> int:
     """The model learning which sound plays at every time step: both curves as they come."""
-    from hierlstm.values.learner import learn
+    from hierlstm.inside.learner import learn
 
-    config, learning = learn_settings(args)
+    config, learning = inside_settings(args)
     header = ("step", "train loss", "train accuracy", "held-out loss", "held-out accuracy")
     if not args.json:
         print(

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import sys
 
-from hierlstm.cli.audit import audit_settings, cmd_audit
 from hierlstm.cli.backends import IN_WORKERS, in_workers
 from hierlstm.cli.commands import (
     check_config,
     cmd_check,
-    cmd_learn,
+    cmd_inside,
     cmd_results,
     cmd_trace,
     cmd_variants,
@@ -22,7 +21,7 @@ from hierlstm.cli.parser import (
     UsageError,
     build_parser,
     config_from_args,
-    learn_settings,
+    inside_settings,
     seed_number,
     usage,
     whole_number,
@@ -30,6 +29,7 @@ from hierlstm.cli.parser import (
 from hierlstm.cli.profile import cmd_profile, profile_settings
 from hierlstm.cli.serve import serve
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values
+from hierlstm.cli.yours import cmd_yours, yours_settings
 from hierlstm.config import SettingError
 from hierlstm.refusals import Refused
 from hierlstm.settings import check_environment
@@ -38,7 +38,7 @@ COMMANDS = {
     "variants": cmd_variants,
     "trace": cmd_trace,
     "check": cmd_check,
-    "learn": cmd_learn,
+    "inside": cmd_inside,
     "bench": cmd_bench,
     "sweep": cmd_sweep,
     "worker": cmd_worker,
@@ -46,18 +46,18 @@ COMMANDS = {
     "doctor": cmd_doctor,
     "app": lambda args: serve(args.streamlit_flags),  # main() serves it before parsing
     "results": cmd_results,
-    "audit": cmd_audit,
+    "yours": cmd_yours,
 }
 # What each command checks before TensorFlow is imported (the same functions it calls itself).
 SETTINGS = {
     "trace": config_from_args,
     "check": lambda args: (check_config(args), seed_number(args.seed)),
-    "learn": learn_settings,
+    "inside": inside_settings,
     "bench": run_settings,
     "sweep": lambda args: (run_settings(args), sweep_values(args)),
     "worker": run_settings,
     "profile": profile_settings,
-    "audit": audit_settings,
+    "yours": yours_settings,
     "doctor": lambda args: None,  # no settings of its own; HIERLSTM_GPU_MEMORY_MB as for all
 }
 

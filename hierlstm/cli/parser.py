@@ -14,7 +14,7 @@ CONFIG_FLAGS = (*SIZE_FIELDS, "precision", "lstm_kernel", "device", "strategy", 
 CONFIG_FLAGS += ("task", "optimizer")
 
 
-# `learn`'s own flags: a `hierlstm.values.learning.Learning` field each ("batch": batch_size).
+# `learn`'s own flags: a `hierlstm.inside.learning.Learning` field each ("batch": batch_size).
 LEARN_FLAGS = {
     "steps": "Adam updates (default 100)",
     "batch": "sequences per update (default 16)",
@@ -98,8 +98,11 @@ def build_parser() -> Parser:
     )
 
     learn = commands.add_parser(
-        "learn", help="train the model to name the sound playing at every time step"
+        "inside",
+        aliases=["learn"],  # its name before the feature had one name (scripts may use it)
+        help="inside the tensors: train the model to name the sound playing at every time step",
     )
+    learn.set_defaults(command="inside")  # whichever name was typed
     sizes = [name for name in SIZE_FIELDS if name != "batch_size"]  # it has --batch
     _add_sizes(learn, sizes, time_steps=LEARN_TIME_STEPS)
     for flag, help_text in LEARN_FLAGS.items():
@@ -162,7 +165,7 @@ def build_parser() -> Parser:
         help="passed to `streamlit run` as given",
     )
 
-    _add_audit(commands)
+    _add_yours(commands)
     results = commands.add_parser("results", help="stored measurements")
     actions = results.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="stored runs, newest first")
@@ -197,15 +200,17 @@ def build_parser() -> Parser:
     return parser
 
 
-def _add_audit(commands):
+def _add_yours(commands):
     audit = commands.add_parser(
-        "audit",
+        "yours",
+        aliases=["audit"],  # its name before the feature had one name (scripts may use it)
         help="your own Keras model: every recurrent layer's kernel per backend, and why",
         description="Trace a .keras (or Keras .h5) file, loaded with safe_mode=True and "
         "compile=False; say for every LSTM, GRU, SimpleRNN and RNN(cell) whether a GPU runs it "
         "on cuDNN or on the generic loop, per Keras backend, and why; check that on the graph "
         "TensorFlow traces for a GPU; rewrite what can be rewritten without changing the model.",
     )
+    audit.set_defaults(command="yours")  # whichever name was typed
     audit.add_argument("model", metavar="MODEL", help="a .keras or Keras .h5 file")
     audit.add_argument(
         "--size",
@@ -399,9 +404,9 @@ def config_from_args(args, **defaults):
         return RunConfig.from_strings(text, **defaults)
 
 
-def learn_settings(args):
+def inside_settings(args):
     """(RunConfig, Learning) of `learn`'s flags, checked before TensorFlow is imported."""
-    from hierlstm.values.learning import Learning
+    from hierlstm.inside.learning import Learning
 
     config = config_from_args(args, time_steps=LEARN_TIME_STEPS)
     fields = {"batch": "batch_size"}

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from hierlstm.app import runs, warmup
+from hierlstm.app import runs
+from hierlstm.app.server import warmup
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -26,7 +26,7 @@ BEFORE = {
     "scaling": ("sweep_axis", "sweep_values_time_steps", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-gradients-shared_cell", "sharing-source"),
     "results": ("results-table", "results-export-csv", "results-export-json", "results_import"),
-    "your_model": ("yours_source", "yours_example", "yours-trace", "yours-audit", "yours-download"),
+    "yours": ("yours_source", "yours_example", "yours-trace", "yours-audit", "yours-download"),
     "inside": (
         *("inside-input", "inside-conv", "inside-pool", "inside-permute", "inside-inner"),
         *("inside-summary", "inside-outer", "inside-compare", "inside_t", "inside_s"),
@@ -47,7 +47,7 @@ AFTER = {
     "scaling": ("scaling-latency", "scaling-cost", "scaling-table", "scaling-chain"),
     "weight_sharing": ("sharing-checks", "sharing-timing", "sharing-timing-table"),
     "results": ("results-compare", "results-table", "results_compare"),
-    "your_model": (*BEFORE["your_model"], "yours-timing"),
+    "yours": (*BEFORE["yours"], "yours-timing"),
     "inside": (*BEFORE["inside"], "inside_params"),
     "lesson": ("lesson-kernels", "lesson-precision", "lesson-variants", "lesson-training"),
 }

@@ -1,5 +1,5 @@
-"""`hierlstm.app.gate`: the warm-up or pages, never both at once; and the warm-up's step order,
-checked when the steps are made."""
+"""`hierlstm.app.server.gate`: the warm-up or pages, never both at once; and the warm-up's step
+order, checked when the steps are made."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from apptests import APP
 from factories import PAGES
 from streamlit.testing.v1 import AppTest
 
-from hierlstm.app import warmup
-from hierlstm.app.gate import Gate
+from hierlstm.app.server import warmup
+from hierlstm.app.server.gate import Gate
 
 
 def _noop() -> None:
@@ -75,7 +75,7 @@ def test_a_later_step_is_left_out_when_the_pages_are_never_quiet(monkeypatch, ca
     monkeypatch.setattr(warmup, "QUIET_LIMIT_S", 0.2)
     ran, gate = [], Gate()
     later = warmup.Step("warmup.calibrate", lambda: ran.append("calibrate"), needed=False)
-    with gate.page(), caplog.at_level("INFO", logger="hierlstm.app.warmup"):
+    with gate.page(), caplog.at_level("INFO", logger="hierlstm.app.server.warmup"):
         assert warmup.run_step(later, gate) is False
     assert ran == [] and "warmup.calibrate left out" in caplog.text
     assert warmup.run_step(later, gate) is True and ran == ["calibrate"]

@@ -7,7 +7,7 @@ import pytest
 
 from hierlstm import charts
 from hierlstm.i18n import LANGUAGES
-from hierlstm.values.learning import Point
+from hierlstm.inside.learning import Point
 
 RNG = np.random.default_rng(0)
 HEIGHT, TIME, ROWS, CHANNELS, UNITS = 9, 5, 3, 4, 2

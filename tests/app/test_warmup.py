@@ -17,7 +17,8 @@ from streamlit.testing.v1 import AppTest
 
 from hierlstm.admission import runlock
 from hierlstm.admission.estimate import StepCost, calibration_key
-from hierlstm.app import runs, warmup, warmup_page
+from hierlstm.app import runs
+from hierlstm.app.server import waiting, warmup
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import QUICK_TIMING, RunConfig, SettingError
 from hierlstm.registry import VARIANTS
@@ -29,7 +30,7 @@ def cold(monkeypatch, tmp_path):
     """This process's warm-up replaced by one held at its first step until `release()`; a
     cold page waits for it in its run only 0.3 s, then polls (AppTest shows a run's end)."""
     monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
-    monkeypatch.setattr(warmup_page, "WAIT_S", 0.3)
+    monkeypatch.setattr(waiting, "WAIT_S", 0.3)
     gate = threading.Event()
     held = warmup.Warmup([warmup.Step("warmup.tensorflow", gate.wait)])
     monkeypatch.setattr(warmup, "_server", held)
@@ -88,7 +89,7 @@ def test_the_frame_is_drawn_before_the_warm_up_finishes(cold):
 def test_no_chart_is_drawn_before_the_libraries_are_loaded(monkeypatch, tmp_path):
     """plotly would find numpy and pandas half-imported by the warm-up."""
     monkeypatch.setenv("HIERLSTM_DB", str(tmp_path / "results.sqlite3"))
-    monkeypatch.setattr(warmup_page, "WAIT_S", 0.3)
+    monkeypatch.setattr(waiting, "WAIT_S", 0.3)
     libraries, tensorflow = threading.Event(), threading.Event()
     held = warmup.Warmup(
         [warmup.Step("warmup.tensorflow", tensorflow.wait)], libraries=libraries.wait
@@ -133,7 +134,7 @@ def test_a_failure_to_load_the_libraries_is_logged_and_only_costs_the_chart(capl
 
 
 def test_a_cold_page_waits_in_its_run_and_fills_in_when_the_warm_up_is_ready(cold, monkeypatch):
-    monkeypatch.setattr(warmup_page, "WAIT_S", 60.0)
+    monkeypatch.setattr(waiting, "WAIT_S", 60.0)
     finished = []  # the warm-up finishes while the page's run waits
     threading.Timer(1.0, lambda: finished.append(True) or cold()).start()
     at = _frame({"variants": "folded"})
@@ -150,8 +151,8 @@ _COLD_FRAME = """
 import json, sys
 import streamlit.commands.page_config as page_config
 from streamlit.testing.v1 import AppTest
-from hierlstm.app import warmup_page
-warmup_page.WAIT_S = 0.2
+from hierlstm.app.server import waiting
+waiting.WAIT_S = 0.2
 # Streamlit reads an image page icon with numpy and PIL (image_to_url imports both): a cold
 # frame would wait for them beside TensorFlow's import, so it sets the icon once warm.
 icons, read = [], page_config.image_to_url
@@ -179,7 +180,7 @@ def test_every_page_s_cold_frame_draws_from_its_link_without_importing_tensorflo
     completed = python("-c", _COLD_FRAME, APP, json.dumps(PAGES), timeout=300, env=env)
     assert completed.returncode == 0, completed.stderr[-3000:]
     loaded = set(completed.stdout.split())
-    assert "streamlit" in loaded and "hierlstm.app.warmup" in loaded  # the frame did run
+    assert "streamlit" in loaded and "hierlstm.app.server.warmup" in loaded  # the frame did run
     assert not {"tensorflow", "keras"} & loaded, sorted(m for m in loaded if "tensorflow" in m)[:5]
     assert "icon read: 0" in completed.stderr  # see _COLD_FRAME
 
@@ -436,7 +437,7 @@ def test_the_warm_up_confirms_the_predicted_shapes_against_keras(monkeypatch, ca
     from hierlstm.model import shapes
 
     config = RunConfig(variant="folded", batch_size=2, time_steps=3)
-    with caplog.at_level(logging.ERROR, logger="hierlstm.app.warmup"):
+    with caplog.at_level(logging.ERROR, logger="hierlstm.app.server.warmup"):
         shape_trace._trace([config])
         assert caplog.records == []
         wrong = shapes.predicted_steps(config.replace(time_steps=4))

@@ -86,10 +86,10 @@ BAD_ARGUMENTS = [
     ("sweep --variant folded --axis time_steps --values 1,x", "--values must be comma-separated"),
     ("sweep --variant folded --axis time_steps --values 1 --task fit", "task must be one of"),
     ("check --task learning", "task must be one of inference, training"),
-    ("learn --steps 0", "steps must be between 1 and 2000; got 0."),
-    ("learn --batch 100", "batch_size must be at most train_sequences (64); got 100."),
-    ("learn --height 2", "height must be at least pool_height (3)"),
-    ("learn --every two", "--every must be a whole number"),
+    ("inside --steps 0", "steps must be between 1 and 2000; got 0."),
+    ("inside --batch 100", "batch_size must be at most train_sequences (64); got 100."),
+    ("inside --height 2", "height must be at least pool_height (3)"),
+    ("inside --every two", "--every must be a whole number"),
     ("check --seed -1", "--seed must be a whole number"),
     ("check --colour", "unrecognized arguments: --colour"),
     ("check --backend theano", "--backend must be one of tensorflow, jax, torch; got 'theano'."),
@@ -118,11 +118,11 @@ BAD_ARGUMENTS = [
     ("profile --variant folded --trace-json hierlstm", "--trace-json must name a"),
     ("profile --variant folded --trace-json ' '", "got ' '."),
     ("profile --variant folded --trace-json README.md/t.json", "(not folder)."),
-    ("audit", "the following arguments are required: MODEL"),
-    ("audit README.md --size time", "--size takes NAME=N (e.g. time=50); got 'time'."),
-    ("audit README.md --size time=0", "--size time must be a whole number from 1 to 100000"),
-    ("audit README.md --backend theano", "--backend is one of tensorflow, jax, torch"),
-    ("audit no-such-model.keras", "no-such-model.keras: no such file."),
+    ("yours", "the following arguments are required: MODEL"),
+    ("yours README.md --size time", "--size takes NAME=N (e.g. time=50); got 'time'."),
+    ("yours README.md --size time=0", "--size time must be a whole number from 1 to 100000"),
+    ("yours README.md --backend theano", "--backend is one of tensorflow, jax, torch"),
+    ("yours no-such-model.keras", "no-such-model.keras: no such file."),
 ]
 ANSWERS = """
 import contextlib, io, json, sys
@@ -204,3 +204,13 @@ def test_results_export_and_import_round_trip(capsys, tmp_path):
     assert status == 0 and out.strip() == "imported 1 results, skipped 0 already stored"
     status, out, _ = run(capsys, "results import", exported, "--db", target)
     assert out.strip() == "imported 0 results, skipped 1 already stored"
+
+
+def test_a_feature_s_old_command_name_runs_its_command():
+    """`audit` and `learn` were the names of `yours` and `inside` (scripts may still use them)."""
+    from hierlstm.cli.parser import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["audit", "m.keras", "--json"]).command == "yours"
+    assert parser.parse_args(["learn", "--steps", "3"]).command == "inside"
+    assert parser.parse_args(["yours", "m.keras"]).command == "yours"

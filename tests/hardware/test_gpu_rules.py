@@ -78,7 +78,7 @@ status = main(["bench", "--variant", "folded", "--batch-size", "1", "--time-step
 assert status == 0, status
 """
 _RUN_WARMUP = """
-from hierlstm.app import warmup
+from hierlstm.app.server import warmup
 for step in warmup.steps_for("trace"):
     step.run()
 """

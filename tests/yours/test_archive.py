@@ -177,7 +177,7 @@ def test_the_depth_is_counted_without_recursion():
 
 
 def test_the_command_line_refuses_a_bomb_in_one_error_line(capsys, tmp_path):
-    status, out, err = run_cli(capsys, "audit", bomb_config(tmp_path))
+    status, out, err = run_cli(capsys, "yours", bomb_config(tmp_path))
     assert (status, out) == (2, "")
     assert err.startswith("error: config.json in bomb.keras expands to 8.0 MiB, over the 1.0 MiB")
     assert err.count("\n") == 1 and "HIERLSTM_UPLOAD_MB" in err

@@ -12,8 +12,8 @@ interface (each function but `draw` may be left out):
 The record says the rest: the settings it reads (the sidebar shows only those, and the page's
 config takes every other setting at its default), its Run button, its texts (the catalogue's
 `page.<name>`, `<heading>.title`, `<heading>.intro`) and its warm-up steps (functions of its
-module). Its script, app_pages/<name>.py, is a two-line shim that keeps the page's URL, /<name>,
-and lets AppTest switch to it.
+module). Its script, app_pages/<name>.py, is a two-line shim that lets AppTest switch to it; its
+URL is /<name>, or the older address its record keeps (`url`).
 
 To add a page: a module here, a record in PAGES, the shim, and its texts in the catalogue."""
 
@@ -46,6 +46,11 @@ class Page:
     heading: str
     settings: tuple[str, ...] = EVERY_SETTING  # the sidebar's settings it reads
     warm_ups: tuple[WarmUp, ...] = ()
+    url: str = ""  # its address, /<url>, where that is older than its name; else /<name>
+
+    @property
+    def url_path(self) -> str:
+        return self.url or self.name
 
     @property
     def script(self) -> str:
@@ -85,12 +90,13 @@ PAGES = (
     ),
     Page("results", ":material/table_view:", Action("run.apply", heavy=False), "results", ()),
     Page(
-        "your_model",
+        "yours",
         ":material/upload_file:",
         Action("run.audit", heavy=True),
         "yours",
         ("device", "repeats"),
         (WarmUp("warmup.yours", "warm_up"),),
+        url="your_model",  # its address since it was added
     ),
     Page(
         "inside",

@@ -22,15 +22,15 @@ from hierlstm.app.runs import Plan, show_run_outcome
 from hierlstm.app.session import session
 from hierlstm.app.state import APPLIED_ON_RUN, language, text
 from hierlstm.config import PRECISIONS, RunConfig
+from hierlstm.inside.agreement import OUTPUTS, variant_differences
+from hierlstm.inside.keras_values import layer_values
+from hierlstm.inside.learning import Curve, Learning, chance, learning_data
+from hierlstm.inside.provenance import pooled_rows, receptive_field
+from hierlstm.inside.sounds import SOUNDS, sound_input
+from hierlstm.inside.wav import WavRefused, wav_input
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_layers
 from hierlstm.registry import VARIANTS
-from hierlstm.values.agreement import OUTPUTS, variant_differences
-from hierlstm.values.keras_values import layer_values
-from hierlstm.values.learning import Curve, Learning, chance, learning_data
-from hierlstm.values.provenance import pooled_rows, receptive_field
-from hierlstm.values.sounds import SOUNDS, sound_input
-from hierlstm.values.wav import WavRefused, wav_input
 
 KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 CURVE = "inside-curve"  # the last learning curve, kept as it grows (a Stop keeps it)
@@ -320,7 +320,7 @@ def inputs(controls) -> Learn:
 def plan(controls, learn: Learn) -> Plan:
     """The learning run, its curve drawn in `learn.live` and kept as it grows; its Stop button
     is drawn now, above the run's progress bar."""
-    from hierlstm.values.learner import learn as learn_values
+    from hierlstm.inside.learner import learn as learn_values
 
     st.button(text("inside.learn.stop"), key="inside-stop", on_click=stop, type="primary")
     learning, learn_config = learn.learning, learning_config(learn.config)

@@ -18,7 +18,7 @@ from hierlstm.registry import VARIANTS
 from hierlstm.timing import failures
 
 _ = state.text
-LOG = logging.getLogger("hierlstm.app.warmup")
+LOG = logging.getLogger("hierlstm.app.server.warmup")
 
 
 def draw(controls, _inputs) -> None:

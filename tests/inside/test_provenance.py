@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from hierlstm.config import RunConfig
+from hierlstm.inside.provenance import receptive_field
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import conv2d_same, max_pool_rows
-from hierlstm.values.provenance import receptive_field
 
 HEIGHT, TIME = 9, 5  # three pooled rows
 

@@ -12,10 +12,10 @@ import keras
 import numpy as np
 
 from hierlstm.config import RunConfig
+from hierlstm.inside.learning import Curve, Learning, Point, chance, learning_data
+from hierlstm.inside.sounds import SOUNDS
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params, read_params
-from hierlstm.values.learning import Curve, Learning, Point, chance, learning_data
-from hierlstm.values.sounds import SOUNDS
 
 
 def classifier(config: RunConfig, params) -> keras.Model:

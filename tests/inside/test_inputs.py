@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hierlstm.i18n import LANGUAGES
-from hierlstm.values.sounds import SAMPLE_RATE, SOUNDS, WINDOW, sound_input, sound_sequences
-from hierlstm.values.wav import MAX_SECONDS, WavRefused, read_wav, wav_input
+from hierlstm.inside.sounds import SAMPLE_RATE, SOUNDS, WINDOW, sound_input, sound_sequences
+from hierlstm.inside.wav import MAX_SECONDS, WavRefused, read_wav, wav_input
 
 HEIGHT, TIME = 36, 40
 

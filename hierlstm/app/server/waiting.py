@@ -1,5 +1,5 @@
-"""A page while the server warms up (`hierlstm.app.warmup`): where the page's content will be,
-a placeholder that says what the warm-up is doing, until it is ready; then the page runs again,
+"""A page while the server warms up (`warmup`): where the page's content will be, a
+placeholder that says what the warm-up is doing, until it is ready; then the page runs again,
 warm. The frame (streamlit_app.py) draws it on every page."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from hierlstm.app import warmup
+from hierlstm.app.server import warmup
 from hierlstm.app.state import text
 
 WAIT_S = 120.0  # a cold page waits this long in its own script run, then polls

@@ -15,7 +15,7 @@ from hierlstm.registry import BACKEND_RECORDS, BACKENDS
 MAX_SIZE = 100_000
 
 
-def audit_settings(args) -> tuple[dict[str, int], list[str]]:
+def yours_settings(args) -> tuple[dict[str, int], list[str]]:
     """(sizes by name, backends shown) from the flags; UsageError for a bad one or a file that
     is not there."""
     sizes = {}
@@ -35,10 +35,10 @@ def audit_settings(args) -> tuple[dict[str, int], list[str]]:
     return sizes, backends
 
 
-def cmd_audit(args) -> int:
+def cmd_yours(args) -> int:
     from hierlstm.yours import audit, load, rewrite, verify
 
-    sizes, backends = audit_settings(args)
+    sizes, backends = yours_settings(args)
     try:
         model, info = load.load_model_file(args.model)
         result = audit.audit(

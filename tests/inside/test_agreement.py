@@ -4,12 +4,12 @@ float32, visibly more in 16 bits, on a readable input at tiny sizes."""
 import pytest
 
 from hierlstm.config import RunConfig
+from hierlstm.inside.agreement import variant_differences
+from hierlstm.inside.sounds import sound_input
 from hierlstm.model.check import TOLERANCES
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_layers
 from hierlstm.registry import VARIANTS
-from hierlstm.values.agreement import variant_differences
-from hierlstm.values.sounds import sound_input
 
 CONFIG = RunConfig(height=9, time_steps=4, filters=3, inner_units=4, outer_units=5, batch_size=1)
 PARAMS = init_params(CONFIG, seed=1)

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 
 from hierlstm.config import RunConfig, SettingError, check_whole
-from hierlstm.values.sounds import SOUNDS, sound_sequences
+from hierlstm.inside.sounds import SOUNDS, sound_sequences
 
 # Whole-number settings of a learning run and their bounds, one wording (`config.check_whole`).
 LEARNING_BOUNDS = {"steps": (1, 2000), "train_sequences": (4, 512), "held_out": (4, 512)}

@@ -10,7 +10,7 @@ import wave
 import numpy as np
 
 from hierlstm.i18n import MessageError
-from hierlstm.values.sounds import spectrogram
+from hierlstm.inside.sounds import spectrogram
 
 MAX_SECONDS = 10.0
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from hierlstm.config import RunConfig
+from hierlstm.inside.keras_values import LAYERS, layer_values
+from hierlstm.inside.sounds import sound_input
 from hierlstm.model.params import init_params
 from hierlstm.model.reference import reference_forward, reference_layers
-from hierlstm.values.keras_values import LAYERS, layer_values
-from hierlstm.values.sounds import sound_input
 
 CONFIG = RunConfig(height=9, time_steps=5, filters=3, inner_units=4, outer_units=5, batch_size=1)
 

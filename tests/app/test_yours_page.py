@@ -5,20 +5,20 @@ stored with the model's name and its file's hash."""
 import pytest
 from apptests import TINY, clean, opened, run
 
-from hierlstm.app.pages import your_model
+from hierlstm.app.pages import yours
 from hierlstm.i18n import t
 from hierlstm.results.store import ResultStore
 from hierlstm.yours import archive, load
 
-PAGE = "app_pages/your_model.py"
+PAGE = "app_pages/yours.py"
 
 
 def test_a_bad_file_is_one_line_and_the_page_goes_on(tmp_path, monkeypatch, database):
     cut = tmp_path / "cut.keras"
     cut.write_bytes(b"PK\x03\x04" + b"\0" * 64)
-    good = your_model.example_path
+    good = yours.example_path
     monkeypatch.setattr(
-        your_model, "example_path", lambda name: cut if name == "recurrent_dropout" else good(name)
+        yours, "example_path", lambda name: cut if name == "recurrent_dropout" else good(name)
     )
     at = opened(PAGE, {**TINY, "lang": "zh"})
     at.selectbox(key="yours_example").set_value("recurrent_dropout").run()
@@ -32,10 +32,10 @@ def test_a_bad_file_is_one_line_and_the_page_goes_on(tmp_path, monkeypatch, data
 def test_an_upload_over_the_cap_is_refused_before_it_is_written(monkeypatch):
     monkeypatch.setenv(archive.UPLOAD_ENV, "1")
     with pytest.raises(load.ModelFileError) as raised:
-        your_model.kept_upload("big.keras", b"\0" * (1024 * 1024 + 1))
+        yours.kept_upload("big.keras", b"\0" * (1024 * 1024 + 1))
     assert raised.value.key == "yours.bad.size" and "\n" not in raised.value.sentence("zh")
-    kept = your_model.kept_upload("../my model.h5", b"\x89HDF")
-    assert kept.parent.parent == your_model.uploads_folder() and kept.name == "my_model.h5"
+    kept = yours.kept_upload("../my model.h5", b"\x89HDF")
+    assert kept.parent.parent == yours.uploads_folder() and kept.name == "my_model.h5"
 
 
 def test_a_timed_run_is_stored_with_the_models_name_and_hash(database):
@@ -44,6 +44,6 @@ def test_a_timed_run_is_stored_with_the_models_name_and_hash(database):
     run(at)
     clean(at)
     (stored,) = ResultStore(database).audits().to_dict(orient="records")
-    path = your_model.example_path("shared_cell")
+    path = yours.example_path("shared_cell")
     assert (stored["model_name"], stored["file_sha256"]) == ("shared_cell", load.file_hash(path))
     assert stored["check_matches"] == 1 and stored["rounds"] == int(TINY["repeats"])

@@ -9,7 +9,7 @@ TINY += ["--time-steps", "5", "--steps", "2", "--every", "1"]
 
 
 def test_learn_prints_the_curve_as_json(capsys):
-    assert main(["learn", *TINY, "--json"]) == 0
+    assert main(["inside", *TINY, "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert [point["step"] for point in document["points"]] == [0, 1, 2]
     assert 0 < document["chance"] <= 1 and document["stopped"] is False
@@ -23,7 +23,7 @@ def test_learn_prints_the_curve_as_json(capsys):
 
 
 def test_learn_prints_the_curve_as_a_table_and_the_chance_line(capsys):
-    assert main(["learn", *TINY]) == 0
+    assert main(["inside", *TINY]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[:3] == ["step", "train", "loss"]
     assert [line.split()[0] for line in lines[3:6]] == ["0", "1", "2"]

@@ -2,8 +2,8 @@
 accuracy ends well above chance; a callback that says no stops it."""
 
 from hierlstm.config import RunConfig
-from hierlstm.values.learner import learn
-from hierlstm.values.learning import Learning
+from hierlstm.inside.learner import learn
+from hierlstm.inside.learning import Learning
 
 CONFIG = RunConfig(height=12, time_steps=16, filters=4, inner_units=8, outer_units=12)
 SMALL = Learning(steps=60, train_sequences=32, held_out=16, every=30, learning_rate=0.02)

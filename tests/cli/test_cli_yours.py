@@ -28,7 +28,7 @@ def model_file(tmp_path_factory):
 
 
 def test_the_audit_as_json(capsys, model_file):
-    status, out, _ = run(capsys, "audit", model_file, "--size batch=3 --size time=4 --json")
+    status, out, _ = run(capsys, "yours", model_file, "--size batch=3 --size time=4 --json")
     assert status == 0
     document = json.loads(out)
     audit = document["audit"]
@@ -46,7 +46,7 @@ def test_the_audit_as_json(capsys, model_file):
 def test_the_rewrite_is_saved_checked_and_timed(capsys, model_file, tmp_path):
     out_path, db = tmp_path / "rewritten.keras", tmp_path / "results.sqlite3"
     argv = ("--size time=2 --backend tensorflow --bench --repeats 1 --rewrite", out_path)
-    status, out, _ = run(capsys, "audit", model_file, *argv, "--db", db)
+    status, out, _ = run(capsys, "yours", model_file, *argv, "--db", db)
     assert status == 0
     (stored,) = ResultStore(db).audits().to_dict(orient="records")  # the run, by name and hash
     assert (stored["model_name"], stored["file_sha256"]) == ("sentences", file_hash(model_file))
@@ -54,7 +54,7 @@ def test_the_rewrite_is_saved_checked_and_timed(capsys, model_file, tmp_path):
     assert "outputs and gradients match" in out and "step:" in out and "forward:" in out
     assert "jax" not in out  # only the backend asked for
     model, _ = load.load_model_file(out_path)
-    status, out, _ = run(capsys, "audit", out_path, "--size time=4 --json")
+    status, out, _ = run(capsys, "yours", out_path, "--size time=4 --json")
     kernels = {row["path"]: row["kernels"] for row in json.loads(out)["audit"]["recurrent"]}
     assert kernels["chunks/chunk"]["tensorflow"]["kernel"] == "cudnn"
 
@@ -62,7 +62,7 @@ def test_the_rewrite_is_saved_checked_and_timed(capsys, model_file, tmp_path):
 def test_a_bad_file_is_one_error_line(capsys, tmp_path):
     cut = tmp_path / "cut.keras"
     cut.write_bytes(b"PK\x03\x04" + b"\0" * 40)
-    status, out, err = run(capsys, "audit", cut)
+    status, out, err = run(capsys, "yours", cut)
     assert (status, out) == (2, "")
     assert (
         err == "error: cut.keras is cut off or damaged: its archive cannot be read to the end "

@@ -3,7 +3,7 @@ would otherwise wait for: numpy and pandas, TensorFlow and its devices, the page
 default page's traces, then (once pages are quiet) the other tabs, the Weight sharing checks, the
 Your model page's default example and the default variants' cost per step. app.py starts it from
 the server's lifespan so the health check answers at once; until it is `ready` the frame draws
-placeholders (`warmup_page`) and no session imports TensorFlow. Each step runs inside the `Gate`,
+placeholders (`waiting`) and no session imports TensorFlow. Each step runs inside the `Gate`,
 in an order checked by `check_order`.
 
 HIERLSTM_WARMUP: "full" (the default), "trace" (no sharing checks or cost measurement) or "off"
@@ -22,12 +22,12 @@ from collections.abc import Callable, Sequence
 
 from hierlstm import settings
 from hierlstm._native import freeze_what_is_loaded
-from hierlstm.app.gate import Gate
 from hierlstm.app.pages import BY_NAME, PAGES
+from hierlstm.app.server.gate import Gate
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import RunConfig
 
-LOG = logging.getLogger("hierlstm.app.warmup")
+LOG = logging.getLogger("hierlstm.app.server.warmup")
 MODES = settings.SETTINGS["HIERLSTM_WARMUP"].parse.choices  # full, trace, off
 QUIET_S = 3.0  # a step the pages do not wait for waits until no page has started for this long
 QUIET_LIMIT_S = 120.0  # ... and for the gate, but no longer than this
@@ -140,7 +140,7 @@ class FirstVisitor:
 
     def __init__(self):
         self.arrived_at: float | None = None  # time.monotonic() of the first request for the app
-        self.figure_drawn = threading.Event()  # set by the cold page (`warmup_page`)
+        self.figure_drawn = threading.Event()  # set by the cold page (`waiting`)
 
     def arrived(self) -> None:
         if self.arrived_at is None:
