@@ -70,6 +70,7 @@ SETTINGS = {
     "HIERLSTM_KEEP_PROFILES": Setting(100, whole()),
     "HIERLSTM_UPLOAD_MB": Setting(20, whole()),
     "HIERLSTM_WARMUP": Setting("full", choice("full", "trace", "off")),
+    "HIERLSTM_RUNS": Setting("worker", choice("worker", "here")),  # where a page's run computes
     "HIERLSTM_WARMUP_AFTER": Setting(None, path),
     "HIERLSTM_DB": Setting(None, path),
     "HIERLSTM_LOCK_DIR": Setting(None, path),

@@ -3,7 +3,9 @@ HIERLSTM_TESTS=fast); the device lock files and hierlstm's data folder (XDG_DATA
 own, so their runs queue only on each other and nothing reaches the user's files (both go at the
 end); the warm-up only traces (its per-step cost would hold the device lock at a moment no test
 chose: tests/app/test_warmup.py runs it); no run asks for confirmation unless its test sets a
-limit (under load a tiny run's estimate could ask); what is loaded, and what each test leaves
+limit (under load a tiny run's estimate could ask); a page's run computes in this process
+(HIERLSTM_RUNS=here: tests replace what a run calls; tests/app/test_run_worker.py and the browser's
+server run the default, the worker); what is loaded, and what each test leaves
 alive, is frozen out of the garbage collector's walks as the app's warm-up does (with TensorFlow
 loaded a full collection walked 400,000 objects, and AppTest makes one per script run)."""
 
@@ -20,6 +22,7 @@ _OWN_FOLDERS = {
 os.environ.update(_OWN_FOLDERS)
 os.environ["HIERLSTM_WARMUP"] = "trace"
 os.environ["HIERLSTM_CONFIRM_SECONDS"] = "3600"
+os.environ["HIERLSTM_RUNS"] = "here"
 if os.environ.get("HIERLSTM_TESTS") != "fast":
     import_tensorflow_quietly()
 

@@ -99,6 +99,13 @@ def _warmup():
     return warmup.steps_for(settings.read("HIERLSTM_WARMUP"))
 
 
+def _runs():
+    from hierlstm.backends import dispatch
+    from hierlstm.config import RunConfig
+
+    return dispatch.execute(lambda progress: None, None, [RunConfig()])
+
+
 def _gpu_memory():
     from hierlstm.hardware import gpu
 
@@ -117,6 +124,7 @@ READERS = {
     "HIERLSTM_KEEP_PROFILES": (_kept_profiles, "SettingValueError"),
     "HIERLSTM_UPLOAD_MB": (_upload, "ModelFileError"),
     "HIERLSTM_WARMUP": (_warmup, "SettingValueError"),
+    "HIERLSTM_RUNS": (_runs, "SettingValueError"),
 }
 
 

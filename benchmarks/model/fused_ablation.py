@@ -2,6 +2,7 @@
 undone at a time, timed in one process.
 
     .venv/bin/python -m benchmarks fused_ablation [--rounds 20] [--shapes 8x50,...]
+        [--ablations "one chain,XLA conv"]     (default: every one)
 
 Each ablation is a `FusedHierarchicalLSTM` subclass that swaps back one method, so it sits outside
 the registry and the harness's `compare`: every candidate is one `tf.function` for any batch and
@@ -106,6 +107,21 @@ ABLATIONS = {
 }
 
 
+PREFIX = "fused - "
+
+
+def ablation_names(text: str) -> tuple[str, ...]:
+    """ "one chain,XLA conv" -> the ABLATIONS keys; argparse's error for an unknown name."""
+    import argparse
+
+    names = tuple(f"{PREFIX}{name.strip()}" for name in text.split(",") if name.strip())
+    if unknown := [name for name in names if name not in ABLATIONS]:
+        known = ", ".join(name.removeprefix(PREFIX) for name in ABLATIONS)
+        name = unknown[0].removeprefix(PREFIX)
+        raise argparse.ArgumentTypeError(f"unknown ablation {name!r}; known: {known}")
+    return names
+
+
 def ablation_model(layer_class, config: RunConfig, params) -> keras.Model:
     """`build_fused` with `layer_class` in place of `FusedHierarchicalLSTM`."""
     model = build_fused(config, layer_class)  # (B, H, T, 1) -> (B, T, outer)
@@ -113,8 +129,9 @@ def ablation_model(layer_class, config: RunConfig, params) -> keras.Model:
     return model
 
 
-def candidates(config: RunConfig, params) -> dict:
-    """Name -> tf.function (B, H, T, 1) -> (B, T, outer); the baseline comes first."""
+def candidates(config: RunConfig, params, ablations=tuple(ABLATIONS)) -> dict:
+    """Name -> tf.function (B, H, T, 1) -> (B, T, outer); the baseline comes first, then the
+    four references, then each of `ablations` (names of ABLATIONS)."""
     signature = [tf.TensorSpec((None, config.height, None, 1), tf.float32)]
     models = {
         name: build_model(config.replace(variant=name), params) for name in ("folded", "fused")
@@ -124,8 +141,8 @@ def candidates(config: RunConfig, params) -> dict:
         for xla in (False, True):
             label = f"{name}{' + XLA' if xla else ''}"
             functions[label] = tf.function(models[name], input_signature=signature, jit_compile=xla)
-    for label, layer_class in ABLATIONS.items():
-        model = ablation_model(layer_class, config, params)
+    for label in ablations:
+        model = ablation_model(ABLATIONS[label], config, params)
         functions[f"{label} + XLA"] = tf.function(
             model, input_signature=signature, jit_compile=True
         )
@@ -160,10 +177,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argument_parser(__spec__.name, __doc__)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
+    parser.add_argument(
+        "--ablations",
+        type=ablation_names,
+        default=",".join(name.removeprefix(PREFIX) for name in ABLATIONS),
+        help="which choices to undo, comma-separated (default: every one)",
+    )
     args = parser.parse_args(argv)
     config = RunConfig(variant="fused")
     params = init_params(config)
-    functions = candidates(config, params)
+    functions = candidates(config, params, args.ablations)
     print(header("fused ablation"))
     print(
         f"{args.rounds} interleaved rounds per shape, default geometry (height 36, filters 16, "

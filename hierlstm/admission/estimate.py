@@ -56,8 +56,9 @@ def calibration_key(config: RunConfig) -> RunConfig:
     )
 
 
-def calibrate(config: RunConfig) -> StepCost:
-    """Times `config`'s variant at (1, 8) and (64, 8) on one model; one to a few seconds."""
+def calibrate(config: RunConfig, progress=None) -> StepCost:
+    """Times `config`'s variant at (1, 8) and (64, 8) on one model; one to a few seconds.
+    (`progress` is a run's: this one says nothing until it is done.)"""
     import tensorflow as tf
 
     from hierlstm.hardware import resolve_device

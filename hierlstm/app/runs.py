@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import math
 import time
@@ -32,9 +33,17 @@ from hierlstm.admission.estimate import (
 from hierlstm.app.session import session
 from hierlstm.app.sidebar import request_run
 from hierlstm.app.state import language, text
+from hierlstm.backends import dispatch
+from hierlstm.backends.pool import JobFailed
+from hierlstm.backends.protocol import WorkerDied
 from hierlstm.config import RunConfig, SettingError, Timing
 from hierlstm.timing import RUN_FAILURES, error_line
+from hierlstm.timing.basics import no_progress
 from hierlstm.timing.failures import first_line
+
+# A run's failure that is one line, never a traceback: TensorFlow's and a worker's (one that died
+# mid-run, or a failure that could not cross from it).
+FAILURES = (*RUN_FAILURES, JobFailed, WorkerDied)
 
 Progress = Callable[[float, str], None]
 # The line a page's ended script run logs; the browser benchmarks wait for it in the server's log.
@@ -64,8 +73,9 @@ class Workload:
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def step_cost(key: RunConfig):
-    """This machine's measured cost of one variant and setting (`hierlstm.admission.estimate`)."""
-    return calibrate(key)
+    """This machine's measured cost of one variant and setting (`hierlstm.admission.estimate`),
+    measured where runs are (`dispatch.execute`)."""
+    return dispatch.execute(functools.partial(calibrate, key), no_progress, [key])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,11 +149,14 @@ def _lock_keys(configs: Sequence[RunConfig]) -> set[str]:
 class Plan:
     """What a page's Run does, described once: the configs it checks against the server's limits
     and locks the devices of, what it executes (`execute(progress)` returns its outcome), and
-    what it times, for the estimate (None: a run too short to estimate)."""
+    what it times, for the estimate (None: a run too short to estimate). It runs where
+    `hierlstm.backends.dispatch.execute` says (a worker, so `execute` must pickle), unless it
+    draws into the page as it goes (`here`)."""
 
     configs: tuple[RunConfig, ...]
     execute: Callable[[Progress], Any]
     workload: Workload | None = None
+    here: bool = False
 
 
 class _Bar:
@@ -209,8 +222,9 @@ def _run(key: str, plan: Plan, confirmed: bool, bar: _Bar) -> dict[str, Any]:
             if decide(guess, limit) == ASK:
                 return {"pending": Pending(plan.workload, guess, limit)}
             bar.start(guess.seconds if guess else 0.0)
-            return {"result": plan.execute(bar)}
-        except RUN_FAILURES as error:  # the run's failure: one line, never a traceback
+            where = "here" if plan.here else ""
+            return {"result": dispatch.execute(plan.execute, bar, plan.configs, where=where)}
+        except FAILURES as error:  # the run's failure: one line, never a traceback
             return {"error": text("run.failed", error=error_line(error))}
         except Exception as error:  # our bug: logged whole, one line, Run enabled again
             logging.getLogger("hierlstm.app").exception("run %s failed", key)

@@ -7,6 +7,10 @@ profile and check all ask `place`; the pool is only a pool. No TensorFlow import
     place(configs).compare(configs, timing, baseline=0)    -> CompareResult
     place([config]).benchmark(config, timing)               -> BenchResult
     place([config]).profile(config, timing, steps=5)        -> ProfileResult
+
+A page's whole run, `execute(work, progress, configs)`, leaves the server's interpreter too: it
+runs in the worker of the backend that would run it here (TensorFlow's), so the server keeps
+drawing pages while it computes (HIERLSTM_RUNS=here keeps it in process).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from hierlstm.config import RunConfig, Timing
 from hierlstm.records import BenchResult, CompareResult
 from hierlstm.registry import BACKEND_RECORDS
+from hierlstm.settings import read
 
 
 def runs_here(backends: Iterable[str]) -> bool:
@@ -88,3 +93,23 @@ def place(configs: Iterable[RunConfig], pool=None) -> InProcess | InWorkers:
     """Where `configs` run, together: in this process when every backend's record says so, else
     every one in its backend's worker (`pool`, else the shared one)."""
     return InProcess() if runs_here(config.backend for config in configs) else InWorkers(pool)
+
+
+def home_backend() -> str:
+    """The backend whose runs happen in this process (its record's `in_process`: TensorFlow)."""
+    return next(name for name, record in BACKEND_RECORDS.items() if record.in_process)
+
+
+def execute(work, progress, configs: Iterable[RunConfig], *, pool=None, where: str = ""):
+    """`work(progress)`, a page's whole run on `configs`, where HIERLSTM_RUNS says (`where`
+    overrides it): "worker" (the default) sends it to the home backend's worker when every config
+    runs in this process, "here" runs it here. A run with another backend stays here: `place`
+    already sends each of its configs to its worker. In a worker, `work` must pickle (one of
+    hierlstm's functions, its arguments plain data); what it raises is raised here, and a worker
+    that dies is WorkerDied, one line."""
+    where = where or read("HIERLSTM_RUNS")
+    if where == "here" or not runs_here(config.backend for config in configs):
+        return work(progress)
+    from hierlstm.backends.pool import shared_pool
+
+    return (pool or shared_pool()).job(home_backend(), work, progress)

@@ -6,9 +6,12 @@ CLI runs JAX and PyTorch without TensorFlow."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import functools
+import os
+import pickle
 import sys
 import threading
 import time
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 from hierlstm.backends.protocol import Worker, WorkerDied, failed
 from hierlstm.config import DEFAULT_TIMING, RunConfig, Timing
 from hierlstm.records import BenchResult, CompareResult
+from hierlstm.settings import SETTINGS
 from hierlstm.timing import rounds
 from hierlstm.timing.basics import Progress, no_progress
 
@@ -43,6 +47,11 @@ class Sample(rounds.Sample):
     wall_s: float
     cpu_s: float
     round_trip_s: float
+
+
+class JobFailed(Exception):
+    """A job's run failed in its worker (`BackendPool.job`): str() is the one line saying why,
+    in the words of `hierlstm.timing.failures.error_line`."""
 
 
 class RunFailed(Exception):
@@ -150,6 +159,27 @@ class BackendPool:
         """Frees `run` in its worker without making its record (a gone worker holds nothing)."""
         with contextlib.suppress(RunFailed):
             self._handle_request(run, "release")
+
+    def job(self, backend: str, execute, progress: Progress = no_progress):
+        """`execute(progress)` in `backend`'s worker (one of hierlstm's own functions, pickled:
+        `hierlstm.backends.dispatch.execute`), under this process's HIERLSTM_* settings as they
+        are now (the results file, the limits, ...), its progress passed on as it comes; whatever
+        `progress` raises cancels it there and is raised here. What `execute` raises is raised
+        here, the worker's traceback in its notes; else JobFailed (a run's failure that could not
+        cross: its one line), WorkerDied (the process ended: the next request starts another) or
+        WorkerBug."""
+        encoded = base64.b64encode(pickle.dumps(execute)).decode("ascii")
+        settings = {name: os.environ.get(name) for name in (*SETTINGS, "XDG_DATA_HOME")}
+        with self._lock:
+            worker = self.worker(backend)
+            answer = worker.request("job", job=encoded, settings=settings, on_progress=progress)
+        if not answer["ok"]:
+            raise JobFailed(answer["error"])
+        if "raised" in answer:
+            error = pickle.loads(base64.b64decode(answer["raised"]))
+            error.add_note(f"raised in the {backend} worker:\n{answer['traceback']}")
+            raise error
+        return pickle.loads(base64.b64decode(answer["outcome"]))
 
     def check(self, config: RunConfig, *, seed: int = 0) -> dict:
         """`hierlstm.backends.local.check` in `config`'s backend: the oracle report."""

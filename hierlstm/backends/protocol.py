@@ -21,6 +21,7 @@ from hierlstm.records import BenchResult
 from hierlstm.timing.summary import failed_record
 
 MAX_ERROR_CHARS = 300
+CANCEL_WAIT_S = 10.0  # a cancelled job's worker gets this long to answer before it is killed
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding the hierlstm package
 _STDERR_LINES = 200
 _EXIT_WAIT_S = 10.0
@@ -93,7 +94,12 @@ class WorkerDied(Exception):
 
 
 class WorkerBug(RuntimeError):
-    """A worker answered that a bug of ours stopped a request (its traceback is on its stderr)."""
+    """A worker answered that a bug of ours stopped a request: `details` is its traceback (also
+    on the worker's stderr)."""
+
+    def __init__(self, message: str, details: str = ""):
+        super().__init__(message)
+        self.details = details
 
 
 def describe_exit(code: int | None) -> str:
@@ -155,23 +161,55 @@ class Worker:
             f"line on its stderr: {one_line(last)}"
         )
 
-    def request(self, op: str, **fields) -> dict:
+    def request(self, op: str, *, on_progress=None, **fields) -> dict:
         """Sends one request and returns its answer; raises WorkerDied if the process ends
-        first, WorkerBug if it answers that a bug stopped the request."""
+        first, WorkerBug if it answers that a bug stopped the request. A job's progress lines,
+        before its answer, go to `on_progress(fraction, message)`; whatever that raises (a
+        browser's rerun, say) cancels the job (`cancel`) and is raised again."""
         self._next_id += 1
         message = {"id": self._next_id, "op": op, **fields}
         try:
             self.process.stdin.write(encode(message))
             self.process.stdin.flush()
-            line = self.process.stdout.readline()
         except (BrokenPipeError, OSError, ValueError):
+            raise self._died() from None
+        while "progress" in (answer := self._read()):
+            try:
+                if on_progress is not None:
+                    on_progress(*answer["progress"])
+            except BaseException:
+                self.cancel()
+                raise
+        if answer.get("bug"):
+            raise WorkerBug(
+                f"the {self.backend} worker hit an internal error: {answer['error']}",
+                answer.get("traceback", ""),
+            )
+        return answer
+
+    def _read(self) -> dict:
+        try:
+            line = self.process.stdout.readline()
+        except (OSError, ValueError):
             line = ""
         if not line:
             raise self._died()
-        answer = json.loads(line)
-        if answer.get("bug"):
-            raise WorkerBug(f"the {self.backend} worker hit an internal error: {answer['error']}")
-        return answer
+        return json.loads(line)
+
+    def cancel(self) -> None:
+        """Stops the job in flight: SIGINT (the worker raises KeyboardInterrupt in it and
+        answers), its remaining lines read; a worker that has not answered within
+        CANCEL_WAIT_S is killed (the next request starts a new one)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGINT)
+        timer = threading.Timer(CANCEL_WAIT_S, self.process.kill)
+        timer.start()
+        try:
+            with contextlib.suppress(WorkerDied):
+                while "progress" in self._read():
+                    pass
+        finally:
+            timer.cancel()
 
     def close(self) -> None:
         """Asks the worker to exit, and ends it if it does not; waits for it either way."""

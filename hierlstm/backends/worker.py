@@ -13,18 +13,28 @@ JSON object per line: requests on stdin, answers on stdout (nothing else), logs 
     {"id": 4, "op": "check", "config": {...}, "seed": 0}  -> {"id": 4, "ok": true, "report": {...}}
     {"id": 5, "op": "profile", "config": {...}, "steps": 5, "warmup": 2, "repeats": 5,
      "seed": 0, "logdir": "DIR", "read": true}            -> {"id": 5, "ok": true, "profile": {...}}
-    {"id": 6, "op": "close"}                              -> {"id": 6, "ok": true}, then exit 0
+    {"id": 6, "op": "job", "job": "<base64 pickle of execute>", "settings": {"HIERLSTM_DB": ...}}
+        -> {"id": 6, "progress": [fraction, "message"]} ... then {"id": 6, "ok": true,
+           "outcome": "<base64 pickle of execute(progress)>"}, or "raised": the exception it
+           raised, pickled, with its "traceback", or "cancelled": true after a SIGINT
+           (`hierlstm.backends.dispatch.execute`)
+    {"id": 7, "op": "close"}                              -> {"id": 7, "ok": true}, then exit 0
 
 A run's failure answers {"ok": false, "row": <a failed row>, "error"} (no "row" when the config
-itself is refused); a bug answers {"ok": false, "bug": true, "error"}, its traceback on stderr.
+itself is refused); a bug answers {"ok": false, "bug": true, "error", "traceback"}, the traceback
+on stderr too. A job is one of hierlstm's own functions pickled by the server (`dispatch`), never
+anything a user sent.
 `wall_s` and `cpu_s` time the sample in this process, a second timer for the pool to check."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import logging
 import os
+import pickle
+import signal
 import sys
 import threading
 import time
@@ -57,6 +67,8 @@ class Worker:
         self.failures = self.runner.run_failures()
         self.runs: dict[int, Any] = {}
         self._next = 0
+        self.answers: IO[str] = sys.stdout  # where a job's progress lines go (`serve` sets it)
+        self.cancellable = False  # a job is running: SIGINT cancels it (`interrupt`)
 
     @property
     def local(self):
@@ -123,6 +135,42 @@ class Worker:
     def profile(self, request: dict) -> dict:
         return {"profile": self.runner.profile(self, self.config(request), request)}
 
+    def job(self, request: dict) -> dict:
+        """`execute(progress)` here, its progress sent as lines before the answer; a SIGINT
+        while it runs cancels it."""
+        execute = pickle.loads(base64.b64decode(request["job"]))
+        for name, value in request.get("settings", {}).items():  # the server's, as they are now
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+        def progress(fraction: float, message: str) -> None:
+            line = {"id": request.get("id"), "progress": [float(fraction), str(message)]}
+            self.answers.write(encode(line))
+            self.answers.flush()
+
+        self.cancellable = True
+        try:
+            outcome = execute(progress)
+        except KeyboardInterrupt:
+            return {"cancelled": True}
+        except Exception as error:  # raised again in the server, as if it had run there
+            try:
+                raised = pickle.dumps(error)
+                pickle.loads(raised)
+            except Exception:  # one that does not survive pickling: `answer` says it in a line
+                raise error from None
+            return {"raised": _text(raised), "traceback": traceback.format_exc()}
+        finally:
+            self.cancellable = False
+        return {"outcome": _text(pickle.dumps(outcome))}
+
+    def interrupt(self, _signal, _frame) -> None:
+        """SIGINT's handler: cancels a running job (KeyboardInterrupt inside it), else nothing."""
+        if self.cancellable:
+            raise KeyboardInterrupt
+
     def release(self, request: dict) -> dict:
         self.runs.pop(request["handle"], None)
         return {}
@@ -145,16 +193,28 @@ class Worker:
                 return answer  # no config, or one RunConfig refuses: the pool has its own
             answer["row"] = failed(config, line, backend_versions(self.backend)).to_row()
             return answer
-        except Exception as error:  # a bug of ours: the traceback to stderr, one line back
+        except Exception as error:  # a bug of ours: the traceback to stderr and back
             traceback.print_exc(file=sys.stderr)
             line = f"{type(error).__name__}: {one_line(str(error) or type(error).__name__)}"
-            return {**base, "ok": False, "bug": True, "error": line[:MAX_ERROR_CHARS]}
+            details = traceback.format_exc()
+            return {
+                **base,
+                "ok": False,
+                "bug": True,
+                "error": line[:MAX_ERROR_CHARS],
+                "traceback": details,
+            }
 
 
-OPS = ("prepare", "sample", "result", "check", "profile", "release")
+OPS = ("prepare", "sample", "result", "check", "profile", "job", "release")
+
+
+def _text(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def serve(worker: Worker, requests: IO[str], answers: IO[str]) -> None:
+    worker.answers = answers
     for line in requests:
         if not line.strip():
             continue
@@ -186,6 +246,7 @@ def main() -> int:
     answers, sys.stdout = sys.stdout, sys.stderr
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     worker = Worker(backend)
+    signal.signal(signal.SIGINT, worker.interrupt)
     worker.runner.start()
     serve(worker, sys.stdin, answers)
     return 0

@@ -74,6 +74,7 @@ def server(tmp_path_factory):
         "HIERLSTM_LOGICAL_CPUS": "2",
         "HIERLSTM_WARMUP": "full",
         "HIERLSTM_WARMUP_AFTER": str(folder / "warm-up"),
+        "HIERLSTM_RUNS": "worker",  # as `make run` serves it (the suite's default is "here")
     }
     ARTIFACTS.mkdir(exist_ok=True)
     process = start_server(port, SERVER_LOG, environment)

@@ -285,7 +285,7 @@ def counted_calibration(monkeypatch):
     """`calibrate` replaced by a fake that records the configs and who held the CPU lock."""
     calls = []
 
-    def fake(config):
+    def fake(config, progress=None):
         calls.append((config, runlock.holder("CPU")[0]))
         return StepCost(config.variant, 1e-4, 1e-3, first_call_s=0.1)
 

@@ -6,6 +6,8 @@ keeps its run), the browser ones, whose probe tests/app/test_browser.py runs, an
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from factories import is_report
 
@@ -15,7 +17,7 @@ TINY = {
     "variants": "--shapes 1x4 --repeats 2 --variants folded --timeit-shape 1x4 --task both",
     "scaling": "--batch 1 --times 4,8 --repeats 2",
     "estimate": "--variants nested,folded --shapes 1x4 --warmup 1 --repeats 2",
-    "fused_ablation": "--rounds 2 --shapes 1x4",
+    "fused_ablation": "--rounds 2 --shapes 1x4 --ablations 'one chain'",
     "fused_backward": "--shapes 1x4 --repeats 2 --parts outer",
     "backends": "--repeats 2 --shapes 1x4 --variants folded --task inference --backends "
     "tensorflow,jax",
@@ -31,6 +33,6 @@ def test_every_benchmark_has_a_smoke_test():
 
 @pytest.mark.parametrize("name", TINY)
 def test_the_benchmark_prints_its_report_on_a_tiny_setting(name, capsys):
-    BENCHMARKS[name](TINY[name].split())
+    BENCHMARKS[name](shlex.split(TINY[name]))
     report = capsys.readouterr().out
     assert is_report(report), report

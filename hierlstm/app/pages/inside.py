@@ -341,7 +341,7 @@ def plan(controls, learn: Learn) -> Plan:
 
         return learn_values(learn_config, learning, on_progress)
 
-    return Plan((learn_config,), work)
+    return Plan((learn_config,), work, here=True)  # it draws its curve as it learns
 
 
 def draw(controls, learn: Learn) -> None:

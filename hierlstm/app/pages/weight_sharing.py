@@ -2,6 +2,8 @@
 layer called on two inputs: same variables, independent states, gradients from both paths,
 and what each form costs. Its warm-up computes the checks at the default sizes."""
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -117,7 +119,7 @@ def inputs(controls) -> None:
 
 
 def plan(controls, _inputs) -> runs.Plan:
-    return runs.Plan((controls.config,), lambda progress: time_forms(controls, progress))
+    return runs.Plan((controls.config,), functools.partial(time_forms, controls))
 
 
 def time_forms(controls, progress) -> outcomes.Outcome:

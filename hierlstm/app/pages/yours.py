@@ -8,6 +8,7 @@ audit and its check are cached per file hash and sizes; the timing's record is s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -291,10 +292,7 @@ def inputs(controls) -> Chosen:
 
 def plan(controls, chosen: Chosen) -> runs.Plan:
     repeats = controls.timing.repeats
-
-    def work(progress):
-        return timed(str(chosen.path), chosen.sha256, chosen.shapes, repeats, progress)
-
+    work = functools.partial(timed, str(chosen.path), chosen.sha256, chosen.shapes, repeats)
     return runs.Plan((controls.config,), work)
 
 

@@ -9,10 +9,21 @@ from hierlstm.config import RunConfig
 
 
 def start() -> None:
-    """TensorFlow imported before the first request, its start-up lines off the terminal."""
+    """TensorFlow imported before the first request, its start-up lines off the terminal, and its
+    devices set as the server sets its own (GPU memory growth or HIERLSTM_GPU_MEMORY_MB, then
+    HIERLSTM_LOGICAL_CPUS): a page's run here sees the devices the page offered."""
+    import logging
+
     from hierlstm._native import import_tensorflow_quietly
+    from hierlstm.distributed import ensure_logical_cpus_from_environment
+    from hierlstm.hardware import configure_memory
 
     import_tensorflow_quietly().get_logger().setLevel("ERROR")
+    for set_up in (configure_memory, ensure_logical_cpus_from_environment):
+        try:
+            set_up()
+        except (ValueError, RuntimeError) as error:  # the server's banner says it too
+            logging.getLogger(__name__).warning("%s: %s", set_up.__name__, error)
 
 
 def run_failures() -> tuple[type[BaseException], ...]:
