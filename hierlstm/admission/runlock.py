@@ -236,20 +236,22 @@ def hold(
     *,
     name: str = "",
     program: str = "",
-    on_wait: Callable[[Holder, float], None] | None = None,
+    on_wait: Callable[[Holder, float, int], None] | None = None,
     poll: float = 0.5,
 ) -> Iterator[float]:
     """Holds every device in `keys`, in this process and machine-wide; yields the seconds spent
-    waiting for them. `name` and `program` say who holds them to those who wait."""
+    waiting for them, calling `on_wait(holder, seconds waited, place)` meanwhile (`place`: the
+    runs ahead, 1 when next; another process's run counts one). `name` and `program` say who
+    holds them to those who wait."""
     me = Holder(name, program, os.getpid())
     taken: list[_DeviceLock] = []
     start = time.monotonic()
 
-    def waiting(other: Holder) -> None:
+    def waiting(other: Holder, place: int = 1) -> None:
         if on_wait is not None:
-            on_wait(other, time.monotonic() - start)
+            on_wait(other, time.monotonic() - start, place)
 
-    def waiting_for_file(other: Holder) -> None:
+    def waiting_for_file(other: Holder) -> None:  # first here, behind another process's run
         waiting(other)
         time.sleep(poll)
 
@@ -257,7 +259,10 @@ def hold(
         for key in sorted(set(keys)):
             state = _device_lock(key)
             state.turn.acquire(
-                lambda state=state: waiting(state.holder or Holder("", program, me.pid)), poll
+                lambda place, state=state: waiting(
+                    state.holder or Holder("", program, me.pid), place
+                ),
+                poll,
             )
             taken.append(state)
             state.holder, state.since = me, time.monotonic()

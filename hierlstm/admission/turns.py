@@ -21,9 +21,10 @@ class TurnLock:
         self._owner: int | None = None  # the holding thread's ident
         self._depth = 0
 
-    def acquire(self, waiting: Callable[[], None] | None = None, poll: float | None = None):
-        """Waits for every thread that asked before this one; `waiting()` every `poll` seconds
-        meanwhile. A waiting() that raises gives up the place in the line."""
+    def acquire(self, waiting: Callable[[int], None] | None = None, poll: float | None = None):
+        """Waits for every thread that asked before this one; `waiting(place)` every `poll`
+        seconds meanwhile, `place` the runs ahead of this one (the holder's among them: 1 is
+        next). A waiting() that raises gives up the place in the line."""
         me = threading.get_ident()
         with self._changed:
             if self.reentrant and self._owner == me:
@@ -41,7 +42,9 @@ class TurnLock:
                         self._owner, self._depth = me, 1
                         return
                 if waiting is not None:
-                    waiting()
+                    with self._changed:
+                        place = self._queue.index(ticket) + (self._owner is not None)
+                    waiting(place)
         except BaseException:
             with self._changed:
                 self._queue.remove(ticket)

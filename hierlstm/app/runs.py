@@ -75,7 +75,27 @@ class Workload:
 def step_cost(key: RunConfig):
     """This machine's measured cost of one variant and setting (`hierlstm.admission.estimate`),
     measured where runs are (`dispatch.execute`)."""
-    return dispatch.execute(functools.partial(calibrate, key), no_progress, [key])
+    cost = dispatch.execute(functools.partial(calibrate, key), no_progress, [key])
+    _KNOWN_COSTS[key] = cost
+    return cost
+
+
+# The costs measured so far, for an estimate made without the device (`known_estimate`): a run
+# waiting in line may not measure one.
+_KNOWN_COSTS: dict[RunConfig, Any] = {}
+
+
+def known_estimate(workload: Workload | None) -> float | None:
+    """The workload's estimated seconds from costs already measured, else None."""
+    if workload is None:
+        return None
+    keys = [calibration_key(config.replace(backend="tensorflow")) for config in workload.runs]
+    if not all(key in _KNOWN_COSTS for key in keys):
+        return None
+    return sum(
+        run_seconds(config, _KNOWN_COSTS[key], workload.timing)
+        for config, key in zip(workload.runs, keys, strict=True)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,8 +197,14 @@ class _Bar:
                 message = text("run.left", message=message, seconds=math.ceil(left))
         self.bar.progress(fraction, text=message)
 
-    def waiting(self, holder: Holder, seconds: float) -> None:  # a rerun stops the run here
-        self(0.0, text("run.waiting", holder=holder.describe(language()), seconds=seconds))
+    def waiting(self, holder: Holder, seconds: float, place: int, workload=None) -> None:
+        """In line: who runs, how long this one has waited, its place, and its own estimate
+        where the costs are known (a rerun stops the run here)."""
+        message = text("run.waiting", holder=holder.describe(language()), seconds=seconds)
+        message += " " + text("run.waiting.place", place=place)
+        if (guess := known_estimate(workload)) is not None:
+            message += " " + text("run.waiting.estimate", seconds=math.ceil(guess))
+        self(0.0, message)
 
 
 def start_run(key: str, plan: Plan) -> None:
@@ -214,7 +240,8 @@ def _run(key: str, plan: Plan, confirmed: bool, bar: _Bar) -> dict[str, Any]:
         keys = _lock_keys(plan.configs)
     except SettingError as error:  # a device this machine does not have
         return {"error": text("run.failed", error=error_line(error))}
-    with hold(keys, name=key, program="app", on_wait=bar.waiting):
+    waiting = functools.partial(bar.waiting, workload=plan.workload)
+    with hold(keys, name=key, program="app", on_wait=waiting):
         try:
             limit = current_limits().confirm_seconds
             asked = plan.workload is not None and not confirmed

@@ -214,7 +214,7 @@ def device_lock(configs, command: str):
     keys = {key for config in configs for key in device_keys(config, tensorflow=here)}
     said = []
 
-    def waiting(holder, seconds: float) -> None:
+    def waiting(holder, seconds: float, place: int) -> None:
         who = holder.describe("en")
         if not said or said[-1] != who:
             said.append(who)

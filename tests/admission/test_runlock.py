@@ -49,7 +49,7 @@ def test_a_second_run_on_the_device_waits_and_says_for_whom():
     assert runlock.holder("TEST:0")[0] == "a benchmark"
     waits = []
 
-    def on_wait(holder, seconds):
+    def on_wait(holder, seconds, place):
         waits.append((holder, seconds))
         if len(waits) == 2:
             release.set()
@@ -71,11 +71,13 @@ def test_runs_of_this_process_take_their_turns_in_the_order_they_asked():
         pass
 
     order, threads, leave, left = [], [], threading.Event(), threading.Event()
+    places = {}
     with runlock.hold(["TEST:F"], name="a benchmark"):
         for index in range(6):
             asked = threading.Event()
 
-            def on_wait(holder, seconds, index=index, asked=asked):
+            def on_wait(holder, seconds, place, index=index, asked=asked):
+                places[index] = place
                 asked.set()
                 if index == 2 and leave.is_set():
                     raise Stopped
@@ -91,6 +93,7 @@ def test_runs_of_this_process_take_their_turns_in_the_order_they_asked():
             threads.append(threading.Thread(target=run))
             threads[-1].start()
             assert asked.wait(10)  # in the line before the next one asks
+        assert places == {index: index + 1 for index in range(6)}
         leave.set()
         assert left.wait(10)  # the third has left the line while the device was still held
     for thread in threads:
@@ -102,7 +105,7 @@ def test_runs_of_this_process_take_their_turns_in_the_order_they_asked():
 def test_other_devices_do_not_wait():
     with runlock.hold(["TEST:1"]):
 
-        def on_wait(holder, seconds):
+        def on_wait(holder, seconds, place):
             raise AssertionError("waited for a device the other run does not use")
 
         with runlock.hold(["TEST:2"], on_wait=on_wait, poll=0.01):
@@ -125,7 +128,7 @@ def test_a_run_stopped_while_waiting_releases_what_it_took():
     class Stopped(BaseException):  # like Streamlit's StopException / RerunException
         pass
 
-    def stop(holder, seconds):
+    def stop(holder, seconds, place):
         raise Stopped
 
     with runlock.hold(["TEST:6"], name="a benchmark"):
@@ -212,7 +215,7 @@ def test_a_run_in_another_process_makes_this_one_wait_until_the_holder_is_killed
         assert runlock.is_free("TEST:9")  # this process's own lock is not taken
         waits = []
 
-        def on_wait(holder, seconds):
+        def on_wait(holder, seconds, place):
             waits.append((holder, seconds))
             if len(waits) == 3:
                 os.kill(child.pid, signal.SIGKILL)  # no finally runs in the holder

@@ -365,16 +365,19 @@ def test_four_sessions_press_run_at_once(server, browser):
         for page in pages:
             page.get_by_role("button", name="Run benchmark").click(no_wait_after=True)
         # While one session runs, the others say so (polled until every run has drawn).
-        waiting_seen = set()
+        waiting_seen, placed = set(), set()
         deadline = time.perf_counter() + RUN_TIMEOUT_MS / 1000
         while time.perf_counter() < deadline:
             for index, page in enumerate(pages):
                 if page.get_by_text("Waiting for another run to finish").count():
                     waiting_seen.add(index)
+                if page.get_by_text("Your place in line:").count():
+                    placed.add(index)
             if all(page.locator(".js-plotly-plot").count() >= 6 for page in pages):
                 break
             pages[0].wait_for_timeout(100)
         assert waiting_seen, "no session showed that it was waiting for another's run"
+        assert placed, "no waiting session showed its place in line"
         for page in pages:
             _wait_for_outcome(page, page.locator(".js-plotly-plot").nth(5))
             _wait_idle(page)

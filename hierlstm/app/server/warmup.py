@@ -103,7 +103,7 @@ def _wait_for_quiet() -> None:
 class _Busy(Exception): ...  # a device the calibration would have to wait for
 
 
-def _busy(holder, seconds) -> None:
+def _busy(holder, seconds, place) -> None:
     raise _Busy(holder)
 
 
