@@ -34,3 +34,20 @@ def test_two_sessions_cache_misses_are_computed_one_after_the_other(monkeypatch)
         thread.join()
     caches._cached_trace.clear()
     assert found == {variant: (variant,) for variant in variants} and max(most) == 1
+
+
+def test_a_setting_that_changes_no_shape_costs_no_tracing(monkeypatch):
+    """What the trace shows is the forward model's shapes: XLA, the device, the LSTM kernel,
+    the task, the optimizer and the backend change none of them, so they share its entry."""
+    traced = []
+    monkeypatch.setattr(
+        trace_module, "trace_shapes", lambda config, model, replicas: traced.append(config) or ()
+    )
+    caches._cached_trace.clear()
+    base = RunConfig(variant="folded", batch_size=2, time_steps=3)
+    for change in ({}, {"xla": True}, {"device": "cpu"}, {"lstm_kernel": "generic"},
+                   {"task": "training", "optimizer": "adam"}, {"backend": "jax"}):  # fmt: skip
+        caches.trace(base.replace(**change))
+    caches.trace(base.replace(time_steps=4))  # a shape does change
+    caches._cached_trace.clear()
+    assert [config.time_steps for config in traced] == [3, 4]
