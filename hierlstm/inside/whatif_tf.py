@@ -8,13 +8,22 @@ value before t0 exactly as the untouched run computed it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from hierlstm.config import RunConfig
-from hierlstm.inside.whatif import Edits, Intervention, placed
+from hierlstm.inside.whatif import (
+    Change,
+    Edits,
+    Intervention,
+    change_of,
+    difference_of,
+    oracle_values,
+    placed,
+)
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import Params, find_layer
 from hierlstm.model.reference import LSTM_VALUES
@@ -85,3 +94,36 @@ def intervened_values(
     outer = _steps(find_layer(model, "outer_lstm").cell, values["summary"], edit, "outer")
     values.update({f"outer_{name}": value for name, value in outer.items()})  # (B, T, outer)
     return {name: np.asarray(value.numpy(), np.float64) for name, value in values.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class WhatIf:
+    """A run under interventions beside the untouched run, both from this module's loop
+    ({view: values with their batch axis}), what changed, and the largest |TensorFlow - oracle|
+    under the interventions."""
+
+    interventions: tuple[Intervention, ...]
+    before: dict
+    after: dict
+    change: Change
+    oracle_difference: float
+
+
+def what_if(
+    config: RunConfig,
+    params: Params,
+    x: np.ndarray,
+    interventions: Sequence[Intervention],
+    seed: int = 0,
+    values: Callable[[tuple], dict] | None = None,
+) -> WhatIf:
+    """x (B, H, T, 1) untouched and under `interventions`, compared, and checked against the
+    oracle; `values(interventions)` computes a run (default `intervened_values` on x: the page
+    passes its cache, keyed by the interventions)."""
+    interventions = tuple(interventions)
+    values = values or (lambda chosen: intervened_values(config, params, x, chosen, seed))
+    before, after = values(()), values(interventions)
+    oracle = oracle_values(params, x, interventions, config, seed)
+    return WhatIf(
+        interventions, before, after, change_of(before, after), difference_of(after, oracle)
+    )
