@@ -35,6 +35,9 @@ def as_change(figure: go.Figure, lang: str) -> go.Figure:
     return figure
 
 
+WRITTEN = 16  # time steps up to which a cell is wide enough for its probability
+
+
 def prediction_figure(
     playing: np.ndarray | None,
     before: np.ndarray,
@@ -45,7 +48,8 @@ def prediction_figure(
     """Rows of cells over time: the sound playing (`playing` (T,) indices into SOUNDS, None for
     a WAV), the trained head's prediction untouched and under the interventions (`before`,
     `after`: (T, sounds) probabilities; `after` None without interventions), each cell coloured
-    by its sound with the prediction's probability written in it; column t framed."""
+    by its sound, the prediction's probability written in it where the cells are wide enough
+    (`WRITTEN` time steps at most) and on hover always; column t framed."""
     rows = []
     if playing is not None:
         rows.append(("playing", np.asarray(playing), None))
@@ -67,7 +71,10 @@ def prediction_figure(
             z=z,
             y=[t(f"inside.whatif.row.{name}", lang) for name, _s, _p in rows],
             text=text,
-            texttemplate="%{text}",
+            texttemplate="%{customdata}" if len(before) <= WRITTEN else None,
+            customdata=[
+                ["" if p is None else f"{p[i]:.0%}" for i in range(len(s))] for _n, s, p in rows
+            ],
             hovertemplate="t %{x}: %{text}<extra>%{y}</extra>",
             colorscale=scale,
             zmin=-0.5,
@@ -116,7 +123,6 @@ def hidden_map_figure(maps, lang: str) -> go.Figure:
                     continue
                 chosen = points[labels == index]
                 moved = symbol == "x"
-                legend = "moved" if moved else sound
                 figure.add_trace(
                     go.Scatter(
                         x=chosen[:, 0],
@@ -125,19 +131,17 @@ def hidden_map_figure(maps, lang: str) -> go.Figure:
                         marker={
                             "color": SOUND_COLORS[sound],
                             "symbol": symbol,
-                            "size": 7 if moved else 6,
-                            "opacity": 0.9 if moved else 0.7,
+                            "size": 7,
+                            "opacity": 0.85,
                         },
-                        name=t("inside.whatif.map.moved", lang)
-                        if moved
-                        else t(f"inside.sound.{sound}", lang),
-                        legendgroup=legend,
-                        showlegend=legend not in shown,
+                        name=t(f"inside.sound.{sound}", lang),
+                        legendgroup=sound,
+                        showlegend=not moved and sound not in shown,
                     ),
                     row=row,
                     col=col,
                 )
-                shown.add(legend)
+                shown.add(sound)
         for axis, update in ((0, figure.update_xaxes), (1, figure.update_yaxes)):
             share = one.axes.explained[axis]
             update(
@@ -145,6 +149,11 @@ def hidden_map_figure(maps, lang: str) -> go.Figure:
                 row=row,
                 col=col,
             )
+    if any(one.moved is not None for one in maps):  # one legend entry for every cross
+        marker = {"color": "#555555", "symbol": "x", "size": 7}
+        name = t("inside.whatif.map.moved", lang)
+        cross = go.Scatter(x=[None], y=[None], mode="markers", marker=marker, name=name)
+        figure.add_trace(cross.update(showlegend=True))
     figure.update_layout(height=180 + 330 * len(layers))
     return figure
 

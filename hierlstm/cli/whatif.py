@@ -7,6 +7,7 @@ TensorFlow is imported, with the interventions parsed as the page parses them.""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from hierlstm.cli.format import shown, text_table
 from hierlstm.cli.parser import (
@@ -19,13 +20,17 @@ from hierlstm.cli.parser import (
 )
 from hierlstm.config import RunConfig
 
+if TYPE_CHECKING:  # numpy, which parsing does not import
+    from hierlstm.inside.learning import Learning
+    from hierlstm.inside.whatif import Intervention
+
 
 @dataclasses.dataclass(frozen=True)
 class WhatIfSettings:
     config: RunConfig
     sound: str
-    interventions: tuple
-    learning: object | None  # a `Learning` with --trained
+    interventions: tuple[Intervention, ...]
+    learning: Learning | None  # with --trained
     seed: int
 
 

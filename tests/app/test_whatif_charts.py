@@ -45,10 +45,12 @@ def test_the_prediction_stands_beside_the_sound_playing(lang):
     rows = ("playing", "before", "after")
     assert list(heatmap.y) == [t(f"inside.whatif.row.{row}", lang) for row in rows]
     assert heatmap.text[1][1] == f"{t('inside.sound.falling', lang)}<br>68%"
+    assert heatmap.texttemplate == "%{customdata}" and heatmap.customdata[1][1] == "68%"
     assert list(heatmap.colorbar.ticktext) == [t(f"inside.sound.{s}", lang) for s in SOUNDS]
     assert figure.layout.shapes[0].x0 == 1.5  # t = 2 framed
-    without = charts.whatif.prediction_figure(None, before, None, lang, 0)  # a WAV, untouched
-    assert len(without.data[0].z) == 1
+    long = np.tile(before, (5, 1))  # 20 time steps: cells too narrow to write in
+    without = charts.whatif.prediction_figure(None, long, None, lang, 0)  # a WAV, untouched
+    assert len(without.data[0].z) == 1 and without.data[0].texttemplate is None
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -65,8 +67,8 @@ def test_the_map_colours_each_sound_and_marks_the_moved_states(lang):
     figure = charts.whatif.hidden_map_figure(maps, lang)
     names = [trace.name for trace in figure.data if trace.showlegend]
     sounds = [t(f"inside.sound.{sound}", lang) for sound in SOUNDS[:3]]
-    assert names == [sounds[0], t("inside.whatif.map.moved", lang), *sounds[1:]]  # each once
-    assert len(figure.data) == 2 * 3 * 2  # two maps, three sounds, untouched and moved
+    assert names == [*sounds, t("inside.whatif.map.moved", lang)]  # each once, crosses in grey
+    assert len(figure.data) == 2 * 3 * 2 + 1  # two maps, three sounds, untouched and moved
     share = t("inside.whatif.map.axis", lang, number=1, share=axes.explained[0])
     assert figure.layout.xaxis.title.text == share
     titles = [annotation.text for annotation in figure.layout.annotations]

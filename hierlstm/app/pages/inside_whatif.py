@@ -8,6 +8,7 @@ one computed under an intervention. Figures: `charts.whatif`."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import streamlit as st
@@ -15,8 +16,9 @@ import streamlit as st
 from hierlstm import charts
 from hierlstm.app import display
 from hierlstm.app.caches import COMPUTING
-from hierlstm.app.state import language, text
+from hierlstm.app.state import labeller, language, text
 from hierlstm.config import RunConfig
+from hierlstm.i18n import t
 from hierlstm.inside.hidden_map import SEQUENCES, hidden_maps
 from hierlstm.inside.sounds import SOUNDS
 from hierlstm.inside.whatif import (
@@ -45,6 +47,12 @@ def presets(config: RunConfig) -> dict[str, str]:
         "low": f"--silence height=0:{config.height // 2} --at t={middle}:",
         "switch": f"--switch noise --at t={middle}:",
     }
+
+
+def _preset_label(lang: str, middle: int, name: str) -> str:
+    """An example's name in the language of the run that draws it (AppTest calls a format_func
+    outside any run: `state.labeller`)."""
+    return t(f"inside.whatif.preset.{name}", lang, t=middle)
 
 
 def _apply_preset(lines: dict[str, str]) -> None:
@@ -91,7 +99,7 @@ def panel_ui(config, picture, params_key, params, seed: int, source: str) -> Pan
     left.selectbox(
         text("inside.whatif.preset"),
         list(lines),
-        format_func=lambda name: text(f"inside.whatif.preset.{name}", t=config.time_steps // 2),
+        format_func=functools.partial(_preset_label, language(), config.time_steps // 2),
         key=PRESET,
         on_change=_apply_preset,
         args=(lines,),
@@ -125,14 +133,14 @@ def panel_ui(config, picture, params_key, params, seed: int, source: str) -> Pan
         st.segmented_control(
             text("inside.whatif.view"),
             VIEWS,
-            format_func=lambda name: text(f"inside.whatif.view.{name}"),
+            format_func=labeller("inside.whatif.view."),
             default="change",
             key=VIEW,
         )
         or "change"
     )
     st.markdown(f"**{run.change.line(language())}**")
-    first = min((t for t in run.change.first_time.values() if t is not None), default=None)
+    first = min((step for step in run.change.first_time.values() if step is not None), default=None)
     checked = "inside.whatif.checked" if first is not None else "inside.whatif.checked_none"
     st.caption(text(checked, difference=run.oracle_difference, first=first))
     if source in SOUNDS:
