@@ -11,7 +11,6 @@ every view, the trained model's prediction and the map of the hidden states. Fig
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 from typing import Any
 
@@ -117,6 +116,15 @@ def trained_key(curve: Curve) -> str:
         b"".join(np.ascontiguousarray(v).tobytes() for v in curve.params.values())
     )
     return f"trained-{digest.hexdigest()[:16]}"
+
+
+def mapped_params(config: RunConfig, curve: Curve | None, seed: int) -> tuple[dict, tuple]:
+    """The parameter sets the map of the hidden states shows, and their names for its cache:
+    the seeded start, and the curve's when there is one."""
+    sets, keys = {"initial": init_params(config, seed)}, ("initial",)
+    if curve is not None:
+        sets["trained"], keys = curve.params, (*keys, trained_key(curve))
+    return sets, keys
 
 
 def scrubbers_ui(config: RunConfig) -> tuple[int, int]:
@@ -317,18 +325,12 @@ def inputs(controls) -> Learn:
     if panel.run is None:
         values = values_of(config, picture, params_key, params)  # cached: a scrubber only redraws
     shown, shown_picture = panel.views(values, picture)
-    redraw = _unchanged
-    if panel.run is not None and panel.view == "change":
-        redraw = functools.partial(charts.whatif.as_change, lang=lang)
+    redraw = panel.redraw(lang) or _unchanged
     input_figure_ui(config, shown_picture, selected, lang, redraw)
     layers_ui(config, shown, selected, lang, redraw)
     trained = params_key.startswith("trained")
     inside_whatif.prediction_ui(config, curve, trained, source, panel, values, selected[0])
-    params_sets = {"initial": init_params(config, seed)}
-    if curve is not None:
-        params_sets["trained"] = curve.params
-    keys = ("initial", *([trained_key(curve)] if curve is not None else []))
-    inside_whatif.map_ui(config, params_sets, keys, seed, panel)
+    inside_whatif.map_ui(config, *mapped_params(config, curve, seed), seed, panel)
     agreement_ui(config, picture, seed, lang)
 
     st.subheader(text("inside.section.learn"))

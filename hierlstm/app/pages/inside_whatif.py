@@ -89,6 +89,12 @@ class Panel:
             chosen = {name: after[name] - before[name] for name in after}
         return chosen, chosen["input"][:, :, 0]
 
+    def redraw(self, lang: str):
+        """A figure -> the figure drawn as a change, when the change is the view; else None."""
+        if self.run is None or self.view != "change":
+            return None
+        return functools.partial(charts.whatif.as_change, lang=lang)
+
 
 def panel_ui(config, picture, params_key, params, seed: int, source: str) -> Panel:
     """The panel: examples, the line, the view; the run, its line and its check."""
