@@ -58,7 +58,8 @@ backends.worker backends.dispatch
 backends.kernels backends.runners.tensorflow backends.runners.jax backends.runners.torch
 hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
 distributed.distribute distributed.cluster results.diff app.diff_view charts inside
-inside.sounds inside.wav inside.provenance inside.learning""".split()
+inside.sounds inside.wav inside.provenance inside.learning inside.whatif
+inside.hidden_map""".split()
 PURE += [f"charts.{path.stem}" for path in sorted((PACKAGE / "charts").glob("[!_]*.py"))]
 
 

@@ -156,6 +156,20 @@ def sharing_reports_of(config: RunConfig) -> dict:
     )
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def forget_memory(config: RunConfig, seed: int) -> dict:
+    """The Lesson's forget gate (`whatif.summary_memory`) at `config`'s geometry, from the seeded
+    parameters, on the rising chirp over 8 time steps (each time step's summary is its own)."""
+    from hierlstm.inside.sounds import sound_input
+    from hierlstm.inside.whatif import summary_memory
+    from hierlstm.model.params import init_params
+
+    config = config.replace(time_steps=8, batch_size=1)
+    picture = sound_input("rising", config.height, config.time_steps, seed)
+    with COMPUTING:
+        return summary_memory(init_params(config, seed), picture[None, :, :, None], config)
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)
 def pitfall_outcomes(outer_units: int) -> tuple:
     """The answer's TimeDistributed model at unknown length, run live at (batch, time) =

@@ -3,11 +3,12 @@ Chinese, for the app's pages and for Python (a notebook: `from hierlstm import c
 `charts.bars.latency_figure(frame, "en")`). A module a kind of chart, each loaded when first read:
 `axis_flow` (the Shape trace's axes), `bars` (a benchmark's times), `profile` (a profile's
 layers, timeline and memory), `scaling` (sweeps and replicas), `training` (a training step's
-phases and memory), `values` (every layer's values), `style` (the house style they share)."""
+phases and memory), `values` (every layer's values), `whatif` (a change from the untouched run,
+the trained prediction, the map of the hidden states), `style` (the house style they share)."""
 
 import importlib
 
-MODULES = ("axis_flow", "bars", "profile", "scaling", "style", "training", "values")
+MODULES = ("axis_flow", "bars", "profile", "scaling", "style", "training", "values", "whatif")
 
 
 def __getattr__(name: str):

@@ -29,6 +29,7 @@ from hierlstm.cli.parser import (
 from hierlstm.cli.profile import cmd_profile, profile_settings
 from hierlstm.cli.serve import serve
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values
+from hierlstm.cli.whatif import cmd_whatif, whatif_settings
 from hierlstm.cli.yours import cmd_yours, yours_settings
 from hierlstm.config import SettingError
 from hierlstm.refusals import Refused
@@ -39,6 +40,7 @@ COMMANDS = {
     "trace": cmd_trace,
     "check": cmd_check,
     "inside": cmd_inside,
+    "whatif": cmd_whatif,
     "bench": cmd_bench,
     "sweep": cmd_sweep,
     "worker": cmd_worker,
@@ -53,6 +55,7 @@ SETTINGS = {
     "trace": config_from_args,
     "check": lambda args: (check_config(args), seed_number(args.seed)),
     "inside": inside_settings,
+    "whatif": whatif_settings,
     "bench": run_settings,
     "sweep": lambda args: (run_settings(args), sweep_values(args)),
     "worker": run_settings,

@@ -22,6 +22,9 @@ LEARN_FLAGS = {
     "seed": "makes the sounds and the parameters (default 0)",
 }
 LEARN_TIME_STEPS = 24  # frames per sequence unless --time-steps: seconds on a CPU
+# `whatif --sound`'s names: hierlstm.inside.sounds.SOUNDS, written out so that parsing imports
+# no numpy (tests/cli/test_cli_whatif.py keeps the two the same)
+WHATIF_SOUNDS = "rising | falling | tones | noise | silence"
 CHECK_SIZES = {"batch_size": 4, "time_steps": 10}  # `check`'s sizes unless given
 
 
@@ -108,6 +111,8 @@ def build_parser() -> Parser:
     for flag, help_text in LEARN_FLAGS.items():
         learn.add_argument(f"--{flag}", metavar="N", help=help_text)
     learn.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    _add_whatif(commands)
 
     bench = commands.add_parser("bench", help="time variants side by side (interleaved)")
     _add_run_options(bench)
@@ -198,6 +203,62 @@ def build_parser() -> Parser:
     diff.add_argument("id_b", metavar="ID_B", help="the run compared with it")
     diff.add_argument("--json", action="store_true", help="print JSON instead of a report")
     return parser
+
+
+def _add_whatif(commands):
+    whatif = commands.add_parser(
+        "whatif",
+        help="inside the tensors: what if a gate, a state or the input were changed? The model "
+        "untouched and under interventions, every layer's largest change, checked against the "
+        "numpy oracle",
+        description="Run the model on a built-in sound, untouched and under interventions, in "
+        "TensorFlow and in the numpy oracle: each intervention replaces a value where it is "
+        "computed, and every later equation reads it. Every --at places every intervention.",
+    )
+    sizes = [name for name in SIZE_FIELDS if name != "batch_size"]  # one sound: batch 1
+    _add_sizes(whatif, sizes, time_steps=LEARN_TIME_STEPS)
+    whatif.add_argument(
+        "--sound", metavar="NAME", help=f"the input: {WHATIF_SOUNDS} (default rising)"
+    )
+    whatif.add_argument(
+        "--clamp",
+        action="append",
+        metavar="LSTM.GATE=VALUE",
+        help="clamp a gate where it is computed: LSTM inner | outer, GATE i | f | g | o, VALUE "
+        "0 to 1 (g: -1 to 1), e.g. outer.f=0",
+    )
+    whatif.add_argument(
+        "--set",
+        action="append",
+        metavar="LSTM.STATE=VALUE",
+        help="set a state where it is computed: STATE c | h, VALUE for h -1 to 1, for c -100 to "
+        "100, e.g. inner.c=0",
+    )
+    whatif.add_argument(
+        "--silence",
+        action="append",
+        metavar="channel=N|height=A:B",
+        help="silence a conv channel, or a band of the input's height (frequency bands A to B-1)",
+    )
+    whatif.add_argument(
+        "--switch", metavar="SOUND", help="the input becomes SOUND over --at t (t=10: from 10 on)"
+    )
+    whatif.add_argument(
+        "--at",
+        action="append",
+        metavar="t=A:B|s=A:B",
+        help="where every intervention applies: outer time steps t, inner steps s, as Python "
+        "slices (end exclusive, either end open); each at most once (default: every step)",
+    )
+    whatif.add_argument(
+        "--trained",
+        action="store_true",
+        help="train the model on the sounds task first (as `inside` does), then show its "
+        "prediction at every time step, untouched and under the interventions",
+    )
+    whatif.add_argument("--steps", metavar="N", help="training steps with --trained (default 100)")
+    whatif.add_argument("--seed", metavar="N", help=LEARN_FLAGS["seed"])
+    whatif.add_argument("--json", action="store_true", help="print JSON instead of a report")
 
 
 def _add_yours(commands):

@@ -12,18 +12,7 @@ from keras import ops
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.params import Params, find_layer
-from hierlstm.model.reference import GATES
-
-LSTM_VALUES = (*GATES, "c", "h")
-# What the page draws, in the order the tensor flows.
-LAYERS = (
-    "conv",
-    "pool",
-    "permute",
-    *(f"inner_{name}" for name in LSTM_VALUES),
-    "summary",
-    *(f"outer_{name}" for name in LSTM_VALUES),
-)
+from hierlstm.model.reference import GATES, LAYERS, LSTM_VALUES  # noqa: F401 (LAYERS re-exported)
 
 
 def cell_steps(cell, sequences) -> dict[str, np.ndarray]:

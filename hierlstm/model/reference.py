@@ -4,6 +4,8 @@ float64 so its own rounding is negligible beside a float32 model's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from hierlstm.model.loss import mean_squared_error
@@ -39,24 +41,46 @@ def max_pool_rows(x, pool_height):
 
 
 GATES = ("i", "f", "g", "o")  # input, forget, candidate (Keras's "c" block), output
+LSTM_VALUES = (*GATES, "c", "h")
+# Every layer's values `reference_layers` gives, in the order the tensor flows.
+LAYERS = (
+    "conv",
+    "pool",
+    "permute",
+    *(f"inner_{name}" for name in LSTM_VALUES),
+    "summary",
+    *(f"outer_{name}" for name in LSTM_VALUES),
+)
+
+# An edit of a value where it is computed, (name, step, value) -> value: an intervention
+# (`hierlstm.inside.whatif`). What it returns is what every later equation reads.
+Edit = Callable[[str, int | None, np.ndarray], np.ndarray]
 
 
-def lstm_steps(sequences, kernel, recurrent_kernel, bias) -> dict[str, np.ndarray]:
+def _unchanged(_name, _step, value):
+    return value
+
+
+def lstm_steps(
+    sequences, kernel, recurrent_kernel, bias, edit: Edit | None = None
+) -> dict[str, np.ndarray]:
     """(N, S, D) -> {gate or state: (N, S, U)}: the LSTM equations at every step, gates in Keras
-    order i, f, g (the candidate), o, then the cell state c and the hidden state h."""
+    order i, f, g (the candidate), o, then the cell state c and the hidden state h. `edit`, when
+    given, is called on each of them, (N, U), at each step, as it is computed."""
+    edit = edit or _unchanged
     count, steps, _ = sequences.shape
     units = recurrent_kernel.shape[0]
     hidden = np.zeros((count, units))
     cell = np.zeros((count, units))
-    values = {name: np.empty((count, steps, units)) for name in (*GATES, "c", "h")}
+    values = {name: np.empty((count, steps, units)) for name in LSTM_VALUES}
     for step in range(steps):
         z = sequences[:, step] @ kernel + hidden @ recurrent_kernel + bias  # (N, 4U)
-        input_gate = _sigmoid(z[:, :units])
-        forget_gate = _sigmoid(z[:, units : 2 * units])
-        candidate = np.tanh(z[:, 2 * units : 3 * units])
-        output_gate = _sigmoid(z[:, 3 * units :])
-        cell = forget_gate * cell + input_gate * candidate
-        hidden = output_gate * np.tanh(cell)
+        input_gate = edit("i", step, _sigmoid(z[:, :units]))
+        forget_gate = edit("f", step, _sigmoid(z[:, units : 2 * units]))
+        candidate = edit("g", step, np.tanh(z[:, 2 * units : 3 * units]))
+        output_gate = edit("o", step, _sigmoid(z[:, 3 * units :]))
+        cell = edit("c", step, forget_gate * cell + input_gate * candidate)
+        hidden = edit("h", step, output_gate * np.tanh(cell))
         for name, value in zip(
             values, (input_gate, forget_gate, candidate, output_gate, cell, hidden), strict=True
         ):
@@ -69,25 +93,40 @@ def lstm(sequences, kernel, recurrent_kernel, bias):
     return lstm_steps(sequences, kernel, recurrent_kernel, bias)["h"]
 
 
-def reference_layers(params: Params, x, *, pool_height: int = 3) -> dict[str, np.ndarray]:
+def reference_layers(
+    params: Params, x, *, pool_height: int = 3, edit: Edit | None = None
+) -> dict[str, np.ndarray]:
     """(B, H, T, 1) -> every layer's values in float64, from `params` and the pool height (the
     one geometry setting the parameter shapes do not carry): conv (B, H, T, C), pool (B, R, T, C),
     permute (B, T, R, C), the inner LSTM's inner_i, _f, _g, _o, _c, _h (B, T, R, inner),
-    summary (B, T, inner), the outer LSTM's outer_i ... outer_h (B, T, outer)."""
+    summary (B, T, inner), the outer LSTM's outer_i ... outer_h (B, T, outer). `edit`, when
+    given, is called on the conv's output ("conv", None, value) and on every gate and state as
+    it is computed ("inner_f", s, (B*T, inner) or "outer_h", t, (B, outer))."""
+    edit = edit or _unchanged
     p = {name: np.asarray(value, dtype=np.float64) for name, value in params.items()}
     x = np.asarray(x, dtype=np.float64)
     batch, _, time, _ = x.shape
-    values = {"conv": conv2d_same(x, p["conv_kernel"], p["conv_bias"])}  # (B, H, T, C)
+    values = {"conv": edit("conv", None, conv2d_same(x, p["conv_kernel"], p["conv_bias"]))}
     values["pool"] = max_pool_rows(values["conv"], pool_height)  # (B, R, T, C)
     values["permute"] = values["pool"].transpose(0, 2, 1, 3)  # (B, T, R, C)
     rows, channels = values["permute"].shape[2:]
     folded = values["permute"].reshape(batch * time, rows, channels)  # (B*T, R, C)
-    inner = lstm_steps(folded, p["inner_kernel"], p["inner_recurrent_kernel"], p["inner_bias"])
+    inner = lstm_steps(
+        folded,
+        p["inner_kernel"],
+        p["inner_recurrent_kernel"],
+        p["inner_bias"],
+        lambda name, step, value: edit(f"inner_{name}", step, value),
+    )
     for name, value in inner.items():  # (B*T, R, inner) -> (B, T, R, inner)
         values[f"inner_{name}"] = value.reshape(batch, time, rows, -1)
     values["summary"] = values["inner_h"][:, :, -1]  # last hidden state: (B, T, inner)
     outer = lstm_steps(
-        values["summary"], p["outer_kernel"], p["outer_recurrent_kernel"], p["outer_bias"]
+        values["summary"],
+        p["outer_kernel"],
+        p["outer_recurrent_kernel"],
+        p["outer_bias"],
+        lambda name, step, value: edit(f"outer_{name}", step, value),
     )
     values.update({f"outer_{name}": value for name, value in outer.items()})  # (B, T, outer)
     return values

@@ -1,9 +1,11 @@
 """What the AppTest files share: the frame app.py serves, tiny run settings, a page opened from a
 link, and the checks and lookups on what it draws."""
 
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"  # the frame app.py serves
@@ -41,6 +43,15 @@ def shown_table(at: AppTest, key: str):
 def figure(at: AppTest, key: str) -> dict:
     """The plotly figure drawn under `key`, as the JSON the browser gets."""
     return json.loads(at.get_by_key(key).proto.spec)
+
+
+def array(value) -> np.ndarray:
+    """A figure's array: plotly writes a numpy array as a typed array (base64, its shape)."""
+    if not isinstance(value, dict):
+        return np.array(value, float)
+    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    shape = [int(size) for size in str(value.get("shape", flat.size)).split(",")]
+    return flat.reshape(shape).astype(float)
 
 
 def drawn(at: AppTest, key: str) -> bool:

@@ -30,9 +30,9 @@ BEFORE = {
     "inside": (
         *("inside-input", "inside-conv", "inside-pool", "inside-permute", "inside-inner"),
         *("inside-summary", "inside-outer", "inside-compare", "inside_t", "inside_s"),
-        "inside-learning",
+        *("inside_whatif", "inside_whatif_preset", "inside-map", "inside-learning"),
     ),
-    "lesson": ("lesson-shapes", "lesson-chain", "lesson_pitfall"),
+    "lesson": ("lesson-shapes", "lesson-forget", "lesson-chain", "lesson_pitfall"),
 }
 AFTER = {
     "shape_trace": BEFORE["shape_trace"],
@@ -126,13 +126,13 @@ def _lesson_measured_its_numbers(at: AppTest, database: Path) -> None:
 
     # every registered variant at float32 (time_distributed too: 4 steps is within its trace
     # budget), folded at both reduced precisions, and a training step of nested, folded and
-    # fused (section 9), each stored
+    # fused (section 10), each stored
     assert ResultStore(database).count() == len(VARIANTS) + 2 + 3
     block = at.get_by_key("lesson-kernels")
     kernels = (block.dataframe or block.table)[0].value
     assert set(kernels.iloc[:, 0]) >= {"nested", "folded", "shared_cell"}
     assert len(kernels) == len(set(map(tuple, kernels.iloc[:, :2].to_numpy())))  # one row per LSTM
-    assert len(at.get("plotly_chart")) == 4  # the chain, precisions, variants, training phases
+    assert len(at.get("plotly_chart")) == 5  # forget gate, chain, precisions, variants, training
     metrics = {metric.label: metric.value for metric in at.metric}
     assert metrics["nested: training step"].endswith("ms")
     assert metrics["folded: step / forward"].endswith("×")
@@ -188,7 +188,7 @@ def _slow_precision_drawn(at: AppTest, name: str, lang: str, machine: str, preci
         assert len(warnings) == 1 and slow in warnings[0], warnings
     else:  # the page runs at float32 whatever the link says: nothing to warn of
         assert warnings == [], warnings
-    if name == "lesson":  # section 6: what is slow here, in the session's language
+    if name == "lesson":  # section 7: what is slow here, in the session's language
         notes = [c.value for c in at.main.caption if slow in c.value]
         assert len(notes) == 1, [c.value for c in at.main.caption]
     if name == "results":  # nothing stored yet

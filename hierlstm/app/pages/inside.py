@@ -3,8 +3,10 @@ step s chosen with two scrubbers and marked in every view with their provenance,
 differences from the oracle at a chosen precision, and the model learning live. The input is a
 built-in sound or a WAV file; the parameters the seeded start or the learnt ones; every layer's
 values and the variants' differences are cached per input, config and parameters (so a scrubber
-only redraws); the learning run (the page's Run) draws its curve as it grows, with a Stop button.
-Figures: `charts.values`."""
+only redraws); the learning run (the page's Run) draws its curve as it grows, with a Stop
+button. Its what-if panel (`inside_whatif`) changes a part of the model and shows the change in
+every view, the trained model's prediction and the map of the hidden states. Figures:
+`charts.values`."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import streamlit as st
 from hierlstm import charts
 from hierlstm.app import display
 from hierlstm.app.caches import COMPUTING, trace_problem
+from hierlstm.app.pages import inside_whatif
 from hierlstm.app.runs import Plan, show_run_outcome
 from hierlstm.app.session import session
 from hierlstm.app.state import APPLIED_ON_RUN, language, text
@@ -50,9 +53,9 @@ def _picture(source: str, height: int, time_steps: int, seed: int, data: bytes |
     return sound_input(source, height, time_steps, seed)
 
 
-def input_ui(config: RunConfig, seed: int) -> np.ndarray | None:
-    """The input picked, (height, time_steps); None (with one line) while no WAV file is given,
-    or when it is refused."""
+def input_ui(config: RunConfig, seed: int) -> tuple[str, np.ndarray | None]:
+    """(the source picked: a sound's name or WAV, its input (height, time_steps)); the input is
+    None (with one line) while no WAV file is given, or when it is refused."""
     source = (
         st.segmented_control(
             text("inside.input"),
@@ -69,13 +72,13 @@ def input_ui(config: RunConfig, seed: int) -> np.ndarray | None:
         upload = st.file_uploader(text("inside.upload"), type=["wav"], key="inside_wav")
         if upload is None:
             st.info(text("inside.upload.waiting"), icon=":material/upload_file:")
-            return None
+            return source, None
         data = upload.getvalue()
     try:
-        return _picture(source, config.height, config.time_steps, seed, data)
+        return source, _picture(source, config.height, config.time_steps, seed, data)
     except WavRefused as refused:
         st.error(refused.sentence(language()), icon=":material/error:")
-        return None
+        return source, None
 
 
 def current_curve(config: RunConfig) -> Curve | None:
@@ -104,10 +107,24 @@ def params_ui(config: RunConfig, curve: Curve | None, seed: int) -> tuple[str, d
     )
     if choice != "trained":
         return initial
+    return trained_key(curve), curve.params
+
+
+def trained_key(curve: Curve) -> str:
+    """A name for the curve's parameters in a cache: their digest."""
     digest = hashlib.sha256(
         b"".join(np.ascontiguousarray(v).tobytes() for v in curve.params.values())
     )
-    return f"trained-{digest.hexdigest()[:16]}", curve.params
+    return f"trained-{digest.hexdigest()[:16]}"
+
+
+def mapped_params(config: RunConfig, curve: Curve | None, seed: int) -> tuple[dict, tuple]:
+    """The parameter sets the map of the hidden states shows, and their names for its cache:
+    the seeded start, and the curve's when there is one."""
+    sets, keys = {"initial": init_params(config, seed)}, ("initial",)
+    if curve is not None:
+        sets["trained"], keys = curve.params, (*keys, trained_key(curve))
+    return sets, keys
 
 
 def scrubbers_ui(config: RunConfig) -> tuple[int, int]:
@@ -162,8 +179,15 @@ def stop() -> None:
 # --- the page's sections ---------------------------------------------------------------------
 
 
-def input_figure_ui(config: RunConfig, picture: np.ndarray, selected, lang: str) -> None:
-    """The input's heatmap with the provenance of (t, s) framed, and that provenance in words."""
+def _unchanged(figure):
+    return figure
+
+
+def input_figure_ui(
+    config: RunConfig, picture: np.ndarray, selected, lang: str, redraw=_unchanged
+) -> None:
+    """The input's heatmap with the provenance of (t, s) framed, and that provenance in words;
+    `redraw` (a figure -> a figure) draws it as a change."""
     time_step, row = selected
     field = receptive_field(
         time_step,
@@ -173,7 +197,7 @@ def input_figure_ui(config: RunConfig, picture: np.ndarray, selected, lang: str)
         pool_height=config.pool_height,
         kernel_size=config.kernel_size,
     )
-    figure = charts.values.input_figure(picture, lang, selected, field)
+    figure = redraw(charts.values.input_figure(picture, lang, selected, field))
     display.chart(figure, None, "inside-input")
     rows, times = field.any(axis=1).nonzero()[0], field.any(axis=0).nonzero()[0]
     st.caption(text("inside.input.caption", height=config.height, time=config.time_steps))
@@ -191,8 +215,8 @@ def input_figure_ui(config: RunConfig, picture: np.ndarray, selected, lang: str)
     )
 
 
-def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
-    """Every layer's values as heatmaps, (t, s) framed in each."""
+def layers_ui(config: RunConfig, values: dict, selected, lang: str, redraw=_unchanged) -> None:
+    """Every layer's values as heatmaps, (t, s) framed in each; `redraw` as for the input."""
     time_step, row = selected
     st.subheader(text("inside.section.layers"))
     conv = pooled_rows(row, config.pool_height)
@@ -231,7 +255,7 @@ def layers_ui(config: RunConfig, values: dict, selected, lang: str) -> None:
         ),
     }
     for key, figure in figures.items():
-        display.chart(figure, None, key)
+        display.chart(redraw(figure), None, key)
 
 
 def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -> None:
@@ -290,14 +314,23 @@ def inputs(controls) -> Learn:
     its curve."""
     lang, seed = controls.language, controls.timing.seed
     config = page_config(controls.config)
-    picture = input_ui(config, seed)
+    source, picture = input_ui(config, seed)
     if picture is None:
         st.stop()
-    params_key, params = params_ui(config, current_curve(config), seed)
+    curve = current_curve(config)
+    params_key, params = params_ui(config, curve, seed)
     selected = scrubbers_ui(config)
-    values = values_of(config, picture, params_key, params)  # cached: a scrubber only redraws
-    input_figure_ui(config, picture, selected, lang)
-    layers_ui(config, values, selected, lang)
+    panel = inside_whatif.panel_ui(config, picture, params_key, params, seed, source)
+    values = None
+    if panel.run is None:
+        values = values_of(config, picture, params_key, params)  # cached: a scrubber only redraws
+    shown, shown_picture = panel.views(values, picture)
+    redraw = panel.redraw(lang) or _unchanged
+    input_figure_ui(config, shown_picture, selected, lang, redraw)
+    layers_ui(config, shown, selected, lang, redraw)
+    trained = params_key.startswith("trained")
+    inside_whatif.prediction_ui(config, curve, trained, source, panel, values, selected[0])
+    inside_whatif.map_ui(config, *mapped_params(config, curve, seed), seed, panel)
     agreement_ui(config, picture, seed, lang)
 
     st.subheader(text("inside.section.learn"))

@@ -22,7 +22,7 @@ from hierlstm.registry import BACKENDS, VARIANTS
 _ = state.text
 KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
 PRECISIONS = ("mixed_float16", "mixed_bfloat16")
-TRAINED = [name for name in ("nested", "folded", "fused") if name in VARIANTS]  # section 9
+TRAINED = [name for name in ("nested", "folded", "fused") if name in VARIANTS]  # section 10
 
 
 def measured_variants(time_steps: int) -> list[str]:
@@ -157,7 +157,20 @@ def draw(controls, _inputs) -> None:
     display.table(display.named(shape_rows, "trace.col."), key="lesson-shapes", static=True)
     st.page_link("app_pages/inside.py", label=_("inside.link"), icon=":material/grid_on:")
 
-    # 2. Why nesting is slow ---------------------------------------------------------------------
+    # 2. Why the forget gate matters: clamped, in the oracle --------------------------------------
+    st.header(_("lesson.forget.title"))
+    st.markdown(_("lesson.forget.body", pooled_height=pooled_height))
+    memory = caches.forget_memory(config, controls.timing.seed)
+    first = {name: values[0] for name, values in memory.items()}
+    display.chart(
+        charts.whatif.memory_figure(memory, lang),
+        pd.DataFrame({"inner_step": range(pooled_height), **memory}),
+        "lesson-forget",
+        _("lesson.forget.here", **first),
+    )
+    st.page_link("app_pages/inside.py", label=_("lesson.forget.link"), icon=":material/science:")
+
+    # 3. Why nesting is slow ---------------------------------------------------------------------
     st.header(_("lesson.chain.title"))
     quote("nesting")
     left, right = st.columns([2, 3])
@@ -183,7 +196,7 @@ def draw(controls, _inputs) -> None:
         )
         display.chart(charts.scaling.chain_figure(chains, lang), chains, key="lesson-chain")
 
-    # 3. TimeDistributed in Keras 3 ---------------------------------------------------------------
+    # 4. TimeDistributed in Keras 3 ---------------------------------------------------------------
     st.header(_("lesson.td.title"))
     quote("time_distributed")
     st.markdown(_("lesson.td.body", time=time_steps))
@@ -216,7 +229,7 @@ def draw(controls, _inputs) -> None:
         )
         st.caption(_("lesson.td.bug.caption"))
 
-    # 4. CuDNNLSTM is gone ------------------------------------------------------------------------
+    # 5. CuDNNLSTM is gone ------------------------------------------------------------------------
     st.header(_("lesson.cudnn.title"))
     quote("cudnn")
     st.markdown(
@@ -231,7 +244,7 @@ def draw(controls, _inputs) -> None:
         ]
         display.table(display.lstm_kernel_rows(float32), key="lesson-kernels", static=True)
 
-    # 5. Weight sharing ---------------------------------------------------------------------------
+    # 6. Weight sharing ---------------------------------------------------------------------------
     st.header(_("lesson.sharing.title"))
     quote("sharing")
     reports = caches.sharing_reports_of(config)
@@ -258,7 +271,7 @@ def draw(controls, _inputs) -> None:
         "app_pages/weight_sharing.py", label=_("lesson.sharing.link"), icon=":material/share:"
     )
 
-    # 6. Mixed precision --------------------------------------------------------------------------
+    # 7. Mixed precision --------------------------------------------------------------------------
     st.header(_("lesson.precision.title"))
     quote("precision")
     st.markdown(_("lesson.precision.body"))
@@ -274,7 +287,7 @@ def draw(controls, _inputs) -> None:
             key="lesson-precision",
         )
 
-    # 7. vectorized_map ---------------------------------------------------------------------------
+    # 8. vectorized_map ---------------------------------------------------------------------------
     st.header(_("lesson.vmap.title"))
     quote("vmap")
     st.markdown(
@@ -288,7 +301,7 @@ def draw(controls, _inputs) -> None:
             key="lesson-variants",
         )
 
-    # 8. Larger batches ---------------------------------------------------------------------------
+    # 9. Larger batches ---------------------------------------------------------------------------
     st.header(_("lesson.batch.title"))
     quote("batch")
     st.markdown(_("lesson.batch.body"))
@@ -296,7 +309,7 @@ def draw(controls, _inputs) -> None:
         "app_pages/scaling.py", label=_("lesson.batch.link"), icon=":material/trending_up:"
     )
 
-    # 9. Training: where nesting hurts most -------------------------------------------------------
+    # 10. Training: where nesting hurts most -------------------------------------------------------
     st.header(_("lesson.train.title"))
     chain = VARIANTS["nested"].chain(pooled_height, time_steps)
     st.markdown(_("lesson.train.body", chain=chain, pooled_height=pooled_height))
@@ -330,7 +343,7 @@ def draw(controls, _inputs) -> None:
     elif frame is None:
         st.info(_("lesson.train.press", variants=", ".join(TRAINED)), icon=":material/play_arrow:")
 
-    # 10. Three backends: this machine's latest stored comparison ---------------------------------
+    # 11. Three backends: this machine's latest stored comparison ---------------------------------
     st.header(_("lesson.backends.title"))
     state.lead("lesson.backends.body", config)
     numbers = stored_comparison(caches.result_store())
