@@ -6,7 +6,8 @@ untouched run."""
 import numpy as np
 from apptests import TINY, array, clean, drawn, figure, opened
 
-from hierlstm.app.pages import inside, inside_whatif
+from hierlstm.app.pages import inside
+from hierlstm.app.pages.inside import whatif as inside_whatif
 from hierlstm.config import RunConfig
 from hierlstm.inside.sounds import sound_input
 from hierlstm.inside.whatif import interventions_from_text

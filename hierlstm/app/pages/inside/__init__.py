@@ -4,8 +4,8 @@ differences from the oracle at a chosen precision, and the model learning live. 
 built-in sound or a WAV file; the parameters the seeded start or the learnt ones; every layer's
 values and the variants' differences are cached per input, config and parameters (so a scrubber
 only redraws); the learning run (the page's Run) draws its curve as it grows, with a Stop
-button. Its what-if panel (`inside_whatif`) changes a part of the model and shows the change in
-every view, the trained model's prediction and the map of the hidden states. Figures:
+button. Its what-if panel (`whatif`, beside it) changes a part of the model and shows the change
+in every view, the trained model's prediction and the map of the hidden states. Figures:
 `charts.values`."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import streamlit as st
 from hierlstm import charts
 from hierlstm.app import display
 from hierlstm.app.caches import COMPUTING, trace_problem
-from hierlstm.app.pages import inside_whatif
+from hierlstm.app.pages.inside import whatif as inside_whatif
 from hierlstm.app.runs import Plan, show_run_outcome
 from hierlstm.app.session import session
 from hierlstm.app.state import APPLIED_ON_RUN, language, text
