@@ -22,6 +22,7 @@ LAYERS = (
         "hierlstm.settings",
         "hierlstm.registry",
         "hierlstm.records",
+        "hierlstm.tables",
     ),
     ("hierlstm.refusals",),
     ("hierlstm.hardware",),
@@ -52,9 +53,9 @@ TREES = {"hierlstm": LAYERS, "benchmarks": BENCHMARK_LAYERS}  # a tree's top pac
 CONCERNS = ("benchmarks.model", "benchmarks.serving")
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
 # every chart module found by name, so that a new one is checked too.
-PURE = """config settings registry i18n records refusals model.cost model.cudnn model.trace_notes
-model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points backends
-backends.worker backends.dispatch
+PURE = """config settings registry i18n records tables refusals model.cost model.cudnn
+model.trace_notes model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points
+backends backends.worker backends.dispatch
 backends.kernels backends.runners.tensorflow backends.runners.jax backends.runners.torch
 hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
 distributed.distribute distributed.cluster results.diff app.diff_view charts inside
