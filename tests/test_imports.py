@@ -37,6 +37,7 @@ LAYERS = (
     ("hierlstm.backends",),
     ("hierlstm.measure",),
     ("hierlstm.charts",),
+    ("hierlstm.notebook",),
     ("hierlstm.app", "hierlstm.cli"),
     ("hierlstm.__main__",),
 )
@@ -53,7 +54,7 @@ TREES = {"hierlstm": LAYERS, "benchmarks": BENCHMARK_LAYERS}  # a tree's top pac
 CONCERNS = ("benchmarks.model", "benchmarks.serving")
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
 # every chart module found by name, so that a new one is checked too.
-PURE = """config settings registry i18n records tables refusals model.cost model.cudnn
+PURE = """config settings registry i18n records tables notebook refusals model.cost model.cudnn
 model.trace_notes model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points
 backends backends.worker backends.dispatch
 backends.kernels backends.runners.tensorflow backends.runners.jax backends.runners.torch
