@@ -107,7 +107,7 @@ $(BACKENDS_STAMP): $(BACKENDS_REQUIREMENTS) | $(RUNTIME)
 	touch $@
 
 # The backends' file is a prerequisite, so a venv made before it installs it once.
-$(DEV): requirements.txt requirements-dev.txt $(REQUIREMENTS) $(BACKENDS_REQUIREMENTS) | $(BIN)/python
+$(DEV): requirements.txt requirements-dev.txt requirements-notebook.txt $(REQUIREMENTS) $(BACKENDS_REQUIREMENTS) | $(BIN)/python
 	@echo "installing requirements-dev.txt, $(REQUIREMENTS) and $(BACKENDS_REQUIREMENTS): $(WHY)"
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r $(REQUIREMENTS) -r $(BACKENDS_REQUIREMENTS)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hierlstm.config import RunConfig
+from hierlstm.i18n import DEFAULT_LANGUAGE, t
+from hierlstm.tables import Shown, Table, headed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -299,10 +301,32 @@ class CompareEntry:
     pid: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class CompareResult:
+# What a comparison's table shows of each row (the Benchmark page's table has every column).
+COMPARE_TABLE_COLUMNS = (
+    "variant",
+    "backend",
+    "status",
+    "median_s",
+    "p10_s",
+    "p90_s",
+    "iqr_s",
+    "noisy",
+    "speedup_vs_baseline",
+    "speedup_p10",
+    "speedup_p90",
+    "first_call_s",
+    "samples_per_s",
+    "kernel",
+    "device",
+    "error",
+)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class CompareResult(Shown):
     """Several configs timed in interleaved rounds: one entry per config, in the order given;
-    entry `baseline` is the one every speed-up divides."""
+    entry `baseline` is the one every speed-up divides. A notebook shows it as a table, a row
+    per config in the Benchmark page's columns and words (`show("zh")`: in Chinese)."""
 
     entries: tuple[CompareEntry, ...]
     baseline: int = 0
@@ -327,3 +351,12 @@ class CompareResult:
         import pandas as pd
 
         return pd.DataFrame(rows)
+
+    def table(self, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+        """`to_frame()`'s `COMPARE_TABLE_COLUMNS`, headed in `lang` (times in seconds)."""
+        return headed(self.to_frame().reindex(columns=list(COMPARE_TABLE_COLUMNS)), lang)
+
+    def tables(self, lang: str = DEFAULT_LANGUAGE) -> list[Table]:
+        baseline = self.entries[self.baseline].result.config.variant if self.entries else ""
+        note = t("chart.speedup.title", lang, baseline=baseline)
+        return [Table(t("bench.compared", lang), self.table(lang), (note,))]

@@ -202,3 +202,35 @@ def __getattr__(name: str):
 def is_report(text: str) -> bool:
     """A benchmark's report: its "## " header first, and at least one markdown table."""
     return text.startswith("## ") and re.search(r"^\|---\|", text, re.M) is not None
+
+
+def html_tables(html: str) -> list[list[list[str]]]:
+    """The tables of an HTML page or fragment (a notebook's `_repr_html_`), each a list of rows,
+    the header row first, each row its cells' text."""
+    from html.parser import HTMLParser
+
+    class Reader(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tables, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.tables.append([])
+            elif tag == "tr":
+                self.tables[-1].append([])
+            elif tag in ("td", "th"):
+                self.cell = []
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th"):
+                self.tables[-1][-1].append("".join(self.cell).strip())
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
+    reader = Reader()
+    reader.feed(html)
+    return reader.tables

@@ -28,6 +28,7 @@ SLOWEST_FIRST = (
     "tests/model/test_variants.py",  # 26
     "tests/profiling/test_timeline.py",  # 26
     "tests/benchmarks/test_classroom.py",  # 17 (measured alone)
+    "tests/test_tour.py",  # 16 (measured alone: a Jupyter kernel runs docs/tour.ipynb)
     "tests/app/test_yours_page.py",  # 13 (one process, 2026-12-03)
 )
 

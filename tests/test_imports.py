@@ -22,6 +22,7 @@ LAYERS = (
         "hierlstm.settings",
         "hierlstm.registry",
         "hierlstm.records",
+        "hierlstm.tables",
     ),
     ("hierlstm.refusals",),
     ("hierlstm.hardware",),
@@ -36,6 +37,7 @@ LAYERS = (
     ("hierlstm.backends",),
     ("hierlstm.measure",),
     ("hierlstm.charts",),
+    ("hierlstm.notebook",),
     ("hierlstm.app", "hierlstm.cli"),
     ("hierlstm.__main__",),
 )
@@ -52,9 +54,9 @@ TREES = {"hierlstm": LAYERS, "benchmarks": BENCHMARK_LAYERS}  # a tree's top pac
 CONCERNS = ("benchmarks.model", "benchmarks.serving")
 # Modules that import neither TensorFlow, Keras nor Streamlit, each checked in a fresh process;
 # every chart module found by name, so that a new one is checked too.
-PURE = """config settings registry i18n records refusals model.cost model.cudnn model.trace_notes
-model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points backends
-backends.worker backends.dispatch
+PURE = """config settings registry i18n records tables notebook refusals model.cost model.cudnn
+model.trace_notes model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points
+backends backends.worker backends.dispatch
 backends.kernels backends.runners.tensorflow backends.runners.jax backends.runners.torch
 hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
 distributed.distribute distributed.cluster results.diff app.diff_view charts inside
@@ -272,7 +274,8 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
     exported = importlib.import_module(package)
     exports = lazy_exports(MODULES[package])
-    assert sorted(dir(exported)) == sorted(exports)
+    modules = getattr(exported, "MODULES", ())  # a package's modules it names (charts')
+    assert sorted(dir(exported)) == sorted([*exports, *modules])
     for name, module in exports.items():
         assert getattr(exported, name) is getattr(
             importlib.import_module(f"{package}.{module}"), name
@@ -283,4 +286,5 @@ def test_every_lazy_export_is_the_object_its_module_defines(package):
 
 def test_the_concern_packages_are_there():
     concerns = ("admission", "distributed", "hardware", "inside", "profiling", "timing", "yours")
-    assert PACKAGES_WITH_EXPORTS == ["hierlstm", *(f"hierlstm.{concern}" for concern in concerns)]
+    with_exports = ["hierlstm", "hierlstm.charts", *(f"hierlstm.{name}" for name in concerns)]
+    assert PACKAGES_WITH_EXPORTS == sorted(with_exports)

@@ -46,7 +46,7 @@ def fresh_copy(tmp_path: Path) -> Path:
     depend on the venv of the checkout running the tests (a `make test` has made it)."""
     copy = tmp_path / "clone"
     copy.mkdir()
-    requirements = ("", "-dev", "-gpu", "-backends", "-backends-gpu")
+    requirements = ("", "-dev", "-notebook", "-gpu", "-backends", "-backends-gpu")
     for name in ["Makefile", *(f"requirements{kind}.txt" for kind in requirements)]:
         shutil.copy(ROOT / name, copy / name)
     shutil.copytree(ROOT / "scripts", copy / "scripts")

@@ -1,5 +1,6 @@
-"""Small display helpers shared by the pages: a chart with its CSV, a keyed table, the shape
-trace as a table, the LSTM kernel each LSTM ran, the source code that runs, times as text."""
+"""Small display helpers shared by the pages: a chart with its CSV, a keyed table, tables headed
+in the session's language (built by `hierlstm.tables`, which notebooks share), the LSTM kernel
+each LSTM ran, the source code that runs, times as text."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from hierlstm import tables
 from hierlstm.app.caches import model_lstms
 from hierlstm.app.devices import cached_device_report
 from hierlstm.app.state import label, language, text
 from hierlstm.i18n import MESSAGES
 from hierlstm.model import cudnn, trace_notes
-from hierlstm.model.trace_notes import shape_text
 from hierlstm.records import BenchResult
 from hierlstm.registry import BACKEND_RECORDS
 
@@ -136,43 +137,19 @@ def table(frame: pd.DataFrame, key: str, static: bool = False, **options) -> Non
 def named(rows, prefix: str) -> pd.DataFrame:
     """A table of `rows` (dicts, or a frame) whose headers are the catalogue's `prefix` +
     column, in the session's language."""
-    return pd.DataFrame(rows).rename(columns=lambda name: text(prefix + name))
+    return tables.named(rows, prefix, language())
 
 
 def headed(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy whose headers are its columns' names in the catalogue (`column.*`), in the
     session's language; a column the catalogue does not name keeps its own."""
-    names = {name: text(f"column.{name}") for name in frame.columns if f"column.{name}" in MESSAGES}
-    return frame.rename(columns=names)
+    return tables.headed(frame, language())
 
 
 def step_note(step) -> str:
     """The step's one-line explanation in the session's language: its catalogue message, filled
     with the values the trace computed."""
     return trace_notes.step_note(step, language())
-
-
-def trace_table(steps) -> pd.DataFrame:
-    """One row per step: symbolic beside concrete shape, axes, note, calls, params, FLOPs,
-    bytes."""
-    rows = [
-        {
-            "step": ("    └ " if step.depth else "") + step.path,
-            "layer": step.layer,
-            "symbolic": shape_text(step.symbolic_shape),
-            "concrete": shape_text(step.concrete_shape),
-            "axes": " · ".join(
-                " × ".join(text("axis." + part) for part in axis.split("*")) for axis in step.axes
-            ),
-            "note": step_note(step),
-            "calls": step.calls,
-            "params": step.params,
-            "mflops": round(step.flops / 1e6, 3),
-            "kib": round(step.output_bytes / 1024, 1),
-        }
-        for step in steps
-    ]
-    return named(rows, "trace.col.")
 
 
 def related_sources(function) -> list[tuple[str, str]]:
@@ -207,11 +184,3 @@ def format_ms(seconds: float) -> str:
         return "—"
     ms = seconds * 1e3
     return f"{ms:,.0f} ms" if ms >= 1000 else f"{ms:.3g} ms"
-
-
-def in_ms(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy for a table: every `*_s` column (seconds) as `*_ms`, in milliseconds."""
-    seconds = [name for name in frame.columns if name.endswith("_s")]
-    shown = frame.copy()
-    shown[seconds] = shown[seconds] * 1e3
-    return shown.rename(columns={name: name.removesuffix("_s") + "_ms" for name in seconds})

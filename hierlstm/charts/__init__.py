@@ -1,21 +1,36 @@
-"""The charts, without Streamlit: frames and records in, plotly figures out, titled in English or
-Chinese, for the app's pages and for Python (a notebook: `from hierlstm import charts`, then
-`charts.bars.latency_figure(frame, "en")`). A module a kind of chart, each loaded when first read:
-`axis_flow` (the Shape trace's axes), `bars` (a benchmark's times), `profile` (a profile's
-layers, timeline and memory), `scaling` (sweeps and replicas), `training` (a training step's
-phases and memory), `values` (every layer's values), `whatif` (a change from the untouched run,
-the trained prediction, the map of the hidden states), `style` (the house style they share)."""
+"""The app's charts, without Streamlit, for its pages and for Python (a notebook): records and
+frames in, plotly figures out, titled in English ("en") or Chinese ("zh"). The figures a reader
+asks for first are names of the package (`charts.axis_flow_figure(trace)`); every figure is in
+the module of its kind, each loaded when first read: `axis_flow` (the Shape trace's axes), `bars`
+(a benchmark's times), `profile` (a profile's layers, timeline and memory), `scaling` (sweeps and
+replicas), `training` (a training step's phases and memory), `values` (every layer's values, the
+agreement grid, the learning curves), `whatif` (a change from the untouched run, the trained
+prediction, the map of the hidden states), `style` (the house style they share)."""
 
 import importlib
 
+from hierlstm._lazy import lazy_exports
+
 MODULES = ("axis_flow", "bars", "profile", "scaling", "style", "training", "values", "whatif")
+EXPORTS = {
+    "axis_flow_figure": "axis_flow",  # where each axis goes: a trace
+    "latency_figure": "bars",  # time with its spread: a comparison
+    "speedup_figure": "bars",
+    "scaling_figure": "scaling",  # a sweep, the crossings marked
+    "crossovers": "scaling",
+    "values_figures": "values",  # every layer's heatmaps, (t, s) framed
+    "agreement_figure": "values",  # the variants against the oracle
+    "learning_figure": "values",  # a learning run's curves
+    "curve_figure": "values",
+}
+_exported, _listed = lazy_exports(__name__, EXPORTS)
 
 
 def __getattr__(name: str):
-    if name not in MODULES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return importlib.import_module(f"{__name__}.{name}")
+    if name in MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    return _exported(name)
 
 
 def __dir__() -> list[str]:
-    return list(MODULES)
+    return sorted([*MODULES, *_listed()])

@@ -35,6 +35,18 @@ def axis_flow_figure(steps, lang: str = "en", title: str | None = None) -> go.Fi
     x: the steps in order; y: the axis's position in that step's shape (first axis on top).
     A band that changes position moves (Permute); two bands that meet are folded into one axis
     (batch*time); a band that ends is consumed (the LSTM reads the height and channels).
+
+    Args:
+        steps: `hierlstm.trace_shapes(config)`'s trace (any `TraceStep`s).
+        lang: "en" or "zh".
+        title: the figure's title; by default the catalogue's.
+
+    Returns:
+        A plotly figure, one band (trace) per axis present: batch, time, height, channels,
+        units.
+
+    Example:
+        `axis_flow_figure(trace_shapes(RunConfig(variant="folded")), "zh").show()`.
     """
     top = [step for step in steps if step.depth == 0]
     figure = go.Figure()

@@ -76,17 +76,51 @@ def _bars(frame, column, lang, chart, spread=None, label_column="variant", scale
     return apply_layout(figure, title, x_title, y_title, showlegend=False)
 
 
+def _frame(compared) -> pd.DataFrame:
+    """A comparison's frame: `CompareResult.to_frame()`, or a frame of its rows as it is."""
+    return compared.to_frame() if hasattr(compared, "to_frame") else compared
+
+
 def latency_figure(
-    frame: pd.DataFrame, lang: str = "en", label_column: str = "variant", task: str = "inference"
-):
-    """Median time per forward pass (or per training step) with p10-p90 bars, one bar per row."""
+    frame, lang: str = "en", label_column: str = "variant", task: str = "inference"
+) -> go.Figure:
+    """Median time per forward pass (or per training step) with its p10-p90 spread, a bar per
+    config.
+
+    Args:
+        frame: a comparison (`hierlstm.timing.compare`'s `CompareResult`) or its `to_frame()`
+            (any frame with variant, median_s, p10_s, p90_s and status).
+        lang: "en" or "zh".
+        label_column: the column naming each bar.
+        task: "training" titles it per training step.
+
+    Returns:
+        A plotly bar chart in milliseconds, one colour a variant, one pattern a backend.
+
+    Example:
+        `latency_figure(compare([config, config.replace(variant="nested")], timing))`.
+    """
+    frame = _frame(frame)
     suffix = ".training" if task == "training" else ""
     spread = ("p10_s", "p90_s")
     return _bars(frame, "median_s", lang, "latency", spread, label_column, 1e3, suffix=suffix)
 
 
-def speedup_figure(frame: pd.DataFrame, baseline: str, lang: str = "en") -> go.Figure:
-    """Paired speed-up against the baseline (median of per-round ratios, p10-p90 bars)."""
+def speedup_figure(frame, baseline: str | None = None, lang: str = "en") -> go.Figure:
+    """Paired speed-up against the baseline: the median over rounds of baseline time / its
+    time, with p10-p90 bars.
+
+    Args:
+        frame: a comparison (`CompareResult`) or its `to_frame()`.
+        baseline: its name in the title; by default the baseline row's variant.
+        lang: "en" or "zh".
+
+    Returns:
+        A plotly bar chart, a dotted line at 1 (as fast as the baseline).
+    """
+    frame = _frame(frame)
+    if baseline is None:
+        baseline = str(frame.loc[frame["is_baseline"], "variant"].iloc[0])
     spread = ("speedup_p10", "speedup_p90")
     figure = _bars(frame, "speedup_vs_baseline", lang, "speedup", spread, baseline=baseline)
     figure.add_hline(y=1.0, line_dash="dot", line_color="#999999")

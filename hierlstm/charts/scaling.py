@@ -65,7 +65,19 @@ def crossovers(sweep_frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_figure(sweep_frame: pd.DataFrame, axis: str, lang: str = "en") -> go.Figure:
-    """Median latency against time steps or batch size, log-log, crossings marked."""
+    """Median latency against time steps or batch size, log-log, with its p10-p90 spread and
+    the crossings marked (`crossovers`).
+
+    Args:
+        sweep_frame: a sweep's points (`hierlstm.timing.sweep`'s, one variant's or several
+            concatenated).
+        axis: the axis swept, "time_steps" or "batch_size".
+        lang: "en" or "zh".
+
+    Returns:
+        A plotly figure: a line per variant (and backend) in milliseconds, an x at each
+        crossing.
+    """
     training = "task" in sweep_frame and (sweep_frame["task"] == "training").all()
     titles = (
         t("chart.scaling.title", lang, axis=t("axis_name." + axis, lang)),

@@ -1,6 +1,7 @@
 """Figures of the values inside the model, no Streamlit: the input spectrogram, every layer's values
 as heatmaps with their axes named, the selected (t, s) marked in each (and its provenance on the
-input), the variants' differences from the oracle, and the learning curves with the chance line."""
+input), the variants' differences from the oracle, and the learning curves with the chance line.
+`values_figures` makes the Inside the tensors page's figures at once, for it and for a notebook."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from hierlstm.charts.style import apply_layout
-from hierlstm.i18n import t
+from hierlstm.config import RunConfig
+from hierlstm.i18n import DEFAULT_LANGUAGE, t
+from hierlstm.inside.provenance import pooled_rows, receptive_field
 
 MARK = {"color": "#D55E00", "width": 2}  # the selected (t, s), in every view
 FIELD = {"color": "#D55E00", "width": 2, "dash": "dot"}  # its provenance on the input
@@ -185,17 +188,117 @@ def summary_figure(values: np.ndarray, lang: str, time_step: int) -> go.Figure:
     return apply_layout(figure, title, x_title, y_title, height=340)
 
 
+def input_field(config: RunConfig, selected) -> np.ndarray:
+    """(height, time) bool: the input cells that reach the selected (t, s) of `config`'s model."""
+    time_step, row = selected
+    return receptive_field(
+        time_step,
+        row,
+        height=config.height,
+        time_steps=config.time_steps,
+        pool_height=config.pool_height,
+        kernel_size=config.kernel_size,
+    )
+
+
+def _one_example(values: dict) -> dict:
+    """`layer_values`' arrays at the batch's first example; one example's values as they are."""
+    if values["summary"].ndim == 3:  # (batch, time, inner units)
+        return {name: value[0] for name, value in values.items()}
+    return values
+
+
+def values_figures(
+    config: RunConfig, picture: np.ndarray, values: dict, selected=(0, 0), lang=DEFAULT_LANGUAGE
+) -> dict[str, go.Figure]:
+    """Every figure of the Inside the tensors page, the selected (t, s) framed in each.
+
+    Args:
+        config: the model's geometry (height, pool height, kernel size, time steps).
+        picture: the input, (height, time), e.g. `hierlstm.inside.sound_input("chirp", 36, 12)`.
+        values: `hierlstm.inside.layer_values(config, params, picture[None, :, :, None])` (its
+            batch's first example is drawn), or one example's values.
+        selected: (t, s), the outer time step and the inner step (a pooled row).
+        lang: "en" or "zh".
+
+    Returns:
+        {name: figure} in the order the tensor flows: "input" (its provenance framed), "conv",
+        "pool" (a panel a channel), "permute" (the sub-sequence at t), "inner" (the inner LSTM's
+        gates and states at t), "summary", "outer" (the outer LSTM's).
+
+    Example:
+        `values_figures(config, picture, values, (3, 5))["inner"].show()` in a notebook.
+    """
+    values = _one_example(values)
+    time_step, row = selected
+    conv = pooled_rows(row, config.pool_height)
+    inner = {name: values[f"inner_{name}"][time_step] for name in GATE_SCALES}
+    return {
+        "input": input_figure(picture, lang, selected, input_field(config, selected)),
+        "conv": maps_figure(
+            values["conv"],
+            t("inside.fig.conv", lang),
+            t("inside.axis.height", lang),
+            lang,
+            (time_step, time_step, conv.start, conv.stop - 1),
+        ),
+        "pool": maps_figure(
+            values["pool"],
+            t("inside.fig.pool", lang, pool=config.pool_height),
+            t("inside.axis.pooled", lang),
+            lang,
+            (time_step, time_step, row, row),
+        ),
+        "permute": sequence_figure(values["permute"][time_step], lang, selected),
+        "inner": lstm_figure(
+            inner,
+            t("inside.fig.inner", lang, t=time_step, steps=config.pooled_height, s=row),
+            t("inside.axis.inner_step", lang),
+            lang,
+            row,
+        ),
+        "summary": summary_figure(values["summary"], lang, time_step),
+        "outer": lstm_figure(
+            {name: values[f"outer_{name}"] for name in GATE_SCALES},
+            t("inside.fig.outer", lang, t=time_step),
+            t("inside.axis.time", lang),
+            lang,
+            time_step,
+        ),
+    }
+
+
 FLOOR = 1e-12  # an exact zero difference, drawn as the floor of the log scale
 # light for no difference, dark for a large one: written out, so no theme replaces it
 DIFFERENCE_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"]]
 DIFFERENCE_SCALE += [[0.875, "#d94801"], [1.0, "#7f2704"]]
 
 
-def agreement_figure(differences: dict, outputs: tuple, lang: str, precision: str) -> go.Figure:
-    """One row per variant, one column per layer output: log10 |variant - oracle| (`differences`
-    {variant: {output: array}} shaped as the oracle's), reduced to 2-D by the largest over
-    channels; a variant without that output as a layer of its own shows none."""
+def agreement_figure(
+    differences: dict,
+    outputs: tuple | None = None,
+    lang: str = DEFAULT_LANGUAGE,
+    precision: str = "float32",
+) -> go.Figure:
+    """The agreement grid: one row per variant, one column per layer output, log10 |variant -
+    oracle| over (rows or units, time), the largest over channels; a variant without that
+    output as a layer of its own shows none.
+
+    Args:
+        differences: {variant: {output: |difference|}}, each variant's
+            `hierlstm.inside.variant_differences(config, params, x, oracle)`.
+        outputs: the columns, in order; by default every output any variant has, in the order
+            the tensor flows.
+        lang: "en" or "zh".
+        precision: the precision the variants ran at, for the title.
+
+    Returns:
+        A plotly grid of heatmaps on one log colour scale (1e-9 to 1e-1).
+    """
     variants = list(differences)
+    if outputs is None:  # each variant's are in the flow's order: the fullest's first
+        fullest = sorted(differences.values(), key=len, reverse=True)
+        outputs = tuple(dict.fromkeys(output for found in fullest for output in found))
     titles = [
         t(f"inside.agree.{output}", lang) if row == 0 else ""
         for row in range(len(variants))
@@ -252,6 +355,19 @@ def agreement_figure(differences: dict, outputs: tuple, lang: str, precision: st
         },
     )
     return figure
+
+
+def curve_figure(curve, lang: str = DEFAULT_LANGUAGE) -> go.Figure:
+    """The learning curves of a learning run.
+
+    Args:
+        curve: `hierlstm.inside.learn`'s `Curve` (or one it passed to its `on_progress`).
+        lang: "en" or "zh".
+
+    Returns:
+        `learning_figure` of its points, its chance accuracy and its steps.
+    """
+    return learning_figure(curve.points, curve.chance, lang, curve.learning.steps)
 
 
 def learning_figure(points, chance: float, lang: str, total_steps: int) -> go.Figure:

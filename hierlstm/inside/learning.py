@@ -1,6 +1,6 @@
 """A learning run's settings, its data and its curve, without TensorFlow (`learner` trains): the
 task is to say, at every time step, which sound is playing, in sequences of random segments
-(`sounds.sound_sequences`)."""
+(`sounds.sound_sequences`). A notebook shows a `Curve` as a table, a row per measurement."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import dataclasses
 import numpy as np
 
 from hierlstm.config import RunConfig, SettingError, check_whole
+from hierlstm.i18n import DEFAULT_LANGUAGE, t
 from hierlstm.inside.sounds import SOUNDS, sound_sequences
+from hierlstm.tables import Shown, Table, named
 
 # Whole-number settings of a learning run and their bounds, one wording (`config.check_whole`).
 LEARNING_BOUNDS = {"steps": (1, 2000), "train_sequences": (4, 512), "held_out": (4, 512)}
@@ -51,11 +53,12 @@ class Point:
     held_out_accuracy: float
 
 
-@dataclasses.dataclass(frozen=True)
-class Curve:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Curve(Shown):
     """A learning run so far: its points, the accuracy of always guessing the held-out
     sequences' commonest sound (`chance`), the parameters and head now, whether it stopped
-    early."""
+    early. A notebook shows it as a table, a row per measurement, and how it ended
+    (`show("zh")`: in Chinese); `hierlstm.charts.learning_figure` draws it."""
 
     config: RunConfig
     learning: Learning
@@ -68,6 +71,33 @@ class Curve:
     @property
     def done(self) -> bool:
         return self.stopped or (bool(self.points) and self.points[-1].step == self.learning.steps)
+
+    def table(self, lang: str = DEFAULT_LANGUAGE):
+        """A row per measurement: step, loss and accuracy on the training and the held-out
+        sequences, headed in `lang`."""
+        rows = [
+            {
+                "step": point.step,
+                "train_loss": round(point.train_loss, 3),
+                "train_accuracy": f"{point.train_accuracy:.1%}",
+                "held_out_loss": round(point.held_out_loss, 3),
+                "held_out_accuracy": f"{point.held_out_accuracy:.1%}",
+            }
+            for point in self.points
+        ]
+        return named(rows, "inside.col.", lang)
+
+    def tables(self, lang: str = DEFAULT_LANGUAGE) -> list[Table]:
+        steps, notes = self.learning.steps, []
+        last = self.points[-1].step if self.points else 0
+        if self.points:
+            accuracy = self.points[-1].held_out_accuracy
+            done = {"accuracy": accuracy, "step": last, "chance": self.chance}
+            notes.append(t("inside.learn.done", lang, **done))
+        if self.stopped:
+            notes.append(t("inside.learn.stopped", lang, step=last, steps=steps))
+        title = t("inside.fig.learning", lang, step=last, steps=steps)
+        return [Table(title, self.table(lang), tuple(notes))]
 
     def to_dict(self) -> dict:
         return {

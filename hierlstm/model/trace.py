@@ -2,7 +2,8 @@
 layer's stages included: the one walker's steps (`hierlstm.model.walk`: symbolic and concrete
 shapes, parameters, FLOPs, bytes) with each step's axes and note key (`trace_notes`) on top, so
 the Shape trace and "Your model" agree by construction. Under a strategy the concrete numbers are
-one replica's."""
+one replica's. The steps come as a `Trace`, a list that a notebook shows as the Shape trace's
+table."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import dataclasses
 import keras
 
 from hierlstm.config import RunConfig, SettingError, per_replica_batch
+from hierlstm.i18n import DEFAULT_LANGUAGE, t
 from hierlstm.model import trace_notes
 from hierlstm.model.builders import build_model
 from hierlstm.model.shapes import AXES
 from hierlstm.model.trace_notes import step_note
 from hierlstm.model.walk import LayerStep, walk
 from hierlstm.registry import VARIANTS
+from hierlstm.tables import Shown, Table
 
 # The axes of a step inside a wrapper, cell or the fused layer, where not (batch, units).
 STEP_AXES = ("batch", "units")  # a per-time-step call inside a wrapper or cell
@@ -52,14 +55,57 @@ class TraceStep(LayerStep):
         }
 
 
+class Trace(Shown, list):
+    """`trace_shapes`'s answer: its `TraceStep`s as a list, and the config traced (`config`). A
+    notebook shows it as the Shape trace's table, with the totals below it; `show("zh")` in
+    Chinese."""
+
+    def __init__(self, steps=(), config: RunConfig | None = None):
+        super().__init__(steps)
+        self.config = config
+
+    def tables(self, lang: str = DEFAULT_LANGUAGE) -> list[Table]:
+        top = [step for step in self if step.depth == 0]
+        totals = [
+            f"{t('trace.metric.params', lang)} {sum(step.params for step in top):,}",
+            f"{t('trace.metric.flops', lang)} {sum(step.flops for step in top) / 1e9:.3g} GFLOP",
+        ]
+        title = ""
+        if self.config is not None:
+            config = self.config
+            chain = VARIANTS[config.variant].chain(config.pooled_height, config.time_steps)
+            totals.append(f"{t('trace.metric.chain', lang)} {chain:,}")
+            sizes = {"batch": top[0].concrete_shape[0], "time": config.time_steps}
+            title = t("trace.table", lang, variant=config.variant, **sizes)
+        frame = trace_notes.trace_table(self, lang)
+        return [Table(title, frame, (" · ".join(totals),))]
+
+
 def trace_shapes(
     config: RunConfig, model: keras.Model | None = None, replicas: int | None = None
-) -> list[TraceStep]:
-    """One `TraceStep` per layer of `config.variant`'s model, children after their parent: the
-    walk of the model at (batch_size, height, time_steps, 1) with each step's axes and note.
-    Under a strategy the shapes are one replica's and every step carries `replicas`
-    (`config.devices`' count, else the caller's). SettingError if the batch does not split
-    evenly."""
+) -> Trace:
+    """The Shape trace of `config.variant`: one `TraceStep` per layer, children after their
+    parent, the walk of the model at (batch_size, height, time_steps, 1) with each step's axes
+    and note. Under a strategy the shapes are one replica's and every step carries `replicas`
+    (`config.devices`' count, else the caller's).
+
+    Args:
+        config: the variant and its sizes.
+        model: `config`'s model when already built (any batch and time: they are symbolic).
+        replicas: the replicas a strategy splits the batch over, when `config.devices` does
+            not name them.
+
+    Returns:
+        A `Trace` (a list of `TraceStep`s), shown in a notebook as the Shape trace's table.
+
+    Raises:
+        SettingError: the batch does not split evenly over the replicas.
+
+    Example:
+        `trace_shapes(RunConfig(variant="folded", batch_size=4, time_steps=10))[3]` is the
+        permute: concrete shape (4, 10, 12, 16), axes (batch, time, height, channels).
+    """
+    traced = config
     replicas = replicas or _named_replicas(config)
     if config.strategy != "none":
         global_batch = config.batch_size
@@ -70,10 +116,10 @@ def trace_shapes(
     input_shape = (config.batch_size, config.height, config.time_steps, 1)
     steps = [_noted(config, step) for step in walk(model, [input_shape])]
     if replicas == 1:
-        return steps
+        return Trace(steps, traced)
     key, values = trace_notes.replicas_note(config, global_batch, replicas)
     steps[0] = dataclasses.replace(steps[0], note_key=key, note_values=values)
-    return [dataclasses.replace(step, replicas=replicas) for step in steps]
+    return Trace([dataclasses.replace(step, replicas=replicas) for step in steps], traced)
 
 
 def _noted(config: RunConfig, step: LayerStep) -> TraceStep:

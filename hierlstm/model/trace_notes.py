@@ -1,6 +1,6 @@
-"""Trace notes as message keys and values: which catalogue message (`note.<path>` or
-`note.<variant>/<path>`) explains a traced step, the numbers it is filled with (one replica's under
-a strategy), and the note rendered. No TensorFlow, no Streamlit."""
+"""The trace's words: which catalogue message (`note.<path>` or `note.<variant>/<path>`) explains a
+traced step, the numbers it is filled with (one replica's under a strategy), the note rendered, and
+the Shape trace's table (the app's and a notebook's). No TensorFlow, no Streamlit."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import string
 from hierlstm.config import RunConfig
 from hierlstm.i18n import DEFAULT_LANGUAGE, MESSAGES, t
 from hierlstm.registry import VARIANTS
+from hierlstm.tables import named
 
 REPLICAS_KEY = "note.input.replicas"  # the input's note under a strategy: the split, then the input
 
@@ -61,3 +62,31 @@ def replicas_note(config: RunConfig, global_batch: int, replicas: int) -> tuple[
 def step_note(step, lang: str = DEFAULT_LANGUAGE) -> str:
     """The note of a `TraceStep` in `lang`."""
     return t(step.note_key, lang, **step.note_values)
+
+
+def axes_text(axes, lang: str = DEFAULT_LANGUAGE) -> str:
+    """("batch*time", "units") -> "batch × time · units", each axis in `lang`."""
+    return " · ".join(
+        " × ".join(t("axis." + part, lang) for part in axis.split("*")) for axis in axes
+    )
+
+
+def trace_table(steps, lang: str = DEFAULT_LANGUAGE):
+    """The Shape trace's table of `steps` (`TraceStep`s), headed in `lang`: one row per step,
+    symbolic beside concrete shape, axes, note, calls, params, MFLOPs, output KiB."""
+    rows = [
+        {
+            "step": ("    └ " if step.depth else "") + step.path,
+            "layer": step.layer,
+            "symbolic": shape_text(step.symbolic_shape),
+            "concrete": shape_text(step.concrete_shape),
+            "axes": axes_text(step.axes, lang),
+            "note": step_note(step, lang),
+            "calls": step.calls,
+            "params": step.params,
+            "mflops": round(step.flops / 1e6, 3),
+            "kib": round(step.output_bytes / 1024, 1),
+        }
+        for step in steps
+    ]
+    return named(rows, "trace.col.", lang)

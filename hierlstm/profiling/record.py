@@ -1,7 +1,8 @@
 """A profile as a record, whichever backend's profiler made it (`ProfileResult`), and the folders
 its captures go to: by default a new one under the data folder's profiles/, of which only the newest
-HIERLSTM_KEEP_PROFILES (100) are kept, so a long-running server does not fill its disk. No
-TensorFlow."""
+HIERLSTM_KEEP_PROFILES (100) are kept, so a long-running server does not fill its disk. A
+notebook shows a profile as the Profile page's tables: its op types, threads and streams, and a
+device's kernels. No TensorFlow."""
 
 from __future__ import annotations
 
@@ -18,19 +19,28 @@ import pandas as pd
 
 from hierlstm import settings
 from hierlstm.config import RunConfig, data_folder, default_logdir
+from hierlstm.i18n import DEFAULT_LANGUAGE, MESSAGES, t
 from hierlstm.model.cost import memory_parts
 from hierlstm.refusals import Refusal, refusal_of
+from hierlstm.tables import Shown, Table, in_ms, named
 
 OUTSIDE = "outside any layer"  # the layers' row for op time no layer's name scope holds
 TENSORFLOW_ATTRIBUTION = "per op and per layer"
 _log = logging.getLogger(__name__)
 # default_logdir's names (a JAX or torch capture's, the app's and the CLI's, end in its backend)
 _CAPTURE = re.compile(r"^\d{8}T\d{6}_\d{6}Z-[a-z0-9_]+-(inference|training)(-[a-z]+)?$")
+TOP_OP_TYPES = 12  # the op types a profile's table shows, the most time first
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ProfileResult:
-    """One profiled run; times are seconds per step.
+def suffixed(key: str, backend: str) -> str:
+    """`key`.jax or `key`.torch, the backend's own wording, where the catalogue has one."""
+    return f"{key}.{backend}" if f"{key}.{backend}" in MESSAGES else key
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class ProfileResult(Shown):
+    """One profiled run; times are seconds per step. A notebook shows it as the Profile page's
+    tables (`show("zh")`: in Chinese).
 
     layers: layer, type, time_s, ops, share (TensorFlow's also host_s, device_s), the model's
     top-level layers in order then `OUTSIDE`; empty on torch. op_types: type, time_s, ops, share.
@@ -79,6 +89,37 @@ class ProfileResult:
             return "", 0.0
         row = table.loc[table["time_s"].idxmax()]
         return str(row[key]), float(row["share"])
+
+    def op_table(self, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+        """The `TOP_OP_TYPES` op types with the most time: ms and ops per step, share."""
+        return named(in_ms(self.op_types.head(TOP_OP_TYPES)), "profile.column.", lang)
+
+    def line_table(self, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+        """Each thread or stream: op ms and busy ms per step (none on a backend without)."""
+        return named(in_ms(self.lines), "profile.column.", lang)
+
+    def device_kernel_table(self, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+        """The kernels that ran on a device, per layer (none on a CPU)."""
+        return named(in_ms(self.kernels), "profile.column.", lang)
+
+    def summary(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """Op time per step, its share of the profiled step, the time outside any layer."""
+        return t(
+            suffixed("profile.summary", self.config.backend),
+            lang,
+            op=self.op_s * 1e3,
+            share=self.op_s / self.profiled_step_s,
+            outside=self.outside_s * 1e3,
+            device=self.device,
+        )
+
+    def tables(self, lang: str = DEFAULT_LANGUAGE) -> list[Table]:
+        shown = [Table(t("profile.ops", lang), self.op_table(lang), (self.summary(lang),))]
+        if not self.lines.empty:
+            shown.append(Table(t("profile.lines", lang), self.line_table(lang)))
+        if not self.kernels.empty:
+            shown.append(Table(t("profile.kernels", lang), self.device_kernel_table(lang)))
+        return shown
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (the CLI's `profile --json` document, under "profile")."""

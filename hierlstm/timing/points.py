@@ -1,7 +1,8 @@
 """A sweep's points: one config measured at each value of an axis (time steps, batch size), a
 row each, status first. The one loop of every sweep, here (`sweeps.sweep`) and in the backends'
 workers (`hierlstm.measure`), so a value the config refuses is treated one way: a "failed" row
-saying why, and the sweep goes on. No TensorFlow."""
+saying why, and the sweep goes on. The points come as a `SweepFrame`, which a notebook shows as
+the Scaling page's table. No TensorFlow."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from collections.abc import Callable, Iterable
 import pandas as pd
 
 from hierlstm.config import SWEEP_AXES, RunConfig, SettingError
+from hierlstm.i18n import DEFAULT_LANGUAGE, t
 from hierlstm.records import COLUMN_KINDS, ROW_COLUMNS, BenchResult
+from hierlstm.tables import Shown, Table, headed
 from hierlstm.timing.basics import Progress, no_progress, scaled_progress
 
 _MAX_ERROR_CHARS = 300
@@ -24,6 +27,19 @@ _SWEEP_COLUMNS = (
     "error",
     *(column for column in ROW_COLUMNS if column not in ("variant", "status", "error")),
 )
+# What a sweep's table shows of each point (the frame keeps every column).
+SWEEP_TABLE_COLUMNS = (
+    "variant",
+    "backend",
+    "value",
+    "status",
+    "median_s",
+    "p10_s",
+    "p90_s",
+    "samples_per_s",
+    "kernel",
+    "error",
+)
 # What a rejected value, which has no config to measure, holds in each column of its kind.
 _NO_VALUE = {"float": math.nan, "int": math.nan, "bool": math.nan, "text": ""}
 
@@ -34,6 +50,27 @@ def _sweep_row(variant: str, axis: str, value, result: BenchResult | None, error
         missing = {column: _NO_VALUE[kind] for column, kind in COLUMN_KINDS.items()}
         return {**missing, **point, "status": "failed", "error": error}
     return {**result.to_row(), **point}
+
+
+def sweep_table(frame: pd.DataFrame, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+    """A sweep's points (`sweep_points`' columns, one variant's or several's) as the Scaling
+    page's table: `SWEEP_TABLE_COLUMNS`, headed in `lang`, the value headed by its axis."""
+    shown = frame.reindex(columns=list(SWEEP_TABLE_COLUMNS))
+    axes = set(frame["axis"]) if "axis" in frame else set()
+    if len(axes) == 1:
+        shown = shown.rename(columns={"value": t("axis_name." + axes.pop(), lang)})
+    return headed(shown, lang)
+
+
+class SweepFrame(Shown, pd.DataFrame):
+    """`sweep_points`' answer: a DataFrame with every column, which a notebook shows as the
+    Scaling page's table (`SWEEP_TABLE_COLUMNS`; `show("zh")`: in Chinese). What is made from
+    it (a selection, a copy, a concatenation) is a plain DataFrame."""
+
+    def tables(self, lang: str = DEFAULT_LANGUAGE) -> list[Table]:
+        axes = set(self["axis"])
+        axis = t("axis_name." + axes.pop(), lang) if len(axes) == 1 else ""
+        return [Table(t("scaling.table", lang, axis=axis), sweep_table(self, lang))]
 
 
 def setting_line(error: ValueError) -> str:
@@ -73,4 +110,4 @@ def sweep_points(
         if on_point is not None:
             on_point(result)
         rows.append(_sweep_row(config.variant, axis, value, result))
-    return pd.DataFrame(rows, columns=list(_SWEEP_COLUMNS))
+    return SweepFrame(rows, columns=list(_SWEEP_COLUMNS))

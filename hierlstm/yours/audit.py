@@ -2,7 +2,8 @@
 inside Bidirectional, TimeDistributed and nested models too) with the kernel a GPU would run per
 Keras backend and the first reason when it is not cuDNN, the project's one rule per backend
 (`hierlstm.model.cudnn.layer_refusal`) read from the layer's own arguments; the pitfalls beside it;
-what the rewrite can fix and what only a changed argument can (`suggestions`)."""
+what the rewrite can fix and what only a changed argument can (`suggestions`). A notebook shows an
+`Audit` as the Your model page's tables."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import dataclasses
 
 import keras
 
-from hierlstm.i18n import t
+from hierlstm.i18n import DEFAULT_LANGUAGE, t
 from hierlstm.model.cudnn import RecurrentFacts, layer_refusal
 from hierlstm.model.walk import LayerStep
-from hierlstm.registry import BACKENDS  # Keras's three, one rule each
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS  # Keras's three, one rule each
+from hierlstm.tables import Shown, Table
 from hierlstm.yours.walk import default_size, free_dimensions, input_shapes, trace_layers
 
 # A reason only a changed argument fixes, and the suggestion that names what it changes.
@@ -77,10 +79,12 @@ class Message:
         return {"key": self.key, "values": dict(self.values), "text": self.text(lang)}
 
 
-@dataclasses.dataclass(frozen=True)
-class Audit:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Audit(Shown):
     """`hierlstm.audit(model, sizes)`: the trace, the recurrent layers' kernels, the pitfalls,
-    the suggestions and the notes, at the sizes given for the model's None dimensions."""
+    the suggestions and the notes, at the sizes given for the model's None dimensions. A
+    notebook shows it as two tables, every layer and the recurrent layers' kernels per backend
+    with the pitfalls and suggestions below (`show("zh")`: in Chinese)."""
 
     model_name: str
     sizes: dict[str, int]
@@ -117,6 +121,67 @@ class Audit:
             "suggestions": [m.to_dict(lang) for m in self.suggestions],
             "notes": [m.to_dict(lang) for m in self.notes],
         }
+
+    def layer_table(self, lang: str = DEFAULT_LANGUAGE):
+        """Every layer, wrappers' and cells' insides indented: class, symbolic and concrete
+        shape, parameters, FLOPs ("-" where no formula counts them), headed in `lang`."""
+        import pandas as pd
+
+        rows = [
+            {
+                t("yours.col.layer", lang): "   " * (step.depth - 1)
+                + "↳ " * bool(step.depth)
+                + step.path,
+                t("yours.col.class", lang): step.layer,
+                t("yours.col.symbolic", lang): str(step.symbolic_shape),
+                t("yours.col.concrete", lang): str(step.concrete_shape),
+                t("yours.col.params", lang): f"{step.params:,}",
+                t("yours.col.flops", lang): "-" if step.flops is None else f"{step.flops:,}",
+            }
+            for step in self.steps
+        ]
+        return pd.DataFrame(rows)
+
+    def kernel_table(self, lang: str = DEFAULT_LANGUAGE, verification=None):
+        """A row per recurrent layer and backend: the kernel a GPU runs and why, headed in
+        `lang`; with a `hierlstm.yours.verify.Verification`, also whether the graph traced here
+        (TensorFlow's) agrees."""
+        import pandas as pd
+
+        agrees = {check.path: check.agrees for check in verification.layers} if verification else {}
+        rows = []
+        for row in self.recurrent:
+            for backend, kernel in row.kernels.items():
+                cells = {
+                    t("yours.col.layer", lang): row.path,
+                    t("yours.col.class", lang): row.layer,
+                    t("yours.col.backend", lang): backend,
+                    t("yours.col.kernel", lang): kernel.kernel,
+                }
+                if verification is not None:
+                    verified = ""
+                    if BACKEND_RECORDS[backend].in_process:  # the graph traced here
+                        verified = "yours.verified.yes" if agrees[row.path] else "yours.verified.no"
+                    cells[t("yours.col.verified", lang)] = t(verified, lang) if verified else ""
+                cells[t("yours.col.why", lang)] = kernel.text(lang)
+                rows.append(cells)
+        return pd.DataFrame(rows)
+
+    def tables(self, lang: str = DEFAULT_LANGUAGE) -> list[Table]:
+        uncounted = (t("yours.uncounted", lang, layers=", ".join(self.uncounted)),)
+        messages = (*self.notes, *self.pitfalls, *self.suggestions)
+        return [
+            Table(
+                t("yours.layers", lang, name=self.model_name),
+                self.layer_table(lang),
+                uncounted if self.uncounted else (),
+            ),
+            Table(
+                t("yours.audit", lang),
+                self.kernel_table(lang),
+                tuple(message.text(lang) for message in messages),
+            ),
+        ]
 
 
 def _name(function) -> str:

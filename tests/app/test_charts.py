@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from factories import make_compare, make_result
 
 from hierlstm import charts
 from hierlstm.config import RunConfig
@@ -437,3 +438,14 @@ def test_sweeps_of_several_backends_are_one_curve_each_dashed_by_backend():
     assert list(bars.marker.pattern.shape) == [PATTERNS[b] for _, b in PAIRS]
     assert list(bars.marker.color) == [charts.style.variant_color(v) for v, _ in PAIRS]
     assert charts.scaling.crossovers(backends_sweep()).empty  # parallel lines never cross
+
+
+def test_a_comparison_s_figures_take_the_record_itself():
+    nested = make_result(config_changes={"variant": "nested"}, step_changes={"median": 0.025})
+    compared = make_compare([nested, make_result()], [1.0, 2.0])
+    latency = charts.latency_figure(compared)
+    assert list(latency.data[0].x) == ["nested", "folded"]
+    assert list(latency.data[0].y) == pytest.approx([25.0, 12.5])
+    speedup = charts.speedup_figure(compared)
+    assert speedup.layout.title.text == t("chart.speedup.title", "en", baseline="nested")
+    assert list(speedup.data[0].y) == [1.0, 2.0]

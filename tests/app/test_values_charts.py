@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hierlstm import charts
-from hierlstm.i18n import LANGUAGES
+from hierlstm.i18n import LANGUAGES, t
 from hierlstm.inside.learning import Point
 
 RNG = np.random.default_rng(0)
@@ -80,3 +80,45 @@ def test_the_agreement_grid_labels_every_variants_row_and_leaves_missing_outputs
     assert [title for title in axis_titles(figure, "yaxis") if title] == ["folded", "fused"]
     blank = [trace for trace in figure.data if trace.z is not None and trace.z[0][0] is None]
     assert len(blank) == 1
+
+
+def test_the_page_s_figures_come_at_once_with_t_and_s_framed_in_each():
+    from hierlstm.config import RunConfig
+
+    config = RunConfig(height=HEIGHT, pool_height=3, time_steps=TIME, filters=CHANNELS)
+    shapes = {"conv": (HEIGHT, TIME, CHANNELS), "pool": (ROWS, TIME, CHANNELS)}
+    shapes |= {"permute": (TIME, ROWS, CHANNELS), "summary": (TIME, UNITS)}
+    shapes |= {f"inner_{name}": (TIME, ROWS, UNITS) for name in charts.values.GATE_SCALES}
+    shapes |= {f"outer_{name}": (TIME, UNITS) for name in charts.values.GATE_SCALES}
+    values = {name: RNG.uniform(-1, 1, (1, *shape)) for name, shape in shapes.items()}  # batch 1
+    picture = RNG.random((HEIGHT, TIME))
+    shown = charts.values_figures(config, picture, values, (3, 1), "zh")
+    assert list(shown) == ["input", "conv", "pool", "permute", "inner", "summary", "outer"]
+    cells = int(charts.values.input_field(config, (3, 1)).sum())
+    assert shown["input"].layout.title.text == t("inside.fig.input", "zh", t=3, s=1, cells=cells)
+    conv_box = shown["conv"].layout.shapes[0]
+    assert (conv_box.x0, conv_box.x1, conv_box.y0, conv_box.y1) == (2.5, 3.5, 2.5, 5.5)  # rows 3-5
+    assert shown["inner"].layout.title.text.startswith("外层时间步 t = 3")
+    one = {name: value[0] for name, value in values.items()}  # one example's values: the same
+    again = charts.values_figures(config, picture, one, (3, 1), "zh")
+    assert again["pool"].to_dict() == shown["pool"].to_dict()
+
+
+def test_the_agreement_grid_takes_every_output_in_the_order_the_tensor_flows():
+    summary, output = (RNG.random((1, TIME, UNITS)) for _ in range(2))
+    differences = {"nested": {"output": output}, "folded": {"summary": summary, "output": output}}
+    figure = charts.agreement_figure(differences)
+    titles = [annotation.text for annotation in figure.layout.annotations[:2]]
+    assert titles == [t("inside.agree.summary"), t("inside.agree.output")]
+    assert "float32" in figure.layout.title.text
+
+
+def test_a_learning_run_s_curve_is_drawn_from_its_record():
+    from hierlstm.config import RunConfig
+    from hierlstm.inside.learning import Curve, Learning
+
+    points = (Point(0, 1.6, 0.2, 1.6, 0.2), Point(5, 1.0, 0.6, 1.2, 0.5))
+    curve = Curve(RunConfig(), Learning(steps=5, every=5), points, 0.3, {}, {})
+    figure = charts.curve_figure(curve, "en")
+    assert figure.layout.title.text == "Loss and accuracy, step 5 of 5"
+    assert list(figure.data[0].x) == [0, 5] and figure.layout.xaxis.range == (0, 5)

@@ -3,6 +3,7 @@ oracle's (`reference_layers`), layer by layer, on a readable input at tiny sizes
 
 import numpy as np
 import pytest
+from factories import html_tables
 
 from hierlstm.config import RunConfig
 from hierlstm.inside.keras_values import LAYERS, layer_values
@@ -35,3 +36,16 @@ def test_the_stepped_cells_end_where_the_models_own_layers_end(both):
     assert np.max(np.abs(keras_values["outer_h"] - keras_values["model_outer_h"])) < 1e-6
     expected = reference_forward(params, x, pool_height=CONFIG.pool_height)
     assert np.array_equal(oracle["outer_h"], expected)
+
+
+def test_a_notebook_shows_every_layer_s_values_as_a_table(both):
+    keras_values, _oracle, _params, _x = both
+    ((header, *rows),) = html_tables(keras_values._repr_html_())
+    assert header == ["layer", "axes", "shape", "min", "mean", "max"]
+    assert [row[0] for row in rows] == [*LAYERS, "model_outer_h"]
+    conv = keras_values["conv"]
+    assert rows[0][1:3] == ["batch · height · time · channels", str(conv.shape)]
+    assert rows[0][3] == format(conv.min(), ".4g") and rows[0][5] == format(conv.max(), ".4g")
+    assert rows[LAYERS.index("inner_f")][1] == "batch · time · height · units"
+    ((chinese, *_rows),) = html_tables(keras_values.show("zh")._repr_html_())
+    assert chinese[:3] == ["层", "轴", "形状"]

@@ -1,12 +1,14 @@
 import dataclasses
 import functools
 import json
+import pickle
 import string
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from factories import html_tables
 
 from hierlstm.config import RunConfig
 from hierlstm.i18n import LANGUAGES, MESSAGES
@@ -252,3 +254,30 @@ def test_cost_model_formulas():
     assert cost.outer_lstm_flops(config, 2, 5) == cost.lstm_flops(48, 60, 5, 2)
     assert cost.conv_flops(config, 2, 5) == 2 * 9 * 16 * 2 * 36 * 5
     assert cost.lstm_params(16, 48) == 16 * 192 + 48 * 192 + 192
+
+
+def test_a_notebook_shows_the_trace_as_the_shape_trace_s_table():
+    config = RunConfig(variant="shared_cell", batch_size=4, time_steps=10)
+    trace = trace_shapes(config)
+    assert isinstance(trace, list) and trace.config == config
+    html = trace._repr_html_()
+    ((header, *rows),) = html_tables(html)
+    assert header[:5] == ["step", "layer", "symbolic shape", "concrete shape", "axes"]
+    indented = [("└ " if step.depth else "") + step.path for step in trace]
+    assert [row[0] for row in rows] == indented and "└ inner_rnn/inner_cell" in indented
+    permute = rows[3]
+    assert permute[:5] == [
+        "permute",
+        "Permute",
+        "(None, None, 12, 16)",
+        "(4, 10, 12, 16)",
+        "batch · time · height · channels",
+    ]
+    assert step_note(trace[3]) == permute[5]
+    chain = VARIANTS["shared_cell"].chain(12, 10)
+    assert "Shape trace of shared_cell: batch 4, 10 time steps" in html
+    assert f"Dependent LSTM steps {chain}" in html
+    ((chinese, *_rows),) = html_tables(trace.show("zh")._repr_html_())
+    assert chinese[:2] == ["步骤", "层"] and "批量 · 时间 · 高度 · 通道" in _rows[3]
+    assert repr(trace).splitlines()[0] == "Shape trace of shared_cell: batch 4, 10 time steps"
+    assert pickle.loads(pickle.dumps(trace)).config == config  # the app's cache keeps it

@@ -6,6 +6,7 @@ import dataclasses
 
 import keras
 import pytest
+from factories import html_tables
 
 from hierlstm import audit as public_audit
 from hierlstm.i18n import LANGUAGES, t
@@ -213,3 +214,47 @@ def test_the_trace_gives_shapes_params_and_flops_inside_wrappers():
     assert steps["bi"].params == model.get_layer("bi").count_params()
     result = audit.audit(model, {"batch": 2, "time": 5})
     assert result.uncounted == ["attention"]
+
+
+def test_a_notebook_shows_the_audit_as_the_your_model_page_s_tables():
+    cell = keras.layers.RNN(
+        keras.layers.LSTMCell(3, name="cell"), return_sequences=True, name="rnn"
+    )
+    inputs = keras.Input((None, 4), name="features")  # (B, T, 4)
+    x = cell(inputs)  # (B, T, 3)
+    x = keras.layers.LSTM(3, recurrent_dropout=0.2, name="dropped")(x)  # (B, 3)
+    result = audit.audit(keras.Model(inputs, x, name="small"), SIZES)
+    html = result._repr_html_()
+    layers, kernels = html_tables(html)
+    assert layers[0] == ["layer", "class", "symbolic shape", "concrete shape", "params", "FLOPs"]
+    assert [row[0] for row in layers[1:]] == [
+        "features",
+        "rnn",
+        "↳ rnn/cell",
+        "dropped",
+    ]
+    assert kernels[0] == ["layer", "class", "backend", "kernel", "why"]
+    backends = list(audit.BACKENDS)
+    assert [row[:3] for row in kernels[1:]] == [
+        [path, layer, backend]
+        for path, layer in (("rnn", "RNN(LSTMCell)"), ("dropped", "LSTM"))
+        for backend in backends
+    ]
+    dropped = kernels[1 + len(backends)]
+    assert dropped[3:] == ["generic", t("kernel.why.recurrent_dropout")]
+    (suggestion,) = result.suggestions  # no layer takes cuDNN: no pitfall of jit_compile="auto"
+    assert result.tables()[1].notes == (suggestion.text(),) and "recurrent_dropout=0" in html
+    chinese = html_tables(result.show("zh")._repr_html_())
+    assert chinese[1][0][-1] == t("yours.col.why", "zh") == "原因"
+    assert chinese[1][1 + len(backends)][-1] == t("kernel.why.recurrent_dropout", "zh")
+    assert repr(result).startswith("Every layer of small\n")
+
+
+def test_the_page_s_kernel_table_adds_whether_the_traced_graph_agrees():
+    model = sequence_model(keras.layers.LSTM(3, name="rnn"))
+    result = audit.audit(model, SIZES)
+    table = result.kernel_table("en", verify.verify(model, result))
+    verified = t("yours.col.verified")
+    assert list(table[verified]) == [
+        "yes" if backend == "tensorflow" else "" for backend in audit.BACKENDS
+    ]

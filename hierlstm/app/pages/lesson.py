@@ -15,6 +15,7 @@ from hierlstm import charts, measure
 from hierlstm.app import banner, caches, display, outcomes, runs, sidebar, state
 from hierlstm.config import RunConfig
 from hierlstm.hardware import precision_supported
+from hierlstm.model.trace_notes import shape_text
 from hierlstm.records import CONFIG_COLUMNS, phase_frame
 from hierlstm.refusals import Refused
 from hierlstm.registry import BACKENDS, VARIANTS
@@ -148,7 +149,7 @@ def draw(controls, _inputs) -> None:
     shape_rows = [
         {
             "step": s.path,
-            "concrete": display.shape_text(s.concrete_shape),
+            "concrete": shape_text(s.concrete_shape),
             "note": display.step_note(s),
         }
         for s in steps
@@ -216,8 +217,8 @@ def draw(controls, _inputs) -> None:
         pitfall_rows = [
             {
                 "input": f"({o.batch_size}, {config.height}, {o.time_steps}, 1)",
-                "expected": display.shape_text(o.expected_shape),
-                "actual": display.shape_text(o.actual_shape)
+                "expected": shape_text(o.expected_shape),
+                "actual": shape_text(o.actual_shape)
                 if o.actual_shape
                 else _("lesson.td.error", error=o.error),
                 "verdict": "✗" if o.broken else "✓",

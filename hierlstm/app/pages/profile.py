@@ -21,9 +21,8 @@ from hierlstm.app import caches, display, outcomes, runs, state
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
 from hierlstm.config import RunConfig, Timing, data_folder
-from hierlstm.i18n import MESSAGES
 from hierlstm.profiling import DEFAULT_STEPS, chrome_trace
-from hierlstm.profiling.record import ProfileResult, zip_logdir
+from hierlstm.profiling.record import ProfileResult, suffixed, zip_logdir
 from hierlstm.refusals import Refused, writable_folder
 from hierlstm.registry import BACKEND_RECORDS
 from hierlstm.timing import RUN_FAILURES, error_line, layer_breakdown
@@ -184,11 +183,6 @@ def gap_lines(profiles, section: str) -> None:
         st.caption(_(key, label=", ".join(labels), backend=backend))
 
 
-def suffixed(key: str, backend: str) -> str:
-    """`key`.jax or `key`.torch, the backend's own wording, where the catalogue has one."""
-    return f"{key}.{backend}" if f"{key}.{backend}" in MESSAGES else key
-
-
 def draw(controls, steps: int) -> None:
     configs = profiled_configs(controls)
     names = ", ".join(state.label(config, controls.several_backends) for config in configs)
@@ -277,20 +271,12 @@ def draw(controls, steps: int) -> None:
     for tab, profile in zip(tabs, done, strict=True):
         result, backend = profile.result, profile.backend
         with tab:
-            st.markdown(
-                _(
-                    suffixed("profile.summary", backend),
-                    op=result.op_s * 1e3,
-                    share=result.op_s / result.profiled_step_s,
-                    outside=result.outside_s * 1e3,
-                    device=result.device,
-                )
-            )
+            st.markdown(result.summary(lang))
             left, right = st.columns(2)
             with left:
                 st.subheader(_("profile.ops"))
                 display.table(
-                    display.named(display.in_ms(result.op_types.head(12)), "profile.column."),
+                    result.op_table(lang),
                     key=f"profile-ops-{profile.key}",
                     column_config={
                         _("profile.column.share"): st.column_config.NumberColumn(format="percent")
@@ -301,7 +287,7 @@ def draw(controls, steps: int) -> None:
                 if result.lines.empty:
                     gap_lines([profile], "lines")
                 else:
-                    lines = display.named(display.in_ms(result.lines), "profile.column.")
+                    lines = result.line_table(lang)
                     display.table(lines, key=f"profile-lines-{profile.key}")
             st.subheader(_("profile.kernels"))
             if "kernels" in profile.gaps():
@@ -309,7 +295,7 @@ def draw(controls, steps: int) -> None:
             elif result.kernels.empty:
                 st.caption(_("profile.kernels.none"))
             else:
-                kernels = display.named(display.in_ms(result.kernels), "profile.column.")
+                kernels = result.device_kernel_table(lang)
                 display.table(kernels, key=f"profile-kernels-{profile.key}")
             display.download(
                 _(suffixed("profile.download", backend), variant=profile.label),

@@ -16,6 +16,7 @@ from hierlstm.app import devices, display, outcomes, runs, state
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
 from hierlstm.config import SWEEP_AXES, RunConfig
+from hierlstm.timing.points import sweep_table
 
 _ = state.text
 KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
@@ -184,7 +185,7 @@ def draw(controls, sweep: Sweep) -> None:
             (figure, fit, "scaling-cost", _("scaling.fit.caption." + swept)), None
         )
         with right:
-            display.table(frame, key="scaling-table", height=360)
+            display.table(sweep_table(frame, lang), key="scaling-table", height=360)
 
     st.subheader(_("scaling.chain.title"))
     st.markdown(_("scaling.chain.intro"))

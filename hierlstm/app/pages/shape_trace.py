@@ -12,7 +12,7 @@ from hierlstm import charts
 from hierlstm.app import caches, display, state
 from hierlstm.app.state import DEFAULT_VARIANTS
 from hierlstm.config import RunConfig
-from hierlstm.model import cost
+from hierlstm.model import cost, trace_notes
 from hierlstm.model.builders import builder_of
 from hierlstm.registry import VARIANTS
 from hierlstm.timing import failures
@@ -80,7 +80,7 @@ def draw(controls, _inputs) -> None:
                 help=_("trace.metric.memory.help"),
             )
             flow = charts.axis_flow.axis_flow_figure(steps, controls.language)
-            flow_data = display.trace_table(steps)
+            flow_data = trace_notes.trace_table(steps, controls.language)
             display.chart(flow, flow_data, key=f"flow-{config.variant}")
             st.caption(_("trace.timing", ms=elapsed * 1e3))
             widths = {_("trace.col.step"): "medium", _("trace.col.note"): "large"}

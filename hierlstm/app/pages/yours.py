@@ -18,7 +18,6 @@ import streamlit as st
 
 from hierlstm.app import caches, display, outcomes, runs
 from hierlstm.app.state import labeller, language, text
-from hierlstm.registry import BACKEND_RECORDS
 from hierlstm.yours import archive, audit, examples, load, rewrite, verify, walk
 
 KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
@@ -140,45 +139,6 @@ def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -
     return outcomes.Outcome({"sha256": sha256, "shapes": shapes}, records=(timing,))
 
 
-def trace_frame(result: audit.Audit) -> pd.DataFrame:
-    rows = [
-        {
-            text("yours.col.layer"): "   " * (step.depth - 1) + "↳ " * bool(step.depth) + step.path,
-            text("yours.col.class"): step.layer,
-            text("yours.col.symbolic"): str(step.symbolic_shape),
-            text("yours.col.concrete"): str(step.concrete_shape),
-            text("yours.col.params"): f"{step.params:,}",
-            text("yours.col.flops"): "-" if step.flops is None else f"{step.flops:,}",
-        }
-        for step in result.steps
-    ]
-    return pd.DataFrame(rows)
-
-
-def audit_frame(result: audit.Audit, verification: verify.Verification) -> pd.DataFrame:
-    """A row per recurrent layer and backend: the kernel a GPU runs and why; on TensorFlow
-    whether the traced graph agrees."""
-    lang = language()
-    agrees = {check.path: check.agrees for check in verification.layers}
-    rows = [
-        {
-            text("yours.col.layer"): row.path,
-            text("yours.col.class"): row.layer,
-            text("yours.col.backend"): backend,
-            text("yours.col.kernel"): kernel.kernel,
-            text("yours.col.verified"): (
-                text("yours.verified.yes" if agrees[row.path] else "yours.verified.no")
-                if BACKEND_RECORDS[backend].in_process  # the graph traced here: TensorFlow's
-                else ""
-            ),
-            text("yours.col.why"): kernel.text(lang),
-        }
-        for row in result.recurrent
-        for backend, kernel in row.kernels.items()
-    ]
-    return pd.DataFrame(rows)
-
-
 def timing_frame(timing: rewrite.Timing) -> pd.DataFrame:
     rows = []
     for phase in ("forward", "step"):
@@ -253,7 +213,7 @@ def inputs(controls) -> Chosen:
     result = seen.audit
     st.subheader(_("yours.trace", name=seen.name, sha=sha256))
     wide = {_("yours.col.layer"): st.column_config.TextColumn(width="large")}
-    display.table(trace_frame(result), key="yours-trace", column_config=wide)
+    display.table(result.layer_table(language()), key="yours-trace", column_config=wide)
     if result.uncounted:
         st.caption(_("yours.uncounted", layers=", ".join(result.uncounted)))
 
@@ -261,7 +221,8 @@ def inputs(controls) -> Chosen:
     for note in result.notes:
         st.info(note.text(language()), icon=":material/info:")
     if result.recurrent:
-        display.table(audit_frame(result, seen.verification), key="yours-audit", static=True)
+        kernels = result.kernel_table(language(), seen.verification)
+        display.table(kernels, key="yours-audit", static=True)
         verdict = "yours.verified.all" if seen.verification.agrees else "yours.verified.some"
         st.caption(_(verdict))
     for pitfall in result.pitfalls:

@@ -28,7 +28,6 @@ from hierlstm.config import PRECISIONS, RunConfig
 from hierlstm.inside.agreement import OUTPUTS, variant_differences
 from hierlstm.inside.keras_values import layer_values
 from hierlstm.inside.learning import Curve, Learning, chance, learning_data
-from hierlstm.inside.provenance import pooled_rows, receptive_field
 from hierlstm.inside.sounds import SOUNDS, sound_input
 from hierlstm.inside.wav import WavRefused, wav_input
 from hierlstm.model.params import init_params
@@ -183,22 +182,16 @@ def _unchanged(figure):
     return figure
 
 
-def input_figure_ui(
-    config: RunConfig, picture: np.ndarray, selected, lang: str, redraw=_unchanged
+def values_ui(
+    config: RunConfig, picture: np.ndarray, values: dict, selected, lang: str, redraw=_unchanged
 ) -> None:
-    """The input's heatmap with the provenance of (t, s) framed, and that provenance in words;
-    `redraw` (a figure -> a figure) draws it as a change."""
+    """The input's heatmap with the provenance of (t, s) framed, that provenance in words, then
+    every layer's values as heatmaps, (t, s) framed in each (`charts.values.values_figures`);
+    `redraw` (a figure -> a figure) draws each as a change."""
     time_step, row = selected
-    field = receptive_field(
-        time_step,
-        row,
-        height=config.height,
-        time_steps=config.time_steps,
-        pool_height=config.pool_height,
-        kernel_size=config.kernel_size,
-    )
-    figure = redraw(charts.values.input_figure(picture, lang, selected, field))
-    display.chart(figure, None, "inside-input")
+    figures = charts.values.values_figures(config, picture, values, selected, lang)
+    display.chart(redraw(figures.pop("input")), None, "inside-input")
+    field = charts.values.input_field(config, selected)
     rows, times = field.any(axis=1).nonzero()[0], field.any(axis=0).nonzero()[0]
     st.caption(text("inside.input.caption", height=config.height, time=config.time_steps))
     cells = {"row0": rows[0], "row1": rows[-1], "t0": times[0], "t1": times[-1]}
@@ -213,49 +206,9 @@ def input_figure_ui(
             **cells,
         )
     )
-
-
-def layers_ui(config: RunConfig, values: dict, selected, lang: str, redraw=_unchanged) -> None:
-    """Every layer's values as heatmaps, (t, s) framed in each; `redraw` as for the input."""
-    time_step, row = selected
     st.subheader(text("inside.section.layers"))
-    conv = pooled_rows(row, config.pool_height)
-    figures = {
-        "inside-conv": charts.values.maps_figure(
-            values["conv"],
-            text("inside.fig.conv"),
-            text("inside.axis.height"),
-            lang,
-            (time_step, time_step, conv.start, conv.stop - 1),
-        ),
-        "inside-pool": charts.values.maps_figure(
-            values["pool"],
-            text("inside.fig.pool", pool=config.pool_height),
-            text("inside.axis.pooled"),
-            lang,
-            (time_step, time_step, row, row),
-        ),
-        "inside-permute": charts.values.sequence_figure(
-            values["permute"][time_step], lang, selected
-        ),
-        "inside-inner": charts.values.lstm_figure(
-            {name: values[f"inner_{name}"][time_step] for name in charts.values.GATE_SCALES},
-            text("inside.fig.inner", t=time_step, steps=config.pooled_height, s=row),
-            text("inside.axis.inner_step"),
-            lang,
-            row,
-        ),
-        "inside-summary": charts.values.summary_figure(values["summary"], lang, time_step),
-        "inside-outer": charts.values.lstm_figure(
-            {name: values[f"outer_{name}"] for name in charts.values.GATE_SCALES},
-            text("inside.fig.outer", t=time_step),
-            text("inside.axis.time"),
-            lang,
-            time_step,
-        ),
-    }
-    for key, figure in figures.items():
-        display.chart(redraw(figure), None, key)
+    for name, figure in figures.items():
+        display.chart(redraw(figure), None, f"inside-{name}")
 
 
 def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -> None:
@@ -325,9 +278,7 @@ def inputs(controls) -> Learn:
     if panel.run is None:
         values = values_of(config, picture, params_key, params)  # cached: a scrubber only redraws
     shown, shown_picture = panel.views(values, picture)
-    redraw = panel.redraw(lang) or _unchanged
-    input_figure_ui(config, shown_picture, selected, lang, redraw)
-    layers_ui(config, shown, selected, lang, redraw)
+    values_ui(config, shown_picture, shown, selected, lang, panel.redraw(lang) or _unchanged)
     trained = params_key.startswith("trained")
     inside_whatif.prediction_ui(config, curve, trained, source, panel, values, selected[0])
     inside_whatif.map_ui(config, *mapped_params(config, curve, seed), seed, panel)
