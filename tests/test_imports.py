@@ -5,6 +5,7 @@ and the arithmetic import neither TensorFlow nor Keras, and no modules import ea
 cycle, function-level imports included."""
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -203,10 +204,29 @@ def _loaded_after(code: str) -> set[str]:
     return set(completed.stdout.split())
 
 
-@pytest.mark.parametrize("name", PURE)
-def test_settings_and_arithmetic_import_neither_tensorflow_nor_keras(name):
-    loaded = _loaded_after(f"import hierlstm.{name}")
-    assert not {"tensorflow", "keras", "streamlit"} & loaded
+# Each pure module imported in turn in one fresh process: the first after which TensorFlow,
+# Keras or Streamlit is loaded is the one that imports it (none had, before it).
+_IMPORT_EACH = """
+import importlib, json, sys
+heavy = {"tensorflow", "keras", "streamlit"}
+for name in json.loads(sys.argv[1]):
+    importlib.import_module("hierlstm." + name)
+    if heavy & set(sys.modules):
+        print(name, " ".join(sorted(heavy & set(sys.modules))))
+        break
+"""
+
+
+def test_settings_and_arithmetic_import_neither_tensorflow_nor_keras():
+    completed = python("-c", _IMPORT_EACH, json.dumps(PURE))
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout == ""  # else: the module that loaded them, and what it loaded
+
+
+def test_the_pure_modules_check_names_the_module_that_imports_tensorflow():
+    """The check above can fail: a module that imports Streamlit is named, with what it loaded."""
+    completed = python("-c", _IMPORT_EACH, json.dumps(["config", "app.state", "charts"]))
+    assert completed.stdout.split() == ["app.state", "streamlit"], completed.stderr[-2000:]
 
 
 def test_a_run_config_costs_no_tensorflow():
