@@ -1,7 +1,7 @@
 """First call and steady state against time_steps, per variant, interleaved at each length.
 
     .venv/bin/python -m benchmarks scaling [--batch 8] [--times 25,50,100,200,400] [--repeats 5]
-                                           [--xla]
+                                           [--xla] [--variants nested,folded,...]
 
 Tables of first-call seconds and steady-state medians, then each variant's growth from the
 shortest length to the longest.
@@ -24,9 +24,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--times", default="25,50,100,200,400")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--xla", action="store_true")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated")
     args = parser.parse_args(argv)
     times = [int(value) for value in args.times.split(",")]
-    names = list(VARIANTS)
+    names = args.variants.split(",")
+    if unknown := [name for name in names if name not in VARIANTS]:
+        parser.error(f"unknown variant {unknown[0]!r}; known: {', '.join(VARIANTS)}")
     first, median = {name: {} for name in names}, {name: {} for name in names}
     print(header(f"Scaling with time steps (batch {args.batch}{', XLA' if args.xla else ''})"))
     for time in times:

@@ -15,7 +15,7 @@ from benchmarks.registry import BENCHMARKS
 
 TINY = {
     "variants": "--shapes 1x4 --repeats 2 --variants folded --timeit-shape 1x4 --task both",
-    "scaling": "--batch 1 --times 4,8 --repeats 2",
+    "scaling": "--batch 1 --times 4,8 --repeats 2 --variants nested,folded",
     "estimate": "--variants nested,folded --shapes 1x4 --warmup 1 --repeats 2",
     "fused_ablation": "--rounds 2 --shapes 1x4 --ablations 'one chain'",
     "fused_backward": "--shapes 1x4 --repeats 2 --parts outer",
