@@ -63,7 +63,20 @@ def test_sweep_training_writes_phase_columns(capsys, tmp_path):
     assert all(row["task"] == "training" and float(row["phase_sum_s"]) > 0 for row in rows)
 
 
-def test_check_training_passes_for_every_variant(capsys):
+def test_check_training_passes_for_every_variant(capsys, monkeypatch):
+    """Checked once (the slow part), then printed as JSON and as the table: the second run
+    prints the first one's results."""
+    from hierlstm.model import gradcheck
+
+    check, checked = gradcheck.check_gradients, {}
+
+    def once(config, *args, **kwargs):
+        key = (config, args, tuple(sorted(kwargs.items())))
+        if key not in checked:
+            checked[key] = check(config, *args, **kwargs)
+        return checked[key]
+
+    monkeypatch.setattr(gradcheck, "check_gradients", once)
     argv = ["check", "--task", "training", "--batch-size", "2", "--time-steps", "3", "--json"]
     status, out, _ = run(capsys, *argv)
     assert status == 0
