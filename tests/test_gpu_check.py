@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from factories import python
+from factories import python, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "model" / "gpu_check.sh"
@@ -74,16 +74,16 @@ def test_the_report_says_when_a_gpu_is_present_but_unusable(tmp_path):
     assert "| doctor | 1 | 3 | `doctor --json` |" in text
 
 
-def test_the_report_shows_a_training_step_and_its_phases(tmp_path):
+def test_the_report_shows_a_training_step_and_its_phases(tmp_path, capsys):
     """A real (tiny) `bench --task training --json` in the report: the step, vs nested, and
     the phases that add up to it."""
-    completed = python(
-        "-m", "hierlstm", "bench", "--task", "training", "--variant", "nested", "--variant",
-        "folded", "--batch-size", "2", "--time-steps", "3", "--repeats", "2", "--warmup", "1",
-        "--json", "--no-store", timeout=300,
+    status, out, err = run_cli(
+        capsys, "bench", "--task", "training", "--variant", "nested", "--variant", "folded",
+        "--batch-size", "2", "--time-steps", "3", "--repeats", "2", "--warmup", "1", "--json",
+        "--no-store",
     )  # fmt: skip
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    (tmp_path / "train-8x50.out").write_text(completed.stdout)
+    assert status == 0, err[-2000:]
+    (tmp_path / "train-8x50.out").write_text(out)
     (tmp_path / "steps.tsv").write_text("train-8x50\t0\t9\tbench --task training ...\n")
     text = report(tmp_path)
     section = text.split("## Training step")[1].split("### batch 32")[0]
