@@ -14,7 +14,7 @@ import functools
 import importlib
 
 from hierlstm.config import RunConfig
-from hierlstm.registry import BACKEND_RECORDS, BACKENDS, VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, KERAS_BACKENDS, VARIANTS
 
 
 def use_cudnn_argument(config: RunConfig, backend: str = "tensorflow"):
@@ -143,7 +143,7 @@ def variant_refusal(
     )
 
 
-RULES = {name: functools.partial(variant_refusal, name) for name in BACKENDS}  # by Keras backend
+RULES = {name: functools.partial(variant_refusal, name) for name in KERAS_BACKENDS}
 refusal, refusal_jax, refusal_torch = RULES["tensorflow"], RULES["jax"], RULES["torch"]
 
 

@@ -13,7 +13,7 @@ import keras
 from hierlstm.i18n import t
 from hierlstm.model.cudnn import RecurrentFacts, layer_refusal
 from hierlstm.model.walk import LayerStep
-from hierlstm.registry import BACKENDS  # Keras's three, one rule each
+from hierlstm.registry import KERAS_BACKENDS  # one cuDNN rule each
 from hierlstm.yours.walk import default_size, free_dimensions, input_shapes, trace_layers
 
 # A reason only a changed argument fixes, and the suggestion that names what it changes.
@@ -197,7 +197,7 @@ def kernels_of(facts: RecurrentFacts, jit_compile: bool, torch_compile: bool) ->
     TensorFlow under jit_compile=True a layer that would take cuDNN without it "fails" (Keras
     emits cuDNN's op inside XLA, which has no kernel for it)."""
     kernels = {}
-    for backend in BACKENDS:
+    for backend in KERAS_BACKENDS:
         reason = layer_refusal(
             backend,
             facts,

@@ -12,6 +12,8 @@ from hierlstm.i18n import LANGUAGES, t
 from hierlstm.model import cudnn
 from hierlstm.yours import audit, verify, walk
 
+KERAS = audit.KERAS_BACKENDS  # one cuDNN rule each
+
 SIZES = {"batch": 2, "time": 3}
 CUDNN = ("cudnn", "")
 
@@ -55,17 +57,17 @@ CASES = {
         {}, "rnn", {"tensorflow": ("generic", "kernel.why.recurrent_activation")}),
     "recurrent_dropout": (
         lambda: sequence_model(keras.layers.LSTM(3, recurrent_dropout=0.2, name="rnn")),
-        {}, "rnn", {b: ("generic", "kernel.why.recurrent_dropout") for b in audit.BACKENDS}),
+        {}, "rnn", {b: ("generic", "kernel.why.recurrent_dropout") for b in KERAS}),
     "unroll": (lambda: sequence_model(keras.layers.LSTM(3, unroll=True, name="rnn"), time=3),
                {}, "rnn", {"tensorflow": ("generic", "kernel.why.unroll")}),
     "use_bias": (lambda: sequence_model(keras.layers.GRU(3, use_bias=False, name="rnn")),
-                 {}, "rnn", {b: ("generic", "kernel.why.use_bias") for b in audit.BACKENDS}),
+                 {}, "rnn", {b: ("generic", "kernel.why.use_bias") for b in KERAS}),
     "reset_after": (lambda: sequence_model(keras.layers.GRU(3, reset_after=False, name="rnn")),
                     {}, "rnn", {"tensorflow": ("generic", "kernel.why.reset_after")}),
     "cell": (lambda: sequence_model(keras.layers.RNN(keras.layers.LSTMCell(3), name="rnn")),
-             {}, "rnn", {b: ("generic", "kernel.why.cell") for b in audit.BACKENDS}),
+             {}, "rnn", {b: ("generic", "kernel.why.cell") for b in KERAS}),
     "use_cudnn": (lambda: sequence_model(keras.layers.LSTM(3, use_cudnn=False, name="rnn")),
-                  {}, "rnn", {b: ("generic", "kernel.why.requested") for b in audit.BACKENDS}),
+                  {}, "rnn", {b: ("generic", "kernel.why.requested") for b in KERAS}),
     "simple_rnn": (lambda: sequence_model(keras.layers.SimpleRNN(3, name="rnn")), {}, "rnn",
                    {"tensorflow": ("generic", "kernel.why.simple_rnn")}),
     "jit_compile": (lambda: sequence_model(keras.layers.LSTM(3, name="rnn")),

@@ -1,0 +1,119 @@
+"""A run on an inference runtime (`hierlstm.registry.Backend.exported`): the variant exported to
+ONNX and checked against the numpy oracle (`hierlstm.model.export`, TensorFlow in this worker),
+then the runtime's session made from the file's bytes by its runner (`session(model, threads)`),
+its creation or compilation and first call timed together as the first call, and each sample one
+call of it. The runtime's own kernels run the file's ops, so no cuDNN question arises.
+
+    run = exported_run(config, seed=0)    a `BackendRun`, as every backend's `prepare` returns
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+import numpy as np
+
+from hierlstm.backends import runner
+from hierlstm.backends.compile import BackendRun
+from hierlstm.backends.protocol import package_version
+from hierlstm.config import RunConfig
+from hierlstm.i18n import t
+from hierlstm.registry import VARIANTS, converts
+from hierlstm.timing.basics import Progress, make_inputs, no_progress
+
+# The intra-op threads every worker of a run takes (`benchmarks.model.backends.thread_environment`
+# sets them all alike); unset, each runtime takes its own default.
+THREAD_SETTINGS = ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
+
+
+def intra_op_threads() -> int:
+    """The intra-op threads this process was given (0: the runtime's own default)."""
+    for name in THREAD_SETTINGS:
+        text = os.environ.get(name, "").strip()
+        if text.isdigit() and int(text) > 0:
+            return int(text)
+    return 0
+
+
+def versions(backend: str) -> dict[str, str]:
+    """What ran it: python, numpy, the converter's TensorFlow and Keras, and the runtime."""
+    found = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "tensorflow": package_version("tensorflow"),
+        "keras": package_version("keras"),
+        backend: package_version(backend),
+    }
+    return {key: value for key, value in found.items() if value}
+
+
+def exported_run(
+    config: RunConfig, *, seed: int, backend: str, progress: Progress = no_progress
+) -> BackendRun:
+    """`config`'s variant exported, checked, and made a session of by `backend`'s runner; the
+    timed first call is the session's creation (or compilation) and its first call."""
+    from hierlstm.hardware.cpu import cpu_description
+    from hierlstm.model.export import export_onnx
+
+    progress(0.0, f"exporting {config.variant} to ONNX and checking it against numpy")
+    exported = export_onnx(config, seed)
+    inputs = make_inputs(config, seed)  # (B, H, T, 1)
+    framework = runner(backend)
+    progress(0.5, f"making the {backend} session and the first call")
+    start = time.perf_counter()
+    call = framework.session(exported.model, intra_op_threads())
+    call(inputs)
+    first_call_s = time.perf_counter() - start
+    progress(1.0, f"first call {first_call_s:.3g} s ({exported.lstm_ops} fused LSTM ops)")
+
+    def sampler() -> dict[str, float]:
+        begin = time.perf_counter()
+        call(inputs)  # returns once the runtime has finished: a CPU call is synchronous
+        return {"step": time.perf_counter() - begin}
+
+    return BackendRun(
+        config,
+        f"/CPU:0 ({cpu_description()})",
+        first_call_s,
+        "generic",
+        t("kernel.why.runtime", "en"),
+        versions(backend),
+        sampler,
+        lambda: 0,
+        backend,
+        evidence=" ".join(exported.op_types),
+    )
+
+
+def check(config: RunConfig, *, seed: int, backend: str) -> dict:
+    """Every variant that converts, exported at `config`'s sizes and run by `backend` against
+    the numpy oracle: `local.check`'s report (no gradients: a runtime runs no training)."""
+    from hierlstm.model.export import TOLERANCE, export_onnx
+    from hierlstm.model.params import init_params
+    from hierlstm.model.reference import reference_forward
+
+    rows = []
+    for variant in (name for name in VARIANTS if converts(name)):
+        each = config.replace(variant=variant)
+        exported = export_onnx(each, seed)
+        inputs = make_inputs(each, seed)
+        outputs = runner(backend).session(exported.model, intra_op_threads())(inputs)
+        expected = reference_forward(init_params(each, seed), inputs, pool_height=each.pool_height)
+        difference = float(np.max(np.abs(np.asarray(outputs, dtype=np.float64) - expected)))
+        rows.append(
+            {
+                "variant": variant,
+                "max_abs_diff": difference,
+                "tolerance": TOLERANCE,
+                "ok": difference <= TOLERANCE,
+            }
+        )
+    return {
+        "backend": backend,
+        "config": config.to_dict(),
+        "forward": rows,
+        "gradients": [],
+        "ok": all(row["ok"] for row in rows),
+    }
