@@ -57,6 +57,13 @@ class Backend:
         return f"hierlstm.backends.runners.{self.name}"
 
 
+# what a runtime's profile cannot give: the separate-call split is TensorFlow's, and its profiler
+# times the file's nodes, not threads
+RUNTIME_PROFILE_GAPS = (
+    ("split", "profile.gap.split.separate"),
+    ("lines", "profile.gap.lines.runtime"),
+)
+
 BACKEND_RECORDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
@@ -102,6 +109,7 @@ BACKEND_RECORDS: dict[str, Backend] = {
             profiler="ONNX Runtime's profiler",
             allocator="ONNX Runtime's CPU arena",
             xla=False,
+            profile_gaps=RUNTIME_PROFILE_GAPS,
             exported="onnx",
             keras_backend="tensorflow",
             training=False,
@@ -113,6 +121,7 @@ BACKEND_RECORDS: dict[str, Backend] = {
             profiler="OpenVINO's performance counters",
             allocator="OpenVINO's CPU plugin",
             xla=False,
+            profile_gaps=RUNTIME_PROFILE_GAPS,
             exported="onnx",
             keras_backend="tensorflow",
             training=False,

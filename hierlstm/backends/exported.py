@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import time
 
 import numpy as np
@@ -20,6 +21,7 @@ from hierlstm.backends.compile import BackendRun
 from hierlstm.backends.protocol import package_version
 from hierlstm.config import RunConfig
 from hierlstm.i18n import t
+from hierlstm.profiling.record import OUTSIDE
 from hierlstm.registry import VARIANTS, converts
 from hierlstm.timing.basics import Progress, make_inputs, no_progress
 
@@ -84,6 +86,7 @@ def exported_run(
         lambda: 0,
         backend,
         evidence=" ".join(exported.op_types),
+        model=exported.model,
     )
 
 
@@ -117,3 +120,45 @@ def check(config: RunConfig, *, seed: int, backend: str) -> dict:
         "gradients": [],
         "ok": all(row["ok"] for row in rows),
     }
+
+
+def node_layers(names: list[str], layers: list[str]) -> list[str]:
+    """The Keras layer of each node, in the order given (the file's or the execution's): the layer
+    a path segment of its name names (tf2onnx keeps Keras's name scopes, "folded_1/conv_1/..."),
+    else the layer of the node before it (the fused `LSTM__51` the rewriter named follows its
+    layer's own nodes), else `OUTSIDE`."""
+    found, current = [], OUTSIDE
+    for name in names:
+        scopes = {re.sub(r"_\d+$", "", part) for part in name.split("/")[:-1]}
+        current = next((layer for layer in layers if layer in scopes), current)
+        found.append(current)
+    return found
+
+
+def node_tables(timed: list[tuple[str, str, float]], layers: list[str], steps: int) -> dict:
+    """A runtime profile's per-layer and per-op-type rows from `timed` (node, op type, seconds
+    over all `steps`), in the document's fields; times are per step."""
+    owners = node_layers([node for node, _, _ in timed], layers)
+    total = sum(seconds for _, _, seconds in timed) or 1.0
+    by_layer: dict[str, list[float]] = {}
+    by_type: dict[str, list[float]] = {}
+    for owner, (_, op_type, seconds) in zip(owners, timed, strict=True):
+        for table, key in ((by_layer, owner), (by_type, op_type)):
+            entry = table.setdefault(key, [0.0, 0])
+            entry[0] += seconds
+            entry[1] += 1
+    order = [*layers, OUTSIDE]
+    layer_rows = [
+        {"layer": layer, "type": "", "time_s": seconds / steps, "share": seconds / total, "ops": n}
+        for layer in order
+        if layer in by_layer
+        for seconds, n in [by_layer[layer]]
+    ]
+    type_rows = sorted(
+        (
+            {"type": kind, "time_s": seconds / steps, "ops": n, "share": seconds / total}
+            for kind, (seconds, n) in by_type.items()
+        ),
+        key=lambda row: -row["time_s"],
+    )
+    return {"layers": layer_rows, "op_types": type_rows, "lines": []}

@@ -66,8 +66,60 @@ def check(config: RunConfig, *, seed: int) -> dict:
     return check_runtime(config, seed=seed, backend=NAME)
 
 
+ATTRIBUTION = (
+    "per node and per layer: OpenVINO's per-layer performance counters (PERF_COUNT) time each "
+    "node its CPU plugin executed; a node is the layer its name scope names, else the layer "
+    "before it"
+)
+
+
+def _capture(run, logdir, steps: int, layers: list[str], read: bool) -> dict:
+    """`steps` calls of the run's file compiled with OpenVINO's performance counters on (one call
+    before them, left out), summed per executed node; the counters written as JSON."""
+    import json
+    import time
+
+    import openvino
+
+    from hierlstm.backends.exported import intra_op_threads, node_tables
+    from hierlstm.timing.basics import make_inputs
+
+    core = openvino.Core()
+    settings = {**compile_settings(intra_op_threads()), "PERF_COUNT": "YES"}
+    request = core.compile_model(core.read_model(run.model), "CPU", settings).create_infer_request()
+    inputs = make_inputs(run.config)
+    request.infer([inputs])
+    step_s, totals, counters = [], {}, []
+    for _ in range(steps):
+        start = time.perf_counter()
+        request.infer([inputs])
+        step_s.append(time.perf_counter() - start)
+        executed = [
+            (info.node_name, info.node_type, info.exec_type, info.real_time.total_seconds())
+            for info in request.get_profiling_info()
+            if info.status == info.Status.EXECUTED
+        ]
+        counters.append(executed)
+        for node, node_type, _, seconds in executed:
+            entry = totals.setdefault(node, [node_type, 0.0])
+            entry[1] += seconds
+    trace = logdir / "openvino_counters.json"
+    fields = ("node", "type", "exec_type", "real_time_s")
+    steps_json = [[dict(zip(fields, row, strict=True)) for row in step] for step in counters]
+    trace.write_text(json.dumps({"steps": steps_json}), encoding="utf-8")
+    timed = [(node, node_type, seconds) for node, (node_type, seconds) in totals.items()]
+    return {
+        "trace": str(trace),
+        "attribution": ATTRIBUTION,
+        "step_s": step_s,
+        **node_tables(timed, layers, steps),
+    }
+
+
 def profile(worker, config: RunConfig, request: dict) -> dict:
-    raise SettingError(f"profile: the {NAME} runtime's profile is not offered yet.")
+    from hierlstm.backends.profiles import keras_profile
+
+    return keras_profile(worker, config, request, _capture)
 
 
 def read_capture(document: dict):
