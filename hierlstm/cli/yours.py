@@ -122,6 +122,7 @@ def format_audit(document: dict, backends: list[str]) -> str:
     if rows:
         header = ("recurrent layer", "class", "backend", "kernel", "verified", "why")
         lines += ["", text_table(header, rows)]
+        lines += _every_reason(result["recurrent"], backends)
     for title, key in (
         ("pitfalls", "pitfalls"),
         ("suggestions", "suggestions"),
@@ -154,3 +155,15 @@ def _format_rewrite(part: dict) -> list[str]:
         rewritten = part["timing"][f"rewritten/{phase}"]["median_s"] * 1e3
         lines.append(f"{phase}: {original:.3g} ms -> {rewritten:.3g} ms ({speedup:.2f}x)")
     return lines
+
+
+def _every_reason(recurrent: list[dict], backends) -> list[str]:
+    """Every condition each layer fails per backend, with the fix for each (where more than the
+    first, which the table gives, or where any has a fix)."""
+    lines = []
+    for row in recurrent:
+        for backend in backends:
+            for found in row["kernels"][backend]["reasons"]:
+                fix = f" -> {found['fix']}" if found["fix"] else ""
+                lines.append(f"  {row['path']} [{backend}]: {found['why']}{fix}")
+    return ["", "every reason, with its fix:", *lines] if lines else []

@@ -1,7 +1,7 @@
 """The audit of a user's model: every recurrent layer (LSTM, GRU, SimpleRNN, RNN over any cell,
 inside Bidirectional, TimeDistributed and nested models too) with the kernel a GPU would run per
 Keras backend and the first reason when it is not cuDNN, the project's one rule per backend
-(`hierlstm.model.cudnn.layer_refusal`) read from the layer's own arguments; the pitfalls beside it;
+(`hierlstm.model.cudnn.layer_reasons`) read from the layer's own arguments; the pitfalls beside it;
 what the rewrite can fix and what only a changed argument can (`suggestions`)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import dataclasses
 import keras
 
 from hierlstm.i18n import t
-from hierlstm.model.cudnn import RecurrentFacts, layer_refusal
+from hierlstm.model.cudnn import RecurrentFacts, layer_reasons
 from hierlstm.model.walk import LayerStep
 from hierlstm.registry import KERAS_BACKENDS  # one cuDNN rule each
 from hierlstm.yours.walk import default_size, free_dimensions, input_shapes, trace_layers
@@ -28,6 +28,14 @@ SUGGESTIONS = {
     "kernel.why.simple_rnn": "yours.suggest.simple_rnn",
     "kernel.why.cell": "yours.suggest.custom_cell",
 }
+# Every reason the audit can list (a GPU and a CUDA build assumed), and the fix for each.
+FIXES = {
+    **SUGGESTIONS,
+    "kernel.why.xla": "yours.fix.xla",
+    "kernel.why.masked": "yours.fix.masked",
+    "kernel.why.compiling": "yours.fix.compiling",
+    "kernel.why.gru_jax": "yours.fix.gru_jax",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,10 +44,22 @@ class Kernel:
     op inside XLA: TensorFlow under jit_compile=True), and the reason's catalogue key."""
 
     kernel: str
-    reason: str  # "" when cuDNN runs
+    reason: str  # "" when cuDNN runs: the first of `reasons`, the one Keras meets first
+    reasons: tuple[str, ...] = ()  # every condition the layer fails on this backend
 
     def text(self, lang: str = "en") -> str:
         return t(self.reason or "yours.why.cudnn", lang)
+
+    def every(self, layer: str, lang: str = "en") -> list[dict[str, str]]:
+        """Each reason with its text and the fix for `layer`: [{"reason", "why", "fix"}]."""
+        return [
+            {
+                "reason": reason,
+                "why": t(reason, lang),
+                "fix": t(FIXES[reason], lang, layer=layer) if reason in FIXES else "",
+            }
+            for reason in self.reasons
+        ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +77,12 @@ class RecurrentRow:
             "facts": dataclasses.asdict(self.facts),
             "stateful": self.stateful,
             "kernels": {
-                backend: {"kernel": k.kernel, "reason": k.reason, "why": k.text(lang)}
+                backend: {
+                    "kernel": k.kernel,
+                    "reason": k.reason,
+                    "why": k.text(lang),
+                    "reasons": k.every(self.path, lang),
+                }
                 for backend, k in self.kernels.items()
             },
         }
@@ -198,7 +223,7 @@ def kernels_of(facts: RecurrentFacts, jit_compile: bool, torch_compile: bool) ->
     emits cuDNN's op inside XLA, which has no kernel for it)."""
     kernels = {}
     for backend in KERAS_BACKENDS:
-        reason = layer_refusal(
+        reasons = layer_reasons(
             backend,
             facts,
             cuda_build=True,
@@ -206,10 +231,11 @@ def kernels_of(facts: RecurrentFacts, jit_compile: bool, torch_compile: bool) ->
             jit_compile=jit_compile,
             compiling=torch_compile,
         )
+        reason = reasons[0] if reasons else ""
         kernel = "cudnn" if not reason else "generic"
         if reason == "kernel.why.xla":
             kernel = "fails"
-        kernels[backend] = Kernel(kernel, reason)
+        kernels[backend] = Kernel(kernel, reason, reasons)
     return kernels
 
 

@@ -38,6 +38,10 @@ def test_the_audit_as_json(capsys, model_file):
     kernels = {row["path"]: row["kernels"] for row in audit["recurrent"]}
     assert kernels["chunks/chunk"]["tensorflow"]["reason"] == "kernel.why.cell"
     assert kernels["sentence"]["jax"]["reason"] == "kernel.why.reset_after"
+    # every condition, not only the first, each with its fix
+    every = kernels["sentence"]["jax"]["reasons"]
+    assert [entry["reason"] for entry in every] == ["kernel.why.reset_after", "kernel.why.gru_jax"]
+    assert all(entry["fix"].startswith("sentence: ") for entry in every)
     assert document["verified"]["agrees"] is True
     assert [s["key"] for s in audit["suggestions"]] == ["yours.suggest.reset_after"]
     assert document["file"]["name"] == "sentences"

@@ -135,11 +135,35 @@ def test_the_verification_can_disagree():
 
 def test_every_reason_reads_one_line_in_both_languages():
     keys = {key for key, _ in cudnn._ARGUMENT_REASONS} | {"kernel.why.gru_jax", "yours.why.cudnn"}
-    keys |= set(audit.SUGGESTIONS.values())
+    keys |= set(audit.FIXES.values())
     for key in keys:
         for lang in LANGUAGES:
             text = t(key, lang, layer="rnn")
             assert text != key and "\n" not in text, (key, lang)
+
+
+def test_a_layer_that_fails_several_conditions_lists_every_one_per_backend_with_its_fix():
+    """keras#19647 asked for every reason; the audit names each condition the layer fails, in
+    the order Keras meets them, per backend, the first still the table's reason."""
+    tokens = keras.Input((None,), dtype="int32", name="tokens")  # (B, T), 0 = padding
+    x = keras.layers.Embedding(10, 4, mask_zero=True, name="embedding")(tokens)
+    layer = keras.layers.LSTM(3, activation="relu", recurrent_dropout=0.1, name="rnn")
+    model = keras.Model(tokens, layer(x), name="several")
+    found = audit.audit(model, SIZES, jit_compile=True, torch_compile=True)
+    (row,) = found.recurrent
+    arguments = ("kernel.why.activation", "kernel.why.recurrent_dropout")
+    assert {backend: kernel.reasons for backend, kernel in row.kernels.items()} == {
+        "tensorflow": (*arguments, "kernel.why.xla"),  # TensorFlow's cuDNN takes the mask
+        "jax": (*arguments, "kernel.why.masked"),  # cuDNN is a custom call inside XLA there
+        "torch": (*arguments, "kernel.why.masked", "kernel.why.compiling"),
+    }
+    assert all(k.reason == k.reasons[0] and k.kernel == "generic" for k in row.kernels.values())
+    for lang in LANGUAGES:
+        torch = row.to_dict(lang)["kernels"]["torch"]["reasons"]
+        assert [entry["reason"] for entry in torch] == list(row.kernels["torch"].reasons)
+        for entry in torch:
+            assert entry["why"] == t(entry["reason"], lang)
+            assert entry["fix"] == t(audit.FIXES[entry["reason"]], lang, layer="rnn")
 
 
 def test_the_variants_rule_is_the_layers_rule():

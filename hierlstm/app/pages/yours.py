@@ -172,6 +172,10 @@ def audit_frame(result: audit.Audit, verification: verify.Verification) -> pd.Da
                 else ""
             ),
             text("yours.col.why"): kernel.text(lang),
+            text("yours.col.every"): "\n".join(
+                f"{found['why']}: {found['fix']}" if found["fix"] else found["why"]
+                for found in kernel.every(row.path, lang)
+            ),
         }
         for row in result.recurrent
         for backend, kernel in row.kernels.items()
