@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hierlstm.cli.format import shown, text_table
 from hierlstm.cli.parser import UsageError, whole_number
-from hierlstm.registry import BACKEND_RECORDS, BACKENDS
+from hierlstm.registry import BACKEND_RECORDS, KERAS_BACKENDS
 
 MAX_SIZE = 100_000
 
@@ -24,10 +24,11 @@ def yours_settings(args) -> tuple[dict[str, int], list[str]]:
         if not match:
             raise UsageError(f"--size takes NAME=N (e.g. time=50); got {text!r}.")
         sizes[match[1]] = whole_number(f"--size {match[1]}", match[2], 1, MAX_SIZE)
-    backends = list(dict.fromkeys(args.backend or BACKENDS))
-    unknown = [name for name in backends if name not in BACKENDS]
+    # the Keras backends, each with its cuDNN rule (the runtimes run the exported file instead)
+    backends = list(dict.fromkeys(args.backend or KERAS_BACKENDS))
+    unknown = [name for name in backends if name not in KERAS_BACKENDS]
     if unknown:
-        raise UsageError(f"--backend is one of {', '.join(BACKENDS)}; got {unknown[0]!r}.")
+        raise UsageError(f"--backend is one of {', '.join(KERAS_BACKENDS)}; got {unknown[0]!r}.")
     if not Path(args.model).is_file():
         raise UsageError(f"{args.model}: no such file.")
     if args.repeats is not None:
