@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import time
 
 import numpy as np
@@ -21,8 +20,9 @@ from hierlstm.backends.compile import BackendRun
 from hierlstm.backends.protocol import package_version
 from hierlstm.config import RunConfig
 from hierlstm.i18n import t
+from hierlstm.model.export import node_layers
 from hierlstm.profiling.record import OUTSIDE
-from hierlstm.registry import VARIANTS, converts
+from hierlstm.registry import RUNTIMES, VARIANTS, converts
 from hierlstm.timing.basics import Progress, make_inputs, no_progress
 
 # The intra-op threads every worker of a run takes (`benchmarks.model.backends.thread_environment`
@@ -122,23 +122,10 @@ def check(config: RunConfig, *, seed: int, backend: str) -> dict:
     }
 
 
-def node_layers(names: list[str], layers: list[str]) -> list[str]:
-    """The Keras layer of each node, in the order given (the file's or the execution's): the layer
-    a path segment of its name names (tf2onnx keeps Keras's name scopes, "folded_1/conv_1/..."),
-    else the layer of the node before it (the fused `LSTM__51` the rewriter named follows its
-    layer's own nodes), else `OUTSIDE`."""
-    found, current = [], OUTSIDE
-    for name in names:
-        scopes = {re.sub(r"_\d+$", "", part) for part in name.split("/")[:-1]}
-        current = next((layer for layer in layers if layer in scopes), current)
-        found.append(current)
-    return found
-
-
 def node_tables(timed: list[tuple[str, str, float]], layers: list[str], steps: int) -> dict:
     """A runtime profile's per-layer and per-op-type rows from `timed` (node, op type, seconds
     over all `steps`), in the document's fields; times are per step."""
-    owners = node_layers([node for node, _, _ in timed], layers)
+    owners = node_layers([node for node, _, _ in timed], layers, OUTSIDE)
     total = sum(seconds for _, _, seconds in timed) or 1.0
     by_layer: dict[str, list[float]] = {}
     by_type: dict[str, list[float]] = {}
@@ -162,3 +149,51 @@ def node_tables(timed: list[tuple[str, str, float]], layers: list[str], steps: i
         key=lambda row: -row["time_s"],
     )
     return {"layers": layer_rows, "op_types": type_rows, "lines": []}
+
+
+def bench_model(model, shapes: list[tuple], repeats: int = 5):
+    """A user's `model` (`hierlstm.yours.runtimes`) exported, checked on each installed runtime
+    against Keras, and its forward pass
+    timed on TensorFlow and each runtime: one call each first (sessions made, graphs traced),
+    then `repeats` interleaved rounds with the order rotated. Raises ExportError in one line."""
+    import keras
+    import tensorflow as tf
+
+    from hierlstm.backends import missing
+    from hierlstm.model.export import ExportError
+    from hierlstm.timing.calls import timed_call
+    from hierlstm.timing.rounds import timer_rounds
+    from hierlstm.yours.runtimes import TOLERANCE, RuntimeBench, export_model, fused_ops, rejected
+    from hierlstm.yours.verify import sample_inputs
+
+    exported = export_model(model, shapes)
+    if message := rejected(model, exported):
+        raise ExportError(message)
+    inputs = sample_inputs(model, shapes)
+    expected = np.asarray(keras.tree.flatten(model(inputs, training=False))[0])
+    forward = tf.function(lambda *xs: model(list(xs) if len(xs) > 1 else xs[0], training=False))
+    forward(*inputs)  # traced and run once
+    timers = {"tensorflow": lambda: timed_call(forward, *inputs)}
+    absent, differences = {}, {}
+    for name in RUNTIMES:
+        if reason := missing(name):
+            absent[name] = reason
+            continue
+        call = runner(name).session(exported, intra_op_threads())
+        outputs = np.asarray(call(*inputs))
+        differences[name] = float(np.max(np.abs(outputs.astype(np.float64) - expected)))
+        if not differences[name] <= TOLERANCE:
+            raise ExportError(
+                f"{name} computes {model.name} {differences[name]:.2e} away from Keras "
+                f"(tolerance {TOLERANCE:.0e}); not timed."
+            )
+        timers[name] = lambda call=call: _timed(call, inputs)
+    samples = timer_rounds(timers, repeats, warmup=1, rotate=True)
+    return RuntimeBench(fused_ops(model, exported), differences, samples, absent)
+
+
+def _timed(call, inputs) -> float:
+    """Seconds for one call of a runtime's session (synchronous on a CPU)."""
+    start = time.perf_counter()
+    call(*inputs)
+    return time.perf_counter() - start

@@ -5,11 +5,12 @@ imported; a refused file is one `error:` line, exit 2."""
 
 from __future__ import annotations
 
+import collections
 import re
 from pathlib import Path
 
 from hierlstm.cli.format import shown, text_table
-from hierlstm.cli.parser import UsageError, whole_number
+from hierlstm.cli.parser import UsageError, usage, whole_number
 from hierlstm.registry import BACKEND_RECORDS, KERAS_BACKENDS
 
 MAX_SIZE = 100_000
@@ -56,6 +57,13 @@ def cmd_yours(args) -> int:
     }
     if args.rewrite or args.bench:
         document["rewrite"] = _rewrite(model, info, result, args, rewrite)
+    if args.bench:  # the model exported and timed on the runtimes beside TensorFlow
+        from hierlstm.backends.exported import bench_model
+        from hierlstm.model.export import ExportError
+
+        with usage(ExportError):
+            timed = bench_model(model, result.input_shapes, int(args.repeats or 5))
+        document["runtimes"] = timed.to_dict()
     shown(args.json, document, lambda: format_audit(document, backends))
     return 0
 
@@ -133,6 +141,8 @@ def format_audit(document: dict, backends: list[str]) -> str:
             lines += ["", f"{title}:", *(f"- {item['text']}" for item in result[key])]
     if "rewrite" in document:
         lines += ["", *_format_rewrite(document["rewrite"])]
+    if "runtimes" in document:
+        lines += _runtime_lines(document["runtimes"])
     return "\n".join(lines)
 
 
@@ -155,6 +165,23 @@ def _format_rewrite(part: dict) -> list[str]:
         original = part["timing"][f"original/{phase}"]["median_s"] * 1e3
         rewritten = part["timing"][f"rewritten/{phase}"]["median_s"] * 1e3
         lines.append(f"{phase}: {original:.3g} ms -> {rewritten:.3g} ms ({speedup:.2f}x)")
+    return lines
+
+
+def _runtime_lines(part: dict) -> list[str]:
+    """The runtimes' part of `--bench`: the fused ops by layer, each runtime's median forward pass
+    beside TensorFlow's, and the runtimes not installed."""
+    counts = collections.Counter((entry["layer"], entry["op"]) for entry in part["fused"])
+    fused = ", ".join(f"{layer} ({n} {op})" for (layer, op), n in counts.items()) or "none"
+    medians = part["median_s"]
+    lines = ["", f"exported to ONNX (tf2onnx): fused recurrent ops: {fused}"]
+    for name, median in medians.items():
+        ratio = median / medians["tensorflow"]
+        versus = f", {ratio:.2f}x TensorFlow's" if name != "tensorflow" else ""
+        diff = part["max_abs_diff"].get(name)
+        checked = f", max |{name} - Keras| {diff:.1e}" if diff is not None else ""
+        lines.append(f"  forward {name}: {median * 1e3:.3g} ms{versus}{checked}")
+    lines += [f"  {name}: {reason}" for name, reason in part["missing"].items()]
     return lines
 
 

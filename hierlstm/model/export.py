@@ -10,9 +10,12 @@ Runtime when installed, else onnx's own reference evaluator.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
+import logging
 import os
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -30,6 +33,21 @@ CONVERTER_PACKAGES = ("tf2onnx", "onnx")
 
 class ExportError(SettingError):
     """A model that cannot be exported or written: str() is the one line saying why."""
+
+
+@contextlib.contextmanager
+def quiet_converter():
+    """tf2onnx's log lines (an unsupported op is logged as an error, then said in one line by
+    whoever exports) and Keras's np.object warning, off while converting."""
+    logger = logging.getLogger("tf2onnx")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # Keras's tf2onnx patch: np.object
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +107,7 @@ def _convert(config: RunConfig, params) -> bytes:
     shape = (None, config.height, config.time_steps, 1)  # (B, H, T, 1)
     signature = [tf.TensorSpec(shape, tf.float32, name=INPUT_NAME)]
     folder = tempfile.TemporaryDirectory(prefix="hierlstm-export-")
-    with folder, warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # Keras's tf2onnx patch asks for np.object
+    with folder, quiet_converter():
         path = Path(folder.name) / f"{config.variant}.onnx"
         model.export(
             str(path), format="onnx", verbose=False, input_signature=signature, opset_version=OPSET
@@ -144,6 +161,19 @@ def export_onnx(config: RunConfig, seed: int = 0) -> Exported:
         )
     op_types = tuple(node.op_type for node in onnx.load_from_string(model).graph.node)
     return Exported(config, seed, model, difference, checker, op_types)
+
+
+def node_layers(names: list[str], layers: list[str], outside: str) -> list[str]:
+    """The Keras layer of each node, in the order given (the file's or the execution's): the layer
+    a path segment of its name names (tf2onnx keeps Keras's name scopes, "folded_1/conv_1/..."),
+    else the layer of the node before it (the fused `LSTM__51` the rewriter named follows its
+    layer's own nodes), else `outside`."""
+    found, current = [], outside
+    for name in names:
+        scopes = {re.sub(r"_\d+$", "", part) for part in name.split("/")[:-1]}
+        current = next((layer for layer in layers if layer in scopes), current)
+        found.append(current)
+    return found
 
 
 def write(exported: Exported, path: str | os.PathLike) -> Path:

@@ -3,7 +3,8 @@ scopes; the rewriter's fused ops follow their layer's nodes), and the run's thre
 
 import pytest
 
-from hierlstm.backends.exported import intra_op_threads, node_layers, node_tables
+from hierlstm.backends.exported import intra_op_threads, node_tables
+from hierlstm.model.export import node_layers
 from hierlstm.profiling.record import OUTSIDE
 
 LAYERS = ["conv", "pool", "inner_lstm", "outer_lstm"]
@@ -20,7 +21,7 @@ def test_a_node_is_the_layer_its_scope_names_else_the_one_before_it():
         "LSTM__72",
         "folded_1/pool_like_1/x",  # a scope that only starts like a layer's name is not it
     ]
-    assert node_layers(names, LAYERS) == [
+    assert node_layers(names, LAYERS, OUTSIDE) == [
         OUTSIDE,
         "conv",
         "pool",

@@ -52,14 +52,15 @@ def session_options(threads: int):
 
 
 def session(model: bytes, threads: int):
-    """A call (B, H, T, 1) float32 -> (B, T, outer) of the ONNX file `model`, its session made."""
+    """A call of the ONNX file `model` on its inputs in order (hierlstm's: (B, H, T, 1) float32
+    -> (B, T, outer)), returning its first output; its session made."""
     import onnxruntime
 
     made = onnxruntime.InferenceSession(
         model, session_options(threads), providers=["CPUExecutionProvider"]
     )
-    name = made.get_inputs()[0].name
-    return lambda inputs: made.run(None, {name: inputs})[0]
+    names = [found.name for found in made.get_inputs()]
+    return lambda *inputs: made.run(None, dict(zip(names, inputs, strict=True)))[0]
 
 
 def prepare(config: RunConfig, *, seed: int, progress):

@@ -45,13 +45,14 @@ def compile_settings(threads: int) -> dict[str, str]:
 
 
 def session(model: bytes, threads: int):
-    """A call (B, H, T, 1) float32 -> (B, T, outer) of the ONNX file `model`, compiled."""
+    """A call of the ONNX file `model` on its inputs in order (hierlstm's: (B, H, T, 1) float32
+    -> (B, T, outer)), returning its first output; compiled."""
     import openvino
 
     core = openvino.Core()
     compiled = core.compile_model(core.read_model(model), "CPU", compile_settings(threads))
     request = compiled.create_infer_request()
-    return lambda inputs: request.infer([inputs])[0]
+    return lambda *inputs: request.infer(list(inputs))[0]
 
 
 def prepare(config: RunConfig, *, seed: int, progress):
