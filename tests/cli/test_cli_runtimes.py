@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from factories import python
 from factories import run_cli as run
 
 from hierlstm import backends
@@ -56,6 +57,18 @@ def test_export_refuses_in_one_line(capsys, tmp_path, words, said):
     out = tmp_path / "model.onnx"
     assert said in one_line(*run(capsys, "export", words, TINY, out))
     assert not out.exists()
+
+
+def test_export_checks_its_settings_before_tensorflow_or_keras_is_imported(tmp_path):
+    program = (
+        "import sys; sys.modules['tensorflow'] = None\n"
+        "from hierlstm.cli.main import main\n"
+        f"status = main(['export', '--variant', 'fused', {str(tmp_path / 'a.onnx')!r}])\n"
+        "assert status == 2 and 'keras' not in sys.modules, status\n"
+    )
+    completed = python("-c", program, timeout=120)
+    assert completed.returncode == 0, completed.stderr[-1000:]
+    assert completed.stderr.startswith("error: variant fused does not convert to ONNX")
 
 
 def test_export_refuses_an_output_it_cannot_write(capsys, tmp_path):

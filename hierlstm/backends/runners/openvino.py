@@ -70,7 +70,8 @@ def check(config: RunConfig, *, seed: int) -> dict:
 ATTRIBUTION = (
     "per node and per layer: OpenVINO's per-layer performance counters (PERF_COUNT) time each "
     "node its CPU plugin executed; a node is the layer its name scope names, else the layer "
-    "before it"
+    "before it in execution order (where the plugin folded a layer's own nodes away, its fused "
+    "LSTMSequence lands in the layer before)"
 )
 
 
