@@ -11,6 +11,10 @@
 # machine requirements-backends-gpu.txt, their CUDA builds): `make test` installs them (the
 # backend tests need them), `make run BACKENDS=1` installs them for the app (stamp
 # .venv/.backends-cpu or -gpu), a plain `make run` does not (the app then names what is missing).
+# The inference runtimes, ONNX Runtime and OpenVINO with the ONNX converter
+# (requirements-runtimes.txt, the same on a GPU machine): `make test` installs them (the runtime
+# tests need them), `make run RUNTIMES=1` for the app (stamp .venv/.runtimes), a plain `make run`
+# does not (a page or command then says in one line how to install them).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -39,6 +43,7 @@ RUNTIME := $(VENV)/.runtime-$(WHEEL)
 DEV := $(VENV)/.dev-$(WHEEL)
 BACKENDS_REQUIREMENTS := $(if $(filter gpu,$(WHEEL)),requirements-backends-gpu.txt,requirements-backends.txt)
 BACKENDS_STAMP := $(VENV)/.backends-$(WHEEL)
+RUNTIMES_STAMP := $(VENV)/.runtimes
 BACKENDS ?= 0
 ifeq ($(BACKENDS),1)
 RUN_NEEDS := $(RUNTIME) $(BACKENDS_STAMP)
@@ -46,6 +51,12 @@ else ifeq ($(BACKENDS),0)
 RUN_NEEDS := $(RUNTIME)
 else
 $(error BACKENDS must be 1 (install JAX and PyTorch for the app) or 0; got '$(BACKENDS)')
+endif
+RUNTIMES ?= 0
+ifeq ($(RUNTIMES),1)
+RUN_NEEDS += $(RUNTIMES_STAMP)
+else ifneq ($(RUNTIMES),0)
+$(error RUNTIMES must be 1 (install ONNX Runtime and OpenVINO for the app) or 0; got '$(RUNTIMES)')
 endif
 
 .PHONY: run test test-fast bench lint browser clean
@@ -106,12 +117,17 @@ $(BACKENDS_STAMP): $(BACKENDS_REQUIREMENTS) | $(RUNTIME)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r $(BACKENDS_REQUIREMENTS)
 	touch $@
 
-# The backends' file is a prerequisite, so a venv made before it installs it once.
-$(DEV): requirements.txt requirements-dev.txt requirements-notebook.txt $(REQUIREMENTS) $(BACKENDS_REQUIREMENTS) | $(BIN)/python
-	@echo "installing requirements-dev.txt, $(REQUIREMENTS) and $(BACKENDS_REQUIREMENTS): $(WHY)"
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r $(REQUIREMENTS) -r $(BACKENDS_REQUIREMENTS)
+$(RUNTIMES_STAMP): requirements-runtimes.txt | $(RUNTIME)
+	@echo "installing requirements-runtimes.txt: ONNX Runtime and OpenVINO, and the ONNX converter"
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-runtimes.txt
+	touch $@
+
+# The backends' and runtimes' files are prerequisites, so a venv made before them installs them once.
+$(DEV): requirements.txt requirements-dev.txt requirements-notebook.txt $(REQUIREMENTS) $(BACKENDS_REQUIREMENTS) requirements-runtimes.txt | $(BIN)/python
+	@echo "installing requirements-dev.txt, $(REQUIREMENTS), $(BACKENDS_REQUIREMENTS) and requirements-runtimes.txt: $(WHY)"
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt -r $(REQUIREMENTS) -r $(BACKENDS_REQUIREMENTS) -r requirements-runtimes.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
-	touch $(RUNTIME) $(BACKENDS_STAMP) $@
+	touch $(RUNTIME) $(BACKENDS_STAMP) $@ $(RUNTIMES_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts

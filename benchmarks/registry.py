@@ -56,6 +56,11 @@ MODEL = (
         "torch",
     ),
     (
+        "fastest",
+        "the fastest (variant, backend) per shape: TensorFlow, JAX, PyTorch and the runtimes",
+        "onnxruntime",
+    ),
+    (
         "gpu_report",
         "the markdown report of gpu_check.sh, from its output folder",
         "gpu_check.sh's output folder",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hierlstm.registry import BACKEND_RECORDS, BACKENDS, VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS, VARIANTS, conversion_refusal
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 SWEEP_AXES = ("time_steps", "batch_size")  # the RunConfig sizes a sweep may vary
@@ -186,6 +186,8 @@ class RunConfig:
                     f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}."
                 )
         if self.backend not in VARIANTS[self.variant].backends:
+            if BACKEND_RECORDS[self.backend].exported:  # a runtime runs what tf2onnx converts
+                raise SettingError(conversion_refusal(self.variant))
             runs_on = ", ".join(VARIANTS[self.variant].backends)
             raise SettingError(
                 f"variant {self.variant} runs on {runs_on} only (it calls TensorFlow itself); "

@@ -176,6 +176,8 @@ VERSION_COLUMNS = {  # key in BenchResult.versions -> column
     "numpy": "numpy_version",
     "jax": "jax_version",  # "" unless the run was on the JAX backend
     "torch": "torch_version",  # "" unless the run was on the torch backend
+    "onnxruntime": "onnxruntime_version",  # "" unless the run was on ONNX Runtime
+    "openvino": "openvino_version",  # "" unless the run was on OpenVINO
 }
 # What a row keeps of the step's Stats: Stats field -> column.
 STEP_COLUMNS = {

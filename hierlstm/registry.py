@@ -1,8 +1,9 @@
 """The registries: VARIANTS (one hierarchical-LSTM function, six variants of how it runs) and
-BACKEND_RECORDS (the Keras backends that run them, and where). A `Variant` is metadata only (flags,
-chain length, backends, its builder's name) and a `Backend` too (where it runs, its packages, what
-it supports, its runner module's name), so the registry imports no TensorFlow, JAX, torch or Keras;
-titles and explanations are catalogue messages. Nothing else lists the variants or the backends."""
+BACKEND_RECORDS (the Keras backends and the inference runtimes that run them, and where). A
+`Variant` is metadata only (flags, chain length, backends, its builder's name) and a `Backend` too
+(where it runs, its packages, what it supports, its runner module's name), so the registry imports
+no TensorFlow, JAX, torch, Keras or runtime; titles and explanations are catalogue messages.
+Nothing else lists the variants or the backends."""
 
 from __future__ import annotations
 
@@ -37,12 +38,31 @@ class Backend:
     reason_suffix: str = ""
     # what a profile of it cannot give, by the Profile page's section: section -> message key
     profile_gaps: tuple[tuple[str, str], ...] = ()
+    # An inference runtime runs the model exported to a file (`exported`: its format, made by
+    # `hierlstm.model.export` on TensorFlow), so its worker imports Keras on another backend
+    # (`keras_backend`, "" for its own name) and it runs no training step.
+    exported: str = ""
+    keras_backend: str = ""
+    training: bool = True
+    extra: str = "backends"  # the pip extra of its packages: requirements-<extra>.txt
+
+    @property
+    def keras(self) -> str:
+        """The Keras backend its worker process imports (`KERAS_BACKEND`)."""
+        return self.keras_backend or self.name
 
     @property
     def runner(self) -> str:
         """Its runner module's name (`hierlstm.backends.runner` imports it)."""
         return f"hierlstm.backends.runners.{self.name}"
 
+
+# what a runtime's profile cannot give: the separate-call split is TensorFlow's, and its profiler
+# times the file's nodes, not threads
+RUNTIME_PROFILE_GAPS = (
+    ("split", "profile.gap.split.separate"),
+    ("lines", "profile.gap.lines.runtime"),
+)
 
 BACKEND_RECORDS: dict[str, Backend] = {
     backend.name: backend
@@ -83,10 +103,38 @@ BACKEND_RECORDS: dict[str, Backend] = {
                 ("timeline", "profile.gap.timeline.torch"),
             ),
         ),
+        Backend(
+            "onnxruntime",
+            ("onnxruntime", "onnx", "tf2onnx"),
+            profiler="ONNX Runtime's profiler",
+            allocator="ONNX Runtime's CPU arena",
+            xla=False,
+            profile_gaps=RUNTIME_PROFILE_GAPS,
+            exported="onnx",
+            keras_backend="tensorflow",
+            training=False,
+            extra="runtimes",
+        ),
+        Backend(
+            "openvino",
+            ("openvino", "onnx", "tf2onnx"),
+            profiler="OpenVINO's performance counters",
+            allocator="OpenVINO's CPU plugin",
+            xla=False,
+            profile_gaps=RUNTIME_PROFILE_GAPS,
+            exported="onnx",
+            keras_backend="tensorflow",
+            training=False,
+            extra="runtimes",
+        ),
     )
 }
 BACKENDS = tuple(BACKEND_RECORDS)  # their names, in this order everywhere
-PORTABLE = BACKENDS  # a variant written with Keras layers and keras.ops only runs on all three
+RUNTIMES = tuple(name for name, record in BACKEND_RECORDS.items() if record.exported)
+KERAS_BACKENDS = tuple(name for name in BACKENDS if name not in RUNTIMES)  # the cuDNN rule's
+# A variant written with Keras layers and keras.ops only runs on every Keras backend, and tf2onnx
+# converts it for every runtime.
+PORTABLE = BACKENDS
 
 
 def _pooled_height_plus_time(pooled_height: int, time: int) -> int:
@@ -178,3 +226,18 @@ VARIANTS: dict[str, Variant] = {
         ),
     )
 }
+
+
+def converts(variant: str) -> bool:
+    """Whether tf2onnx converts `variant` to ONNX, so that every runtime runs it."""
+    return all(runtime in VARIANTS[variant].backends for runtime in RUNTIMES)
+
+
+def conversion_refusal(variant: str) -> str:
+    """One sentence, in English, when `variant` does not convert to ONNX (why, from the
+    catalogue: `export.why.<variant>`), else ""."""
+    if converts(variant):
+        return ""
+    convertible = ", ".join(name for name in VARIANTS if converts(name))
+    refused = t("export.refused", "en", variant=variant, convertible=convertible)
+    return f"{refused} {t(f'export.why.{variant}', 'en')}"

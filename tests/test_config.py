@@ -25,7 +25,10 @@ BAD_TEXT = [
     ({"time_steps": "1e3"}, "time_steps must be a whole number between 1 and 100000; got '1e3'."),
     ({"xla": "maybe"}, "xla must be true or false; got 'maybe'."),
     ({"colour": "red"}, "unknown setting 'colour'"),
-    ({"backend": "mxnet"}, "backend must be one of tensorflow, jax, torch; got 'mxnet'"),
+    (
+        {"backend": "mxnet"},
+        "backend must be one of tensorflow, jax, torch, onnxruntime, openvino; got 'mxnet'",
+    ),
     (
         {"variant": "fused", "backend": "jax"},
         "variant fused runs on tensorflow only (it calls TensorFlow itself); got backend 'jax'.",

@@ -1,7 +1,8 @@
 """The Makefile's install path, by `make -n` (nothing is installed): the and-cuda wheels when
 the machine has an NVIDIA GPU (the fake nvidia-smi, or a GPU folder under the NVIDIA proc folder),
 the plain wheel otherwise, GPU=1 / GPU=0 over the detection, a stamp per wheel (a venv upgrades
-once), and Keras's JAX and PyTorch backends for `make test` and `make run BACKENDS=1` only."""
+once), Keras's JAX and PyTorch backends for `make test` and `make run BACKENDS=1` only, and the
+inference runtimes for `make test` and `make run RUNTIMES=1` only."""
 
 import os
 import shutil
@@ -14,6 +15,7 @@ FAKE_SMI = ROOT / "tests" / "fixtures" / "fake-nvidia-smi"
 GPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements-gpu.txt"
 CPU_INSTALL = "pip install --quiet --disable-pip-version-check -r requirements.txt"
 BACKENDS_CPU = "pip install --quiet --disable-pip-version-check -r requirements-backends.txt"
+RUNTIMES = "pip install --quiet --disable-pip-version-check -r requirements-runtimes.txt"
 BACKENDS_GPU = "pip install --quiet --disable-pip-version-check -r requirements-backends-gpu.txt"
 EDITABLE = "pip install --quiet --disable-pip-version-check --no-deps -e ."
 H100_PATH = f"{FAKE_SMI}{os.pathsep}{os.environ['PATH']}"  # the fake nvidia-smi of an H100
@@ -46,7 +48,7 @@ def fresh_copy(tmp_path: Path) -> Path:
     depend on the venv of the checkout running the tests (a `make test` has made it)."""
     copy = tmp_path / "clone"
     copy.mkdir()
-    requirements = ("", "-dev", "-notebook", "-gpu", "-backends", "-backends-gpu")
+    requirements = ("", "-dev", "-notebook", "-gpu", "-backends", "-backends-gpu", "-runtimes")
     for name in ["Makefile", *(f"requirements{kind}.txt" for kind in requirements)]:
         shutil.copy(ROOT / name, copy / name)
     shutil.copytree(ROOT / "scripts", copy / "scripts")
@@ -194,3 +196,25 @@ def test_a_venv_made_before_the_backends_file_installs_it_once(tmp_path):
     _venv_with_stamps(clone, ".runtime-cpu", ".dev-cpu", ".backends-cpu", when=now + 10)
     assert "pip install" not in make_dry_run("test", *no_gpu(tmp_path), cwd=clone)
     assert "pip install" not in make_dry_run("run", "BACKENDS=1", *no_gpu(tmp_path), cwd=clone)
+
+
+def test_make_test_installs_the_runtimes_and_make_run_only_when_asked(tmp_path):
+    clone = fresh_copy(tmp_path)
+    test = make_dry_run("test", *no_gpu(tmp_path), cwd=clone)
+    assert "-r requirements-backends.txt -r requirements-runtimes.txt" in test
+    assert ".venv/.dev-cpu .venv/.runtimes" in test  # the dev recipe stamps them in too
+    plain = make_dry_run("run", *no_gpu(tmp_path), cwd=clone)
+    assert "requirements-runtimes" not in plain and ".runtimes" not in plain
+    asked = make_dry_run("run", "RUNTIMES=1", *no_gpu(tmp_path), cwd=clone)
+    assert asked.index(CPU_INSTALL) < asked.index(RUNTIMES) < asked.index("streamlit run")
+    assert BACKENDS_CPU not in asked and "touch .venv/.runtimes" in asked
+    both = make_dry_run("run", "RUNTIMES=1", "BACKENDS=1", *no_gpu(tmp_path), cwd=clone)
+    assert BACKENDS_CPU in both and RUNTIMES in both
+    completed = subprocess.run(
+        ["make", "-n", "run", "RUNTIMES=yes", "GPU=0"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode != 0 and "RUNTIMES must be 1" in completed.stderr

@@ -34,6 +34,7 @@ def test_pyproject_pins_are_the_requirements_files():
     assert extras["backends"] == requirement_lines("requirements-backends.txt")
     assert extras["gpu"] == requirement_lines("requirements-gpu.txt")
     assert extras["notebook"] == requirement_lines("requirements-notebook.txt")
+    assert extras["runtimes"] == requirement_lines("requirements-runtimes.txt")
 
 
 def _environment(home: Path) -> dict[str, str]:

@@ -21,7 +21,7 @@ from benchmarks.common import header
 from benchmarks.record import argument_parser, markdown_table, shapes
 from hierlstm.backends.pool import BackendPool, RunFailed
 from hierlstm.config import RunConfig
-from hierlstm.registry import BACKENDS, VARIANTS
+from hierlstm.registry import BACKENDS, KERAS_BACKENDS, VARIANTS
 from hierlstm.timing.rounds import timer_rounds
 
 PORTABLE = [name for name, variant in VARIANTS.items() if set(BACKENDS) <= set(variant.backends)]
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--shapes", type=shapes, default="8x50,32x100,128x200")
     parser.add_argument("--variants", default=",".join(PORTABLE))
-    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--backends", default=",".join(KERAS_BACKENDS))
     parser.add_argument("--task", default="both", choices=("inference", "training", "both"))
     parser.add_argument("--threads", type=int, help="intra-op threads of every process")
     args = parser.parse_args(argv)

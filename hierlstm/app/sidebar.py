@@ -44,7 +44,7 @@ from hierlstm.config import (
     Timing,
 )
 from hierlstm.i18n import LANGUAGES
-from hierlstm.registry import VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, VARIANTS
 
 # --- sidebar -------------------------------------------------------------------------------
 # The form's settings, by what they set (a page names the ones it reads).
@@ -264,7 +264,8 @@ def missing_message(backend: str, reason: str) -> str:
     """`hierlstm.backends.missing`'s sentence in English, else the catalogue's line."""
     if language() == "en":
         return reason
-    return text("control.backends.missing", backend=backend)
+    extra = BACKEND_RECORDS[backend].extra  # the pip extra and make switch of its packages
+    return text("control.backends.missing", backend=backend, switch=extra.upper(), extra=extra)
 
 
 def _left_out_caption(choice: Choice) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 
-from hierlstm.registry import BACKEND_RECORDS, BACKENDS
+from hierlstm.registry import BACKEND_RECORDS, BACKENDS, KERAS_BACKENDS
 
-__all__ = ["BACKENDS", "current", "missing", "runner"]
+__all__ = ["BACKENDS", "current", "missing", "runner", "runtime_refusal"]
 
 
 def current() -> str:
@@ -23,14 +23,42 @@ def missing(name: str) -> str | None:
     Raises ValueError for a name that is no backend."""
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {name!r}.")
-    packages = BACKEND_RECORDS[name].packages
-    absent = [package for package in packages if importlib.util.find_spec(package) is None]
+    record = BACKEND_RECORDS[name]
+    absent = [package for package in record.packages if importlib.util.find_spec(package) is None]
     if not absent:
         return None
     return (
         f"the {name} backend needs the {' and '.join(absent)} package, which is not installed "
-        "here: run make run BACKENDS=1, or pip install -r requirements-backends.txt."
+        f"here: run make run {record.extra.upper()}=1, or pip install -r "
+        f"requirements-{record.extra}.txt."
     )
+
+
+def runtime_refusal(config) -> str:
+    """One sentence when `config`'s backend is an inference runtime (its record's `exported`)
+    that cannot run it, else "": a runtime runs the exported float32 file's forward pass on the
+    CPU, with its own graph optimisations. Imports nothing."""
+    record = BACKEND_RECORDS[config.backend]
+    if not record.exported:
+        return ""
+    if config.task == "training":
+        return (
+            f"the {record.name} runtime runs the exported model's forward pass only; a training "
+            f"step needs a Keras backend ({', '.join(KERAS_BACKENDS)})."
+        )
+    if config.xla:
+        return (
+            f"xla is TensorFlow's and JAX's compiler; the {record.name} runtime runs the "
+            "exported file with its own graph optimisations."
+        )
+    if config.precision != "float32":
+        return (
+            f"precision {config.precision} is Keras's dtype policy; the {record.name} runtime "
+            "runs the exported float32 file."
+        )
+    if config.device.startswith("gpu"):
+        return f"device {config.device}: the {record.name} runtime runs on the CPU here."
+    return ""
 
 
 def runner(name: str):

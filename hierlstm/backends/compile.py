@@ -57,6 +57,7 @@ class BackendRun:
     # what the kernel reader read (`hierlstm.backends.kernels`): JAX the step's lowered
     # StableHLO, PyTorch the op names the profiler saw in one call; "" on TensorFlow
     evidence: str = ""
+    model: bytes = b""  # a runtime's exported file, which its profiler runs again
 
     @property
     def trace_count(self) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import keras
 
-from hierlstm.backends import runner
+from hierlstm.backends import runner, runtime_refusal
 from hierlstm.backends.compile import BackendRun, placement  # re-exported: a run's record
 from hierlstm.config import RunConfig, SettingError
 from hierlstm.model.builders import backend_refusal
@@ -29,8 +29,8 @@ def _refusal(config: RunConfig, backend: str) -> str:
     what it supports)."""
     record = BACKEND_RECORDS[backend]
     if config.backend != backend:
-        return f"backend {config.backend} was asked for; this process's Keras backend is {backend}."
-    if message := backend_refusal(config.variant, backend):
+        return f"backend {config.backend} was asked for; this process's backend is {backend}."
+    if message := backend_refusal(config.variant, backend) or runtime_refusal(config):
         return message
     if config.strategy != "none" and not record.strategies:
         return f"strategy {config.strategy} is TensorFlow's; the {backend} backend runs none."
@@ -45,22 +45,27 @@ def _refusal(config: RunConfig, backend: str) -> str:
     return ""
 
 
-def prepare(config: RunConfig, *, seed: int, progress: Progress = no_progress) -> BackendRun:
-    """`config` built from `init_params(config, seed)`, placed, compiled and first-called by this
-    process's backend's runner. Raises SettingError, in one sentence, for what this backend
-    cannot run."""
-    backend = keras.backend.backend()
+def prepare(
+    config: RunConfig, *, seed: int, progress: Progress = no_progress, backend: str = ""
+) -> BackendRun:
+    """`config` built from `init_params(config, seed)`, placed, compiled and first-called by
+    `backend`'s runner (default: this process's Keras backend). Raises SettingError, in one
+    sentence, for what this backend cannot run."""
+    backend = backend or keras.backend.backend()
     if message := _refusal(config, backend):
         raise SettingError(message)
     return runner(backend).prepare(config, seed=seed, progress=progress)
 
 
-def check(config: RunConfig, seed: int = 0) -> dict:
+def check(config: RunConfig, seed: int = 0, backend: str = "") -> dict:
     """The forward and gradient oracles of every variant this backend builds at `config`'s sizes and
-    precision: {"backend", "config", "forward", "gradients", "ok"}, JSON-able."""
-    backend = keras.backend.backend()
+    precision: {"backend", "config", "forward", "gradients", "ok"}, JSON-able. A runtime's
+    report is its runner's (every variant that converts, forward only)."""
+    backend = backend or keras.backend.backend()
     if message := _refusal(config, backend):
         raise SettingError(message)
+    if BACKEND_RECORDS[backend].exported:
+        return runner(backend).check(config, seed=seed)
     forward = [outcome.to_dict() for outcome in check_variants(config, seed)]
     gradients = [outcome.to_dict() for outcome in check_gradients(config, seed)]
     return {

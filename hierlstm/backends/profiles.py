@@ -1,5 +1,6 @@
-"""Profiles on JAX and PyTorch inside a backend's worker (`keras_profile`, around the runner's
-capture), and the profiles-table record made from what it sends back (`profile_record`).
+"""Profiles on JAX, PyTorch and the runtimes inside a backend's worker (`keras_profile`, around
+the runner's capture), and the profiles-table record made from what it sends back
+(`profile_record`).
 TensorFlow's worker runs `hierlstm.profiling.profiler`. A JAX XSpace needs TensorFlow's protobufs to
 read, so the app (which has TensorFlow) asks `read: false` and reads it with `read_profile`."""
 
@@ -52,7 +53,7 @@ def keras_profile(worker, config: RunConfig, request: dict, capture) -> dict:
     logdir = Path(request["logdir"])
     logdir.mkdir(parents=True, exist_ok=True)
     layers = _layer_names(config, seed)
-    run = worker.local.prepare(config, seed=seed)
+    run = worker.local.prepare(config, seed=seed, backend=worker.backend)
     for _ in range(int(request["warmup"])):
         run.sample()
     found = capture(run, logdir, steps, layers, bool(request.get("read", True)))

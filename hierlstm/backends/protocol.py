@@ -18,6 +18,7 @@ from pathlib import Path
 
 from hierlstm.config import RunConfig
 from hierlstm.records import BenchResult
+from hierlstm.registry import BACKEND_RECORDS
 from hierlstm.timing.summary import failed_record
 
 MAX_ERROR_CHARS = 300
@@ -120,11 +121,13 @@ class Worker:
     def __init__(self, backend: str, python: str = sys.executable, environment=None):
         self.backend = backend
         self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
-        environment = {**os.environ, **(environment or {}), "KERAS_BACKEND": backend}
+        # the Keras backend its process imports: its own, or the converter's for a runtime
+        keras_backend = BACKEND_RECORDS[backend].keras
+        environment = {**os.environ, **(environment or {}), "KERAS_BACKEND": keras_backend}
         path = environment.get("PYTHONPATH", "")
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), path]))
         self.process = subprocess.Popen(
-            [python, "-m", "hierlstm.backends.worker"],
+            [python, "-m", "hierlstm.backends.worker", backend],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

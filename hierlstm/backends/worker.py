@@ -1,4 +1,5 @@
-"""One Keras backend's worker process: `KERAS_BACKEND=jax python -m hierlstm.backends.worker`. One
+"""One backend's worker process: `KERAS_BACKEND=jax python -m hierlstm.backends.worker jax` (a
+runtime's worker imports Keras on its record's `keras_backend`, the converter's). One
 JSON object per line: requests on stdin, answers on stdout (nothing else), logs on stderr.
 
     {"id": 1, "op": "prepare", "config": {...}, "seed": 0}
@@ -84,7 +85,8 @@ class Worker:
         return config
 
     def prepare(self, request: dict) -> dict:
-        run = self.local.prepare(self.config(request), seed=int(request.get("seed", 0)))
+        config, seed = self.config(request), int(request.get("seed", 0))
+        run = self.local.prepare(config, seed=seed, backend=self.backend)
         self._next += 1
         self.runs[self._next] = run
         return {
@@ -126,7 +128,8 @@ class Worker:
         return {"row": result.to_row()}
 
     def check(self, request: dict) -> dict:
-        return {"report": self.local.check(self.config(request), seed=int(request.get("seed", 0)))}
+        config, seed = self.config(request), int(request.get("seed", 0))
+        return {"report": self.local.check(config, seed=seed, backend=self.backend)}
 
     def memory_probe(self, device: str):
         """A probe of one sample's memory peak on `device` (the runner's)."""
@@ -240,7 +243,7 @@ def _exit_with_parent(parent: int, poll: float = 1.0) -> None:
 
 
 def main() -> int:
-    backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    backend = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("KERAS_BACKEND", "tensorflow")
     _exit_with_parent(os.getppid())
     # Only the protocol goes to stdout: anything a library prints goes to stderr instead.
     answers, sys.stdout = sys.stdout, sys.stderr

@@ -14,9 +14,21 @@ from hierlstm.registry import VARIANTS
 _PALETTE = ("#D55E00", "#E69F00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#999999")
 
 
-# One bar pattern and one line dash per Keras backend, so colour keeps meaning the variant.
-BACKEND_PATTERNS = {"tensorflow": "", "jax": "/", "torch": "x"}
-BACKEND_DASHES = {"tensorflow": "solid", "jax": "dash", "torch": "dot"}
+# One bar pattern and one line dash per backend or runtime, so colour keeps meaning the variant.
+BACKEND_PATTERNS = {
+    "tensorflow": "",
+    "jax": "/",
+    "torch": "x",
+    "onnxruntime": ".",
+    "openvino": "+",
+}
+BACKEND_DASHES = {
+    "tensorflow": "solid",
+    "jax": "dash",
+    "torch": "dot",
+    "onnxruntime": "dashdot",
+    "openvino": "longdash",
+}
 
 
 def backend_pattern(name: str) -> str:

@@ -17,6 +17,7 @@ from hierlstm.cli.commands import (
     cmd_variants,
 )
 from hierlstm.cli.doctor import cmd_doctor
+from hierlstm.cli.export import cmd_export, export_settings
 from hierlstm.cli.parser import (
     UsageError,
     build_parser,
@@ -49,6 +50,7 @@ COMMANDS = {
     "app": lambda args: serve(args.streamlit_flags),  # main() serves it before parsing
     "results": cmd_results,
     "yours": cmd_yours,
+    "export": cmd_export,
 }
 # What each command checks before TensorFlow is imported (the same functions it calls itself).
 SETTINGS = {
@@ -61,6 +63,7 @@ SETTINGS = {
     "worker": run_settings,
     "profile": profile_settings,
     "yours": yours_settings,
+    "export": export_settings,
     "doctor": lambda args: None,  # no settings of its own; HIERLSTM_GPU_MEMORY_MB as for all
 }
 

@@ -171,6 +171,7 @@ def build_parser() -> Parser:
     )
 
     _add_yours(commands)
+    _add_export(commands)
     results = commands.add_parser("results", help="stored measurements")
     actions = results.add_subparsers(dest="action", metavar="ACTION")
     listing = actions.add_parser("list", help="stored runs, newest first")
@@ -311,13 +312,33 @@ def _add_yours(commands):
     _add_db(audit)
 
 
+EXPORT_FORMATS = ("onnx",)
+
+
+def _add_export(commands):
+    exported = commands.add_parser(
+        "export",
+        help="write one variant as an ONNX file, checked against the numpy reference",
+        description="Build the variant from init_params(seed), convert it with tf2onnx (the "
+        "converter Keras's model.export(format='onnx') uses on TensorFlow) at a fixed input "
+        "shape, and write the file once it computes the numpy reference's outputs (within 1e-5).",
+    )
+    exported.add_argument("--variant", required=True, help="a name from `variants`")
+    _add_sizes(exported)
+    exported.add_argument("--seed", default="0", metavar="N", help=_timing_help("seed"))
+    exported.add_argument("--format", default="onnx", help="onnx (the only format, the default)")
+    exported.add_argument("--json", action="store_true", help="print JSON instead of a line")
+    exported.add_argument("out", metavar="OUT", help="the file to write, e.g. folded.onnx")
+
+
 def _add_backend(parser):
     parser.add_argument(
         "--backend",
         action="append",
         metavar="NAME",
-        help="tensorflow (the default) | jax | torch: the Keras backend, each in its own "
-        "process; repeat to run every variant on each",
+        help="tensorflow (the default) | jax | torch: the Keras backend, or onnxruntime | "
+        "openvino: the inference runtime, each in its own process; repeat to run every variant "
+        "on each",
     )
 
 
@@ -340,9 +361,11 @@ def backends_from_args(args) -> list[str]:
 
 def refuse_unsupported(variant: str, backend: str) -> None:
     """A UsageError naming the variant and the backends it has, when `backend` is not one."""
-    from hierlstm.registry import VARIANTS
+    from hierlstm.registry import BACKEND_RECORDS, VARIANTS, conversion_refusal
 
     has = VARIANTS[variant].backends if variant in VARIANTS else (backend,)
+    if backend not in has and BACKEND_RECORDS[backend].exported:
+        raise UsageError(conversion_refusal(variant))
     if backend not in has:
         raise UsageError(
             f"variant {variant} runs on {', '.join(has)} only, not on --backend {backend} "

@@ -8,6 +8,7 @@ import contextlib
 import json
 import sys
 
+from hierlstm.backends import runtime_refusal
 from hierlstm.cli.format import format_bench, format_scaling, format_sweep, json_default
 from hierlstm.cli.parser import (
     UsageError,
@@ -44,6 +45,8 @@ def run_settings(args) -> tuple[list, Timing]:
                     f"--strategy {config.strategy} is TensorFlow's tf.distribute; --backend "
                     f"{backend} runs on one device (strategy none)."
                 )
+            if message := runtime_refusal(config):
+                raise UsageError(message)
             configs.append(config)
     return configs, timing_from_args(args)
 

@@ -5,12 +5,13 @@ imported; a refused file is one `error:` line, exit 2."""
 
 from __future__ import annotations
 
+import collections
 import re
 from pathlib import Path
 
 from hierlstm.cli.format import shown, text_table
-from hierlstm.cli.parser import UsageError, whole_number
-from hierlstm.registry import BACKEND_RECORDS, BACKENDS
+from hierlstm.cli.parser import UsageError, usage, whole_number
+from hierlstm.registry import BACKEND_RECORDS, KERAS_BACKENDS
 
 MAX_SIZE = 100_000
 
@@ -24,10 +25,11 @@ def yours_settings(args) -> tuple[dict[str, int], list[str]]:
         if not match:
             raise UsageError(f"--size takes NAME=N (e.g. time=50); got {text!r}.")
         sizes[match[1]] = whole_number(f"--size {match[1]}", match[2], 1, MAX_SIZE)
-    backends = list(dict.fromkeys(args.backend or BACKENDS))
-    unknown = [name for name in backends if name not in BACKENDS]
+    # the Keras backends, each with its cuDNN rule (the runtimes run the exported file instead)
+    backends = list(dict.fromkeys(args.backend or KERAS_BACKENDS))
+    unknown = [name for name in backends if name not in KERAS_BACKENDS]
     if unknown:
-        raise UsageError(f"--backend is one of {', '.join(BACKENDS)}; got {unknown[0]!r}.")
+        raise UsageError(f"--backend is one of {', '.join(KERAS_BACKENDS)}; got {unknown[0]!r}.")
     if not Path(args.model).is_file():
         raise UsageError(f"{args.model}: no such file.")
     if args.repeats is not None:
@@ -55,6 +57,13 @@ def cmd_yours(args) -> int:
     }
     if args.rewrite or args.bench:
         document["rewrite"] = _rewrite(model, info, result, args, rewrite)
+    if args.bench:  # the model exported and timed on the runtimes beside TensorFlow
+        from hierlstm.backends.exported import bench_model
+        from hierlstm.model.export import ExportError
+
+        with usage(ExportError):
+            timed = bench_model(model, result.input_shapes, int(args.repeats or 5))
+        document["runtimes"] = timed.to_dict()
     shown(args.json, document, lambda: format_audit(document, backends))
     return 0
 
@@ -122,6 +131,7 @@ def format_audit(document: dict, backends: list[str]) -> str:
     if rows:
         header = ("recurrent layer", "class", "backend", "kernel", "verified", "why")
         lines += ["", text_table(header, rows)]
+        lines += _every_reason(result["recurrent"], backends)
     for title, key in (
         ("pitfalls", "pitfalls"),
         ("suggestions", "suggestions"),
@@ -131,6 +141,8 @@ def format_audit(document: dict, backends: list[str]) -> str:
             lines += ["", f"{title}:", *(f"- {item['text']}" for item in result[key])]
     if "rewrite" in document:
         lines += ["", *_format_rewrite(document["rewrite"])]
+    if "runtimes" in document:
+        lines += _runtime_lines(document["runtimes"])
     return "\n".join(lines)
 
 
@@ -154,3 +166,31 @@ def _format_rewrite(part: dict) -> list[str]:
         rewritten = part["timing"][f"rewritten/{phase}"]["median_s"] * 1e3
         lines.append(f"{phase}: {original:.3g} ms -> {rewritten:.3g} ms ({speedup:.2f}x)")
     return lines
+
+
+def _runtime_lines(part: dict) -> list[str]:
+    """The runtimes' part of `--bench`: the fused ops by layer, each runtime's median forward pass
+    beside TensorFlow's, and the runtimes not installed."""
+    counts = collections.Counter((entry["layer"], entry["op"]) for entry in part["fused"])
+    fused = ", ".join(f"{layer} ({n} {op})" for (layer, op), n in counts.items()) or "none"
+    medians = part["median_s"]
+    lines = ["", f"exported to ONNX (tf2onnx): fused recurrent ops: {fused}"]
+    for name, median in medians.items():
+        versus = f", {median / medians['tensorflow']:.2f}x TensorFlow's"  # 1.00x on its own line
+        diff = part["max_abs_diff"].get(name)
+        checked = f", max |{name} - Keras| {diff:.1e}" if diff is not None else ""
+        lines.append(f"  forward {name}: {median * 1e3:.3g} ms{versus}{checked}")
+    lines += [f"  {name}: {reason}" for name, reason in part["missing"].items()]
+    return lines
+
+
+def _every_reason(recurrent: list[dict], backends) -> list[str]:
+    """Every condition each layer fails per backend, with the fix for each (where more than the
+    first, which the table gives, or where any has a fix)."""
+    lines = []
+    for row in recurrent:
+        for backend in backends:
+            for found in row["kernels"][backend]["reasons"]:
+                fix = f" -> {found['fix']}" if found["fix"] else ""
+                lines.append(f"  {row['path']} [{backend}]: {found['why']}{fix}")
+    return ["", "every reason, with its fix:", *lines] if lines else []

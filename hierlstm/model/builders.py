@@ -16,7 +16,7 @@ from hierlstm.config import RunConfig, SettingError
 from hierlstm.model.layers import FoldTime, NestedCell, UnfoldTime
 from hierlstm.model.params import load_params
 from hierlstm.model.trunk import lstm_layer, outer_lstm, trunk
-from hierlstm.registry import PORTABLE, VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, PORTABLE, VARIANTS, conversion_refusal
 
 TF_ONLY = ("build_vectorized_map", "build_fused")  # in hierlstm.model.builders_tf
 
@@ -85,6 +85,8 @@ def backend_refusal(variant: str, backend: str) -> str:
     backends = VARIANTS[variant].backends
     if backend in backends:
         return ""
+    if BACKEND_RECORDS[backend].exported:  # a runtime runs what tf2onnx converts
+        return conversion_refusal(variant)
     return (
         f"variant {variant} runs on the {' and '.join(backends)} backend only (it calls "
         f"TensorFlow itself); this process's Keras backend is {backend}."

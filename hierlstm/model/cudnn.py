@@ -4,7 +4,8 @@ recurrent dropout and no unroll takes cuDNN whenever Keras sees a GPU; an `RNN(L
 does. hierlstm asks for the generic kernel on a run pinned to the CPU (Keras ignores `tf.device`)
 and under TensorFlow's XLA, which has no kernel for `CudnnRNNV3`. The rule reads one recurrent
 layer's facts (`RecurrentFacts`: an LSTM of a variant, or any LSTM, GRU or SimpleRNN of a user's
-model) and says why not per backend (`layer_refusal`); `RULES` applies it to the variants.
+model) and says why not per backend (`layer_reasons`, every one; `layer_refusal`, the first);
+`RULES` applies it to the variants.
 Reasons are catalogue keys (`kernel.why.*`). Imports no TensorFlow."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import functools
 import importlib
 
 from hierlstm.config import RunConfig
-from hierlstm.registry import BACKEND_RECORDS, BACKENDS, VARIANTS
+from hierlstm.registry import BACKEND_RECORDS, KERAS_BACKENDS, VARIANTS
 
 
 def use_cudnn_argument(config: RunConfig, backend: str = "tensorflow"):
@@ -67,7 +68,7 @@ _ARGUMENT_REASONS = (
 )
 
 
-def layer_refusal(
+def layer_reasons(
     backend: str,
     layer: RecurrentFacts,
     *,
@@ -76,33 +77,36 @@ def layer_refusal(
     jit_compile: bool = False,
     pinned: bool = False,
     compiling: bool = False,
-) -> str:
-    """Why `layer` cannot take cuDNN on `backend` ("tensorflow", "jax", "torch"), as a catalogue
-    key; "" if it can. The layer's arguments first (keras/src/layers/rnn/lstm.py, gru.py and each
-    backend's `cudnn_ok`), then the machine (`cuda_build`, `gpu_visible`), then the run: on
-    TensorFlow `jit_compile` (XLA has no cuDNN kernel), a run `pinned` to the CPU, on JAX and
-    PyTorch a mask (Keras takes the generic loop under one), on PyTorch tracing or
-    `torch.compile` (`compiling`). TensorFlow runs cuDNN under a mask, if it is right-padded. The
-    backend's differences are its registry record's fields (`hierlstm.registry.Backend`)."""
+) -> tuple[str, ...]:
+    """Every reason `layer` cannot take cuDNN on `backend` ("tensorflow", "jax", "torch"), as
+    catalogue keys in the order Keras meets them; () if it can. The layer's arguments first
+    (keras/src/layers/rnn/lstm.py, gru.py and each backend's `cudnn_ok`), then the machine
+    (`cuda_build`, `gpu_visible`), then the run: on TensorFlow `jit_compile` (XLA has no cuDNN
+    kernel), a run `pinned` to the CPU, on JAX and PyTorch a mask (Keras takes the generic loop
+    under one), on PyTorch tracing or `torch.compile` (`compiling`). TensorFlow runs cuDNN under a
+    mask, if it is right-padded. The backend's differences are its registry record's fields
+    (`hierlstm.registry.Backend`)."""
     record = BACKEND_RECORDS[backend]
-    for key, applies in _ARGUMENT_REASONS:
-        if applies(layer):
-            return key
-    if layer.kind == "gru" and not record.cudnn_gru:
-        return f"kernel.why.gru{record.reason_suffix}"
-    if not cuda_build:
-        return f"kernel.why.no_cuda{record.reason_suffix}"
-    if not gpu_visible:
-        return f"kernel.why.no_gpu{record.reason_suffix}"
-    if jit_compile and record.xla_refuses_cudnn:
-        return "kernel.why.xla"
-    if pinned:
-        return "kernel.why.requested"
-    if layer.masked and not record.cudnn_under_mask:
-        return "kernel.why.masked"
-    if compiling and "compiling" in record.cudnn_conditions:  # tracing, torch.compile
-        return "kernel.why.compiling"
-    return ""
+    found = [key for key, applies in _ARGUMENT_REASONS if applies(layer)]
+    suffix = record.reason_suffix
+    run = (
+        (layer.kind == "gru" and not record.cudnn_gru, f"kernel.why.gru{suffix}"),
+        (not cuda_build, f"kernel.why.no_cuda{suffix}"),
+        (not gpu_visible, f"kernel.why.no_gpu{suffix}"),
+        (jit_compile and record.xla_refuses_cudnn, "kernel.why.xla"),
+        (pinned, "kernel.why.requested"),
+        (layer.masked and not record.cudnn_under_mask, "kernel.why.masked"),
+        (compiling and "compiling" in record.cudnn_conditions, "kernel.why.compiling"),
+    )
+    found += [key for applies, key in run if applies and key not in found]
+    return tuple(found)
+
+
+def layer_refusal(backend: str, layer: RecurrentFacts, **machine_and_run: bool) -> str:
+    """The first of `layer_reasons` (the one Keras meets first), as a catalogue key; "" if
+    `layer` can take cuDNN on `backend`."""
+    reasons = layer_reasons(backend, layer, **machine_and_run)
+    return reasons[0] if reasons else ""
 
 
 def variant_facts(config: RunConfig, cell: bool = False, masked: bool = False) -> RecurrentFacts:
@@ -143,7 +147,7 @@ def variant_refusal(
     )
 
 
-RULES = {name: functools.partial(variant_refusal, name) for name in BACKENDS}  # by Keras backend
+RULES = {name: functools.partial(variant_refusal, name) for name in KERAS_BACKENDS}
 refusal, refusal_jax, refusal_torch = RULES["tensorflow"], RULES["jax"], RULES["torch"]
 
 

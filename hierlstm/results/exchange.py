@@ -18,6 +18,7 @@ from hierlstm.refusals import refusing
 from hierlstm.results.schema import (
     ADDED_IN_V3,
     ADDED_IN_V5,
+    ADDED_IN_V7,
     COLUMNS,
     KINDS,
     ResultsError,
@@ -26,8 +27,8 @@ from hierlstm.results.validation import MISMATCHED, format_columns, shown
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # refused before parsing: no sweep comes near this
 EXPORT_FORMAT = "hierlstm-results"
-EXPORT_VERSION = 4  # 4 added the backend columns (results schema 5)
-READ_VERSIONS = (1, 2, 3, 4)
+EXPORT_VERSION = 5  # 4 added the backend columns (results schema 5), 5 the runtimes' versions (7)
+READ_VERSIONS = (1, 2, 3, 4, 5)
 
 
 def csv_text(stored_rows: Iterable[Mapping[str, Any]]) -> str:
@@ -150,8 +151,10 @@ def _parse_csv(text: str) -> tuple[list[dict[str, Any]], int]:
     header = reader.fieldnames or []
     if "config" in header:  # version 1 kept the config as JSON
         version = 1
-    elif any(column in header for column in ADDED_IN_V5):
+    elif any(column in header for column in ADDED_IN_V7):
         version = EXPORT_VERSION
+    elif any(column in header for column in ADDED_IN_V5):  # version 4 had no runtime columns
+        version = 4
     elif any(column in header for column in ADDED_IN_V3):  # version 3 had no backend columns
         version = 3
     else:  # version 2 had no training columns

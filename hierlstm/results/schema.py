@@ -27,7 +27,7 @@ class ResultsError(ValueError):
     row or the field; nothing is written."""
 
 
-SCHEMA_VERSION = 6  # PRAGMA user_version; bump with a migration when the columns change
+SCHEMA_VERSION = 7  # PRAGMA user_version; bump with a migration when the columns change
 CONTEXT_COLUMNS = ("id", "created_at", "host")
 COLUMNS = (*CONTEXT_COLUMNS, *ROW_COLUMNS)
 KINDS = {**dict.fromkeys(CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}  # column -> kind
@@ -78,6 +78,11 @@ ADDED_IN_V5 = {
 }
 # Of them, those the profiles table has too (its config and version columns).
 PROFILES_ADDED_IN_V5 = {"backend": "tensorflow", "jax_version": "", "torch_version": ""}
+# Schema 7's new columns, in the results, profiles and audits tables alike: the inference
+# runtimes' versions, "" in every older row (no runtime ran it).
+ADDED_IN_V7 = {"onnxruntime_version": "", "openvino_version": ""}
+# The tables that hold the version columns, and the schema that created each.
+VERSIONED_TABLES = {"results": 1, "profiles": 4, "audits": 6}
 # Schema 3's and 4's results columns (the same), as those versions wrote them; frozen.
 V4_COLUMNS = (
     *("id", "created_at", "host"),
@@ -93,6 +98,8 @@ V4_COLUMNS = (
     *("kept_activation_bytes", "status", "error"),
     *("python_version", "tensorflow_version", "keras_version", "numpy_version"),
 )
+# Schema 5's and 6's results columns, as those versions wrote them: today's without schema 7's.
+V6_COLUMNS = tuple(column for column in COLUMNS if column not in ADDED_IN_V7)
 # Schema 2's columns, as that version wrote them: schema 4's without the training ones.
 V2_COLUMNS = tuple(column for column in V4_COLUMNS if column not in ADDED_IN_V3)
 
@@ -120,12 +127,12 @@ def upgrade(connection: sqlite3.Connection, path: Path):
         _create(connection)
     elif version in (1, 2, 3, 4):
         _migrate(connection, path, version)
-    elif version == 5:  # schema 6 only adds the audits table, created below
-        pass
+    elif version in (5, 6):  # schema 6 added the audits table (created below), 7 two columns
+        _add_runtime_versions(connection, version)
     else:
         raise ResultsError(f"{path} has results schema version {version}, which no hierlstm wrote.")
     if version == 4:  # its profiles table gains the backend columns, with a TensorFlow run's values
-        for column, value in PROFILES_ADDED_IN_V5.items():
+        for column, value in {**PROFILES_ADDED_IN_V5, **ADDED_IN_V7}.items():
             connection.execute(
                 f"ALTER TABLE profiles ADD COLUMN {column} TEXT NOT NULL DEFAULT '{value}'"
             )
@@ -158,7 +165,22 @@ def row_from_v4(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row of schema 3 or 4 (a mapping with at least `V4_COLUMNS`) with today's columns: the
     backend columns that it lacks say TensorFlow ran it (`ADDED_IN_V5`); those it has are kept.
     Values are kept as given, unchecked."""
-    return {**ADDED_IN_V5, **row}
+    return row_from_v6({**ADDED_IN_V5, **row})
+
+
+def row_from_v6(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of schema 5 or 6 with today's columns: no runtime ran it (`ADDED_IN_V7`)."""
+    return {**ADDED_IN_V7, **row}
+
+
+def _add_runtime_versions(connection: sqlite3.Connection, version: int):
+    """Schema 7's version columns added to every versioned table a file of `version` has."""
+    for table, created in VERSIONED_TABLES.items():
+        if created <= version:
+            for column, value in ADDED_IN_V7.items():
+                connection.execute(
+                    f"ALTER TABLE {table} ADD COLUMN {column} TEXT NOT NULL DEFAULT '{value}'"
+                )
 
 
 def _create(connection: sqlite3.Connection):

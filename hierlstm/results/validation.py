@@ -21,10 +21,12 @@ from hierlstm.results.schema import (
     V1_COLUMNS,
     V2_COLUMNS,
     V4_COLUMNS,
+    V6_COLUMNS,
     ResultsError,
     row_from_v1,
     row_from_v2,
     row_from_v4,
+    row_from_v6,
 )
 
 STATUSES = ("ok", "failed")
@@ -94,8 +96,13 @@ def _v1_row(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 # An older export's version -> the columns its rows have, and its row as today's: version 1 kept
 # the config as an object, version 2 had no training columns (a forward pass), version 3 no
-# backend columns (a TensorFlow run).
-_FORMATS = {1: (V1_COLUMNS, _v1_row), 2: (V2_COLUMNS, row_from_v2), 3: (V4_COLUMNS, row_from_v4)}
+# backend columns (a TensorFlow run), version 4 no runtime versions (no runtime ran it).
+_FORMATS = {
+    1: (V1_COLUMNS, _v1_row),
+    2: (V2_COLUMNS, row_from_v2),
+    3: (V4_COLUMNS, row_from_v4),
+    4: (V6_COLUMNS, row_from_v6),
+}
 
 
 def format_columns(export_version: int) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """The audit of a user's model: every recurrent layer (LSTM, GRU, SimpleRNN, RNN over any cell,
 inside Bidirectional, TimeDistributed and nested models too) with the kernel a GPU would run per
 Keras backend and the first reason when it is not cuDNN, the project's one rule per backend
-(`hierlstm.model.cudnn.layer_refusal`) read from the layer's own arguments; the pitfalls beside it;
+(`hierlstm.model.cudnn.layer_reasons`) read from the layer's own arguments; the pitfalls beside it;
 what the rewrite can fix and what only a changed argument can (`suggestions`). A notebook shows an
 `Audit` as the Your model page's tables."""
 
@@ -12,9 +12,9 @@ import dataclasses
 import keras
 
 from hierlstm.i18n import DEFAULT_LANGUAGE, t
-from hierlstm.model.cudnn import RecurrentFacts, layer_refusal
+from hierlstm.model.cudnn import RecurrentFacts, layer_reasons
 from hierlstm.model.walk import LayerStep
-from hierlstm.registry import BACKEND_RECORDS, BACKENDS  # Keras's three, one rule each
+from hierlstm.registry import BACKEND_RECORDS, KERAS_BACKENDS  # one cuDNN rule each
 from hierlstm.tables import Shown, Table
 from hierlstm.yours.walk import default_size, free_dimensions, input_shapes, trace_layers
 
@@ -30,6 +30,14 @@ SUGGESTIONS = {
     "kernel.why.simple_rnn": "yours.suggest.simple_rnn",
     "kernel.why.cell": "yours.suggest.custom_cell",
 }
+# Every reason the audit can list (a GPU and a CUDA build assumed), and the fix for each.
+FIXES = {
+    **SUGGESTIONS,
+    "kernel.why.xla": "yours.fix.xla",
+    "kernel.why.masked": "yours.fix.masked",
+    "kernel.why.compiling": "yours.fix.compiling",
+    "kernel.why.gru_jax": "yours.fix.gru_jax",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +46,22 @@ class Kernel:
     op inside XLA: TensorFlow under jit_compile=True), and the reason's catalogue key."""
 
     kernel: str
-    reason: str  # "" when cuDNN runs
+    reason: str  # "" when cuDNN runs: the first of `reasons`, the one Keras meets first
+    reasons: tuple[str, ...] = ()  # every condition the layer fails on this backend
 
     def text(self, lang: str = "en") -> str:
         return t(self.reason or "yours.why.cudnn", lang)
+
+    def every(self, layer: str, lang: str = "en") -> list[dict[str, str]]:
+        """Each reason with its text and the fix for `layer`: [{"reason", "why", "fix"}]."""
+        return [
+            {
+                "reason": reason,
+                "why": t(reason, lang),
+                "fix": t(FIXES[reason], lang, layer=layer) if reason in FIXES else "",
+            }
+            for reason in self.reasons
+        ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +79,12 @@ class RecurrentRow:
             "facts": dataclasses.asdict(self.facts),
             "stateful": self.stateful,
             "kernels": {
-                backend: {"kernel": k.kernel, "reason": k.reason, "why": k.text(lang)}
+                backend: {
+                    "kernel": k.kernel,
+                    "reason": k.reason,
+                    "why": k.text(lang),
+                    "reasons": k.every(self.path, lang),
+                }
                 for backend, k in self.kernels.items()
             },
         }
@@ -164,6 +189,10 @@ class Audit(Shown):
                         verified = "yours.verified.yes" if agrees[row.path] else "yours.verified.no"
                     cells[t("yours.col.verified", lang)] = t(verified, lang) if verified else ""
                 cells[t("yours.col.why", lang)] = kernel.text(lang)
+                cells[t("yours.col.every", lang)] = "\n".join(
+                    f"{found['why']}: {found['fix']}" if found["fix"] else found["why"]
+                    for found in kernel.every(row.path, lang)
+                )
                 rows.append(cells)
         return pd.DataFrame(rows)
 
@@ -262,8 +291,8 @@ def kernels_of(facts: RecurrentFacts, jit_compile: bool, torch_compile: bool) ->
     TensorFlow under jit_compile=True a layer that would take cuDNN without it "fails" (Keras
     emits cuDNN's op inside XLA, which has no kernel for it)."""
     kernels = {}
-    for backend in BACKENDS:
-        reason = layer_refusal(
+    for backend in KERAS_BACKENDS:
+        reasons = layer_reasons(
             backend,
             facts,
             cuda_build=True,
@@ -271,10 +300,11 @@ def kernels_of(facts: RecurrentFacts, jit_compile: bool, torch_compile: bool) ->
             jit_compile=jit_compile,
             compiling=torch_compile,
         )
+        reason = reasons[0] if reasons else ""
         kernel = "cudnn" if not reason else "generic"
         if reason == "kernel.why.xla":
             kernel = "fails"
-        kernels[backend] = Kernel(kernel, reason)
+        kernels[backend] = Kernel(kernel, reason, reasons)
     return kernels
 
 

@@ -43,7 +43,11 @@ def test_a_backend_whose_packages_are_missing_is_named_with_how_to_get_it(
     query = {"lang": lang, "variants": "folded", "backend": "tensorflow,jax,torch"}
     at = _open("app_pages/benchmark.py", query)
     assert not at.error, [e.value for e in at.error]
-    expected = MISSING if lang == "en" else t("control.backends.missing", lang, backend="jax")
+    expected = (
+        MISSING
+        if lang == "en"
+        else t("control.backends.missing", lang, backend="jax", switch="BACKENDS", extra="backends")
+    )
     assert [c for c in _captions(at) if c.startswith("⚠️")] == ["⚠️ " + expected]
     assert [(c.variant, c.backend) for c in _controls(at).configs] == [
         ("folded", "tensorflow"),

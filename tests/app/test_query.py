@@ -72,7 +72,8 @@ def test_read_query_takes_the_last_value_ignores_unknown_ones_and_checks_the_geo
 
 def test_the_backend_parameter_sets_the_backends_setting_and_a_link_carries_it_back():
     value, problem = state.PARSERS["backend"]("jax,mxnet", True)
-    assert value == ["jax"] and problem == "backend must be names from tensorflow, jax, torch."
+    every = "tensorflow, jax, torch, onnxruntime, openvino"
+    assert value == ["jax"] and problem == f"backend must be names from {every}."
     values, problems = state.read_query({"backend": "jax,torch", "variants": "folded"})
     assert values == {"backends": ["jax", "torch"], "variants": ["folded"]} and problems == []
     values, problems = state.read_query({"backend": "mxnet"})

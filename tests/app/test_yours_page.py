@@ -5,8 +5,10 @@ stored with the model's name and its file's hash."""
 import pytest
 from apptests import TINY, clean, opened, run
 
+from hierlstm import backends
 from hierlstm.app.pages import yours
 from hierlstm.i18n import t
+from hierlstm.registry import RUNTIMES
 from hierlstm.results.store import ResultStore
 from hierlstm.yours import archive, load
 
@@ -47,3 +49,7 @@ def test_a_timed_run_is_stored_with_the_models_name_and_hash(database):
     path = yours.example_path("shared_cell")
     assert (stored["model_name"], stored["file_sha256"]) == ("shared_cell", load.file_hash(path))
     assert stored["check_matches"] == 1 and stored["rounds"] == int(TINY["repeats"])
+    # the original exported and timed on each installed runtime beside TensorFlow
+    on_runtimes = at.get_by_key("yours-runtimes").table[0].value
+    installed = [name for name in RUNTIMES if backends.missing(name) is None]
+    assert list(on_runtimes.iloc[:, 0]) == ["tensorflow", *installed]

@@ -6,10 +6,11 @@ import sys
 
 import pytest
 
-from hierlstm.backends import BACKENDS, kernels, missing
+from hierlstm.backends import kernels, missing
 from hierlstm.config import RunConfig
 from hierlstm.i18n import t
 from hierlstm.model.cudnn import RULES, use_cudnn_argument
+from hierlstm.registry import KERAS_BACKENDS
 
 # What jaxlib's cuDNN lowering emits (jaxlib/gpu_rnn.py), trimmed: StableHLO from `lower()`,
 # HLO from `compile().as_text()`.
@@ -51,7 +52,7 @@ def test_the_torch_reader_finds_cudnns_ops():
 GPU = {"cuda_build": True, "gpu_visible": True}
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", KERAS_BACKENDS)
 def test_each_backends_rule_in_its_order(backend):
     rule, suffix = RULES[backend], {"tensorflow": "", "jax": "_jax", "torch": "_torch"}[backend]
     folded = RunConfig(variant="folded")
@@ -118,7 +119,10 @@ def test_missing_names_the_package_and_the_install_without_importing_it(monkeypa
         "the jax backend needs the jaxlib package, which is not installed here: run make run "
         "BACKENDS=1, or pip install -r requirements-backends.txt."
     )
-    with pytest.raises(ValueError, match="backend must be one of tensorflow, jax, torch; got"):
+    with pytest.raises(
+        ValueError,
+        match="backend must be one of tensorflow, jax, torch, onnxruntime, openvino; got",
+    ):
         missing("mxnet")
 
 

@@ -109,7 +109,10 @@ BAD_ARGUMENTS = [
     ),
     ("check --seed -1", "--seed must be a whole number"),
     ("check --colour", "unrecognized arguments: --colour"),
-    ("check --backend theano", "--backend must be one of tensorflow, jax, torch; got 'theano'."),
+    (
+        "check --backend theano",
+        "--backend must be one of tensorflow, jax, torch, onnxruntime, openvino; got 'theano'.",
+    ),
     ("trace --variant folded --precision fp8", "precision must be one of"),
     ("worker --variant folded --cluster bad --task-index 0", "--cluster must be comma-separated"),
     (

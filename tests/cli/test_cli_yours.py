@@ -8,6 +8,8 @@ import keras
 import pytest
 from factories import run_cli as run
 
+from hierlstm import backends
+from hierlstm.registry import RUNTIMES
 from hierlstm.results.store import ResultStore
 from hierlstm.yours import load
 from hierlstm.yours.load import file_hash
@@ -38,6 +40,10 @@ def test_the_audit_as_json(capsys, model_file):
     kernels = {row["path"]: row["kernels"] for row in audit["recurrent"]}
     assert kernels["chunks/chunk"]["tensorflow"]["reason"] == "kernel.why.cell"
     assert kernels["sentence"]["jax"]["reason"] == "kernel.why.reset_after"
+    # every condition, not only the first, each with its fix
+    every = kernels["sentence"]["jax"]["reasons"]
+    assert [entry["reason"] for entry in every] == ["kernel.why.reset_after", "kernel.why.gru_jax"]
+    assert all(entry["fix"].startswith("sentence: ") for entry in every)
     assert document["verified"]["agrees"] is True
     assert [s["key"] for s in audit["suggestions"]] == ["yours.suggest.reset_after"]
     assert document["file"]["name"] == "sentences"
@@ -53,10 +59,29 @@ def test_the_rewrite_is_saved_checked_and_timed(capsys, model_file, tmp_path):
     assert "chunks: TimeDistributed(RNN(LSTMCell)) -> FoldedTimeDistributed(LSTM)" in out
     assert "outputs and gradients match" in out and "step:" in out and "forward:" in out
     assert "jax" not in out  # only the backend asked for
+    # exported and timed on each runtime beside TensorFlow, the fused LSTMs named by layer
+    assert "exported to ONNX (tf2onnx): fused recurrent ops: chunks (2 LSTM)" in out
+    for name in RUNTIMES:
+        assert f"forward {name}: " in out or backends.missing(name) in out
     model, _ = load.load_model_file(out_path)
     status, out, _ = run(capsys, "yours", out_path, "--size time=4 --json")
     kernels = {row["path"]: row["kernels"] for row in json.loads(out)["audit"]["recurrent"]}
     assert kernels["chunks/chunk"]["tensorflow"]["kernel"] == "cudnn"
+
+
+def test_a_layer_the_converter_rejects_is_one_error_line(capsys, tmp_path):
+    pytest.importorskip("tf2onnx")
+    tokens = keras.Input((None,), dtype="int64", name="tokens")  # (B, T)
+    x = keras.layers.Hashing(10, name="hash")(tokens)  # tf2onnx has no ONNX form for its op
+    x = keras.layers.LSTM(2, name="rnn")(keras.layers.Embedding(10, 3, name="embed")(x))
+    path = tmp_path / "hashed.keras"
+    keras.Model(tokens, x, name="hashed").save(path)
+    status, out, err = run(capsys, "yours", path, "--size time=3 --bench --repeats 1")
+    assert (status, out) == (2, "")
+    assert err == (
+        "error: tf2onnx could not convert layer hash of hashed: its op StringToHashBucketFast "
+        "has no ONNX form, so no runtime can load the file.\n"
+    )
 
 
 def test_a_bad_file_is_one_error_line(capsys, tmp_path):

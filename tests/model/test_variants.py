@@ -166,10 +166,13 @@ def test_registry_records_are_complete():
 
 
 def test_the_registry_says_which_backends_each_variant_runs_on():
-    from hierlstm.registry import BACKENDS
+    from hierlstm.registry import BACKENDS, KERAS_BACKENDS, RUNTIMES, converts
 
-    assert BACKENDS == ("tensorflow", "jax", "torch")
+    assert KERAS_BACKENDS == ("tensorflow", "jax", "torch")
+    assert RUNTIMES == ("onnxruntime", "openvino") and BACKENDS == KERAS_BACKENDS + RUNTIMES
+    # a portable variant runs on every Keras backend, and tf2onnx converts it for the runtimes
     portable = [name for name, v in VARIANTS.items() if v.backends == BACKENDS]
     assert portable == ["nested", "time_distributed", "folded", "shared_cell"]
     tensorflow_only = [name for name, v in VARIANTS.items() if v.backends == ("tensorflow",)]
     assert tensorflow_only == ["vectorized_map", "fused"]
+    assert [name for name in VARIANTS if converts(name)] == portable

@@ -159,7 +159,7 @@ def test_get_gives_the_result_the_old_export_describes(migrated):
 
 def test_the_migrated_json_export_has_the_old_values_in_today_s_format(migrated):
     document = json.loads(migrated.export_json())
-    assert (document["format"], document["version"]) == ("hierlstm-results", 4)
+    assert (document["format"], document["version"]) == ("hierlstm-results", 5)
     assert document["rows"] == [flattened(row) for row in V1_ROWS]  # null for a missing time
     assert list(document["rows"][0]) == list(schema.COLUMNS)
     flags = [column for column, kind in COLUMN_KINDS.items() if kind == "bool"]
@@ -173,7 +173,7 @@ def test_the_migrated_csv_export_has_the_old_values_in_today_s_format(migrated):
     kinds = {**dict.fromkeys(schema.CONTEXT_COLUMNS, "text"), **COLUMN_KINDS}
     # The columns schemas 3 and 5 added, as CSV cells of a forward pass on TensorFlow (an empty
     # cell is a NULL).
-    defaults = {**V3_DEFAULTS, **V5_DEFAULTS}
+    defaults = {**V3_DEFAULTS, **V5_DEFAULTS, **schema.ADDED_IN_V7}
     added = {column: "" if value is None else str(value) for column, value in defaults.items()}
     for new, old in zip(new_rows, old_rows, strict=True):
         assert list(new) == list(schema.COLUMNS)
@@ -361,14 +361,15 @@ def old_file(directory, version: int):
 
 def test_the_frozen_schema_4_columns_are_the_frozen_table_s():
     assert tuple(V4_ROW) == schema.V4_COLUMNS
-    assert set(schema.COLUMNS) - set(schema.V4_COLUMNS) == set(schema.ADDED_IN_V5)
+    added = {**schema.ADDED_IN_V5, **schema.ADDED_IN_V7}
+    assert set(schema.COLUMNS) - set(schema.V4_COLUMNS) == set(added)
 
 
 @pytest.mark.parametrize("version", OLD)
 def test_an_old_file_opens_as_today_s_schema_with_every_value_kept(tmp_path, version):
     store = ResultStore(old_file(tmp_path, version))
-    assert schema_of(store.path) == (6, schema.COLUMNS, ["audits", "profiles", "results"])
-    assert set(V3_DEFAULTS) <= set(schema.COLUMNS) and schema.SCHEMA_VERSION == 6
+    assert schema_of(store.path) == (7, schema.COLUMNS, ["audits", "profiles", "results"])
+    assert set(V3_DEFAULTS) <= set(schema.COLUMNS) and schema.SCHEMA_VERSION == 7
     _, rows, _ = OLD[version]
     frame = store.rows()
     assert list(frame["id"]) == [row["id"] for row in reversed(rows)]  # newest first
@@ -376,7 +377,7 @@ def test_an_old_file_opens_as_today_s_schema_with_every_value_kept(tmp_path, ver
         for column, value in old.items():
             expected = bool(value) if column in ("xla", "noisy") else value
             assert same(stored[column], expected), (old["id"], column)
-        added = {**V5_DEFAULTS, **(V3_DEFAULTS if version == 2 else {})}  # a forward pass
+        added = {**V5_DEFAULTS, **schema.ADDED_IN_V7, **(V3_DEFAULTS if version == 2 else {})}
         assert all(same(stored[column], value) for column, value in added.items()), added
     result = store.get(rows[0]["id"]).result
     assert result.config.task == "inference" and result.config.backend == "tensorflow"
@@ -400,6 +401,7 @@ def test_a_schema_4_file_s_profiles_gain_the_backend_columns_and_take_new_profil
     store = ResultStore(path)
     (old,) = store.profiles().to_dict(orient="records")
     assert (old["backend"], old["jax_version"], old["torch_version"]) == ("tensorflow", "", "")
+    assert (old["onnxruntime_version"], old["openvino_version"]) == ("", "")
     assert old["harness_median_s"] == 0.0052 and old["variant"] == "folded"
     store.add_profile(make_profile_result())
     assert len(ResultStore(path).profiles()) == 2
@@ -448,7 +450,7 @@ def test_a_jax_run_round_trips_through_the_store_and_the_exports(tmp_path, forma
     assert stored.step.samples == (0.0051, 0.0049, 0.0056)
     exported = getattr(store, f"export_{format}")()
     if format == "json":
-        assert json.loads(exported)["version"] == 4
+        assert json.loads(exported)["version"] == 5
     other = ResultStore(tmp_path / "second.sqlite3")
     assert other.import_file(exported.encode(), format=format).added == 1
     assert other.get(result_id).result == result
@@ -485,7 +487,7 @@ def v3_file(directory):
         connection.execute("DROP INDEX profiles_by_time")
         connection.execute("DROP TABLE profiles")
         connection.execute("DROP TABLE audits")
-        for column in schema.ADDED_IN_V5:
+        for column in {**schema.ADDED_IN_V5, **schema.ADDED_IN_V7}:
             connection.execute(f"ALTER TABLE results DROP COLUMN {column}")
         connection.execute("PRAGMA user_version = 3")
     assert schema_of(path) == (3, schema.V4_COLUMNS, ["results"])
@@ -550,9 +552,12 @@ def test_a_schema_5_file_gains_the_audits_table_and_keeps_its_rows(tmp_path):
     ResultStore(path).add(make_result())
     with sqlite3.connect(path) as connection:
         connection.execute("DROP TABLE audits")
+        for table in ("results", "profiles"):  # schema 7's columns, which schema 5 lacked
+            for column in schema.ADDED_IN_V7:
+                connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         connection.execute("PRAGMA user_version = 5")
     store = ResultStore(path)
-    assert schema_of(path) == (6, schema.COLUMNS, ["audits", "profiles", "results"])
+    assert schema_of(path) == (7, schema.COLUMNS, ["audits", "profiles", "results"])
     assert store.count() == 1
     row = audit_row(
         model_name="mine",
@@ -577,3 +582,27 @@ def test_a_schema_5_file_gains_the_audits_table_and_keeps_its_rows(tmp_path):
         5,
     )
     assert stored["rewritten_step_s"] == 2e-3 and stored["keras_version"] == "3.15.1"
+
+
+def test_a_schema_6_file_gains_the_runtime_versions_in_its_three_tables(tmp_path):
+    """Schema 6 as it was: today's tables without schema 7's two columns, a row in each."""
+    path = tmp_path / "results-v6.sqlite3"
+    store = ResultStore(path)
+    store.add(make_result())
+    store.add_profile(make_profile_result())
+    with sqlite3.connect(path) as connection:
+        for table in schema.VERSIONED_TABLES:
+            for column in schema.ADDED_IN_V7:
+                connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        connection.execute("PRAGMA user_version = 6")
+    assert schema_of(path)[0] == 6 and "openvino_version" not in schema_of(path)[1]
+    reopened = ResultStore(path)
+    assert schema_of(path) == (7, schema.COLUMNS, ["audits", "profiles", "results"])
+    for table in schema.VERSIONED_TABLES:
+        assert set(schema.ADDED_IN_V7) <= set(schema_of(path, table)[1]), table
+    (row,) = reopened.rows().to_dict(orient="records")
+    (profile,) = reopened.profiles().to_dict(orient="records")
+    for found in (row, profile):
+        assert (found["onnxruntime_version"], found["openvino_version"]) == ("", "")
+    reopened.add(make_result())
+    assert reopened.count() == 2

@@ -57,8 +57,8 @@ def test_a_row_is_the_config_then_the_measurement_then_the_versions():
     config_columns = [CONFIG_COLUMNS[field.name] for field in dataclasses.fields(RunConfig)]
     assert ROW_COLUMNS == (*config_columns, *SCHEMA_5_MEASURED, *VERSION_COLUMNS.values())
     assert ROW_COLUMNS[:3] == ("variant", "batch_size", "time_steps")
-    versions = ("python", "tensorflow", "keras", "numpy", "jax", "torch")
-    assert ROW_COLUMNS[-6:] == tuple(f"{name}_version" for name in versions)
+    versions = ("python", "tensorflow", "keras", "numpy", "jax", "torch", "onnxruntime", "openvino")
+    assert ROW_COLUMNS[-8:] == tuple(f"{name}_version" for name in versions)
     row = make_result().to_row()
     assert tuple(row) == ROW_COLUMNS and tuple(COLUMN_KINDS) == ROW_COLUMNS
     # The config's device is what was asked for; `device` is where the run ran.
@@ -243,8 +243,10 @@ def made(config: RunConfig, steps, phases) -> BenchResult:
 @pytest.mark.parametrize("status", _SCHEMA_5_ROWS)
 def test_a_result_with_one_stats_for_its_step_gives_schema_5_s_row_and_exports(status):
     """The step is one Stats in the record and seven columns (and its samples' JSON) at the
-    edge: the row, the CSV and the JSON export are the ones schema 5 wrote, value for value."""
-    row, expected = _made_the_new_way(status).to_row(), _SCHEMA_5_ROWS[status]
+    edge: the row, the CSV and the JSON export are the ones schema 5 wrote, value for value, with
+    schema 7's runtime versions after them, empty."""
+    row = _made_the_new_way(status).to_row()
+    expected = {**_SCHEMA_5_ROWS[status], **schema.ADDED_IN_V7}
     assert list(row) == list(expected) == list(ROW_COLUMNS)
     for column, value in expected.items():
         assert type(row[column]) is type(value) and same(row[column], value), column

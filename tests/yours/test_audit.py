@@ -13,6 +13,8 @@ from hierlstm.i18n import LANGUAGES, t
 from hierlstm.model import cudnn
 from hierlstm.yours import audit, verify, walk
 
+KERAS = audit.KERAS_BACKENDS  # one cuDNN rule each
+
 SIZES = {"batch": 2, "time": 3}
 CUDNN = ("cudnn", "")
 
@@ -56,17 +58,17 @@ CASES = {
         {}, "rnn", {"tensorflow": ("generic", "kernel.why.recurrent_activation")}),
     "recurrent_dropout": (
         lambda: sequence_model(keras.layers.LSTM(3, recurrent_dropout=0.2, name="rnn")),
-        {}, "rnn", {b: ("generic", "kernel.why.recurrent_dropout") for b in audit.BACKENDS}),
+        {}, "rnn", {b: ("generic", "kernel.why.recurrent_dropout") for b in KERAS}),
     "unroll": (lambda: sequence_model(keras.layers.LSTM(3, unroll=True, name="rnn"), time=3),
                {}, "rnn", {"tensorflow": ("generic", "kernel.why.unroll")}),
     "use_bias": (lambda: sequence_model(keras.layers.GRU(3, use_bias=False, name="rnn")),
-                 {}, "rnn", {b: ("generic", "kernel.why.use_bias") for b in audit.BACKENDS}),
+                 {}, "rnn", {b: ("generic", "kernel.why.use_bias") for b in KERAS}),
     "reset_after": (lambda: sequence_model(keras.layers.GRU(3, reset_after=False, name="rnn")),
                     {}, "rnn", {"tensorflow": ("generic", "kernel.why.reset_after")}),
     "cell": (lambda: sequence_model(keras.layers.RNN(keras.layers.LSTMCell(3), name="rnn")),
-             {}, "rnn", {b: ("generic", "kernel.why.cell") for b in audit.BACKENDS}),
+             {}, "rnn", {b: ("generic", "kernel.why.cell") for b in KERAS}),
     "use_cudnn": (lambda: sequence_model(keras.layers.LSTM(3, use_cudnn=False, name="rnn")),
-                  {}, "rnn", {b: ("generic", "kernel.why.requested") for b in audit.BACKENDS}),
+                  {}, "rnn", {b: ("generic", "kernel.why.requested") for b in KERAS}),
     "simple_rnn": (lambda: sequence_model(keras.layers.SimpleRNN(3, name="rnn")), {}, "rnn",
                    {"tensorflow": ("generic", "kernel.why.simple_rnn")}),
     "jit_compile": (lambda: sequence_model(keras.layers.LSTM(3, name="rnn")),
@@ -134,11 +136,35 @@ def test_the_verification_can_disagree():
 
 def test_every_reason_reads_one_line_in_both_languages():
     keys = {key for key, _ in cudnn._ARGUMENT_REASONS} | {"kernel.why.gru_jax", "yours.why.cudnn"}
-    keys |= set(audit.SUGGESTIONS.values())
+    keys |= set(audit.FIXES.values())
     for key in keys:
         for lang in LANGUAGES:
             text = t(key, lang, layer="rnn")
             assert text != key and "\n" not in text, (key, lang)
+
+
+def test_a_layer_that_fails_several_conditions_lists_every_one_per_backend_with_its_fix():
+    """keras#19647 asked for every reason; the audit names each condition the layer fails, in
+    the order Keras meets them, per backend, the first still the table's reason."""
+    tokens = keras.Input((None,), dtype="int32", name="tokens")  # (B, T), 0 = padding
+    x = keras.layers.Embedding(10, 4, mask_zero=True, name="embedding")(tokens)
+    layer = keras.layers.LSTM(3, activation="relu", recurrent_dropout=0.1, name="rnn")
+    model = keras.Model(tokens, layer(x), name="several")
+    found = audit.audit(model, SIZES, jit_compile=True, torch_compile=True)
+    (row,) = found.recurrent
+    arguments = ("kernel.why.activation", "kernel.why.recurrent_dropout")
+    assert {backend: kernel.reasons for backend, kernel in row.kernels.items()} == {
+        "tensorflow": (*arguments, "kernel.why.xla"),  # TensorFlow's cuDNN takes the mask
+        "jax": (*arguments, "kernel.why.masked"),  # cuDNN is a custom call inside XLA there
+        "torch": (*arguments, "kernel.why.masked", "kernel.why.compiling"),
+    }
+    assert all(k.reason == k.reasons[0] and k.kernel == "generic" for k in row.kernels.values())
+    for lang in LANGUAGES:
+        torch = row.to_dict(lang)["kernels"]["torch"]["reasons"]
+        assert [entry["reason"] for entry in torch] == list(row.kernels["torch"].reasons)
+        for entry in torch:
+            assert entry["why"] == t(entry["reason"], lang)
+            assert entry["fix"] == t(audit.FIXES[entry["reason"]], lang, layer="rnn")
 
 
 def test_the_variants_rule_is_the_layers_rule():
@@ -233,20 +259,20 @@ def test_a_notebook_shows_the_audit_as_the_your_model_page_s_tables():
         "↳ rnn/cell",
         "dropped",
     ]
-    assert kernels[0] == ["layer", "class", "backend", "kernel", "why"]
-    backends = list(audit.BACKENDS)
+    assert kernels[0] == ["layer", "class", "backend", "kernel", "why", "every reason, and its fix"]
+    backends = list(KERAS)
     assert [row[:3] for row in kernels[1:]] == [
         [path, layer, backend]
         for path, layer in (("rnn", "RNN(LSTMCell)"), ("dropped", "LSTM"))
         for backend in backends
     ]
     dropped = kernels[1 + len(backends)]
-    assert dropped[3:] == ["generic", t("kernel.why.recurrent_dropout")]
+    assert dropped[3:5] == ["generic", t("kernel.why.recurrent_dropout")]
     (suggestion,) = result.suggestions  # no layer takes cuDNN: no pitfall of jit_compile="auto"
     assert result.tables()[1].notes == (suggestion.text(),) and "recurrent_dropout=0" in html
     chinese = html_tables(result.show("zh")._repr_html_())
-    assert chinese[1][0][-1] == t("yours.col.why", "zh") == "原因"
-    assert chinese[1][1 + len(backends)][-1] == t("kernel.why.recurrent_dropout", "zh")
+    assert chinese[1][0][4] == t("yours.col.why", "zh") == "原因"
+    assert chinese[1][1 + len(backends)][4] == t("kernel.why.recurrent_dropout", "zh")
     assert repr(result).startswith("Every layer of small\n")
 
 
@@ -256,5 +282,5 @@ def test_the_page_s_kernel_table_adds_whether_the_traced_graph_agrees():
     table = result.kernel_table("en", verify.verify(model, result))
     verified = t("yours.col.verified")
     assert list(table[verified]) == [
-        "yes" if backend == "tensorflow" else "" for backend in audit.BACKENDS
+        "yes" if backend == "tensorflow" else "" for backend in KERAS
     ]

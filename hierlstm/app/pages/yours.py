@@ -7,6 +7,7 @@ audit and its check are cached per file hash and sizes; the timing's record is s
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import os
@@ -18,6 +19,7 @@ import streamlit as st
 
 from hierlstm.app import caches, display, outcomes, runs
 from hierlstm.app.state import labeller, language, text
+from hierlstm.registry import BACKEND_RECORDS
 from hierlstm.yours import archive, audit, examples, load, rewrite, verify, walk
 
 KEY = __name__.rsplit(".", 1)[-1]  # the page's name: its run's slot (`hierlstm.app.runs`)
@@ -136,7 +138,33 @@ def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -
         rewrite_bench_and_store, model, info, shapes, repeats, on_progress=progress
     )
     _changes, _check, timing = stored.value
-    return outcomes.Outcome({"sha256": sha256, "shapes": shapes}, records=(timing,))
+    from hierlstm.backends.exported import bench_model
+    from hierlstm.model.export import ExportError
+
+    progress(0.9, "exporting to ONNX and timing it on the runtimes")
+    try:  # the model on the runtimes beside TensorFlow; a layer the converter rejects: its line
+        on_runtimes = bench_model(model, shapes, repeats).to_dict()
+    except ExportError as error:
+        on_runtimes = {"refused": str(error)}
+    return outcomes.Outcome({"sha256": sha256, "shapes": shapes}, records=(timing, on_runtimes))
+
+
+def runtimes_frame(part: dict) -> pd.DataFrame:
+    """A row per backend: the forward pass's median, against TensorFlow's, and how far the
+    runtime's outputs are from Keras's."""
+    medians = part["median_s"]
+    rows = [
+        {
+            text("yours.col.backend"): name,
+            text("yours.col.forward"): f"{median * 1e3:.3g} ms",
+            text("yours.col.vs_tensorflow"): f"{median / medians['tensorflow']:.2f}×",
+            text("yours.col.diff"): (
+                f"{part['max_abs_diff'][name]:.1e}" if name in part["max_abs_diff"] else ""
+            ),
+        }
+        for name, median in medians.items()
+    ]
+    return pd.DataFrame(rows)
 
 
 def timing_frame(timing: rewrite.Timing) -> pd.DataFrame:
@@ -266,3 +294,22 @@ def draw(controls, chosen: Chosen) -> None:
         st.subheader(_("yours.timing"))
         display.table(timing_frame(outcome.records[0]), key="yours-timing", static=True)
         st.caption(_("yours.timing.caption"))
+        runtimes_section(outcome.records[1])
+
+
+def runtimes_section(part: dict) -> None:
+    """The model exported and timed on the runtimes, or the one line saying why it was not."""
+    _ = text
+    st.subheader(_("yours.runtimes"))
+    if "refused" in part:  # English from the converter's check; the page goes on
+        st.warning(_("yours.runtimes.refused", reason=part["refused"]), icon=":material/block:")
+        return
+    display.table(runtimes_frame(part), key="yours-runtimes", static=True)
+    counts = collections.Counter((entry["layer"], entry["op"]) for entry in part["fused"])
+    fused = ", ".join(f"{layer} ({n} {op})" for (layer, op), n in counts.items())
+    st.caption(_("yours.runtimes.fused", layers=fused) if fused else _("yours.runtimes.unfused"))
+    for name in part["missing"]:  # not installed: how to install it
+        extra = BACKEND_RECORDS[name].extra
+        st.caption(
+            "⚠️ " + _("control.backends.missing", backend=name, switch=extra.upper(), extra=extra)
+        )

@@ -1,0 +1,128 @@
+"""OpenVINO's runner (`hierlstm.backends.runners`): the variant exported to ONNX
+(`hierlstm.backends.exported`), read by OpenVINO's ONNX front end and compiled for its CPU plugin
+with the run's intra-op threads and the latency hint. OpenVINO is imported only inside the
+functions."""
+
+from __future__ import annotations
+
+from hierlstm.backends.protocol import keras_failure_line
+from hierlstm.config import RunConfig, SettingError
+from hierlstm.timing.rss import CpuRssGrowth
+
+NAME = __name__.rsplit(".", 1)[-1]
+
+
+def start() -> None:
+    """TensorFlow (the converter's) imported quietly before the first request."""
+    from hierlstm._native import import_tensorflow_quietly
+
+    import_tensorflow_quietly().get_logger().setLevel("ERROR")
+
+
+def run_failures() -> tuple[type[BaseException], ...]:
+    # OpenVINO raises RuntimeError (its C++ exceptions) for a model it cannot read or compile
+    return (RuntimeError, MemoryError, SettingError)
+
+
+def failure_line(error: BaseException) -> str:
+    return keras_failure_line(NAME, error)
+
+
+def memory_probe(device: str):
+    return CpuRssGrowth()  # the plugin's memory is the process's
+
+
+def profile_probe(device: str):
+    return CpuRssGrowth()
+
+
+def compile_settings(threads: int) -> dict[str, str]:
+    """The CPU plugin's settings: the latency hint (one stream), `threads` threads when given."""
+    settings = {"PERFORMANCE_HINT": "LATENCY"}
+    if threads:
+        settings["INFERENCE_NUM_THREADS"] = str(threads)
+    return settings
+
+
+def session(model: bytes, threads: int):
+    """A call of the ONNX file `model` on its inputs in order (hierlstm's: (B, H, T, 1) float32
+    -> (B, T, outer)), returning its first output; compiled."""
+    import openvino
+
+    core = openvino.Core()
+    compiled = core.compile_model(core.read_model(model), "CPU", compile_settings(threads))
+    request = compiled.create_infer_request()
+    return lambda *inputs: request.infer(list(inputs))[0]
+
+
+def prepare(config: RunConfig, *, seed: int, progress):
+    from hierlstm.backends.exported import exported_run
+
+    return exported_run(config, seed=seed, backend=NAME, progress=progress)
+
+
+def check(config: RunConfig, *, seed: int) -> dict:
+    from hierlstm.backends.exported import check as check_runtime
+
+    return check_runtime(config, seed=seed, backend=NAME)
+
+
+ATTRIBUTION = (
+    "per node and per layer: OpenVINO's per-layer performance counters (PERF_COUNT) time each "
+    "node its CPU plugin executed; a node is the layer its name scope names, else the layer "
+    "before it in execution order (where the plugin folded a layer's own nodes away, its fused "
+    "LSTMSequence lands in the layer before)"
+)
+
+
+def _capture(run, logdir, steps: int, layers: list[str], read: bool) -> dict:
+    """`steps` calls of the run's file compiled with OpenVINO's performance counters on (one call
+    before them, left out), summed per executed node; the counters written as JSON."""
+    import json
+    import time
+
+    import openvino
+
+    from hierlstm.backends.exported import intra_op_threads, node_tables
+    from hierlstm.timing.basics import make_inputs
+
+    core = openvino.Core()
+    settings = {**compile_settings(intra_op_threads()), "PERF_COUNT": "YES"}
+    request = core.compile_model(core.read_model(run.model), "CPU", settings).create_infer_request()
+    inputs = make_inputs(run.config)
+    request.infer([inputs])
+    step_s, totals, counters = [], {}, []
+    for _ in range(steps):
+        start = time.perf_counter()
+        request.infer([inputs])
+        step_s.append(time.perf_counter() - start)
+        executed = [
+            (info.node_name, info.node_type, info.exec_type, info.real_time.total_seconds())
+            for info in request.get_profiling_info()
+            if info.status == info.Status.EXECUTED
+        ]
+        counters.append(executed)
+        for node, node_type, _, seconds in executed:
+            entry = totals.setdefault(node, [node_type, 0.0])
+            entry[1] += seconds
+    trace = logdir / "openvino_counters.json"
+    fields = ("node", "type", "exec_type", "real_time_s")
+    steps_json = [[dict(zip(fields, row, strict=True)) for row in step] for step in counters]
+    trace.write_text(json.dumps({"steps": steps_json}), encoding="utf-8")
+    timed = [(node, node_type, seconds) for node, (node_type, seconds) in totals.items()]
+    return {
+        "trace": str(trace),
+        "attribution": ATTRIBUTION,
+        "step_s": step_s,
+        **node_tables(timed, layers, steps),
+    }
+
+
+def profile(worker, config: RunConfig, request: dict) -> dict:
+    from hierlstm.backends.profiles import keras_profile
+
+    return keras_profile(worker, config, request, _capture)
+
+
+def read_capture(document: dict):
+    return document, None
