@@ -77,7 +77,7 @@ def test_the_tour_shows_the_app_s_tables_and_figures_on_a_real_kernel(executed):
     _layers, kernels = html_tables(html)
     assert [row[3] for row in kernels[1:]].count("cudnn") == 3  # the LSTM, on every backend
     (html,) = shown(cell_with(executed, 'audit.show("zh")'), "text/html")
-    assert html_tables(html)[1][0][-1] == "原因"
+    assert html_tables(html)[1][0][4:] == ["原因", "全部原因及各自的修改办法"]
     (html,) = shown(cell_with(executed, "notebook.scrubbers("), "text/html")
     assert figures(html) == 2  # without a widget frontend: the input and the inner LSTM
     (html,) = shown(cell_with(executed, "notebook.learn("), "text/html")[-1:]

@@ -42,5 +42,5 @@ def test_a_variant_another_backend_cannot_build_is_fine_here():
 
 
 def test_a_config_for_another_backend_is_refused():
-    with pytest.raises(SettingError, match="^backend jax was asked for; this process's Keras"):
+    with pytest.raises(SettingError, match="^backend jax was asked for; this process's backend"):
         local.prepare(TINY.replace(backend="jax"), seed=0)
