@@ -21,7 +21,7 @@ TINY = {
     "fused_backward": "--shapes 1x4 --repeats 2 --parts outer",
     "backends": "--repeats 2 --shapes 1x4 --variants folded --task inference --backends "
     "tensorflow,jax",
-    "fastest": "--repeats 2 --shapes 1x3 --variants folded,fused --backends onnxruntime",
+    "fastest": "--repeats 2 --shapes 1x3 --variants folded --backends onnxruntime",
 }
 ELSEWHERE = {"vs_pytorch", "gpu_peer", "rerun_cleanup", "gpu_report", "profile_split"}
 ELSEWHERE |= {"first_page", "browser_floor", "soak", "classroom"}
