@@ -64,6 +64,17 @@ RUNTIME_PROFILE_GAPS = (
     ("lines", "profile.gap.lines.runtime"),
 )
 
+# What both inference runtimes' rows say alike: they run the ONNX file TensorFlow's Keras exports
+# (their worker imports TensorFlow for the converter), no XLA and no training step, from the
+# `runtimes` extra, with the same gaps in their profiles.
+RUNTIME = dict(
+    xla=False,
+    profile_gaps=RUNTIME_PROFILE_GAPS,
+    exported="onnx",
+    keras_backend="tensorflow",
+    training=False,
+    extra="runtimes",
+)
 BACKEND_RECORDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
@@ -108,24 +119,14 @@ BACKEND_RECORDS: dict[str, Backend] = {
             ("onnxruntime", "onnx", "tf2onnx"),
             profiler="ONNX Runtime's profiler",
             allocator="ONNX Runtime's CPU arena",
-            xla=False,
-            profile_gaps=RUNTIME_PROFILE_GAPS,
-            exported="onnx",
-            keras_backend="tensorflow",
-            training=False,
-            extra="runtimes",
+            **RUNTIME,
         ),
         Backend(
             "openvino",
             ("openvino", "onnx", "tf2onnx"),
             profiler="OpenVINO's performance counters",
             allocator="OpenVINO's CPU plugin",
-            xla=False,
-            profile_gaps=RUNTIME_PROFILE_GAPS,
-            exported="onnx",
-            keras_backend="tensorflow",
-            training=False,
-            extra="runtimes",
+            **RUNTIME,
         ),
     )
 }

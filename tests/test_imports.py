@@ -59,6 +59,7 @@ PURE = """config settings registry i18n records tables notebook refusals model.c
 model.trace_notes model.shapes timing.basics timing.summary timing.rounds timing.rss timing.points
 backends backends.worker backends.dispatch
 backends.kernels backends.runners.tensorflow backends.runners.jax backends.runners.torch
+backends.runners.onnxruntime backends.runners.openvino backends.runners.runtime
 hardware.cpu hardware.gpu hardware.nvidia admission.limits admission.estimate
 distributed.distribute distributed.cluster results.diff app.diff_view charts inside
 inside.sounds inside.wav inside.provenance inside.learning inside.whatif

@@ -80,6 +80,12 @@ def step_cost(key: RunConfig):
     return cost
 
 
+def _cost_key(config: RunConfig) -> RunConfig:
+    """The calibration that estimates `config`: the home backend's (TensorFlow's) at its
+    settings, whichever backend runs it."""
+    return calibration_key(config.replace(backend=dispatch.home_backend()))
+
+
 # The costs measured so far, for an estimate made without the device (`known_estimate`): a run
 # waiting in line may not measure one.
 _KNOWN_COSTS: dict[RunConfig, Any] = {}
@@ -89,7 +95,7 @@ def known_estimate(workload: Workload | None) -> float | None:
     """The workload's estimated seconds from costs already measured, else None."""
     if workload is None:
         return None
-    keys = [calibration_key(config.replace(backend="tensorflow")) for config in workload.runs]
+    keys = [_cost_key(config) for config in workload.runs]
     if not all(key in _KNOWN_COSTS for key in keys):
         return None
     return sum(
@@ -112,7 +118,7 @@ def estimate(workload: Workload, progress: Progress) -> Estimate:
     for config in workload.runs:
         progress(0.0, text("run.calibrating", variant=config.variant))
         try:
-            cost = step_cost(calibration_key(config.replace(backend="tensorflow")))
+            cost = step_cost(_cost_key(config))
         except CalibrationFailed as failure:
             unknown.setdefault(failure.variant, f"{failure.variant}: {failure.error}")
             continue

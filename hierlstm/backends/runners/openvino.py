@@ -5,18 +5,18 @@ functions."""
 
 from __future__ import annotations
 
+import functools
+
 from hierlstm.backends.protocol import keras_failure_line
+from hierlstm.backends.runners import runtime
 from hierlstm.config import RunConfig, SettingError
-from hierlstm.timing.rss import CpuRssGrowth
 
 NAME = __name__.rsplit(".", 1)[-1]
-
-
-def start() -> None:
-    """TensorFlow (the converter's) imported quietly before the first request."""
-    from hierlstm._native import import_tensorflow_quietly
-
-    import_tensorflow_quietly().get_logger().setLevel("ERROR")
+# What both runtimes share (`runtime`): the contract's functions that do not differ.
+start, read_capture = runtime.start, runtime.read_capture
+memory_probe = profile_probe = runtime.process_memory
+prepare = functools.partial(runtime.prepare, backend=NAME)
+check = functools.partial(runtime.check, backend=NAME)
 
 
 def run_failures() -> tuple[type[BaseException], ...]:
@@ -26,14 +26,6 @@ def run_failures() -> tuple[type[BaseException], ...]:
 
 def failure_line(error: BaseException) -> str:
     return keras_failure_line(NAME, error)
-
-
-def memory_probe(device: str):
-    return CpuRssGrowth()  # the plugin's memory is the process's
-
-
-def profile_probe(device: str):
-    return CpuRssGrowth()
 
 
 def compile_settings(threads: int) -> dict[str, str]:
@@ -53,18 +45,6 @@ def session(model: bytes, threads: int):
     compiled = core.compile_model(core.read_model(model), "CPU", compile_settings(threads))
     request = compiled.create_infer_request()
     return lambda *inputs: request.infer(list(inputs))[0]
-
-
-def prepare(config: RunConfig, *, seed: int, progress):
-    from hierlstm.backends.exported import exported_run
-
-    return exported_run(config, seed=seed, backend=NAME, progress=progress)
-
-
-def check(config: RunConfig, *, seed: int) -> dict:
-    from hierlstm.backends.exported import check as check_runtime
-
-    return check_runtime(config, seed=seed, backend=NAME)
 
 
 ATTRIBUTION = (
@@ -119,10 +99,4 @@ def _capture(run, logdir, steps: int, layers: list[str], read: bool) -> dict:
 
 
 def profile(worker, config: RunConfig, request: dict) -> dict:
-    from hierlstm.backends.profiles import keras_profile
-
-    return keras_profile(worker, config, request, _capture)
-
-
-def read_capture(document: dict):
-    return document, None
+    return runtime.profile(worker, config, request, _capture)
