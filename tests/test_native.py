@@ -1,8 +1,12 @@
-"""The server's C heap: glibc's malloc arenas limited before its threads start (app.py)."""
+"""The server's C heap: glibc's malloc arenas limited before its threads start (app.py); and
+TensorFlow imported without the JAX its TFLite helpers would load."""
 
 import json
 import os
 import platform
+import sys
+
+import pytest
 
 from factories import python
 
@@ -63,3 +67,35 @@ def test_the_app_limits_them_when_streamlit_imports_it():
     done = python("-c", "import app; print(app.FEWER_ARENAS)", env=ENVIRON)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(platform.libc_ver()[0] == "glibc")]
+
+
+def test_tensorflow_is_imported_without_jax_and_jax_imports_after():
+    """conftest.py imported TensorFlow quietly before any test: TFLite's helper found no JAX."""
+    from hierlstm._native import import_tensorflow_quietly
+
+    import_tensorflow_quietly()
+    from tensorflow.lite.python import util
+
+    assert util._jit is None
+    assert "jax" not in sys.modules or sys.modules["jax"] is not None
+    import jax
+
+    assert jax.jit is not None
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+def test_jax_is_blocked_only_under_keras_on_tensorflow_and_only_while_it_imports(
+    backend, monkeypatch
+):
+    from hierlstm._native import _without_jax_for_tflite
+
+    monkeypatch.setenv("KERAS_BACKEND", backend)
+    loaded = sys.modules.pop("jax", None)
+    try:
+        with _without_jax_for_tflite():
+            blocked = sys.modules.get("jax", "absent") is None
+        assert blocked == (backend == "tensorflow")
+        assert "jax" not in sys.modules  # nothing left behind: a later import finds JAX
+    finally:
+        if loaded is not None:
+            sys.modules["jax"] = loaded

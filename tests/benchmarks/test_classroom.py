@@ -77,7 +77,12 @@ def test_the_locust_benchmark_prints_its_table_on_one_session(server, capsys):
     row = next(line for line in report.splitlines() if line.startswith("| 1 |"))
     assert row.split(" | ")[-2] == "0", report  # errors
     held = report.split("What Streamlit's caches")[1]
-    assert "caches._cached_trace" in held and "| before |" in held and "| 1 |" in held, report
+    assert "| before |" in held and "| 1 |" in held, report
+    # The columns are the largest caches at the end, which depend on the pages the visitor
+    # chose at random: each is one the server's metrics name.
+    header = next(line for line in held.splitlines() if line.startswith("| after |"))
+    named = [cell.strip() for cell in header.strip("|").split("|")][2:]
+    assert named and set(named) <= set(cache_memory(url)), report
 
 
 def test_the_caches_are_read_from_streamlit_s_metrics(server):
