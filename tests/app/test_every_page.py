@@ -118,6 +118,8 @@ def test_every_page_after_a_run(name, database):
         assert ResultStore(database).count() == STORED[name]
     if name == "lesson":  # drawn in English now
         _lesson_measured_its_numbers(at, database)
+    if name == "yours":
+        _yours_stored_its_run(at, database)
 
 
 def _lesson_measured_its_numbers(at: AppTest, database: Path) -> None:
@@ -138,6 +140,25 @@ def _lesson_measured_its_numbers(at: AppTest, database: Path) -> None:
     assert metrics["folded: step / forward"].endswith("×")
     assert metrics["nested: activations kept for backward (est.)"].endswith("MiB")
     assert any("training step is" in markdown.value for markdown in at.markdown)
+
+
+def _yours_stored_its_run(at: AppTest, database: Path) -> None:
+    """The default example's timed run (checked here, so that the suite runs it once): stored
+    with the model's name and its file's hash, and the original exported and timed on each
+    installed runtime beside TensorFlow."""
+    from hierlstm import backends
+    from hierlstm.app.pages import yours
+    from hierlstm.registry import RUNTIMES
+    from hierlstm.yours import load
+
+    example = at.selectbox(key="yours_example").value
+    (stored,) = ResultStore(database).audits().to_dict(orient="records")
+    path = yours.example_path(example)
+    assert (stored["model_name"], stored["file_sha256"]) == (example, load.file_hash(path))
+    assert stored["check_matches"] == 1 and stored["rounds"] == int(TINY["repeats"])
+    on_runtimes = at.get_by_key("yours-runtimes").table[0].value
+    installed = [name for name in RUNTIMES if backends.missing(name) is None]
+    assert list(on_runtimes.iloc[:, 0]) == ["tensorflow", *installed]
 
 
 @pytest.fixture

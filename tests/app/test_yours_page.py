@@ -1,6 +1,6 @@
 """The Your model page beyond what every page shows: a refused file is one line and the page goes
-on serving the next choice; an upload over the cap is refused before it is written; a timed run is
-stored with the model's name and its file's hash."""
+on serving the next choice; an upload over the cap is refused before it is written. A timed run,
+stored with the model's name and its file's hash: test_every_page.py, which runs it."""
 
 import pytest
 from apptests import TINY, clean, opened, run
@@ -38,18 +38,3 @@ def test_an_upload_over_the_cap_is_refused_before_it_is_written(monkeypatch):
     assert raised.value.key == "yours.bad.size" and "\n" not in raised.value.sentence("zh")
     kept = yours.kept_upload("../my model.h5", b"\x89HDF")
     assert kept.parent.parent == yours.uploads_folder() and kept.name == "my_model.h5"
-
-
-def test_a_timed_run_is_stored_with_the_models_name_and_hash(database):
-    at = opened(PAGE, {**TINY, "lang": "en"})
-    at.selectbox(key="yours_example").set_value("shared_cell").run()
-    run(at)
-    clean(at)
-    (stored,) = ResultStore(database).audits().to_dict(orient="records")
-    path = yours.example_path("shared_cell")
-    assert (stored["model_name"], stored["file_sha256"]) == ("shared_cell", load.file_hash(path))
-    assert stored["check_matches"] == 1 and stored["rounds"] == int(TINY["repeats"])
-    # the original exported and timed on each installed runtime beside TensorFlow
-    on_runtimes = at.get_by_key("yours-runtimes").table[0].value
-    installed = [name for name in RUNTIMES if backends.missing(name) is None]
-    assert list(on_runtimes.iloc[:, 0]) == ["tensorflow", *installed]

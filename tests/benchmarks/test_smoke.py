@@ -14,7 +14,9 @@ from factories import is_report
 from benchmarks.registry import BENCHMARKS
 
 TINY = {
-    "variants": "--shapes 1x4 --repeats 2 --variants folded --timeit-shape 1x4 --task both",
+    # a training step's timing: tests/timing/test_bench_training.py (XLA's compile of one is
+    # most of this benchmark's cost at this size)
+    "variants": "--shapes 1x4 --repeats 2 --variants folded --timeit-shape 1x4 --task inference",
     "scaling": "--batch 1 --times 4,8 --repeats 2 --variants nested,folded",
     "estimate": "--variants nested,folded --shapes 1x4 --warmup 1 --repeats 2",
     "fused_ablation": "--rounds 2 --shapes 1x4 --ablations 'one chain'",
