@@ -27,7 +27,7 @@ def import_tensorflow_quietly():
     with tempfile.TemporaryFile(mode="w+b") as capture:
         os.dup2(capture.fileno(), 2)
         try:
-            with _without_jax_for_tflite():
+            with _without_jax():
                 import tensorflow
             import keras  # noqa: F401
 
@@ -42,16 +42,15 @@ def import_tensorflow_quietly():
 
 
 @contextlib.contextmanager
-def _without_jax_for_tflite():
-    """`import jax` fails while TensorFlow imports, where Keras runs on TensorFlow and JAX is not
-    loaded yet. TensorFlow's TFLite helpers import JAX whenever it is installed (`from jax import
-    jit` in tensorflow/lite/python/util.py, for converting JAX functions, which hierlstm never
-    does): 1.0-1.2 s of CPU out of 5.8 in every process that imports TensorFlow, measured on the
-    2-core AMD machine. Keras's own uses of JAX import it inside the functions that need it, and
-    afterwards `import jax` works as before. Under another Keras backend, nothing changes."""
-    blocked = "jax" not in sys.modules and os.environ.get("KERAS_BACKEND", "tensorflow") == (
-        "tensorflow"
-    )
+def _without_jax():
+    """`import jax` fails inside, where Keras does not run on JAX and JAX is not loaded yet.
+    Importing TensorFlow or Keras imports JAX whenever it is installed, for what hierlstm never
+    uses: TensorFlow's TFLite helpers (`from jax import jit` in tensorflow/lite/python/util.py,
+    to convert JAX functions) and Keras's Orbax checkpoint callback (keras/src/callbacks/
+    orbax_checkpoint.py), each in a `try` that lets it go. That was 1.0-1.2 s of CPU out of 5.8
+    for TensorFlow's import, measured on the 2-core AMD machine. Keras's own uses of JAX import
+    it inside the functions that need it, and afterwards `import jax` works as before."""
+    blocked = "jax" not in sys.modules and os.environ.get("KERAS_BACKEND", "tensorflow") != "jax"
     if blocked:
         sys.modules["jax"] = None  # an import of a None entry raises ImportError
     try:
@@ -59,6 +58,13 @@ def _without_jax_for_tflite():
     finally:
         if blocked and "jax" in sys.modules and sys.modules["jax"] is None:
             del sys.modules["jax"]
+
+
+def import_keras_without_jax():
+    """Keras on the backend KERAS_BACKEND names (a worker's), without JAX unless it is that one."""
+    with _without_jax():
+        import keras
+    return keras
 
 
 def startup_log() -> str:

@@ -83,18 +83,18 @@ def test_tensorflow_is_imported_without_jax_and_jax_imports_after():
     assert jax.jit is not None
 
 
-@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
-def test_jax_is_blocked_only_under_keras_on_tensorflow_and_only_while_it_imports(
+@pytest.mark.parametrize("backend", ["tensorflow", "torch", "jax"])
+def test_jax_is_blocked_unless_keras_runs_on_it_and_only_while_keras_imports(
     backend, monkeypatch
 ):
-    from hierlstm._native import _without_jax_for_tflite
+    from hierlstm._native import _without_jax
 
     monkeypatch.setenv("KERAS_BACKEND", backend)
     loaded = sys.modules.pop("jax", None)
     try:
-        with _without_jax_for_tflite():
+        with _without_jax():
             blocked = sys.modules.get("jax", "absent") is None
-        assert blocked == (backend == "tensorflow")
+        assert blocked == (backend != "jax")
         assert "jax" not in sys.modules  # nothing left behind: a later import finds JAX
     finally:
         if loaded is not None:

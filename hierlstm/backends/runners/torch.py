@@ -20,7 +20,10 @@ TORCH_ATTRIBUTION = (
 
 
 def start() -> None:
-    """Nothing to import quietly before the first request."""
+    """Keras imported on PyTorch, without the JAX its checkpoint callback would load."""
+    from hierlstm._native import import_keras_without_jax
+
+    import_keras_without_jax()
 
 
 def run_failures() -> tuple[type[BaseException], ...]:
