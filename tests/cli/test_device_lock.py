@@ -39,6 +39,8 @@ def test_a_cli_run_holding_the_device_makes_another_wait_until_it_is_killed(tmp_
     try:
         held = _wait_for(lambda: runlock.file_holder("CPU"), 120, "the first bench to hold the CPU")
         assert held == runlock.Holder("bench", "cli", holder.pid)
+        # Stopped, it still holds the device and no longer spends the CPU the waiter needs.
+        os.kill(holder.pid, signal.SIGSTOP)
         log = tmp_path / "waiter.stderr"
         with open(log, "w") as stderr:
             waiter = subprocess.Popen(
