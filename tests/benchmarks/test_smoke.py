@@ -21,8 +21,10 @@ TINY = {
     "estimate": "--variants nested,folded --shapes 1x4 --warmup 1 --repeats 2",
     "fused_ablation": "--rounds 2 --shapes 1x4 --ablations 'one chain'",
     "fused_backward": "--shapes 1x4 --repeats 2 --parts outer",
+    # a Keras backend beside TensorFlow (PyTorch's, eager: JAX compiles, and its worker is
+    # test_pool.py's and test_oracles.py's)
     "backends": "--repeats 2 --shapes 1x4 --variants folded --task inference --backends "
-    "tensorflow,jax",
+    "tensorflow,torch",
     "fastest": "--repeats 2 --shapes 1x3 --variants folded --backends onnxruntime",
 }
 ELSEWHERE = {"vs_pytorch", "gpu_peer", "rerun_cleanup", "gpu_report", "profile_split"}
