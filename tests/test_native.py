@@ -7,7 +7,6 @@ import platform
 import sys
 
 import pytest
-
 from factories import python
 
 # Eight threads alive at once, each after its first allocation (which gives it an arena, a new

@@ -3,13 +3,10 @@ on serving the next choice; an upload over the cap is refused before it is writt
 stored with the model's name and its file's hash: test_every_page.py, which runs it."""
 
 import pytest
-from apptests import TINY, clean, opened, run
+from apptests import TINY, clean, opened
 
-from hierlstm import backends
 from hierlstm.app.pages import yours
 from hierlstm.i18n import t
-from hierlstm.registry import RUNTIMES
-from hierlstm.results.store import ResultStore
 from hierlstm.yours import archive, load
 
 PAGE = "app_pages/yours.py"
