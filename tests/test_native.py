@@ -83,9 +83,7 @@ def test_tensorflow_is_imported_without_jax_and_jax_imports_after():
 
 
 @pytest.mark.parametrize("backend", ["tensorflow", "torch", "jax"])
-def test_jax_is_blocked_unless_keras_runs_on_it_and_only_while_keras_imports(
-    backend, monkeypatch
-):
+def test_jax_is_blocked_unless_keras_runs_on_it_and_only_while_keras_imports(backend, monkeypatch):
     from hierlstm._native import _without_jax
 
     monkeypatch.setenv("KERAS_BACKEND", backend)

@@ -281,6 +281,4 @@ def test_the_page_s_kernel_table_adds_whether_the_traced_graph_agrees():
     result = audit.audit(model, SIZES)
     table = result.kernel_table("en", verify.verify(model, result))
     verified = t("yours.col.verified")
-    assert list(table[verified]) == [
-        "yes" if backend == "tensorflow" else "" for backend in KERAS
-    ]
+    assert list(table[verified]) == ["yes" if backend == "tensorflow" else "" for backend in KERAS]
