@@ -1,12 +1,16 @@
 """The Your model page beyond what every page shows: a refused file is one line and the page goes
-on serving the next choice; an upload over the cap is refused before it is written. A timed run,
-stored with the model's name and its file's hash: test_every_page.py, which runs it."""
+on serving the next choice; an upload over the cap is refused before it is written; a model with
+nothing to rewrite is still timed. A timed rewrite, stored with the model's name and its file's
+hash: test_every_page.py, which runs it."""
 
 import pytest
-from apptests import TINY, clean, opened
+from apptests import TINY, clean, drawn, opened, run
 
+from hierlstm import backends
 from hierlstm.app.pages import yours
 from hierlstm.i18n import t
+from hierlstm.registry import RUNTIMES
+from hierlstm.results.store import ResultStore
 from hierlstm.yours import archive, load
 
 PAGE = "app_pages/yours.py"
@@ -35,3 +39,20 @@ def test_an_upload_over_the_cap_is_refused_before_it_is_written(monkeypatch):
     assert raised.value.key == "yours.bad.size" and "\n" not in raised.value.sentence("zh")
     kept = yours.kept_upload("../my model.h5", b"\x89HDF")
     assert kept.parent.parent == yours.uploads_folder() and kept.name == "my_model.h5"
+
+
+def test_a_model_with_nothing_to_rewrite_is_still_timed_here_and_on_the_runtimes(database):
+    """Run is offered for every model: without a rewrite, the original alone, on TensorFlow
+    and exported to each installed runtime."""
+    at = opened(PAGE, {**TINY, "lang": "zh"})
+    at.selectbox(key="yours_example").set_value("masked_lstm").run()
+    clean(at)
+    assert t("yours.rewrite.none", "zh") in [caption.value for caption in at.caption]
+    assert t("yours.press_run.original", "zh") in [info.value for info in at.info]
+    run(at)
+    clean(at)
+    assert not drawn(at, "yours-timing")  # no rewrite to time beside it
+    on_runtimes = at.get_by_key("yours-runtimes").table[0].value
+    installed = [name for name in RUNTIMES if backends.missing(name) is None]
+    assert list(on_runtimes.iloc[:, 0]) == ["tensorflow", *installed]
+    assert ResultStore(database).audits().empty  # a row is a rewrite's timing

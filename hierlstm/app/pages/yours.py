@@ -137,7 +137,7 @@ def timed(path: str, sha256: str, shapes: list[tuple], repeats: int, progress) -
     stored = outcomes.stored_run(
         rewrite_bench_and_store, model, info, shapes, repeats, on_progress=progress
     )
-    _changes, _check, timing = stored.value
+    timing = stored.value[2] if stored.value is not None else None  # None: nothing rewritten
     from hierlstm.backends.exported import bench_model
     from hierlstm.model.export import ExportError
 
@@ -190,6 +190,7 @@ class Chosen:
     path: Path
     sha256: str
     shapes: list[tuple]
+    rewritten: bool  # False: nothing to rewrite, Run times the original alone
 
 
 def inputs(controls) -> Chosen:
@@ -259,9 +260,9 @@ def inputs(controls) -> Chosen:
         st.info(suggestion.text(language()), icon=":material/lightbulb:")
 
     st.subheader(_("yours.rewrite"))
-    if not seen.changes:
+    if not seen.changes:  # nothing to rewrite: the original is still timed, here and exported
         st.caption(_("yours.rewrite.none"))
-        st.stop()
+        return Chosen(path, sha256, result.input_shapes, rewritten=False)
     for change in seen.changes:
         st.markdown(f"- `{change.path}`: `{change.before}` → `{change.after}`")
     check = seen.check
@@ -276,7 +277,7 @@ def inputs(controls) -> Chosen:
         _("yours.download"), seen.rewritten, f"{seen.name}-rewritten.keras", "yours-download"
     )
 
-    return Chosen(path, sha256, result.input_shapes)
+    return Chosen(path, sha256, result.input_shapes, rewritten=True)
 
 
 def plan(controls, chosen: Chosen) -> runs.Plan:
@@ -289,11 +290,13 @@ def draw(controls, chosen: Chosen) -> None:
     _ = text
     sha256, shapes = chosen.sha256, chosen.shapes
     settings = {"sha256": sha256, "shapes": shapes}
-    outcome = runs.shown_result(KEY, _("yours.press_run"), settings)
+    asked = _("yours.press_run" if chosen.rewritten else "yours.press_run.original")
+    outcome = runs.shown_result(KEY, asked, settings)
     if outcome is not None:
-        st.subheader(_("yours.timing"))
-        display.table(timing_frame(outcome.records[0]), key="yours-timing", static=True)
-        st.caption(_("yours.timing.caption"))
+        if outcome.records[0] is not None:
+            st.subheader(_("yours.timing"))
+            display.table(timing_frame(outcome.records[0]), key="yours-timing", static=True)
+            st.caption(_("yours.timing.caption"))
         runtimes_section(outcome.records[1])
 
 
