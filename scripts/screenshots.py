@@ -69,9 +69,13 @@ def serve(folder: Path, environment: dict[str, str]):
     return process, f"http://127.0.0.1:{port}", log
 
 
-# (page, extra URL parameters, file name): every page on the defaults, and a training step
+# (page, extra URL parameters, file name): every page on the defaults, a training step, and
+# Benchmark and Scaling with the inference runtimes beside TensorFlow
 SHOTS = [(page.name, "", page.name) for page in PAGES]
 SHOTS.append(("benchmark", "task=training", "benchmark-training"))
+RUNTIMES = "backend=tensorflow,onnxruntime,openvino&variants=nested,folded"
+SHOTS.append(("benchmark", RUNTIMES, "benchmark-runtimes"))
+SHOTS.append(("scaling", RUNTIMES, "scaling-runtimes"))
 
 
 def shoot(tab, url: str, log: Path, out: Path, names: list[str]) -> None:

@@ -66,18 +66,20 @@ def against_previous(
     rows: Sequence[Row], run_ids: Sequence[str], lang: str
 ) -> tuple[pd.DataFrame, list[str]]:
     """Each ok row of this run (`run_ids`, stored; `rows` every stored row) against the newest
-    earlier stored run of the same settings on the same device: that run, the ratio now /
+    earlier stored run of the same settings (its backend too) on the same device, each named
+    "variant · backend" when the run had several: that run, the ratio now /
     previous, its interval, the verdict and what changed (library versions); "no earlier run
     of these settings" where there is none. Then the rules the comparisons followed (one per
     interval method, in order)."""
     by_id = {row["id"]: row for row in rows}
+    ran = [by_id[run_id] for run_id in run_ids if run_id in by_id]
+    several = len({row["backend"] for row in ran}) > 1  # each name says its backend, as charts do
     table, rules = [], []
-    for run_id in run_ids:
-        row = by_id.get(run_id)
-        if row is None or row["status"] != "ok":
+    for row in ran:
+        if row["status"] != "ok":
             continue
         previous = diff.previous_row(rows, row, exclude=run_ids)
-        line = {"variant": row["variant"]}
+        line = {"variant": f"{row['variant']} · {row['backend']}" if several else row["variant"]}
         if previous is None:
             none = t("bench.diff.none", lang)
             line |= {"previous": none, "ratio": math.nan, "interval": "—", "verdict": "—"}

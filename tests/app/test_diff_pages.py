@@ -166,3 +166,24 @@ def test_runs_stored_with_their_samples_are_compared_by_their_bootstrap(lang, da
     assert rule.startswith(
         t("results.diff.rule.bootstrap", lang, confidence=95, resamples=2000, seed=0)
     )
+
+
+def test_a_run_on_several_backends_names_each_row_s_backend_and_compares_it_with_its_own(database):
+    """Each row against the previous run on its own backend; the name says which (as the
+    charts' "variant · backend"), both languages. A run on one backend: the variant alone."""
+    from hierlstm.app import diff_view
+
+    store, backends = ResultStore(database), ("tensorflow", "onnxruntime")
+    earlier = {b: store.add(make_result(config_changes={"backend": b}), created_at="2026-12-01")
+               for b in backends}  # fmt: skip
+    now = [store.add(make_result(config_changes={"backend": b}), created_at="2026-12-02")
+           for b in backends]  # fmt: skip
+    rows = store.rows().to_dict(orient="records")
+    for lang in LANGUAGES:
+        frame, _rules = diff_view.against_previous(rows, now, lang)
+        names = frame[t("bench.diff.col.variant", lang)].tolist()
+        previous = frame[t("bench.diff.col.previous", lang)].tolist()
+        assert names == [f"folded · {b}" for b in backends]
+        assert [label[:8] for label in previous] == [earlier[b][:8] for b in backends]
+    alone, _rules = diff_view.against_previous(rows, now[:1], "en")
+    assert alone[t("bench.diff.col.variant", "en")].tolist() == ["folded"]
