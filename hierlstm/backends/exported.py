@@ -151,6 +151,15 @@ def node_tables(timed: list[tuple[str, str, float]], layers: list[str], steps: i
     return {"layers": layer_rows, "op_types": type_rows, "lines": []}
 
 
+def runtimes_missing() -> str | None:
+    """None when at least one runtime (with the converter) is installed, else the first one's
+    sentence saying what is missing and how to install it: a user's model is then not exported."""
+    from hierlstm.backends import missing
+
+    reasons = [missing(name) for name in RUNTIMES]
+    return reasons[0] if all(reasons) else None
+
+
 def bench_model(model, shapes: list[tuple], repeats: int = 5):
     """A user's `model` (`hierlstm.yours.runtimes`) exported, checked on each installed runtime
     against Keras, and its forward pass
@@ -166,6 +175,8 @@ def bench_model(model, shapes: list[tuple], repeats: int = 5):
     from hierlstm.yours.runtimes import TOLERANCE, RuntimeBench, export_model, fused_ops, rejected
     from hierlstm.yours.verify import sample_inputs
 
+    if reason := runtimes_missing():  # the converter and the runtimes are one optional extra
+        raise ExportError(reason)
     exported = export_model(model, shapes)
     if message := rejected(model, exported):
         raise ExportError(message)

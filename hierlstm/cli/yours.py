@@ -58,12 +58,15 @@ def cmd_yours(args) -> int:
     if args.rewrite or args.bench:
         document["rewrite"] = _rewrite(model, info, result, args, rewrite)
     if args.bench:  # the model exported and timed on the runtimes beside TensorFlow
-        from hierlstm.backends.exported import bench_model
+        from hierlstm.backends.exported import bench_model, runtimes_missing
         from hierlstm.model.export import ExportError
 
-        with usage(ExportError):
-            timed = bench_model(model, result.input_shapes, int(args.repeats or 5))
-        document["runtimes"] = timed.to_dict()
+        if reason := runtimes_missing():  # the rest of --bench stands; this says how to add them
+            document["runtimes"] = {"refused": reason}
+        else:
+            with usage(ExportError):
+                timed = bench_model(model, result.input_shapes, int(args.repeats or 5))
+            document["runtimes"] = timed.to_dict()
     shown(args.json, document, lambda: format_audit(document, backends))
     return 0
 
@@ -171,6 +174,8 @@ def _format_rewrite(part: dict) -> list[str]:
 def _runtime_lines(part: dict) -> list[str]:
     """The runtimes' part of `--bench`: the fused ops by layer, each runtime's median forward pass
     beside TensorFlow's, and the runtimes not installed."""
+    if "refused" in part:
+        return ["", f"not run on the runtimes: {part['refused']}"]
     counts = collections.Counter((entry["layer"], entry["op"]) for entry in part["fused"])
     fused = ", ".join(f"{layer} ({n} {op})" for (layer, op), n in counts.items()) or "none"
     medians = part["median_s"]

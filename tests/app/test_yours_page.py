@@ -8,6 +8,7 @@ from apptests import TINY, clean, drawn, opened, run
 
 from hierlstm import backends
 from hierlstm.app.pages import yours
+from hierlstm.backends.exported import runtimes_missing
 from hierlstm.i18n import t
 from hierlstm.registry import RUNTIMES
 from hierlstm.results.store import ResultStore
@@ -52,7 +53,26 @@ def test_a_model_with_nothing_to_rewrite_is_still_timed_here_and_on_the_runtimes
     run(at)
     clean(at)
     assert not drawn(at, "yours-timing")  # no rewrite to time beside it
+    assert ResultStore(database).audits().empty  # a row is a rewrite's timing
+    if (reason := runtimes_missing()) is not None:  # without the extra: how to install it
+        assert t("yours.runtimes.refused", "zh", reason=reason) in [w.value for w in at.warning]
+        return
     on_runtimes = at.get_by_key("yours-runtimes").table[0].value
     installed = [name for name in RUNTIMES if backends.missing(name) is None]
     assert list(on_runtimes.iloc[:, 0]) == ["tensorflow", *installed]
-    assert ResultStore(database).audits().empty  # a row is a rewrite's timing
+
+
+def test_without_the_runtimes_extra_run_says_how_to_install_it_and_the_page_goes_on(
+    monkeypatch, database
+):
+    """No runtime installed (the plain `make run`): the model is not exported, one warning line
+    names what is missing and how to install it, and the page keeps serving."""
+    sentence = "the runtimes are missing: run make run RUNTIMES=1."
+    monkeypatch.setattr(backends, "missing", lambda name: sentence if name in RUNTIMES else None)
+    at = opened(PAGE, {**TINY, "lang": "en"})
+    at.selectbox(key="yours_example").set_value("masked_lstm").run()
+    run(at)
+    assert not at.exception and not at.error
+    refused = t("yours.runtimes.refused", "en", reason=sentence)  # beside the model's pitfalls
+    assert [w.value for w in at.warning].count(refused) == 1
+    assert not drawn(at, "yours-runtimes")
