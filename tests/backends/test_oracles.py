@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from in_backend import run_in_backend
 
+from hierlstm import backends
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.model.check import GRADIENT_TOLERANCES, TOLERANCES
@@ -130,4 +131,5 @@ def test_no_tensorflow_was_imported_and_missing_imported_no_backend(probed):
     without importing it (Keras imports jax itself whenever it is installed)."""
     assert probed["imported"]["tensorflow"] is False
     assert probed["imported"]["torch"] is (probed["backend"] == "torch")
-    assert probed["missing"] == dict.fromkeys(ALL_BACKENDS)  # every one installed: None each
+    # the same answers as this process's (None for each installed one)
+    assert probed["missing"] == {name: backends.missing(name) for name in ALL_BACKENDS}
