@@ -156,15 +156,24 @@ def sharing_reports_of(config: RunConfig) -> dict:
     )
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
+
+
 def forget_memory(config: RunConfig, seed: int) -> dict:
     """The Lesson's forget gate (`whatif.summary_memory`) at `config`'s geometry, from the seeded
-    parameters, on the rising chirp over 8 time steps (each time step's summary is its own)."""
+    parameters, on the rising chirp over 8 time steps (each time step's summary is its own).
+    Cached by the geometry alone: the numpy oracle reads nothing else, so a batch, a variant or a
+    precision chosen costs no recomputing."""
+    sizes = {name: getattr(config, name) for name in GEOMETRY}
+    return _forget_memory(RunConfig(**sizes, time_steps=8, batch_size=1), seed)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _forget_memory(config: RunConfig, seed: int) -> dict:
     from hierlstm.inside.sounds import sound_input
     from hierlstm.inside.whatif import summary_memory
     from hierlstm.model.params import init_params
 
-    config = config.replace(time_steps=8, batch_size=1)
     picture = sound_input("rising", config.height, config.time_steps, seed)
     with COMPUTING:
         return summary_memory(init_params(config, seed), picture[None, :, :, None], config)
@@ -200,6 +209,20 @@ def result_store() -> ResultStore | None:
 
 def store_path() -> Path:
     return default_path()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def run_diff_rows(path: str, ids: tuple[str, ...]) -> list[dict]:
+    """The stored rows of one run (`ids`) and, for each, the newest earlier row of its settings:
+    every row the run diff reads (`diff_view.against_previous`), read from the store once per run
+    rather than on every rerun of its page (the store grows with every run of every session;
+    what came before a stored run never changes). Raises `Refused` as the store does."""
+    from hierlstm.results.diff import previous_row
+
+    rows = _store(path).rows().to_dict("records")
+    ran = [row for row in rows if row["id"] in ids]
+    previous = [previous_row(rows, row, exclude=ids) for row in ran if row["status"] == "ok"]
+    return ran + [row for row in previous if row is not None]
 
 
 _refused_writes: dict[str, Refusal] = {}  # path -> the last write refused there, until one lands

@@ -51,3 +51,23 @@ def test_a_setting_that_changes_no_shape_costs_no_tracing(monkeypatch):
     caches.trace(base.replace(time_steps=4))  # a shape does change
     caches._cached_trace.clear()
     assert [config.time_steps for config in traced] == [3, 4]
+
+
+def test_the_lessons_forget_gate_is_computed_once_per_geometry(monkeypatch):
+    """The oracle's figure reads the layers' sizes alone: a batch, a time length, a variant, a
+    precision or XLA chosen on the Lesson shares its entry; another size does not."""
+    from hierlstm.inside import whatif
+
+    computed = []
+    monkeypatch.setattr(
+        whatif, "summary_memory", lambda params, x, config: computed.append(config) or {}
+    )
+    caches._forget_memory.clear()
+    base = RunConfig(variant="folded", batch_size=2, time_steps=3)
+    for change in ({}, {"batch_size": 5}, {"time_steps": 9}, {"variant": "nested"},
+                   {"precision": "mixed_float16"}, {"xla": True}):  # fmt: skip
+        caches.forget_memory(base.replace(**change), seed=0)
+    caches.forget_memory(base.replace(inner_units=20), seed=0)  # a size does change
+    caches._forget_memory.clear()
+    assert [config.inner_units for config in computed] == [48, 20]
+    assert {(config.time_steps, config.batch_size) for config in computed} == {(8, 1)}

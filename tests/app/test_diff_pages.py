@@ -187,3 +187,30 @@ def test_a_run_on_several_backends_names_each_row_s_backend_and_compares_it_with
         assert [label[:8] for label in previous] == [earlier[b][:8] for b in backends]
     alone, _rules = diff_view.against_previous(rows, now[:1], "en")
     assert alone[t("bench.diff.col.variant", "en")].tolist() == ["folded"]
+
+
+def test_the_run_diff_reads_only_the_run_and_what_it_is_compared_with(database, monkeypatch):
+    """The rows `caches.run_diff_rows` keeps give the same comparison as every stored row, and
+    a row stored after the run (another session's) changes neither: it is read once per run."""
+    from hierlstm.app import caches, diff_view
+
+    store = ResultStore(database)
+    for day in ("01", "02", "03"):  # three earlier runs of the settings, the newest compared
+        store.add(make_result(), created_at=f"2026-12-{day}")
+    store.add(make_result(config_changes={"batch_size": 3}), created_at="2026-12-03")
+    store.add(make_failed_result(), created_at="2026-12-03")
+    now = [store.add(make_result(), created_at="2026-12-04")]
+    everything = store.rows().to_dict(orient="records")
+    caches.run_diff_rows.clear()
+    kept = caches.run_diff_rows(str(database), tuple(now))
+    assert len(kept) == 2  # the run's row and its previous one, not the six stored
+    for lang in LANGUAGES:
+        expected, rules = diff_view.against_previous(everything, now, lang)
+        found, found_rules = diff_view.against_previous(kept, now, lang)
+        assert found.equals(expected) and found_rules == rules
+    store.add(make_result(), created_at="2026-12-05")
+    with monkeypatch.context() as patched:  # a rerun of the page reads nothing stored
+        patched.setattr(ResultStore, "rows", lambda *a, **k: pytest.fail("read again"))
+        again = caches.run_diff_rows(str(database), tuple(now))
+    assert [row["id"] for row in again] == [row["id"] for row in kept]
+    caches.run_diff_rows.clear()

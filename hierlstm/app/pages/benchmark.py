@@ -226,8 +226,9 @@ def draw(controls, _breakdown_variant) -> None:
 
     st.subheader(_("bench.diff"))
     store = caches.result_store()
-    try:  # the rows this run stored, and every earlier one
-        stored_rows = store.rows().to_dict("records") if store and outcome.ids else None
+    try:  # the rows this run stored, and the earlier ones they are compared with
+        ids = tuple(outcome.ids)
+        stored_rows = caches.run_diff_rows(str(caches.store_path()), ids) if store and ids else None
     except Refused:  # readable when the run stored, refused since: the banner says why
         stored_rows = None
     if stored_rows is None:
