@@ -1,6 +1,7 @@
 """`python -m benchmarks`: the benchmarks, one line each; `python -m benchmarks NAME [args]` runs
 one; `--all` runs, each in its own process, every one this machine can run without arguments.
-`--save` keeps each run (`benchmarks.record`); `--results` writes RESULTS.md from the kept runs.
+`--save` keeps each run (`benchmarks.record`), `--save-as LABEL` one run beside the newest;
+`--results` writes RESULTS.md from the kept runs.
 `make bench` is `--all --save`, then `--results`."""
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ def listing() -> str:
     lines = ["usage: python -m benchmarks NAME [args]   (NAME --help for its options)"]
     lines += ["       python -m benchmarks --all        (every one this machine can run)"]
     lines += ["       ... --save                        (each run kept in benchmarks/results/)"]
+    lines += [
+        "       NAME [args] --save-as LABEL       (kept beside the newest run, as NAME.LABEL)"
+    ]
     lines += ["       python -m benchmarks --results    (RESULTS.md from the kept runs)", ""]
     for benchmark in BENCHMARKS.values():
         needs = f" (needs {benchmark.needs})" if benchmark.needs else ""
@@ -48,6 +52,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     save = "--save" in argv
     argv = [word for word in argv if word != "--save"]
+    label = ""
+    if "--save-as" in argv:
+        at = argv.index("--save-as")
+        label = argv[at + 1] if at + 1 < len(argv) else ""
+        if not label.isidentifier():
+            print("error: --save-as needs a label of letters, digits and _", file=sys.stderr)
+            return 2
+        argv = argv[:at] + argv[at + 2 :]
+        save = True
     if argv == ["--results"]:
         print(f"wrote {write_results(SUMMARIES)}", file=sys.stderr)
         return 0
@@ -60,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     if save:
-        return run_and_save(name, rest)
+        return run_and_save(name, rest, label=label)
     BENCHMARKS[name](rest)
     return 0
 

@@ -2,9 +2,12 @@
 benchmarks share that need no framework (a report is only kept when it holds a markdown table).
 
 `python -m benchmarks NAME [args] --save` writes benchmarks/results/NAME.json: the report, the
-command, the commit, the date, the machine, the versions, the load average before and after, and
-the exit status. `python -m benchmarks --results` writes RESULTS.md from the newest run of each
-benchmark, in the registry's order; git keeps the older ones."""
+command (with the HIERLSTM_* settings it ran under), the commit, the date, the machine, the
+versions, the load average before and after, and the exit status. `--save-as LABEL` keeps it as
+NAME.LABEL.json instead, beside the newest run: a run kept for comparison with it (the classroom
+with runs still in the server's interpreter, say). `python -m benchmarks --results` writes
+RESULTS.md from the newest run of each benchmark and its labelled runs, in the registry's order;
+git keeps the older ones."""
 
 from __future__ import annotations
 
@@ -121,9 +124,18 @@ def header(title: str, gpus: int | None = None) -> str:
     )
 
 
-def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
+def settings_prefix() -> str:
+    """The HIERLSTM_* settings of this environment as a command line's prefix ("" if none)."""
+    found = sorted(
+        f"{key}={value}" for key, value in os.environ.items() if key.startswith("HIERLSTM_")
+    )
+    return " ".join(found) + " " if found else ""
+
+
+def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR, label: str = "") -> int:
     """Runs benchmark `name` in its own process, showing its report as it prints, and keeps the
-    run in `folder`/NAME.json only if it printed one, so a failed run leaves the last kept one."""
+    run in `folder`/NAME.json (NAME.LABEL.json with `label`) only if it printed one, so a failed
+    run leaves the last kept one."""
     command = [sys.executable, "-m", "benchmarks", name, *argv]
     started, before = datetime.datetime.now(datetime.UTC), load_average()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -138,7 +150,8 @@ def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
         return status or 1
     record = {
         "benchmark": name,
-        "command": " ".join([".venv/bin/python", "-m", "benchmarks", name, *argv]),
+        "command": settings_prefix()
+        + " ".join([".venv/bin/python", "-m", "benchmarks", name, *argv]),
         "date": started.isoformat(timespec="seconds"),
         "seconds": round((datetime.datetime.now(datetime.UTC) - started).total_seconds()),
         "commit": git_commit(),
@@ -147,17 +160,24 @@ def run_and_save(name: str, argv: list[str], folder: Path = RESULTS_DIR) -> int:
         "load_after": load_average(),
         "status": status,
         "report": report,
+        **({"label": label} if label else {}),
     }
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    path = folder / (f"{name}.{label}.json" if label else f"{name}.json")
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return status
 
 
 def kept_runs(summaries: dict[str, str], folder: Path = RESULTS_DIR) -> list[dict]:
     """The kept runs of the benchmarks `summaries` names ({name: what it answers}, the
-    registry's), in its order (a file of no benchmark named there is skipped)."""
+    registry's), in its order, each newest run followed by its labelled ones by label (a file of
+    no benchmark named there is skipped)."""
     found = {path.stem: path for path in folder.glob("*.json")}
-    return [json.loads(found[name].read_text()) for name in summaries if name in found]
+    runs = []
+    for name in summaries:
+        labelled = sorted(stem for stem in found if stem.startswith(f"{name}."))
+        runs += [json.loads(found[stem].read_text()) for stem in [name, *labelled] if stem in found]
+    return runs
 
 
 def results_markdown(runs: list[dict], summaries: dict[str, str]) -> str:
@@ -179,7 +199,7 @@ def results_markdown(runs: list[dict], summaries: dict[str, str]) -> str:
     for run in runs:
         where = f"{run['machine']['cpu']}, {run['machine']['cores']} cores"
         lines.append(
-            f"| [{run['benchmark']}](#{run['benchmark']}) | {summaries[run['benchmark']]}"
+            f"| [{_named(run)}](#{_anchor(run)}) | {summaries[run['benchmark']]}"
             f" | {run['date'][:16].replace('T', ' ')} | {where} | {run['commit']} |"
         )
     for run in runs:
@@ -193,8 +213,8 @@ def results_markdown(runs: list[dict], summaries: dict[str, str]) -> str:
         versions = ", ".join(f"{name} {version}" for name, version in found["versions"].items())
         lines += [
             "",
-            f'<a id="{run["benchmark"]}"></a>',
-            f"## {run['benchmark']}: {title or summaries[run['benchmark']]}",
+            f'<a id="{_anchor(run)}"></a>',
+            f"## {_named(run)}: {title or summaries[run['benchmark']]}",
             "",
             f"- run {run['date'][:16].replace('T', ' ')} UTC for {run['seconds']} s on "
             f"{found['cpu']} ({found['cores']} cores; GPUs: {', '.join(found['gpus']) or 'none'})"
@@ -212,6 +232,15 @@ def results_markdown(runs: list[dict], summaries: dict[str, str]) -> str:
             *body,
         ]
     return "\n".join(lines) + "\n"
+
+
+def _named(run: dict) -> str:
+    """A kept run's name in RESULTS.md: the benchmark's, and its label if it has one."""
+    return f"{run['benchmark']} ({run['label']})" if run.get("label") else run["benchmark"]
+
+
+def _anchor(run: dict) -> str:
+    return f"{run['benchmark']}-{run['label']}" if run.get("label") else run["benchmark"]
 
 
 def write_results(

@@ -71,7 +71,7 @@ SERVING = (
     ("first_page", "a fresh server's first page, every page, in Chromium", "chromium"),
     ("browser_floor", "what a new browser costs before any of our work", "chromium"),
     ("soak", "visitors in Chromium for minutes, a CLI loop, two servers", "chromium"),
-    ("classroom", "sessions on one server without browsers (Locust), 1 to 32", "locust"),
+    ("classroom", "sessions on one server without browsers (Locust), 1 to 60", "locust"),
 )
 BENCHMARKS = {
     name: Benchmark(name, concern, *rest)

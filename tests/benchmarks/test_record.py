@@ -5,6 +5,7 @@ and RESULTS.md is what the kept runs in the repository make."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -59,6 +60,43 @@ def test_results_say_each_run_once_in_the_registrys_order(tmp_path):
     assert "commit abc1234, exit status 1" in text and "commit abc1234, exit status 0" in text
     assert "0.10 0.20 0.30 before, 1.00 0.50 0.40 after" in text
     assert text.count("| folded | 0.31 |") == 2 and "gone" not in text
+
+
+def test_a_labelled_run_follows_the_newest_under_its_own_name(tmp_path):
+    (tmp_path / "scaling.json").write_text(json.dumps(kept("scaling")))
+    before = kept("scaling", label="before", command="HIERLSTM_RUNS=here .venv/bin/python")
+    (tmp_path / "scaling.before.json").write_text(json.dumps(before))
+    (tmp_path / "variants.json").write_text(json.dumps(kept("variants")))
+    runs = record.kept_runs(SUMMARIES, tmp_path)
+    assert [(run["benchmark"], run.get("label")) for run in runs] == [
+        ("variants", None),
+        ("scaling", None),
+        ("scaling", "before"),
+    ]
+    text = record.results_markdown(runs, SUMMARIES)
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections[1:] == [
+        "## scaling: Scaling with time steps (batch 1)",
+        "## scaling (before): Scaling with time steps (batch 1)",
+    ]
+    assert '<a id="scaling-before"></a>' in text and "](#scaling-before) |" in text
+    assert "- command: `HIERLSTM_RUNS=here .venv/bin/python`" in text
+
+
+def test_save_as_keeps_a_run_under_its_label_with_the_settings_it_ran_under(tmp_path, monkeypatch):
+    from benchmarks import __main__ as entry
+
+    saved = []
+    monkeypatch.setattr(entry, "run_and_save", lambda *a, **k: saved.append((a, k)) or 0)
+    assert entry.main(["classroom", "--seconds", "5", "--save-as", "before"]) == 0
+    assert saved == [(("classroom", ["--seconds", "5"]), {"label": "before"})]
+    assert entry.main(["classroom", "--save-as", "no label"]) == 2
+    monkeypatch.setenv("HIERLSTM_RUNS", "here")
+    prefix = record.settings_prefix()
+    assert "HIERLSTM_RUNS=here" in prefix.split() and prefix.endswith(" ")
+    for key in [key for key in os.environ if key.startswith("HIERLSTM_")]:
+        monkeypatch.delenv(key)
+    assert record.settings_prefix() == ""
 
 
 def test_a_run_is_kept_with_its_report_and_where_it_ran(tmp_path):
