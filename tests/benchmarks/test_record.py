@@ -104,7 +104,8 @@ def test_a_run_is_kept_with_its_report_and_where_it_ran(tmp_path):
     assert record.run_and_save("profile_split", argv, folder=tmp_path) == 0
     run = json.loads((tmp_path / "profile_split.json").read_text())
     assert is_report(run["report"]) and run["status"] == 0
-    assert run["command"] == " ".join([".venv/bin/python -m benchmarks profile_split", *argv])
+    command = " ".join([".venv/bin/python -m benchmarks profile_split", *argv])
+    assert run["command"] == record.settings_prefix() + command  # the suite's settings first
     assert run["machine"]["cores"] >= 1 and run["machine"]["versions"]["tensorflow"]
     assert run["commit"] and run["date"].startswith("20")
 
