@@ -19,7 +19,7 @@ from hierlstm.admission.limits import (
     current_limits,
 )
 from hierlstm.admission.turns import TurnLock
-from hierlstm.app.state import text
+from hierlstm.app.state import GEOMETRY, text
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
 from hierlstm.refusals import Refusal, Refused
@@ -154,9 +154,6 @@ def sharing_reports_of(config: RunConfig) -> dict:
     return sharing_reports(
         config.inner_units, config.pooled_height, config.filters, config.batch_size
     )
-
-
-GEOMETRY = ("height", "filters", "kernel_size", "pool_height", "inner_units", "outer_units")
 
 
 def forget_memory(config: RunConfig, seed: int) -> dict:
