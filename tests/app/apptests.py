@@ -60,3 +60,19 @@ def drawn(at: AppTest, key: str) -> bool:
     except KeyError:
         return False
     return True
+
+
+def runtimes_drawn(at: AppTest, lang: str) -> None:
+    """Your model's run on the runtimes: a row for TensorFlow and each installed runtime, or,
+    without the runtimes' extra, one warning line saying how to install it."""
+    from hierlstm import backends
+    from hierlstm.backends.exported import runtimes_missing
+    from hierlstm.i18n import t
+    from hierlstm.registry import RUNTIMES
+
+    if (reason := runtimes_missing()) is not None:
+        assert t("yours.runtimes.refused", lang, reason=reason) in [w.value for w in at.warning]
+        return
+    on_runtimes = at.get_by_key("yours-runtimes").table[0].value
+    installed = [name for name in RUNTIMES if backends.missing(name) is None]
+    assert list(on_runtimes.iloc[:, 0]) == ["tensorflow", *installed]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apptests import TINY, clean, drawn, opened, run
+from apptests import TINY, clean, drawn, opened, run, runtimes_drawn
 from factories import SHORT_RUNS, make_failed_result, make_result, make_training_result
 from streamlit.testing.v1 import AppTest
 
@@ -148,9 +148,7 @@ def _yours_stored_its_run(at: AppTest, database: Path) -> None:
     """The example's timed run (checked here, so that the suite runs it once): stored
     with the model's name and its file's hash, and the original exported and timed on each
     installed runtime beside TensorFlow."""
-    from hierlstm import backends
     from hierlstm.app.pages import yours
-    from hierlstm.registry import RUNTIMES
     from hierlstm.yours import load
 
     example = at.selectbox(key="yours_example").value
@@ -158,15 +156,7 @@ def _yours_stored_its_run(at: AppTest, database: Path) -> None:
     path = yours.example_path(example)
     assert (stored["model_name"], stored["file_sha256"]) == (example, load.file_hash(path))
     assert stored["check_matches"] == 1 and stored["rounds"] == int(TINY["repeats"])
-    from hierlstm.backends.exported import runtimes_missing
-
-    if (reason := runtimes_missing()) is not None:  # without the extra: one line, how to add it
-        said = [warning.value for warning in at.warning]
-        assert t("yours.runtimes.refused", at.query_params.get("lang", "en"), reason=reason) in said
-        return
-    on_runtimes = at.get_by_key("yours-runtimes").table[0].value
-    installed = [name for name in RUNTIMES if backends.missing(name) is None]
-    assert list(on_runtimes.iloc[:, 0]) == ["tensorflow", *installed]
+    runtimes_drawn(at, at.query_params.get("lang", "en"))  # or, without the extra, how to add it
 
 
 @pytest.fixture
