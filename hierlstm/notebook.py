@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hierlstm.charts import learning as learning_charts
 from hierlstm.charts import values as value_charts
 from hierlstm.config import RunConfig
 from hierlstm.i18n import DEFAULT_LANGUAGE, t
@@ -225,7 +226,7 @@ class _Progress:
             self.handle = display(_bundle(self.box, "", self.text), raw=True, display_id=True)
 
     def update(self, curve) -> None:
-        figure = value_charts.curve_figure(curve, self.lang)
+        figure = learning_charts.curve_figure(curve, self.lang)
         point = curve.points[-1]
         if self.box is not None:
             self.bar.value = point.step
@@ -243,6 +244,6 @@ class _Progress:
     def finish(self, curve) -> None:
         """The last figure kept beside the widget, for a page that cannot draw the widget."""
         if self.box is not None:
-            figure = value_charts.curve_figure(curve, self.lang)
+            figure = learning_charts.curve_figure(curve, self.lang)
             static = figure_bundle(figure)["text/html"]
             self.handle.update(_bundle(self.box, static, self.text), raw=True)

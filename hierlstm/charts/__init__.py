@@ -3,15 +3,17 @@ frames in, plotly figures out, titled in English ("en") or Chinese ("zh"). The f
 asks for first are names of the package (`charts.axis_flow_figure(trace)`); every figure is in
 the module of its kind, each loaded when first read: `axis_flow` (the Shape trace's axes), `bars`
 (a benchmark's times), `profile` (a profile's layers, timeline and memory), `scaling` (sweeps and
-replicas), `training` (a training step's phases and memory), `values` (every layer's values, the
-agreement grid, the learning curves), `whatif` (a change from the untouched run, the trained
-prediction, the map of the hidden states), `style` (the house style they share)."""
+replicas), `training` (a training step's phases and memory), `values` (every layer's values),
+`agreement` (the variants against the oracle), `learning` (a learning run's curves), `whatif` (a
+change from the untouched run, the trained prediction, the map of the hidden states), `style`
+(the house style they share)."""
 
 import importlib
 
 from hierlstm._lazy import lazy_exports
 
-MODULES = ("axis_flow", "bars", "profile", "scaling", "style", "training", "values", "whatif")
+MODULES = ("agreement", "axis_flow", "bars", "learning", "profile", "scaling", "style", "training")
+MODULES += ("values", "whatif")
 EXPORTS = {
     "axis_flow_figure": "axis_flow",  # where each axis goes: a trace
     "latency_figure": "bars",  # time with its spread: a comparison
@@ -19,9 +21,9 @@ EXPORTS = {
     "scaling_figure": "scaling",  # a sweep, the crossings marked
     "crossovers": "scaling",
     "values_figures": "values",  # every layer's heatmaps, (t, s) framed
-    "agreement_figure": "values",  # the variants against the oracle
-    "learning_figure": "values",  # a learning run's curves
-    "curve_figure": "values",
+    "agreement_figure": "agreement",  # the variants against the oracle
+    "learning_figure": "learning",  # a learning run's curves
+    "curve_figure": "learning",
 }
 _exported, _listed = lazy_exports(__name__, EXPORTS)
 

@@ -28,7 +28,7 @@ def figures(lang):
         ),
         "lstm": charts.values.lstm_figure(LSTM, "inner", "s", lang, 1),
         "summary": charts.values.summary_figure(RNG.standard_normal((TIME, UNITS)), lang, 2),
-        "learning": charts.values.learning_figure(points, 0.3, lang, 20),
+        "learning": charts.learning.learning_figure(points, 0.3, lang, 20),
     }
 
 
@@ -75,7 +75,7 @@ def test_a_grid_figure_changed_after_it_was_made_leaves_the_next_one_as_it_was()
 def test_the_agreement_grid_labels_every_variants_row_and_leaves_missing_outputs_blank():
     full = {output: RNG.random((1, TIME, UNITS)) for output in ("summary", "output")}
     differences = {"folded": full, "fused": {"output": full["output"]}}
-    figure = charts.values.agreement_figure(differences, ("summary", "output"), "en", "float32")
+    figure = charts.agreement.agreement_figure(differences, ("summary", "output"), "en", "float32")
     assert figure.layout.title.text == "|variant − oracle| at each layer output, float32"
     assert [title for title in axis_titles(figure, "yaxis") if title] == ["folded", "fused"]
     blank = [trace for trace in figure.data if trace.z is not None and trace.z[0][0] is None]

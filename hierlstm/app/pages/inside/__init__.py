@@ -6,7 +6,7 @@ values and the variants' differences are cached per input, config and parameters
 only redraws); the learning run (the page's Run) draws its curve as it grows, with a Stop
 button. Its what-if panel (`whatif`, beside it) changes a part of the model and shows the change
 in every view, the trained model's prediction and the map of the hidden states. Figures:
-`charts.values`."""
+`charts.values`, `charts.agreement`, `charts.learning`."""
 
 from __future__ import annotations
 
@@ -246,7 +246,7 @@ def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -
             except failures.RUN_FAILURES as error:
                 line = failures.first_line(error)
                 st.caption(text("inside.agree.failed", variant=variant, error=line))
-    figure = charts.values.agreement_figure(differences, tuple(OUTPUTS), lang, precision)
+    figure = charts.agreement.agreement_figure(differences, tuple(OUTPUTS), lang, precision)
     display.chart(figure, None, "inside-agree")
     largest = ", ".join(f"{name} {d['output'].max():.1e}" for name, d in differences.items())
     st.caption(text("inside.agree.largest", values=largest))
@@ -313,7 +313,7 @@ def plan(controls, learn: Learn) -> Plan:
         def on_progress(curve):
             st.session_state[CURVE] = curve
             point = curve.points[-1]
-            figure = charts.values.learning_figure(
+            figure = charts.learning.learning_figure(
                 curve.points, curve.chance, controls.language, learning.steps
             )
             learn.live.plotly_chart(figure, theme="streamlit", width="stretch")
@@ -339,7 +339,7 @@ def draw(controls, learn: Learn) -> None:
     )
     total = learning.steps if curve is None else curve.learning.steps
     with learn.live.container():
-        figure = charts.values.learning_figure(points, chance_line, lang, total)
+        figure = charts.learning.learning_figure(points, chance_line, lang, total)
         display.chart(figure, None, "inside-learning")
     if curve is None:
         st.info(text("inside.learn.press_run"), icon=":material/play_arrow:")
