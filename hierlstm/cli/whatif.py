@@ -39,7 +39,8 @@ def whatif_settings(args) -> WhatIfSettings:
     name, value or range is one UsageError line)."""
     from hierlstm.inside.learning import Learning
     from hierlstm.inside.sounds import SOUNDS
-    from hierlstm.inside.whatif import FLAGS, WhatIfRefused, parse_interventions
+    from hierlstm.inside.whatif import WhatIfRefused
+    from hierlstm.inside.whatif_syntax import FLAGS, parse_interventions
 
     config = config_from_args(args, time_steps=LEARN_TIME_STEPS, batch_size=1)
     sound = args.sound or SOUNDS[0]

@@ -21,7 +21,7 @@ EXPORTS = {
     "Learning": "learning",
     "learn": "learner",
     "Intervention": "whatif",
-    "interventions_from_text": "whatif",
+    "interventions_from_text": "whatif_syntax",
     "oracle_values": "whatif",
     "intervened_values": "whatif_tf",
     "hidden_maps": "hidden_map",

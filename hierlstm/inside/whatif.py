@@ -1,8 +1,9 @@
 """What if a part of the model were changed: interventions, each a place and an action, applied
 where each value is computed, so that every later equation reads what the intervention wrote.
-Numpy only: the record, its command-line syntax (one parser for the command and the page), the
-interventions placed on a geometry as masks, the oracle under them, what changed, and the
-trained head's prediction. The same interventions in TensorFlow: `whatif_tf`.
+Numpy only: the record (written as the command's words: `command_words`), the interventions
+placed on a geometry as masks, the oracle under them, what changed, and the trained head's
+prediction. Their command-line syntax, parsed: `whatif_syntax`. The same interventions in
+TensorFlow: `whatif_tf`.
 
 A place is an outer time range t and an inner step range s, Python slices (end exclusive,
 either end open). An action clamps a gate (i, f, g, o) of the inner or the outer LSTM to a
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shlex
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
@@ -24,7 +24,7 @@ from hierlstm.config import RunConfig
 from hierlstm.i18n import MessageError, t
 from hierlstm.inside.sounds import SOUNDS, sound_input
 from hierlstm.model.params import Params
-from hierlstm.model.reference import GATES, LAYERS, Edit, reference_layers
+from hierlstm.model.reference import LAYERS, Edit, reference_layers
 
 LSTMS = ("inner", "outer")
 STATES = ("c", "h")
@@ -34,7 +34,6 @@ STATES = ("c", "h")
 RANGES = {"i": (0.0, 1.0), "f": (0.0, 1.0), "g": (-1.0, 1.0), "o": (0.0, 1.0)}
 RANGES |= {"c": (-100.0, 100.0), "h": (-1.0, 1.0)}
 VIEWS = ("input", *LAYERS)  # what a run gives, in the order the tensor flows
-FLAGS = ("clamp", "set", "silence", "switch", "at")  # the command's intervention flags
 
 
 class WhatIfRefused(MessageError, ValueError):
@@ -62,18 +61,18 @@ class Place:
 
     def times(self, time_steps: int) -> np.ndarray:
         """(time_steps,) bool: the outer steps t it covers."""
-        return _covered(self.t, time_steps)
+        return covered(self.t, time_steps)
 
     def steps(self, rows: int) -> np.ndarray:
         """(rows,) bool: the inner steps s it covers."""
-        return _covered(self.s, rows)
+        return covered(self.s, rows)
 
     @property
     def open_s(self) -> bool:
         return _ends(self.s) == (None, None)
 
 
-def _covered(part: slice, count: int) -> np.ndarray:
+def covered(part: slice, count: int) -> np.ndarray:
     mask = np.zeros(count, bool)
     mask[part] = True
     return mask
@@ -180,118 +179,6 @@ def command_words(interventions: Sequence[Intervention]) -> str:
     return " ".join(words)
 
 
-# --- the command-line syntax, one parser for the command and the page -------------------------
-
-_SLICE = r"\s*(-?\d+)?\s*:\s*(-?\d+)?\s*"
-
-
-def split_flags(text: str) -> dict[str, list[str]]:
-    """The page's line, as the command takes it ("--clamp outer.f=0 --at t=10:"), into
-    {flag: [values]} for `parse_interventions`; WhatIfRefused for any other word."""
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        raise WhatIfRefused("inside.whatif.bad.word", word=text) from None
-    flags: dict[str, list[str]] = {name: [] for name in FLAGS}
-    while words:
-        word = words.pop(0)
-        name, equals, value = word.removeprefix("--").partition("=")
-        if not word.startswith("--") or name not in FLAGS or not (equals or words):
-            raise WhatIfRefused("inside.whatif.bad.word", word=word)
-        flags[name].append(value if equals else words.pop(0))
-    return flags
-
-
-def _slice(text: str, count: int, axis: str, flag: str) -> slice:
-    """ "A:B" -> slice(A, B) along `axis` (t, s or height, `count` long): each end within
-    -count..count, at least one step covered."""
-    match = re.fullmatch(_SLICE, text)
-    if not match:
-        raise WhatIfRefused(f"inside.whatif.bad.{flag}", text=text)
-    ends = [None if end is None else int(end) for end in match.groups()]
-    if any(end is not None and not -count <= end <= count for end in ends):
-        raise WhatIfRefused(f"inside.whatif.bad.range.{axis}", text=text, count=count)
-    part = slice(*ends)
-    if not _covered(part, count).any():
-        raise WhatIfRefused(f"inside.whatif.bad.empty.{axis}", text=text)
-    return part
-
-
-def _value(target: str, text: str) -> float:
-    low, high = RANGES[target.split(".")[1]]
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not low <= value <= high:  # nan too
-        raise WhatIfRefused("inside.whatif.bad.value", target=target, low=low, high=high, text=text)
-    return value
-
-
-def _place(texts: Sequence[str], config: RunConfig) -> Place:
-    parts = {}
-    for text in texts:
-        axis, _equals, span = text.partition("=")
-        if axis.strip() not in ("t", "s") or not _equals:
-            raise WhatIfRefused("inside.whatif.bad.at", text=text)
-        axis = axis.strip()
-        if axis in parts:
-            raise WhatIfRefused("inside.whatif.bad.twice", axis=axis)
-        count = config.time_steps if axis == "t" else config.pooled_height
-        parts[axis] = _slice(span, count, axis, "at")
-    return Place(**parts)
-
-
-def _action(flag: str, text: str, config: RunConfig) -> Action:
-    if flag == "switch":
-        if text not in SOUNDS:
-            raise WhatIfRefused("inside.whatif.bad.switch", text=text, sounds=", ".join(SOUNDS))
-        return Switch(text)
-    if flag == "silence":
-        kind, _equals, value = text.partition("=")
-        if kind == "channel" and value.isdigit() and int(value) < config.filters:
-            return SilenceChannel(int(value))
-        if kind == "channel":
-            raise WhatIfRefused("inside.whatif.bad.channel", text=value, last=config.filters - 1)
-        if kind == "height":
-            return SilenceHeight(_slice(value, config.height, "height", "silence"))
-        raise WhatIfRefused("inside.whatif.bad.silence", text=text)
-    names = GATES if flag == "clamp" else STATES
-    match = re.fullmatch(rf"\s*({'|'.join(LSTMS)})\.({'|'.join(names)})\s*=(.*)", text)
-    if not match:
-        raise WhatIfRefused(f"inside.whatif.bad.{flag}", text=text)
-    lstm, name, value = match.groups()
-    value = _value(f"{lstm}.{name}", value.strip())
-    return Clamp(lstm, name, value) if flag == "clamp" else SetState(lstm, name, value)
-
-
-def parse_interventions(
-    flags: Mapping[str, Sequence[str]], config: RunConfig
-) -> tuple[Intervention, ...]:
-    """The command's flags ({"clamp": ["outer.f=0"], "at": ["t=10:"], ...}, `FLAGS`) as
-    interventions on `config`'s geometry, each at the one place every `--at` gives; a bad name,
-    value or range is a WhatIfRefused, one sentence."""
-    if len(flags.get("switch", ())) > 1:
-        raise WhatIfRefused("inside.whatif.bad.switch_twice")
-    place = _place(flags.get("at", ()), config)
-    actions = [
-        _action(flag, text, config)
-        for flag in ("clamp", "set", "silence", "switch")
-        for text in flags.get(flag, ())
-    ]
-    if flags.get("at") and not actions:
-        raise WhatIfRefused("inside.whatif.bad.alone")
-    for action in actions:
-        if not place.open_s and not has_inner_step(action):
-            raise WhatIfRefused("inside.whatif.bad.no_step", action=action.words())
-    return tuple(Intervention(action, place) for action in actions)
-
-
-def interventions_from_text(text: str, config: RunConfig) -> tuple[Intervention, ...]:
-    """The page's line, parsed as the command parses its flags."""
-    return parse_interventions(split_flags(text), config)
-
-
 # --- placed on a geometry, applied ------------------------------------------------------------
 
 Edits = dict  # {(point, step): [(mask, replacement), ...]}, in the order given
@@ -324,7 +211,7 @@ def placed(
             mask = rows[None, :, None, None] & times[None, None, :, None]
             edits[("conv", None)].append((mask & channels[None, None, None, :], 0.0))
         elif isinstance(action, SilenceHeight):
-            band = _covered(action.height, height)
+            band = covered(action.height, height)
             edits[("input", None)].append(
                 (band[None, :, None, None] & times[None, None, :, None], 0.0)
             )

@@ -10,7 +10,7 @@ from hierlstm.app.pages import inside
 from hierlstm.app.pages.inside import whatif as inside_whatif
 from hierlstm.config import RunConfig
 from hierlstm.inside.sounds import sound_input
-from hierlstm.inside.whatif import interventions_from_text
+from hierlstm.inside.whatif_syntax import interventions_from_text
 from hierlstm.model.params import init_params
 
 

@@ -21,13 +21,13 @@ from hierlstm.inside.whatif import (
     change_of,
     command_words,
     first_reach,
-    interventions_from_text,
     oracle_values,
     playing,
     predict,
     summary_memory,
     time_axis,
 )
+from hierlstm.inside.whatif_syntax import interventions_from_text
 from hierlstm.model.params import init_params
 
 CONFIG = RunConfig(height=9, time_steps=6, filters=3, inner_units=4, outer_units=5, batch_size=1)

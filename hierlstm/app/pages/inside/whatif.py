@@ -24,10 +24,10 @@ from hierlstm.inside.sounds import SOUNDS
 from hierlstm.inside.whatif import (
     WhatIfRefused,
     command_words,
-    interventions_from_text,
     playing,
     predict,
 )
+from hierlstm.inside.whatif_syntax import interventions_from_text
 from hierlstm.inside.whatif_tf import WhatIf, intervened_values, what_if
 
 LINE, PRESET, VIEW = "inside_whatif", "inside_whatif_preset", "inside_whatif_view"
