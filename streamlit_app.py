@@ -18,8 +18,9 @@ from pathlib import Path
 import streamlit as st
 
 from hierlstm.app import banner, pages, sidebar, state  # none imports TF
-from hierlstm.app.server import waiting, warmup
+from hierlstm.app.server import cleanup, waiting, warmup
 
+cleanup.install()  # no Keras clear_session() after each script run (`cleanup` says why)
 warmup.start()  # app.py starts it with the server; this is for AppTest and a bare script
 warmup.page_started()
 

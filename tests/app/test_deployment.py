@@ -4,6 +4,8 @@ renders raw HTML."""
 import tomllib
 from pathlib import Path
 
+from streamlit import config as streamlit_config
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -15,6 +17,10 @@ def test_streamlit_settings_fit_a_public_demo():
     assert server["maxUploadSize"] <= 25  # MB: a 50 MB upload never reaches the app
     assert settings["client"]["showErrorDetails"] == "none"  # our one line, not a traceback
     assert settings["runner"]["fastReruns"] is False  # see the comment in config.toml
+    # Both are Streamlit's options (a misspelt one is ignored): see their comments.
+    assert settings["runner"]["postScriptGC"] is False
+    known = streamlit_config._config_options_template
+    assert {"runner.fastReruns", "runner.postScriptGC"} <= set(known)
 
 
 def test_no_page_renders_raw_html():
