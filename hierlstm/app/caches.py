@@ -1,6 +1,7 @@
 """Cached compute for the pages: built models and their traces, the weight-sharing reports, the live
-TimeDistributed pitfall, and the results store (None when the machine refuses its file or the last
-write; `store_refusal` says why). Models and traces live in `st.cache_resource`, keyed by the frozen
+TimeDistributed pitfall, the figures every session shares (`figure`), and the results store (None
+when the machine refuses its file or the last write; `store_refusal` says why) and its rows, read
+again only when they change. Models and traces live in `st.cache_resource`, keyed by the frozen
 `RunConfig` and bounded by `max_entries`; cached models are only read, and each has a lock, because
 Keras layers are not safe to trace from two sessions at once. What a cache misses is computed
 under `COMPUTING`, one computation at a time for the whole server."""
@@ -8,8 +9,11 @@ under `COMPUTING`, one computation at a time for the whole server."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from hierlstm.admission.limits import (
@@ -190,6 +194,24 @@ def pitfall_outcomes(outer_units: int) -> tuple:
         )
 
 
+# A page's figures at one key are ~0.1-1 MB (the Inside page's seven heatmaps at 40 steps are the
+# largest): a class's time lengths (4 to 40) in two languages fit.
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _figure(key: tuple, _make: Callable[[], Any]):
+    return _make()
+
+
+def figure(key: tuple, make: Callable[[], Any]):
+    """`make()` (a figure, or several in a dict), made once per `key` for the whole server and
+    shared by every session that asks with the same key. `key` names everything the figures
+    show: the page's and figure's name, the settings and data they come from (by a name for
+    the data, such as a digest), the selection and the language. Whoever reads them must not
+    change them (`st.plotly_chart` copies what it sends). Building a plotly figure is mostly
+    plotly validating it, which made most of a rerun of the pages that draw large ones; a
+    rerun now pays for sending its figures, not for making them again."""
+    return _figure(key, make)
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _store(path: str) -> ResultStore:
     return ResultStore(path)
@@ -206,6 +228,19 @@ def result_store() -> ResultStore | None:
 
 def store_path() -> Path:
     return default_path()
+
+
+def stored_rows(store: ResultStore) -> pd.DataFrame:
+    """Every row of `store` (`ResultStore.rows`), read from its file again only when a row was
+    added since (`ResultStore.version`, one small query): the Results page and the Lesson read
+    them on every rerun, and in a class the file holds thousands. Raises `Refused` as the store
+    does."""
+    return _stored_rows(str(store.path), store.version(), store)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _stored_rows(path: str, version: tuple[int, int], _store: ResultStore) -> pd.DataFrame:
+    return _store.rows()
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

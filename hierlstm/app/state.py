@@ -119,9 +119,13 @@ def runs_here(config: RunConfig) -> bool:
     return BACKEND_RECORDS[config.backend].in_process
 
 
+@functools.cache
 def backend_missing(name: str) -> str | None:
     """None when backend `name`'s packages are installed, else one English sentence naming
-    what is missing and how to get it (`hierlstm.backends.missing`, which imports nothing)."""
+    what is missing and how to get it (`hierlstm.backends.missing`, which imports nothing).
+    Asked once per server: the sidebar asks on every rerun, and looking for a package is a
+    search of the import path (a package installed while the app serves is seen after a
+    restart, as its imports would be)."""
     from hierlstm.backends import missing
 
     return missing(name)

@@ -141,6 +141,15 @@ class ResultStore:
         with self._connect() as connection:
             return connection.execute("SELECT count(*) FROM results").fetchone()[0]
 
+    def version(self) -> tuple[int, int]:
+        """(how many measurements, the largest rowid): it changes with every row added, and rows
+        are never changed or removed, so a reader may keep what it read while it stays the same
+        (a page's cache, `hierlstm.app.caches.stored_rows`)."""
+        query = "SELECT count(*), coalesce(max(rowid), 0) FROM results"
+        with self._connect() as connection:
+            count, largest = connection.execute(query).fetchone()
+        return count, largest
+
     def rows(self, *, variant: str | None = None, device: str | None = None) -> pd.DataFrame:
         """Every stored row, newest first, optionally of one variant and/or device: columns
         `COLUMNS`, NaN where a failed run has no time."""

@@ -1,4 +1,5 @@
-"""The pages' cached compute: cache misses from many sessions are computed one at a time."""
+"""The pages' cached compute: cache misses from many sessions are computed one at a time; the
+stored rows are read again only when a row was added."""
 
 import threading
 import time
@@ -71,3 +72,23 @@ def test_the_lessons_forget_gate_is_computed_once_per_geometry(monkeypatch):
     caches._forget_memory.clear()
     assert [config.inner_units for config in computed] == [48, 20]
     assert {(config.time_steps, config.batch_size) for config in computed} == {(8, 1)}
+
+
+def test_the_stored_rows_are_read_again_only_when_a_row_was_added(monkeypatch, tmp_path):
+    from hierlstm.backends.protocol import failed
+    from hierlstm.results.store import ResultStore
+
+    store = ResultStore(tmp_path / "results.sqlite3")
+    reads, real = [], ResultStore.rows
+
+    def counted(self, **filters):
+        reads.append(filters)
+        return real(self, **filters)
+
+    monkeypatch.setattr(ResultStore, "rows", counted)
+    result = failed(RunConfig(variant="folded"), "one line")
+    store.add(result)
+    assert len(caches.stored_rows(store)) == 1 and len(caches.stored_rows(store)) == 1
+    assert len(reads) == 1
+    store.add(result)
+    assert len(caches.stored_rows(store)) == 2 and len(reads) == 2

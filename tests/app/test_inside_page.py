@@ -1,11 +1,14 @@
 """Inside the tensors keeps the values per input and settings: moving a scrubber redraws the
-views from the cache, without running the model again; another input runs it once more. Its
+views from the cache, without running the model again, and a rerun draws the figures the server
+already made; another input runs it once more. Its
 what-if panel shows the change in every view, in both languages, and never changes the
 untouched run."""
 
 import numpy as np
 from apptests import TINY, array, clean, drawn, figure, opened
 
+from hierlstm import charts
+from hierlstm.app import caches
 from hierlstm.app.pages import inside
 from hierlstm.app.pages.inside import whatif as inside_whatif
 from hierlstm.config import RunConfig
@@ -22,15 +25,26 @@ def test_a_scrubber_redraws_from_the_cache_and_a_new_input_runs_the_model(monkey
         calls.append(args[0])
         return real(*args, **kwargs)
 
+    made, real_figures = [], charts.values.values_figures
+
+    def counted_figures(*args, **kwargs):
+        made.append(args[3])
+        return real_figures(*args, **kwargs)
+
     monkeypatch.setattr(inside, "layer_values", counted)
+    monkeypatch.setattr(charts.values, "values_figures", counted_figures)
     inside.values_of.clear()
+    caches._figure.clear()
     at = opened("app_pages/inside.py", {**TINY, "height": "6", "filters": "2"})
     clean(at)
     assert len(calls) == 1
+    at.run()  # a rerun draws the figures the server already made
+    assert made == [(0, 0)]
     at.slider(key="inside_t").set_value(3).run()
     at.slider(key="inside_s").set_value(1).run()
     clean(at)
     assert len(calls) == 1 and "t=3, s=1" in at.get_by_key("inside-input").proto.spec
+    assert made == [(0, 0), (3, 0), (3, 1)]
     at.segmented_control(key="inside_input").set_value("noise").run()
     assert len(calls) == 2
 

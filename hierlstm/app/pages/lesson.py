@@ -114,7 +114,7 @@ def stored_comparison(store) -> pd.DataFrame:
     if store is None:
         return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
     try:
-        rows = store.rows()
+        rows = caches.stored_rows(store)
     except Refused:
         return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
     return latest_comparison(rows)
@@ -163,8 +163,12 @@ def draw(controls, _inputs) -> None:
     st.markdown(_("lesson.forget.body", pooled_height=pooled_height))
     memory = caches.forget_memory(config, controls.timing.seed)
     first = {name: values[0] for name, values in memory.items()}
+    geometry = tuple(getattr(config, name) for name in state.GEOMETRY)
     display.chart(
-        charts.whatif.memory_figure(memory, lang),
+        caches.figure(
+            ("lesson-forget", geometry, controls.timing.seed, lang),
+            lambda: charts.whatif.memory_figure(memory, lang),
+        ),
         pd.DataFrame({"inner_step": range(pooled_height), **memory}),
         "lesson-forget",
         _("lesson.forget.here", **first),
@@ -195,7 +199,11 @@ def draw(controls, _inputs) -> None:
         chains = charts.scaling.chain_frame(
             list(VARIANTS), pooled_height, [10, 20, 50, 100, 200, 500, time_steps]
         )
-        display.chart(charts.scaling.chain_figure(chains, lang), chains, key="lesson-chain")
+        figure = caches.figure(
+            ("lesson-chain", pooled_height, time_steps, lang),
+            lambda: charts.scaling.chain_figure(chains, lang),
+        )
+        display.chart(figure, chains, key="lesson-chain")
 
     # 4. TimeDistributed in Keras 3 ---------------------------------------------------------------
     st.header(_("lesson.td.title"))

@@ -22,7 +22,7 @@ def draw(controls, _inputs) -> None:
         st.success(_("results.recover.done", kept=kept, path=caches.store_path()))
     store = caches.result_store()
     try:
-        rows = store.rows() if store else None
+        rows = caches.stored_rows(store) if store else None
     except Refused as error:  # readable when opened, refused since
         rows, refusal = None, error.refusal
     else:

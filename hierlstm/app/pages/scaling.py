@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from hierlstm import charts, measure
-from hierlstm.app import devices, display, outcomes, runs, state
+from hierlstm.app import caches, devices, display, outcomes, runs, state
 from hierlstm.app.runs import Progress
 from hierlstm.app.sidebar import Controls
 from hierlstm.config import SWEEP_AXES, RunConfig
@@ -192,5 +192,10 @@ def draw(controls, sweep: Sweep) -> None:
     times = (
         sweep.values if sweep.axis == "time_steps" and sweep.values else [10, 20, 50, 100, 200, 500]
     )
-    chains = charts.scaling.chain_frame(controls.variants, controls.config.pooled_height, times)
-    display.chart(charts.scaling.chain_figure(chains, lang), chains, key="scaling-chain")
+    pooled_height = controls.config.pooled_height
+    chains = charts.scaling.chain_frame(controls.variants, pooled_height, times)
+    figure = caches.figure(
+        ("scaling-chain", tuple(controls.variants), pooled_height, tuple(times), lang),
+        lambda: charts.scaling.chain_figure(chains, lang),
+    )
+    display.chart(figure, chains, key="scaling-chain")

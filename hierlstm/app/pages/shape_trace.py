@@ -2,6 +2,7 @@
 concrete shapes, the axes as coloured bands, and the builder's source as it runs. Its warm-up
 traces the default variants into the cache the page reads."""
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -79,7 +80,10 @@ def draw(controls, _inputs) -> None:
                 f"{cost.activation_bytes(replica) / 2**20:.3g} MiB",
                 help=_("trace.metric.memory.help"),
             )
-            flow = charts.axis_flow.axis_flow_figure(steps, controls.language)
+            flow = caches.figure(
+                ("trace-flow", steps, controls.language),
+                functools.partial(charts.axis_flow.axis_flow_figure, steps, controls.language),
+            )
             flow_data = trace_notes.trace_table(steps, controls.language)
             display.chart(flow, flow_data, key=f"flow-{config.variant}")
             st.caption(_("trace.timing", ms=elapsed * 1e3))

@@ -10,6 +10,7 @@ import streamlit as st
 from hierlstm import charts
 from hierlstm.app import banner, caches, display, outcomes, runs, state
 from hierlstm.config import RunConfig
+from hierlstm.i18n import t
 from hierlstm.model import sharing
 
 _ = state.text
@@ -102,20 +103,22 @@ def inputs(controls) -> None:
                     "both": report.gradient_norms_total,
                 }
             )
-            figure = charts.bars.gradient_figure(
-                names,
-                report.gradient_norms_a,
-                report.gradient_norms_b,
-                report.gradient_norms_total,
-                lang,
-            )
-            figure.update_layout(
-                title={"text": _("sharing.gradients.title", form=_("sharing.form." + form))}
+            figure = caches.figure(
+                ("sharing-gradients", form, report, lang),
+                functools.partial(_gradient_figure, form, names, report, lang),
             )
             display.chart(figure, data, key=f"sharing-gradients-{form}")
 
     st.subheader(_("sharing.cost"))
     st.markdown(_("sharing.cost.intro", cudnn=banner.cudnn_status()))
+
+
+def _gradient_figure(form: str, names: list[str], report, lang: str):
+    figure = charts.bars.gradient_figure(
+        names, report.gradient_norms_a, report.gradient_norms_b, report.gradient_norms_total, lang
+    )
+    title = t("sharing.gradients.title", lang, form=t("sharing.form." + form, lang))
+    return figure.update_layout(title={"text": title})
 
 
 def plan(controls, _inputs) -> runs.Plan:

@@ -18,7 +18,7 @@ import numpy as np
 import streamlit as st
 
 from hierlstm import charts
-from hierlstm.app import display
+from hierlstm.app import caches, display
 from hierlstm.app.caches import COMPUTING, trace_problem
 from hierlstm.app.pages.inside import whatif as inside_whatif
 from hierlstm.app.runs import Plan, show_run_outcome
@@ -45,7 +45,7 @@ def page_config(config: RunConfig) -> RunConfig:
     return config.replace(variant="folded", batch_size=1, precision="float32", xla=False)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def _picture(source: str, height: int, time_steps: int, seed: int, data: bytes | None):
     if source == WAV:
         return wav_input(data, height, time_steps)
@@ -109,12 +109,18 @@ def params_ui(config: RunConfig, curve: Curve | None, seed: int) -> tuple[str, d
     return trained_key(curve), curve.params
 
 
+def digest(array: np.ndarray) -> str:
+    """A name for `array` in a cache key: its shape, type and a digest of its values."""
+    values = hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
+    return f"{array.shape}{array.dtype}-{values}"
+
+
 def trained_key(curve: Curve) -> str:
     """A name for the curve's parameters in a cache: their digest."""
-    digest = hashlib.sha256(
+    found = hashlib.sha256(
         b"".join(np.ascontiguousarray(v).tobytes() for v in curve.params.values())
     )
-    return f"trained-{digest.hexdigest()[:16]}"
+    return f"trained-{found.hexdigest()[:16]}"
 
 
 def mapped_params(config: RunConfig, curve: Curve | None, seed: int) -> tuple[dict, tuple]:
@@ -134,7 +140,9 @@ def scrubbers_ui(config: RunConfig) -> tuple[int, int]:
     return time_step, row
 
 
-@st.cache_data(max_entries=32, show_spinner=False)  # ~1.6 MB each at 40 steps: 50 MB at most
+# ~1.6 MB each at 40 steps, 75 MB at most: every time length a class tries (4 to 40, say) fits,
+# where 32 entries held fewer and the class's lengths evicted each other.
+@st.cache_data(max_entries=48, show_spinner=False)
 def values_of(config: RunConfig, picture: np.ndarray, params_key: str, _params) -> dict:
     """Every layer's values of the Keras model on `picture` (cached per input, config and
     `params_key`, which names `_params`), batch axis dropped."""
@@ -183,14 +191,31 @@ def _unchanged(figure):
 
 
 def values_ui(
-    config: RunConfig, picture: np.ndarray, values: dict, selected, lang: str, redraw=_unchanged
+    config: RunConfig,
+    picture: np.ndarray,
+    values: dict,
+    selected,
+    lang: str,
+    redraw=_unchanged,
+    named: tuple = (),
 ) -> None:
     """The input's heatmap with the provenance of (t, s) framed, that provenance in words, then
     every layer's values as heatmaps, (t, s) framed in each (`charts.values.values_figures`);
-    `redraw` (a figure -> a figure) draws each as a change."""
+    `redraw` (a figure -> a figure) draws each as a change. The figures are made once for the
+    server (`caches.figure`) per config, (t, s), language, input (by its digest) and `named`,
+    which names the values and the redraw (their parameters, interventions and view)."""
     time_step, row = selected
-    figures = charts.values.values_figures(config, picture, values, selected, lang)
-    display.chart(redraw(figures.pop("input")), None, "inside-input")
+    key = ("inside-values", config, selected, lang, digest(picture), named)
+    figures = caches.figure(
+        key,
+        lambda: {
+            name: redraw(figure)
+            for name, figure in charts.values.values_figures(
+                config, picture, values, selected, lang
+            ).items()
+        },
+    )
+    display.chart(figures["input"], None, "inside-input")
     field = charts.values.input_field(config, selected)
     rows, times = field.any(axis=1).nonzero()[0], field.any(axis=0).nonzero()[0]
     st.caption(text("inside.input.caption", height=config.height, time=config.time_steps))
@@ -208,7 +233,8 @@ def values_ui(
     )
     st.subheader(text("inside.section.layers"))
     for name, figure in figures.items():
-        display.chart(redraw(figure), None, f"inside-{name}")
+        if name != "input":
+            display.chart(figure, None, f"inside-{name}")
 
 
 def agreement_ui(config: RunConfig, picture: np.ndarray, seed: int, lang: str) -> None:
@@ -278,7 +304,9 @@ def inputs(controls) -> Learn:
     if panel.run is None:
         values = values_of(config, picture, params_key, params)  # cached: a scrubber only redraws
     shown, shown_picture = panel.views(values, picture)
-    values_ui(config, shown_picture, shown, selected, lang, panel.redraw(lang) or _unchanged)
+    named = (params_key, panel.interventions, panel.view if panel.run else None)
+    redraw = panel.redraw(lang) or _unchanged
+    values_ui(config, shown_picture, shown, selected, lang, redraw, named)
     trained = params_key.startswith("trained")
     inside_whatif.prediction_ui(config, curve, trained, source, panel, values, selected[0])
     inside_whatif.map_ui(config, *mapped_params(config, curve, seed), seed, panel)
@@ -338,8 +366,12 @@ def draw(controls, learn: Learn) -> None:
         ((), chance_of(learn_config, learning)) if curve is None else (curve.points, curve.chance)
     )
     total = learning.steps if curve is None else curve.learning.steps
+    shown = None if curve is None else (trained_key(curve), len(points))
     with learn.live.container():
-        figure = charts.learning.learning_figure(points, chance_line, lang, total)
+        figure = caches.figure(
+            ("inside-learning", shown, chance_line, lang, total),
+            lambda: charts.learning.learning_figure(points, chance_line, lang, total),
+        )
         display.chart(figure, None, "inside-learning")
     if curve is None:
         st.info(text("inside.learn.press_run"), icon=":material/play_arrow:")

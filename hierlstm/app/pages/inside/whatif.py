@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 
 from hierlstm import charts
-from hierlstm.app import display
+from hierlstm.app import caches, display
 from hierlstm.app.caches import COMPUTING
 from hierlstm.app.state import labeller, language, text
 from hierlstm.config import RunConfig
@@ -191,7 +191,7 @@ def prediction_ui(config, curve, trained: bool, source: str, panel: Panel, value
     display.chart(figure, None, "inside-predict", *captions)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)  # ~10-15 KB each
 def maps_of(config: RunConfig, seed: int, params_keys: tuple, _params_sets: dict, interventions):
     """The hidden states' maps (cached per config, parameter sets named by `params_keys`, and
     interventions)."""
@@ -206,4 +206,8 @@ def map_ui(config, params_sets: dict, params_keys: tuple, seed: int, panel: Pane
     st.markdown(text("inside.whatif.map.intro", sequences=SEQUENCES, time=config.time_steps))
     maps = maps_of(config, seed, params_keys, params_sets, panel.interventions)
     lang = language()
-    display.chart(charts.whatif.hidden_map_figure(maps, lang), None, "inside-map")
+    figure = caches.figure(
+        ("inside-map", config, seed, params_keys, panel.interventions, lang),
+        lambda: charts.whatif.hidden_map_figure(maps, lang),
+    )
+    display.chart(figure, None, "inside-map")
