@@ -41,6 +41,7 @@ RUN_TIME_STEPS = (4, 5, 6)
 RUN_VARIANTS = ("nested", "folded")
 ABANDONED_TIME_STEPS = 30
 SAMPLE_S = 0.5
+SETTLE_S = 300  # the issue's targets read a level's RSS after its first 5 minutes
 MOVES_FILE = "HIERLSTM_CLASSROOM_MOVES"  # where the visitors write each move (a JSON line)
 FINISHED = "warm-up finished after"  # the server's log line (`hierlstm.app.server.warmup`)
 # Streamlit's metrics then size every cached object and session state, not just count them.
@@ -109,6 +110,13 @@ def sampled(pid: int, done: threading.Event, samples: list) -> None:
             last = (now, cpu)
 
 
+def settled_rss(samples: list, started: float, after_s: float = SETTLE_S) -> list[int] | None:
+    """[RSS at `after_s` into the level, the lowest, the highest from then on] in MB, of the
+    `sampled` samples of a level begun at `started` (time.monotonic); None for a shorter level."""
+    settled = [mb for at, mb, _percent in samples if at - started >= after_s]
+    return [round(settled[0]), round(min(settled)), round(max(settled))] if settled else None
+
+
 def _summary(moves: list[dict]) -> dict:
     import numpy as np
 
@@ -154,6 +162,7 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
         *("--only-summary", "--loglevel", "WARNING"),
     ]
     environment = {**os.environ, "PYTHONPATH": str(browser.ROOT), MOVES_FILE: str(moves)}
+    started = time.monotonic()
     with open(folder / f"locust-{sessions}.log", "w") as log:
         subprocess.run(command, cwd=browser.ROOT, env=environment, stdout=log, stderr=log)
     done.set()
@@ -180,6 +189,7 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
         "rss_mb": [round(rss[0]), round(rss[len(rss) // 2]), round(rss[-1]), round(max(rss))]
         if rss
         else None,
+        "rss_settled_mb": settled_rss(samples, started),
         "seconds": seconds,
         "caches_mb": {name: size / 1e6 for name, size in caches.items()},
     }
@@ -190,15 +200,20 @@ def profile_table(levels: list[dict]) -> str:
     for found in levels:
         phase = found.get("profile") or {"busy_s": 0.0, "lines": {}, "libraries": {}}
         lines = server_profile.top(phase["lines"], 4, source=True)
+        cpu = phase.get("cpu", {})
         rows.append(
             (
                 found["sessions"],
                 f"{phase['busy_s']:.1f}",
                 lines,
                 server_profile.top(phase["libraries"], 4, False),
+                f"{phase.get('cpu_s', 0.0):.1f}",
+                server_profile.top(cpu, 6, source=True),
             )
         )
-    return markdown_table(("sessions", "script threads s", "app lines", "libraries"), rows)
+    head = ("sessions", "script threads s", "app lines", "libraries")
+    head += ("script threads' CPU s", "where their CPU went")
+    return markdown_table(head, rows)
 
 
 def caches_table(levels: list[dict], before: dict[str, float] | None, shown: int = 5) -> str:
@@ -212,6 +227,13 @@ def caches_table(levels: list[dict], before: dict[str, float] | None, shown: int
 
 def _held(caches: dict[str, float], names: list[str]) -> list[str]:
     return [f"{sum(caches.values()):.1f}", *(f"{caches.get(name, 0.0):.1f}" for name in names)]
+
+
+def _settled(rss: list[int] | None) -> str:
+    if not rss:
+        return "-"
+    at, low, high = rss
+    return f"{at}, {low}-{high} ({high - low})"
 
 
 def markdown(
@@ -229,6 +251,7 @@ def markdown(
             *(cell(found, move) for move in MOVES),
             found["cpu_mean_pct"],
             "{} → {} → {} (max {})".format(*found["rss_mb"]) if found["rss_mb"] else "-",
+            _settled(found.get("rss_settled_mb")),
             found["errors"],
             f"{found['rows_stored'] if found['rows_stored'] is not None else '-'} / "
             f"{found['rows_expected']}",
@@ -236,7 +259,8 @@ def markdown(
         for found in levels
     ]
     head = ["sessions", *(f"{move} p50/p95/p99 s (n)" for move in MOVES)]
-    head += ["server CPU %", "server RSS MB (start → middle → end)", "errors"]
+    head += ["server CPU %", "server RSS MB (start → middle → end)"]
+    head += [f"RSS MB after {SETTLE_S // 60} min: then, lowest-highest (range)", "errors"]
     head += ["rows stored / expected"]
     where = (
         f"on a server whose warm-up had finished, {warm_s:.0f} s after its start"
@@ -339,7 +363,10 @@ def main(argv: list[str] | None = None) -> None:
     before_mb = {name: size / 1e6 for name, size in before.items()}
     print(markdown(found, args.seconds, warm_s, before_mb))
     if args.profile_server:
-        print("\nWhere the server's script threads spent each level (a thread waiting counts):\n")
+        print(
+            "\nWhere the server's script threads spent each level (a thread waiting counts), and "
+            "where their CPU time went:\n"
+        )
         print(profile_table(found))
 
 

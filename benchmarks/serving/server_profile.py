@@ -3,7 +3,12 @@
     python -m benchmarks.serving.server_profile OUT.json run app.py [streamlit options]
 
 Every 10 ms a thread charges each app-script thread's time to the innermost line of the frame or
-a page on its stack and to the library of its innermost frame ("(import)" while importing).
+a page on its stack and to the library of its innermost frame ("(import)" while importing): wall
+time, a thread waiting counts. Every 50 ms it also charges the CPU time each of Streamlit's script
+threads used since (Linux: /proc/self/task) to where that thread is then: an app line, or, between
+a page's lines (Streamlit's own work before and after the script, a garbage collection), the
+innermost function. Over a level's thousands of samples that is where the interpreter's time
+went, which the wall time hides behind the threads waiting their turn.
 PHASE_SIGNAL (SIGUSR2: app.py dumps every thread's stack on SIGUSR1) closes a phase
 (`first_page --profile-server` sends one per visit, `classroom --profile-server` one per level).
 The phases so far go to OUT.json at each phase's end and at a clean exit (a server stopped by
@@ -68,14 +73,37 @@ def where(frame) -> tuple[str, str] | None:
     return line, f"{library or 'python'}{' (import)' if importing else ''}"
 
 
+SCRIPT_THREAD = "ScriptRunner.scriptThread"  # Streamlit's name for a session's script thread
+CPU_EVERY = 5  # samples: a thread's CPU time is read every 50 ms
+TICK_S = 1 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+
+
+def thread_cpu_s(native_id: int) -> float | None:
+    """A thread of this process's CPU time so far (user + system), None where it cannot be read
+    (not Linux, or the thread has ended)."""
+    try:
+        with open(f"/proc/self/task/{native_id}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * TICK_S
+
+
+def innermost(frame) -> str:
+    """ "library: function" of a stack's innermost frame."""
+    return f"{_library(frame.f_code.co_filename)}: {frame.f_code.co_qualname}"
+
+
 class Sampler:
     def __init__(self, out: Path):
         self.out = out  # written at every phase's end: the server may die by SIGTERM, no atexit
         self.phases, self.requests = [], []  # a PHASE_SIGNAL appends; the sampler closes a phase
+        self.cpu_seen: dict[int, float] = {}  # native thread id -> its CPU seconds when last read
         self._reset()
 
     def _reset(self):
         self.lines, self.libraries = collections.Counter(), collections.Counter()
+        self.cpu = collections.Counter()
 
     def close_phase(self):
         self.phases.append(
@@ -83,24 +111,47 @@ class Sampler:
                 "busy_s": sum(self.lines.values()),
                 "lines": dict(self.lines.most_common()),
                 "libraries": dict(self.libraries.most_common()),
+                "cpu_s": sum(self.cpu.values()),
+                "cpu": dict(self.cpu.most_common()),
             }
         )
         self._reset()
         self.out.write_text(json.dumps(self.phases, indent=1) + "\n")
 
+    def charge_cpu(self, frames: dict) -> None:
+        """Each script thread's CPU time since it was last read, to where it is now."""
+        seen = {}
+        for thread in threading.enumerate():
+            if not thread.name.startswith(SCRIPT_THREAD) or thread.ident not in frames:
+                continue
+            used = thread_cpu_s(thread.native_id)
+            if used is None:
+                continue
+            seen[thread.native_id] = used
+            spent = used - self.cpu_seen.get(thread.native_id, used)
+            if spent > 0:
+                frame = frames[thread.ident]
+                found = where(frame)
+                self.cpu[found[0] if found else innermost(frame)] += spent
+        self.cpu_seen = seen
+
     def run(self):
-        me, last = threading.get_ident(), time.perf_counter()
+        me, last, count = threading.get_ident(), time.perf_counter(), 0
         while True:
             time.sleep(INTERVAL_S)
             now = time.perf_counter()
             while self.requests:
                 self.requests.pop()
                 self.close_phase()
-            for ident, frame in sys._current_frames().items():
+            frames = sys._current_frames()
+            for ident, frame in frames.items():
                 found = where(frame) if ident != me else None
                 if found:
                     self.lines[found[0]] += now - last
                     self.libraries[found[1]] += now - last
+            count += 1
+            if count % CPU_EVERY == 0:
+                self.charge_cpu(frames)
             last = now
 
 
@@ -135,7 +186,7 @@ def top(seconds: dict[str, float], count: int, source: bool) -> str:
     """The `count` largest entries, "name s"; an app line with its source text."""
     parts = []
     for name, value in list(seconds.items())[:count]:
-        if source:
+        if source and ROOT.joinpath(name.rsplit(":", 1)[0]).is_file():
             path, number = name.rsplit(":", 1)
             name += f" `{linecache.getline(str(ROOT / path), int(number)).strip()[:60]}`"
         parts.append(f"{name} {value:.2f} s")

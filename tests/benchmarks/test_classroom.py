@@ -99,3 +99,11 @@ def test_a_level_waits_for_the_warm_up_s_last_step(tmp_path):
         finished(log, timeout_s=0.1)
     log.write_text(log.read_text() + "INFO warm-up finished after 9.00 s\n")
     finished(log, timeout_s=0.1)
+
+
+def test_the_settled_rss_is_read_from_the_level_s_fifth_minute_on():
+    from benchmarks.serving.classroom import settled_rss
+
+    samples = [(100 + at, 700 + at / 10, 50.0) for at in range(0, 900, 30)]  # 700 -> 787 MB
+    assert settled_rss(samples, 100) == [730, 730, 787]
+    assert settled_rss(samples[:5], 100) is None  # 2 minutes: nothing settled to read
