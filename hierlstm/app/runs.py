@@ -176,13 +176,14 @@ class Plan:
     """What a page's Run does, described once: the configs it checks against the server's limits
     and locks the devices of, what it executes (`execute(progress)` returns its outcome), and
     what it times, for the estimate (None: a run too short to estimate). It runs where
-    `hierlstm.backends.dispatch.execute` says (a worker, so `execute` must pickle), unless it
-    draws into the page as it goes (`here`)."""
+    `hierlstm.backends.dispatch.execute` says (a worker, so `execute` must pickle). A run that
+    sends what it has so far as it goes (`progress(fraction, message, partial)`, a learning
+    curve) has it drawn by `shown(partial)`, which returns the progress line to show."""
 
     configs: tuple[RunConfig, ...]
     execute: Callable[[Progress], Any]
     workload: Workload | None = None
-    here: bool = False
+    shown: Callable[[Any], str] | None = None
 
 
 class _Bar:
@@ -255,13 +256,25 @@ def _run(key: str, plan: Plan, confirmed: bool, bar: _Bar) -> dict[str, Any]:
             if decide(guess, limit) == ASK:
                 return {"pending": Pending(plan.workload, guess, limit)}
             bar.start(guess.seconds if guess else 0.0)
-            where = "here" if plan.here else ""
-            return {"result": dispatch.execute(plan.execute, bar, plan.configs, where=where)}
+            progress = bar if plan.shown is None else _showing(bar, plan.shown)
+            return {"result": dispatch.execute(plan.execute, progress, plan.configs)}
         except FAILURES as error:  # the run's failure: one line, never a traceback
             return {"error": text("run.failed", error=error_line(error))}
         except Exception as error:  # our bug: logged whole, one line, Run enabled again
             logging.getLogger("hierlstm.app").exception("run %s failed", key)
             return {"error": text("page.failed", error=first_line(error))}
+
+
+def _showing(bar: _Bar, shown: Callable[[Any], str]) -> Callable[..., None]:
+    """A run's progress that draws what the run sends of itself (`shown`) and shows the line
+    `shown` returns for it on the bar."""
+
+    def progress(fraction: float, message: str, partial: Any = None) -> None:
+        if partial is not None:
+            message = shown(partial)
+        bar(fraction, message)
+
+    return progress
 
 
 def _confirm(key: str, workload: Workload) -> None:

@@ -4,10 +4,12 @@ No TensorFlow, no Keras."""
 
 from __future__ import annotations
 
+import base64
 import collections
 import contextlib
 import json
 import os
+import pickle
 import platform
 import signal
 import subprocess
@@ -89,6 +91,13 @@ def _json_default(value):
     raise TypeError(f"{type(value).__name__} is not JSON-able")
 
 
+def _partial(line: dict) -> tuple:
+    """(what a job's progress line carries of the run so far,) or () without it."""
+    if "partial" not in line:
+        return ()
+    return (pickle.loads(base64.b64decode(line["partial"])),)
+
+
 class WorkerDied(Exception):
     """A worker process that ended while a request was in flight; the message is the sentence
     a failed result carries."""
@@ -167,8 +176,10 @@ class Worker:
     def request(self, op: str, *, on_progress=None, **fields) -> dict:
         """Sends one request and returns its answer; raises WorkerDied if the process ends
         first, WorkerBug if it answers that a bug stopped the request. A job's progress lines,
-        before its answer, go to `on_progress(fraction, message)`; whatever that raises (a
-        browser's rerun, say) cancels the job (`cancel`) and is raised again."""
+        before its answer, go to `on_progress(fraction, message)`, with a third argument where
+        the line carries what the run has so far (its "partial", unpickled: the worker is our
+        own process running our own function); whatever that raises (a browser's rerun, say)
+        cancels the job (`cancel`) and is raised again."""
         self._next_id += 1
         message = {"id": self._next_id, "op": op, **fields}
         try:
@@ -179,7 +190,7 @@ class Worker:
         while "progress" in (answer := self._read()):
             try:
                 if on_progress is not None:
-                    on_progress(*answer["progress"])
+                    on_progress(*answer["progress"], *_partial(answer))
             except BaseException:
                 self.cancel()
                 raise

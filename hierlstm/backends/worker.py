@@ -15,10 +15,11 @@ JSON object per line: requests on stdin, answers on stdout (nothing else), logs 
     {"id": 5, "op": "profile", "config": {...}, "steps": 5, "warmup": 2, "repeats": 5,
      "seed": 0, "logdir": "DIR", "read": true}            -> {"id": 5, "ok": true, "profile": {...}}
     {"id": 6, "op": "job", "job": "<base64 pickle of execute>", "settings": {"HIERLSTM_DB": ...}}
-        -> {"id": 6, "progress": [fraction, "message"]} ... then {"id": 6, "ok": true,
-           "outcome": "<base64 pickle of execute(progress)>"}, or "raised": the exception it
-           raised, pickled, with its "traceback", or "cancelled": true after a SIGINT
-           (`hierlstm.backends.dispatch.execute`)
+        -> {"id": 6, "progress": [fraction, "message"]} ... (with "partial": a base64 pickle
+           of what the run has so far, where it sends one: a learning curve), then {"id": 6,
+           "ok": true, "outcome": "<base64 pickle of execute(progress)>"}, or "raised": the
+           exception it raised, pickled, with its "traceback", or "cancelled": true after a
+           SIGINT (`hierlstm.backends.dispatch.execute`)
     {"id": 7, "op": "close"}                              -> {"id": 7, "ok": true}, then exit 0
 
 A run's failure answers {"ok": false, "row": <a failed row>, "error"} (no "row" when the config
@@ -148,8 +149,10 @@ class Worker:
             else:
                 os.environ[name] = value
 
-        def progress(fraction: float, message: str) -> None:
+        def progress(fraction: float, message: str, partial: Any = None) -> None:
             line = {"id": request.get("id"), "progress": [float(fraction), str(message)]}
+            if partial is not None:  # what the run has so far, for the page to draw
+                line["partial"] = _text(pickle.dumps(partial))
             self.answers.write(encode(line))
             self.answers.flush()
 

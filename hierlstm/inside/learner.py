@@ -18,12 +18,15 @@ from hierlstm.model.builders import build_model
 from hierlstm.model.params import init_params, read_params
 
 
-def classifier(config: RunConfig, params) -> keras.Model:
-    """The `folded` model of `config` from `params`, with a Dense head: (B, H, T, 1) -> (B, T,
-    len(SOUNDS)) logits. Learning runs in float32."""
+def classifier(config: RunConfig, params, seed: int = 0) -> keras.Model:
+    """The `folded` model of `config` from `params`, with a Dense head drawn from `seed`: (B, H,
+    T, 1) -> (B, T, len(SOUNDS)) logits. Learning runs in float32."""
     config = config.replace(variant="folded", precision="float32", xla=False)
     model = build_model(config, params)
-    logits = keras.layers.Dense(len(SOUNDS), name="head")(model.output)  # (B, T, outer) -> sounds
+    head = keras.layers.Dense(
+        len(SOUNDS), name="head", kernel_initializer=keras.initializers.GlorotUniform(seed=seed)
+    )
+    logits = head(model.output)  # (B, T, outer) -> sounds
     return keras.Model(model.input, logits, name="classifier")
 
 
@@ -32,11 +35,12 @@ def learn(
     learning: Learning,
     on_progress: Callable[[Curve], bool | None] = lambda curve: None,
 ) -> Curve:
-    """Trains `classifier(config, init_params(config, seed))` for `learning.steps` steps; after
-    step 0 and every `learning.every` steps (and the last) calls `on_progress(curve)`, which
-    stops the run by returning False. Returns the last curve."""
+    """Trains `classifier(config, init_params(config, seed), seed)` for `learning.steps` steps;
+    after step 0 and every `learning.every` steps (and the last) calls `on_progress(curve)`,
+    which stops the run by returning False. Returns the last curve: the same for the same
+    config and `learning`."""
     (train_x, train_y), (held_x, held_y) = learning_data(config, learning)
-    model = classifier(config, init_params(config, learning.seed))
+    model = classifier(config, init_params(config, learning.seed), learning.seed)
     model.compile(
         optimizer=keras.optimizers.Adam(learning.learning_rate),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -68,3 +72,15 @@ def learn(
             batch = rng.choice(len(train_x), learning.batch_size, replace=False)
             model.train_on_batch(train_x[batch], train_y[batch])
     return curve()
+
+
+def learn_job(config: RunConfig, learning: Learning, progress: Callable[..., None]) -> Curve:
+    """`learn` as a page's run, which may go to a worker (`hierlstm.app.runs.Plan`): after each
+    point of the curve, `progress(fraction, message, curve)` sends the curve so far for the page
+    to draw. A run is stopped by cancelling it (a rerun), not by the callback."""
+
+    def on_progress(curve: Curve) -> None:
+        point = curve.points[-1]
+        progress(point.step / learning.steps, f"step {point.step} of {learning.steps}", curve)
+
+    return learn(config, learning, on_progress)

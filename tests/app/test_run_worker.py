@@ -1,7 +1,8 @@
 """A page's run out of the server's interpreter (`hierlstm.backends.dispatch.execute`), in a real
 TensorFlow worker process: its outcome equals the same run's in this process, what it raises is
 raised here, a rerun that stops it there leaves the worker for the next run, and a worker killed
-mid-run is one line on the page, which goes on serving: its next run starts a new worker."""
+mid-run is one line on the page, which goes on serving: its next run starts a new worker. The
+Inside page's learning sends its curve with each progress line, and ends as it ends here."""
 
 from __future__ import annotations
 
@@ -69,6 +70,33 @@ def test_a_run_in_the_worker_equals_the_same_run_here(pool, monkeypatch, tmp_pat
     assert list(there.breakdown["layer"]) == list(here.breakdown["layer"])
     assert (there.baseline, there.stored, there.settings) == (here.baseline, 2, here.settings)
     assert (tmp_path / "worker.sqlite3").exists()  # stored where this process's setting said
+
+
+def test_the_learning_sends_its_curve_as_it_goes_and_ends_as_it_does_here(pool):
+    import numpy as np
+
+    from hierlstm.inside.learner import learn_job
+    from hierlstm.inside.learning import Learning
+
+    config = RunConfig(variant="folded", batch_size=16, time_steps=4, height=6, filters=2)
+    work = functools.partial(learn_job, config, Learning(steps=4, every=2))
+    curves = {}
+    for where in ("worker", "here"):
+        sent = []
+
+        def progress(fraction, message, curve=None, sent=sent):
+            sent.append((fraction, curve))
+
+        curves[where] = dispatch.execute(work, progress, (config,), pool=pool, where=where)
+        assert [fraction for fraction, _curve in sent] == [0.0, 0.5, 1.0]
+        assert [len(curve.points) for _fraction, curve in sent] == [1, 2, 3]
+        assert sent[-1][1].points == curves[where].points and curves[where].done
+    there, here = curves["worker"], curves["here"]
+    assert pool.workers["tensorflow"].pid != os.getpid()
+    assert np.allclose(
+        [p.held_out_loss for p in there.points], [p.held_out_loss for p in here.points]
+    )
+    assert all(np.allclose(there.params[name], here.params[name]) for name in here.params)
 
 
 def test_what_a_run_raises_in_the_worker_is_raised_here(pool):

@@ -11,6 +11,7 @@ in every view, the trained model's prediction and the map of the hidden states. 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from typing import Any
 
@@ -330,30 +331,27 @@ def inputs(controls) -> Learn:
 
 
 def plan(controls, learn: Learn) -> Plan:
-    """The learning run, its curve drawn in `learn.live` and kept as it grows; its Stop button
-    is drawn now, above the run's progress bar."""
-    from hierlstm.inside.learner import learn as learn_values
+    """The learning run (`learner.learn_job`, in TensorFlow's worker as every run), its curve
+    drawn in `learn.live` and kept as each point arrives; its Stop button is drawn now, above
+    the run's progress bar."""
+    from hierlstm.inside.learner import learn_job
 
     st.button(text("inside.learn.stop"), key="inside-stop", on_click=stop, type="primary")
     learning, learn_config = learn.learning, learning_config(learn.config)
 
-    def work(progress):
-        def on_progress(curve):
-            st.session_state[CURVE] = curve
-            point = curve.points[-1]
-            figure = charts.learning.learning_figure(
-                curve.points, curve.chance, controls.language, learning.steps
-            )
-            learn.live.plotly_chart(figure, theme="streamlit", width="stretch")
-            accuracy = point.held_out_accuracy
-            line = text(
-                "inside.learn.progress", step=point.step, steps=learning.steps, accuracy=accuracy
-            )
-            progress(point.step / learning.steps, line)
+    def shown(curve: Curve) -> str:
+        st.session_state[CURVE] = curve
+        point = curve.points[-1]
+        figure = charts.learning.learning_figure(
+            curve.points, curve.chance, controls.language, learning.steps
+        )
+        learn.live.plotly_chart(figure, theme="streamlit", width="stretch")
+        accuracy = point.held_out_accuracy
+        return text(
+            "inside.learn.progress", step=point.step, steps=learning.steps, accuracy=accuracy
+        )
 
-        return learn_values(learn_config, learning, on_progress)
-
-    return Plan((learn_config,), work, here=True)  # it draws its curve as it learns
+    return Plan((learn_config,), functools.partial(learn_job, learn_config, learning), shown=shown)
 
 
 def draw(controls, learn: Learn) -> None:
