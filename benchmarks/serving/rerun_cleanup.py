@@ -5,11 +5,12 @@
 Streamlit ends every script run with `_clean_problem_modules`, whose `keras.backend
 .clear_session()` runs a full `gc.collect()`. The app's server no longer runs it, nor Streamlit's
 post-run `gc.collect(2)` (`hierlstm.app.server.cleanup`, `runner.postScriptGC` in
-.streamlit/config.toml): this measures what each such walk costs a process holding TensorFlow. This process loads what a warm server holds (the
-"trace" warm-up's steps, `hierlstm._native.freeze_what_is_loaded` included) plus `--models`
-traced models, as a server's caches hold after a few visits, then times that cleanup in
-interleaved rounds with the warm-up's objects frozen and with nothing frozen, on the wall clock
-and this process's CPU time, paired per round.
+.streamlit/config.toml): this measures what each such walk costs a process holding TensorFlow.
+This process loads what a warm server holds (the "trace" warm-up's steps,
+`hierlstm._native.freeze_what_is_loaded` included) plus `--models` traced models, as a server's
+caches hold after a few visits, then times that cleanup in interleaved rounds with the warm-up's
+objects frozen and with nothing frozen, on the wall clock and this process's CPU time, paired
+per round.
 """
 
 from __future__ import annotations
