@@ -78,8 +78,9 @@ def test_the_learning_sends_its_curve_as_it_goes_and_ends_as_it_does_here(pool):
     from hierlstm.inside.learner import learn_job
     from hierlstm.inside.learning import Learning
 
-    config = RunConfig(variant="folded", batch_size=16, time_steps=4, height=6, filters=2)
-    work = functools.partial(learn_job, config, Learning(steps=4, every=2))
+    config = RunConfig(variant="folded", batch_size=4, time_steps=4, height=6, filters=2)
+    learning = Learning(steps=2, every=1, batch_size=4, train_sequences=8, held_out=4)
+    work = functools.partial(learn_job, config, learning)
     curves = {}
     for where in ("worker", "here"):
         sent = []
