@@ -204,8 +204,9 @@ def _figure(key: tuple, _make: Callable[[], Any]):
 def figure(key: tuple, make: Callable[[], Any]):
     """`make()` (a figure, or several in a dict), made once per `key` for the whole server and
     shared by every session that asks with the same key. `key` names everything the figures
-    show: the page's and figure's name, the settings and data they come from (by a name for
-    the data, such as a digest), the selection and the language. Whoever reads them must not
+    show: the figure's name, the data they are drawn from (the data itself where it is small,
+    which Streamlit hashes; else a name for it, such as a digest), the selection and the
+    language. Whoever reads them must not
     change them (`st.plotly_chart` copies what it sends). Building a plotly figure is mostly
     plotly validating it, which made most of a rerun of the pages that draw large ones; a
     rerun now pays for sending its figures, not for making them again."""
@@ -251,7 +252,7 @@ def run_diff_rows(path: str, ids: tuple[str, ...]) -> list[dict]:
     what came before a stored run never changes). Raises `Refused` as the store does."""
     from hierlstm.results.diff import previous_row
 
-    rows = _store(path).rows().to_dict("records")
+    rows = stored_rows(_store(path)).to_dict("records")
     ran = [row for row in rows if row["id"] in ids]
     previous = [previous_row(rows, row, exclude=ids) for row in ran if row["status"] == "ok"]
     return ran + [row for row in previous if row is not None]

@@ -163,11 +163,9 @@ def draw(controls, _inputs) -> None:
     st.markdown(_("lesson.forget.body", pooled_height=pooled_height))
     memory = caches.forget_memory(config, controls.timing.seed)
     first = {name: values[0] for name, values in memory.items()}
-    geometry = tuple(getattr(config, name) for name in state.GEOMETRY)
     display.chart(
         caches.figure(
-            ("lesson-forget", geometry, controls.timing.seed, lang),
-            lambda: charts.whatif.memory_figure(memory, lang),
+            ("lesson-forget", memory, lang), lambda: charts.whatif.memory_figure(memory, lang)
         ),
         pd.DataFrame({"inner_step": range(pooled_height), **memory}),
         "lesson-forget",
@@ -200,8 +198,7 @@ def draw(controls, _inputs) -> None:
             list(VARIANTS), pooled_height, [10, 20, 50, 100, 200, 500, time_steps]
         )
         figure = caches.figure(
-            ("lesson-chain", pooled_height, time_steps, lang),
-            lambda: charts.scaling.chain_figure(chains, lang),
+            ("chain", chains, lang), lambda: charts.scaling.chain_figure(chains, lang)
         )
         display.chart(figure, chains, key="lesson-chain")
 

@@ -192,10 +192,8 @@ def draw(controls, sweep: Sweep) -> None:
     times = (
         sweep.values if sweep.axis == "time_steps" and sweep.values else [10, 20, 50, 100, 200, 500]
     )
-    pooled_height = controls.config.pooled_height
-    chains = charts.scaling.chain_frame(controls.variants, pooled_height, times)
+    chains = charts.scaling.chain_frame(controls.variants, controls.config.pooled_height, times)
     figure = caches.figure(
-        ("scaling-chain", tuple(controls.variants), pooled_height, tuple(times), lang),
-        lambda: charts.scaling.chain_figure(chains, lang),
+        ("chain", chains, lang), lambda: charts.scaling.chain_figure(chains, lang)
     )
     display.chart(figure, chains, key="scaling-chain")

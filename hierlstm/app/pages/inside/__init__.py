@@ -110,18 +110,19 @@ def params_ui(config: RunConfig, curve: Curve | None, seed: int) -> tuple[str, d
     return trained_key(curve), curve.params
 
 
-def digest(array: np.ndarray) -> str:
-    """A name for `array` in a cache key: its shape, type and a digest of its values."""
-    values = hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
-    return f"{array.shape}{array.dtype}-{values}"
+def digest(*arrays: np.ndarray) -> str:
+    """A name for `arrays` in a cache key: a digest of their shapes, types and values."""
+    found = hashlib.sha256()
+    for array in arrays:
+        array = np.ascontiguousarray(array)
+        found.update(f"{array.shape}{array.dtype}".encode())
+        found.update(array.tobytes())
+    return found.hexdigest()[:16]
 
 
 def trained_key(curve: Curve) -> str:
     """A name for the curve's parameters in a cache: their digest."""
-    found = hashlib.sha256(
-        b"".join(np.ascontiguousarray(v).tobytes() for v in curve.params.values())
-    )
-    return f"trained-{found.hexdigest()[:16]}"
+    return f"trained-{digest(*curve.params.values())}"
 
 
 def mapped_params(config: RunConfig, curve: Curve | None, seed: int) -> tuple[dict, tuple]:
