@@ -249,11 +249,19 @@ def run_diff_rows(path: str, ids: tuple[str, ...]) -> list[dict]:
     """The stored rows of one run (`ids`) and, for each, the newest earlier row of its settings:
     every row the run diff reads (`diff_view.against_previous`), read from the store once per run
     rather than on every rerun of its page (the store grows with every run of every session;
-    what came before a stored run never changes). Raises `Refused` as the store does."""
+    what came before a stored run never changes). The rule (`previous_row`) reads only the rows
+    of the run's settings, found in one vectorised match: in a class the store holds thousands
+    and a new run's first draw went through every one of them. Raises `Refused` as the store
+    does."""
+    from hierlstm.records import CONFIG_COLUMNS
     from hierlstm.results.diff import previous_row
 
-    rows = stored_rows(_store(path)).to_dict("records")
-    ran = [row for row in rows if row["id"] in ids]
+    frame = stored_rows(_store(path))
+    run = frame[frame["id"].isin(ids)]
+    settings = [*CONFIG_COLUMNS.values(), "device"]
+    alike = frame.merge(run[settings].drop_duplicates(), on=settings)  # a superset of the rule's
+    rows = alike.to_dict("records")
+    ran = run.to_dict("records")
     previous = [previous_row(rows, row, exclude=ids) for row in ran if row["status"] == "ok"]
     return ran + [row for row in previous if row is not None]
 
