@@ -214,3 +214,30 @@ def test_the_run_diff_reads_only_the_run_and_what_it_is_compared_with(database, 
         again = caches.run_diff_rows(str(database), tuple(now))
     assert [row["id"] for row in again] == [row["id"] for row in kept]
     caches.run_diff_rows.clear()
+
+
+@pytest.mark.parametrize("lang", list(LANGUAGES))
+def test_the_pickers_offer_the_newest_runs_and_say_so_and_the_shared_rows_stay_as_read(
+    lang, database, monkeypatch
+):
+    """A class stores thousands of runs: the Results page's pickers offer the newest `PICKABLE`
+    completed runs of the selection with one line saying how many more the filters reach, and
+    neither the Results page nor the Lesson changes the stored rows every session shares."""
+    from hierlstm.app import caches
+    from hierlstm.app.pages import results
+
+    monkeypatch.setattr(results, "PICKABLE", 2)
+    store = ResultStore(database)
+    ids = [store.add(make_result(), created_at=f"2026-12-0{day}") for day in range(1, 5)]
+    store.add(make_failed_result(), created_at="2026-12-05")
+    shared = caches.stored_rows(store)
+    before = shared.copy(deep=True)
+    at = _open("app_pages/results.py", {"lang": lang})
+    offered = at.multiselect(key="results_compare").options  # labels ending with the date
+    assert [label[-16:-6] for label in offered] == ["2026-12-04", "2026-12-03"]
+    assert [label[:8] for label in at.selectbox(key="results_diff_b").options] == [
+        run[:8] for run in ids[:1:-1]
+    ]
+    assert t("results.pickable", lang, shown=2, total=4) in [c.value for c in at.caption]
+    clean(at.switch_page("app_pages/lesson.py").run())
+    assert caches.stored_rows(store) is shared and shared.equals(before)
