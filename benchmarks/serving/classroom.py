@@ -162,9 +162,17 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
         *("--only-summary", "--loglevel", "WARNING"),
     ]
     environment = {**os.environ, "PYTHONPATH": str(browser.ROOT), MOVES_FILE: str(moves)}
+    # What the caches held when the RSS starts to count: beside the end's, it says how much of
+    # the RSS's growth from then on is the caches' Python objects.
+    settled: dict[str, int] = {}
+    reader = threading.Timer(SETTLE_S, _read_caches, (url, settled))
+    reader.daemon = True
     started = time.monotonic()
+    if seconds > SETTLE_S:
+        reader.start()
     with open(folder / f"locust-{sessions}.log", "w") as log:
         subprocess.run(command, cwd=browser.ROOT, env=environment, stdout=log, stderr=log)
+    reader.cancel()
     done.set()
     if server_pid:
         sampler.join()
@@ -192,7 +200,13 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
         "rss_settled_mb": settled_rss(samples, started),
         "seconds": seconds,
         "caches_mb": {name: size / 1e6 for name, size in caches.items()},
+        "caches_settled_mb": {name: size / 1e6 for name, size in settled.items()} or None,
     }
+
+
+def _read_caches(url: str, into: dict) -> None:
+    with contextlib.suppress(OSError):  # the table then shows no row for it
+        into.update(cache_memory(url))
 
 
 def profile_table(levels: list[dict]) -> str:
@@ -217,11 +231,17 @@ def profile_table(levels: list[dict]) -> str:
 
 
 def caches_table(levels: list[dict], before: dict[str, float] | None, shown: int = 5) -> str:
-    """MB held by the caches after each level: in all, and the `shown` largest at the end."""
+    """MB held by the caches after each level, and at a level's fifth minute where it lasted
+    longer: in all, and the `shown` largest at the end."""
     last = levels[-1]["caches_mb"]
     largest = sorted(last, key=last.get, reverse=True)[:shown]
     rows = [("before", *_held(before, largest))] if before is not None else []
-    rows += [(found["sessions"], *_held(found["caches_mb"], largest)) for found in levels]
+    for found in levels:
+        if settled := found.get("caches_settled_mb"):
+            rows.append(
+                (f"{found['sessions']}, at {SETTLE_S / 60:g} min", *_held(settled, largest))
+            )
+        rows.append((found["sessions"], *_held(found["caches_mb"], largest)))
     return markdown_table(("after", "all caches MB", *largest), rows)
 
 
