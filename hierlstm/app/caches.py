@@ -234,14 +234,15 @@ def store_path() -> Path:
 def stored_rows(store: ResultStore) -> pd.DataFrame:
     """Every row of `store` (`ResultStore.rows`), read from its file again only when a row was
     added since (`ResultStore.version`, one small query): the Results page and the Lesson read
-    them on every rerun, and in a class the file holds thousands. One frame, shared by every
-    session rather than unpickled for each rerun (5 MB at 3,000 rows): read it, never set into
-    it; what a reader derives from it is its own (pandas' copy-on-write). Raises `Refused` as the
-    store does."""
+    them on every rerun, and in a class the file holds thousands. Each caller gets a copy of its
+    own (`st.cache_data`): pandas is not thread-safe, and one frame shared by every session's
+    thread crashed the server (a segfault 18 minutes into a classroom run). What only needs a
+    summary of the rows caches the summary instead (the Lesson's `stored_comparison`). Raises
+    `Refused` as the store does."""
     return _stored_rows(str(store.path), store.version(), store)
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
+@st.cache_data(max_entries=4, show_spinner=False)
 def _stored_rows(path: str, version: tuple[int, int], _store: ResultStore) -> pd.DataFrame:
     return _store.rows()
 

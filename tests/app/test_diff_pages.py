@@ -217,21 +217,18 @@ def test_the_run_diff_reads_only_the_run_and_what_it_is_compared_with(database, 
 
 
 @pytest.mark.parametrize("lang", list(LANGUAGES))
-def test_the_pickers_offer_the_newest_runs_and_say_so_and_the_shared_rows_stay_as_read(
+def test_the_pickers_offer_the_newest_runs_and_say_so_and_the_lesson_summarises_once(
     lang, database, monkeypatch
 ):
     """A class stores thousands of runs: the Results page's pickers offer the newest `PICKABLE`
     completed runs of the selection with one line saying how many more the filters reach, and
-    neither the Results page nor the Lesson changes the stored rows every session shares."""
-    from hierlstm.app import caches
-    from hierlstm.app.pages import results
+    the Lesson summarises the stored rows once per row added, not on every rerun."""
+    from hierlstm.app.pages import lesson, results
 
     monkeypatch.setattr(results, "PICKABLE", 2)
     store = ResultStore(database)
     ids = [store.add(make_result(), created_at=f"2026-12-0{day}") for day in range(1, 5)]
     store.add(make_failed_result(), created_at="2026-12-05")
-    shared = caches.stored_rows(store)
-    before = shared.copy(deep=True)
     at = _open("app_pages/results.py", {"lang": lang})
     offered = at.multiselect(key="results_compare").options  # labels ending with the date
     assert [label[-16:-6] for label in offered] == ["2026-12-04", "2026-12-03"]
@@ -239,5 +236,15 @@ def test_the_pickers_offer_the_newest_runs_and_say_so_and_the_shared_rows_stay_a
         run[:8] for run in ids[:1:-1]
     ]
     assert t("results.pickable", lang, shown=2, total=4) in [c.value for c in at.caption]
+    summarised, real = [], lesson.latest_comparison
+    monkeypatch.setattr(
+        lesson, "latest_comparison", lambda rows: summarised.append(1) or real(rows)
+    )
+    lesson._stored_comparison.clear()
     clean(at.switch_page("app_pages/lesson.py").run())
-    assert caches.stored_rows(store) is shared and shared.equals(before)
+    clean(at.run())
+    assert summarised == [1]
+    store.add(make_result(), created_at="2026-12-06")
+    clean(at.run())
+    assert summarised == [1, 1]
+    lesson._stored_comparison.clear()
