@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -207,6 +208,16 @@ def level(url: str, server_pid, database, sessions: int, seconds: float, folder:
 def _read_caches(url: str, into: dict) -> None:
     with contextlib.suppress(OSError):  # the table then shows no row for it
         into.update(cache_memory(url))
+
+
+def died(returncode: int, sessions: int, log: Path, lines: int = 40) -> str:
+    """What to say when the server exited during a level: its exit (the signal's name where one
+    killed it) and the end of its log, where Python's fault handler wrote every thread's stack."""
+    how = f"signal {signal.Signals(-returncode).name}" if returncode < 0 else f"status {returncode}"
+    tail = log.read_text(errors="replace").splitlines()[-lines:] if log.exists() else []
+    return "\n".join(
+        [f"the server exited ({how}) during the {sessions}-session level; its log ends:", *tail]
+    )
 
 
 def profile_table(levels: list[dict]) -> str:
@@ -400,7 +411,7 @@ def serve_and_measure(
     url = f"http://127.0.0.1:{port}"
     started = time.perf_counter()
     environment = browser.own_store(folder) | {"XDG_DATA_HOME": str(folder / "data")}
-    environment |= MEMORY_STATS
+    environment |= MEMORY_STATS | {"PYTHONFAULTHANDLER": "1"}  # a crash logs every thread's stack
     profile = folder / "profile.json" if profiled else None
     server = browser.start_server(port, folder / "server.log", environment, profile=profile)
     labels = ["warm-up"]
@@ -419,7 +430,14 @@ def serve_and_measure(
             if profiled:  # closes the phase before this level
                 server.send_signal(server_profile.PHASE_SIGNAL)
                 time.sleep(0.05)  # the sampler looks every 10 ms
-            found.append(level(url, server.pid, database, sessions, seconds, folder))
+            try:
+                found.append(level(url, server.pid, database, sessions, seconds, folder))
+            except OSError:  # refused: the log, in a folder about to go, says why it died
+                if server.poll() is None:
+                    raise
+                raise RuntimeError(
+                    died(server.returncode, sessions, folder / "server.log")
+                ) from None
             labels.append(f"{sessions} sessions")
         if profiled:  # closes the last level's phase
             server.send_signal(server_profile.PHASE_SIGNAL)

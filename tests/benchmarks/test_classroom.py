@@ -110,3 +110,19 @@ def test_the_settled_rss_is_read_from_the_level_s_fifth_minute_on():
     samples = [(100 + at, 700 + at / 10, 50.0) for at in range(0, 900, 30)]  # 700 -> 787 MB
     assert settled_rss(samples, 100) == [730, 730, 787]
     assert settled_rss(samples[:5], 100) is None  # 2 minutes: nothing settled to read
+
+
+def test_a_server_that_dies_mid_level_is_named_with_its_signal_and_its_log_s_end(tmp_path):
+    from benchmarks.serving.classroom import died
+
+    log = tmp_path / "server.log"
+    log.write_text("started\nFatal Python error: Segmentation fault\n  File x.py, line 3\n")
+    said = died(-11, 16, log, lines=2)
+    assert said.splitlines() == [
+        "the server exited (signal SIGSEGV) during the 16-session level; its log ends:",
+        "Fatal Python error: Segmentation fault",
+        "  File x.py, line 3",
+    ]
+    assert died(1, 30, tmp_path / "none.log").startswith(
+        "the server exited (status 1) during the 30"
+    )
