@@ -12,10 +12,13 @@ from collections.abc import Callable
 
 class TurnLock:
     """First come, first served among this process's threads. `reentrant`: its holder may take it
-    again (released as often as taken); otherwise a holder that asks again waits like anyone."""
+    again (released as often as taken); otherwise a holder that asks again waits like anyone.
+    `on_release`: called when a holder releases it for the last time, before anyone else may take
+    it."""
 
-    def __init__(self, *, reentrant: bool = False):
+    def __init__(self, *, reentrant: bool = False, on_release: Callable[[], None] | None = None):
         self.reentrant = reentrant
+        self._on_release = on_release  # called as a holder lets go for good, while it still holds
         self._changed = threading.Condition()
         self._queue: collections.deque = collections.deque()  # the waiters' tickets, in order
         self._owner: int | None = None  # the holding thread's ident
@@ -55,6 +58,15 @@ class TurnLock:
         with self._changed:
             if self._owner != threading.get_ident():
                 raise RuntimeError("released by a thread that does not hold it")
+            last = self._depth == 1
+        try:
+            if last and self._on_release is not None:
+                self._on_release()
+        finally:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        with self._changed:
             self._depth -= 1
             if self._depth == 0:
                 self._owner = None

@@ -23,6 +23,7 @@ from hierlstm.admission.limits import (
     current_limits,
 )
 from hierlstm.admission.turns import TurnLock
+from hierlstm.app.server.cleanup import forget_kernels
 from hierlstm.app.state import GEOMETRY, text
 from hierlstm.config import RunConfig
 from hierlstm.model.builders import build_model
@@ -38,7 +39,9 @@ from hierlstm.results.store import ResultStore, default_path
 # Taken only by the outermost cached computation (a trace, not the model it builds): a body that
 # took it inside another cache's body could wait on a thread that waits on that cache's key.
 # Runs do not take it: they are serialised per device already (`hierlstm.app.runs`).
-COMPUTING = TurnLock(reentrant=True)  # first come, first served: a visit is never overtaken
+# First come, first served: a visit is never overtaken. As each computation ends, TensorFlow's
+# kernels for the models it built are let go (`forget_kernels`), while no other can start.
+COMPUTING = TurnLock(reentrant=True, on_release=forget_kernels)
 
 
 def _trace_key(config: RunConfig) -> RunConfig:

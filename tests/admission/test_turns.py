@@ -34,3 +34,19 @@ def test_only_the_holder_lets_it_go():
     assert len(errors) == 1 and not lock.locked()
     with pytest.raises(RuntimeError, match="does not hold it"):
         lock.release()
+
+
+def test_the_last_release_calls_on_release_while_still_held_and_lets_go_if_it_raises():
+    held = []
+
+    def on_release():
+        held.append(lock.locked())
+        raise OSError("cleanup failed")
+
+    lock = TurnLock(reentrant=True, on_release=on_release)
+    with pytest.raises(OSError, match="cleanup failed"):
+        with lock:
+            with lock:
+                pass
+            assert held == []  # an inner release is not the last
+    assert held == [True] and not lock.locked()

@@ -25,3 +25,24 @@ def test_nothing_is_replaced_where_streamlit_has_no_such_cleanup(monkeypatch):
     monkeypatch.setattr(cleanup, "_STREAMLITS", None)
     monkeypatch.setattr(script_runner, "_clean_problem_modules", print)
     assert cleanup.install() is False and script_runner._clean_problem_modules is print
+
+
+def test_a_computation_ends_with_tensorflow_s_kernel_cache_emptied_unless_runs_are_here(
+    monkeypatch,
+):
+    """The server's one computation at a time lets TensorFlow's kernels go as it ends (each model
+    built adds its own for good); not with runs in the server, whose timing it would disturb."""
+    from tensorflow.python.eager import context
+
+    from hierlstm.app import caches
+
+    emptied = []
+    monkeypatch.setattr(context.context(), "clear_kernel_cache", lambda: emptied.append(1))
+    monkeypatch.delenv("HIERLSTM_RUNS", raising=False)
+    with caches.COMPUTING, caches.COMPUTING:
+        pass
+    assert emptied == [1]
+    monkeypatch.setenv("HIERLSTM_RUNS", "here")
+    with caches.COMPUTING:
+        pass
+    assert emptied == [1]
