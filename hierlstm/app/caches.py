@@ -240,7 +240,7 @@ def stored_rows(store: ResultStore) -> pd.DataFrame:
     them on every rerun, and in a class the file holds thousands. Each caller gets a copy of its
     own (`st.cache_data`): pandas is not thread-safe, and one frame shared by every session's
     thread crashed the server (a segfault 18 minutes into a classroom run). What only needs a
-    summary of the rows caches the summary instead (the Lesson's `stored_comparison`). Raises
+    summary of the rows caches the summary instead (`backend_numbers.stored_comparison`). Raises
     `Refused` as the store does."""
     return _stored_rows(str(store.path), store.version(), store)
 

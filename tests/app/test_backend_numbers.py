@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 from factories import make_result
 
-from hierlstm.app import state
-from hierlstm.app.pages import lesson
+from hierlstm.app import backend_numbers, state
 from hierlstm.results.schema import CONTEXT_COLUMNS
 
 
@@ -40,7 +39,7 @@ def test_the_latest_comparison_on_this_host_with_ratios_to_tensorflow():
         _row("folded", "jax", 0.001, "2026-01-03T10:00:00", host="elsewhere"),  # not this host
         _row("folded", "jax", 0.002, "2026-01-01T09:00:00", batch_size=8),  # other settings
     )
-    frame = lesson.latest_comparison(rows, host="here")
+    frame = backend_numbers.latest_comparison(rows, host="here")
     assert list(zip(frame["variant"], frame["backend"], strict=True)) == [  # registry order
         ("nested", "tensorflow"),
         ("nested", "torch"),
@@ -55,15 +54,15 @@ def test_the_latest_comparison_on_this_host_with_ratios_to_tensorflow():
 
 def test_nothing_when_only_tensorflow_ran_here_or_a_backend_ran_alone():
     only_tf = _rows(_row("folded", "tensorflow", 0.01, "2026-01-01T10:00:00"))
-    assert lesson.latest_comparison(only_tf, host="here").empty
+    assert backend_numbers.latest_comparison(only_tf, host="here").empty
     elsewhere = _rows(
         _row("folded", "tensorflow", 0.01, "2026-01-01T10:00:00", host="other"),
         _row("folded", "jax", 0.01, "2026-01-01T10:00:00", host="other"),
     )
-    assert lesson.latest_comparison(elsewhere, host="here").empty
+    assert backend_numbers.latest_comparison(elsewhere, host="here").empty
     alone = _rows(_row("folded", "jax", 0.01, "2026-01-01T10:00:00"))
-    assert lesson.latest_comparison(alone, host="here").empty
-    assert lesson.stored_comparison(None).empty
+    assert backend_numbers.latest_comparison(alone, host="here").empty
+    assert backend_numbers.stored_comparison(None).empty
 
 
 def test_the_choice_is_every_variant_on_every_chosen_backend_it_has():

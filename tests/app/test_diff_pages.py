@@ -223,7 +223,8 @@ def test_the_pickers_offer_the_newest_runs_and_say_so_and_the_lesson_summarises_
     """A class stores thousands of runs: the Results page's pickers offer the newest `PICKABLE`
     completed runs of the selection with one line saying how many more the filters reach, and
     the Lesson summarises the stored rows once per row added, not on every rerun."""
-    from hierlstm.app.pages import lesson, results
+    from hierlstm.app import backend_numbers
+    from hierlstm.app.pages import results
 
     monkeypatch.setattr(results, "PICKABLE", 2)
     store = ResultStore(database)
@@ -236,15 +237,15 @@ def test_the_pickers_offer_the_newest_runs_and_say_so_and_the_lesson_summarises_
         run[:8] for run in ids[:1:-1]
     ]
     assert t("results.pickable", lang, shown=2, total=4) in [c.value for c in at.caption]
-    summarised, real = [], lesson.latest_comparison
+    summarised, real = [], backend_numbers.latest_comparison
     monkeypatch.setattr(
-        lesson, "latest_comparison", lambda rows: summarised.append(1) or real(rows)
+        backend_numbers, "latest_comparison", lambda rows: summarised.append(1) or real(rows)
     )
-    lesson._stored_comparison.clear()
+    backend_numbers._stored_comparison.clear()
     clean(at.switch_page("app_pages/lesson.py").run())
     clean(at.run())
     assert summarised == [1]
     store.add(make_result(), created_at="2026-12-06")
     clean(at.run())
     assert summarised == [1, 1]
-    lesson._stored_comparison.clear()
+    backend_numbers._stored_comparison.clear()
