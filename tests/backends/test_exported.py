@@ -68,3 +68,19 @@ def test_a_runtime_takes_the_threads_every_worker_of_the_run_takes(
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     assert intra_op_threads() == threads
+
+
+def test_openvino_computes_a_float32_model_in_float32_on_any_cpu():
+    """OpenVINO's CPU plugin computes in bfloat16 by default where the CPU has it: the runner
+    asks for float32, and the compiled model says it will compute in it."""
+    import numpy as np
+    import openvino
+    from openvino import opset13
+
+    from hierlstm.backends.runners.openvino import compile_settings
+
+    inputs = opset13.parameter([1, 4], np.float32)
+    weights = opset13.constant(np.full((4, 3), 0.1, np.float32))
+    model = openvino.Model([opset13.matmul(inputs, weights, False, False)], [inputs])
+    compiled = openvino.Core().compile_model(model, "CPU", compile_settings(1))
+    assert compiled.get_property("INFERENCE_PRECISION_HINT") == openvino.Type.f32
