@@ -9,7 +9,6 @@ import socket
 import pandas as pd
 import streamlit as st
 
-from hierlstm.app import caches
 from hierlstm.records import CONFIG_COLUMNS
 from hierlstm.refusals import Refused
 from hierlstm.registry import BACKENDS, VARIANTS
@@ -72,6 +71,20 @@ def stored_comparison(store) -> pd.DataFrame:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _stored_comparison(path: str, version: tuple[int, int], _store) -> pd.DataFrame:
-    # Made once per row added, not per rerun: the comparison is a few rows, the stored rows a
-    # class's thousands (6.5 MB allocated by a rerun of the Lesson at 3,000 rows, 0.3 MB now).
-    return latest_comparison(caches.stored_rows(_store))
+    # Made once per row added, not per rerun, from the rows it compares, which SQLite finds: the
+    # comparison is a few rows, the stored rows a class's thousands (6.5 MB allocated by a rerun
+    # of the Lesson at 3,000 rows when it read them all).
+    return latest_comparison(comparison_rows(_store))
+
+
+def comparison_rows(store, host: str | None = None) -> pd.DataFrame:
+    """The stored rows `latest_comparison` reads of `store`: this host's completed runs with the
+    settings of its newest run on a backend other than TensorFlow (none without one)."""
+    host = socket.gethostname() if host is None else host
+    here = {"host": [host], "status": ["ok"]}
+    others = [name for name in BACKENDS if name != "tensorflow"]
+    newest = store.rows(where=here | {"backend": others}, newest=1)
+    if newest.empty:
+        return newest
+    settings = {column: [newest.iloc[0][column]] for column in SAME_SETTINGS}
+    return store.rows(where=here | settings)

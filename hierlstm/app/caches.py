@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from hierlstm.admission.limits import (
@@ -234,40 +233,41 @@ def store_path() -> Path:
     return default_path()
 
 
-def stored_rows(store: ResultStore) -> pd.DataFrame:
-    """Every row of `store` (`ResultStore.rows`), read from its file again only when a row was
-    added since (`ResultStore.version`, one small query): the Results page and the Lesson read
-    them on every rerun, and in a class the file holds thousands. Each caller gets a copy of its
-    own (`st.cache_data`): pandas is not thread-safe, and one frame shared by every session's
-    thread crashed the server (a segfault 18 minutes into a classroom run). What only needs a
-    summary of the rows caches the summary instead (`backend_numbers.stored_comparison`). Raises
-    `Refused` as the store does."""
-    return _stored_rows(str(store.path), store.version(), store)
+def stored_values(store: ResultStore, columns: tuple[str, ...]) -> dict[str, list]:
+    """{column: the values stored there, each once} (`ResultStore.distinct`), read again only
+    when a row was added since (`ResultStore.version`, one small query): the Results page's
+    filters offer them on every rerun. Raises `Refused` as the store does."""
+    return _stored_values(str(store.path), store.version(), columns, store)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def _stored_rows(path: str, version: tuple[int, int], _store: ResultStore) -> pd.DataFrame:
-    return _store.rows()
+def _stored_values(path: str, version: tuple[int, int], columns: tuple, _store) -> dict:
+    return {column: _store.distinct(column) for column in columns}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def run_diff_rows(path: str, ids: tuple[str, ...]) -> list[dict]:
     """The stored rows of one run (`ids`) and, for each, the newest earlier row of its settings:
     every row the run diff reads (`diff_view.against_previous`), read from the store once per run
-    rather than on every rerun of its page (the store grows with every run of every session;
-    what came before a stored run never changes). The rule (`previous_row`) reads only the rows
-    of the run's settings, found in one vectorised match: in a class the store holds thousands
-    and a new run's first draw went through every one of them. Raises `Refused` as the store
-    does."""
+    rather than on every rerun of its page (what came before a stored run never changes). SQLite
+    finds the rows of the run's settings (`ResultStore.rows(where=...)`): in a class the store
+    holds thousands, and a copy of them all per new run (65 a minute at 30 sessions) was the
+    server's largest CPU line and kept its memory growing with the store. The rule
+    (`previous_row`) then reads only those. Raises `Refused` as the store does."""
     from hierlstm.records import CONFIG_COLUMNS
     from hierlstm.results.diff import previous_row
 
-    frame = stored_rows(_store(path))
-    run = frame[frame["id"].isin(ids)]
-    settings = [*CONFIG_COLUMNS.values(), "device"]
-    alike = frame.merge(run[settings].drop_duplicates(), on=settings)  # a superset of the rule's
-    rows = alike.to_dict("records")
-    ran = run.to_dict("records")
+    store = _store(path)
+    ran = store.rows(where={"id": ids}).to_dict("records")
+    settings = (*CONFIG_COLUMNS.values(), "device")
+    alike = {tuple(row[column] for column in settings) for row in ran}
+    rows = [
+        row
+        for values in alike
+        for row in store.rows(
+            where={c: [v] for c, v in zip(settings, values, strict=True)}
+        ).to_dict("records")
+    ]
     previous = [previous_row(rows, row, exclude=ids) for row in ran if row["status"] == "ok"]
     return ran + [row for row in previous if row is not None]
 

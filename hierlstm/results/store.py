@@ -15,10 +15,10 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -39,6 +39,7 @@ _FRAME_DTYPES = {
     column: {"float": "float64", "int": "int64", "bool": "bool", "text": "object"}[kind]
     for column, kind in KINDS.items()
 }
+Where = Mapping[str, Iterable[Any]]  # column -> the values a row may have there
 
 
 def default_path() -> Path:
@@ -136,10 +137,19 @@ class ResultStore:
         frame = pd.DataFrame(found, columns=list(profiles.PROFILE_COLUMNS))
         return frame.astype(profiles.FRAME_DTYPES)
 
-    def count(self) -> int:
-        """How many measurements are stored."""
+    def count(self, where: Where | None = None) -> int:
+        """How many measurements are stored (of them, those `where` keeps, as `rows` reads it)."""
+        condition, parameters = _where(where)
         with self._connect() as connection:
-            return connection.execute("SELECT count(*) FROM results").fetchone()[0]
+            query = "SELECT count(*) FROM results" + condition
+            return connection.execute(query, parameters).fetchone()[0]
+
+    def distinct(self, column: str) -> list:
+        """The values stored in `column`, each once, in SQLite's order."""
+        _where({column: ()})  # refuses a name that is not a column
+        with self._connect() as connection:
+            query = f"SELECT DISTINCT {column} FROM results ORDER BY {column}"
+            return [value for (value,) in connection.execute(query).fetchall()]
 
     def version(self) -> tuple[int, int]:
         """(how many measurements, the largest rowid): it changes with every row added, and rows
@@ -150,11 +160,24 @@ class ResultStore:
             count, largest = connection.execute(query).fetchone()
         return count, largest
 
-    def rows(self, *, variant: str | None = None, device: str | None = None) -> pd.DataFrame:
+    def rows(
+        self,
+        *,
+        variant: str | None = None,
+        device: str | None = None,
+        where: Where | None = None,
+        newest: int | None = None,
+    ) -> pd.DataFrame:
         """Every stored row, newest first, optionally of one variant and/or device: columns
-        `COLUMNS`, NaN where a failed run has no time."""
-        frame = pd.DataFrame(self._select(variant=variant, device=device), columns=list(COLUMNS))
-        return frame.astype(_FRAME_DTYPES)
+        `COLUMNS`, NaN where a failed run has no time. `where` ({column: values}) keeps the rows
+        whose value in each column named is one of those given, and `newest` the first that many:
+        SQLite picks them, so a reader of a few rows of a class's thousands makes only those."""
+        where = dict(where or {})
+        for column, value in (("variant", variant), ("device", device)):
+            if value is not None:
+                where[column] = [value]
+        found = self._select(where=where, newest=newest)
+        return pd.DataFrame(found, columns=list(COLUMNS)).astype(_FRAME_DTYPES)
 
     def get(self, result_id: str) -> StoredResult | None:
         """The stored measurement with this id, or None if there is none."""
@@ -216,18 +239,28 @@ class ResultStore:
             with _transaction(connection):  # a migration is all or nothing too
                 schema.upgrade(connection, self.path)
 
-    def _select(self, *, variant: str | None = None, device: str | None = None) -> list[dict]:
-        """Stored rows as dicts of raw column values, newest first."""
-        conditions, parameters = [], []
-        for column, value in (("variant", variant), ("device", device)):
-            if value is not None:
-                conditions.append(f"{column} = ?")
-                parameters.append(value)
-        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-        query = schema.SELECT + where + " ORDER BY created_at DESC, rowid DESC"
+    def _select(self, *, where: Where | None = None, newest: int | None = None) -> list[dict]:
+        """Stored rows as dicts of raw column values, newest first (`rows`)."""
+        condition, parameters = _where(where)
+        query = schema.SELECT + condition + " ORDER BY created_at DESC, rowid DESC"
+        if newest is not None:
+            query += f" LIMIT {int(newest)}"
         with self._connect() as connection:
             found = connection.execute(query, parameters).fetchall()
         return [dict(zip(COLUMNS, values, strict=True)) for values in found]
+
+
+def _where(where: Where | None) -> tuple[str, list]:
+    """`where` as SQL (" WHERE a IN (?, ?) AND b IN (?)", or "") and its parameters; numpy's
+    scalars as Python's (a frame's values). ValueError for a name that is not a column."""
+    conditions, parameters = [], []
+    for column, values in (where or {}).items():
+        if column not in KINDS:
+            raise ValueError(f"the results have no column {column!r}")
+        values = [value.item() if hasattr(value, "item") else value for value in values]
+        conditions.append(f"{column} IN ({', '.join('?' * len(values))})")
+        parameters += values
+    return (f" WHERE {' AND '.join(conditions)}" if conditions else ""), parameters
 
 
 def _wal_and_version(connection: sqlite3.Connection) -> int:

@@ -65,6 +65,35 @@ def test_nothing_when_only_tensorflow_ran_here_or_a_backend_ran_alone():
     assert backend_numbers.stored_comparison(None).empty
 
 
+def test_the_lesson_reads_only_the_rows_it_compares_and_finds_the_same(tmp_path):
+    """`comparison_rows` asks the store for this host's completed runs of its newest other
+    backend's settings: the comparison made from them is the one made from every stored row."""
+    from factories import make_failed_result
+
+    from hierlstm.results.store import ResultStore
+
+    store = ResultStore(tmp_path / "results.sqlite3")
+    assert backend_numbers.comparison_rows(store).empty
+    for created, (variant, backend, batch) in enumerate(
+        [
+            ("folded", "tensorflow", 2),
+            ("folded", "jax", 2),
+            ("folded", "jax", 8),  # other settings, older
+            ("nested", "tensorflow", 2),
+            ("nested", "torch", 2),
+            ("folded", "tensorflow", 8),  # newer, but TensorFlow: not what is compared
+        ]
+    ):
+        change = {"variant": variant, "backend": backend, "batch_size": batch}
+        store.add(make_result(config_changes=change), created_at=f"2026-12-01T10:00:0{created}")
+    store.add(make_failed_result(), created_at="2026-12-02")
+    read = backend_numbers.comparison_rows(store)
+    assert len(read) == 4 and set(read["batch_size"]) == {2} and set(read["status"]) == {"ok"}
+    found = backend_numbers.latest_comparison(read)
+    assert found.equals(backend_numbers.latest_comparison(store.rows()))
+    assert list(found["backend"]) == ["tensorflow", "torch", "tensorflow", "jax"]
+
+
 def test_the_choice_is_every_variant_on_every_chosen_backend_it_has():
     choice = state.choose(["nested", "fused"], ["torch", "tensorflow"])
     assert choice.backends == ("tensorflow", "torch")  # BACKENDS order

@@ -74,21 +74,23 @@ def test_the_lessons_forget_gate_is_computed_once_per_geometry(monkeypatch):
     assert {(config.time_steps, config.batch_size) for config in computed} == {(8, 1)}
 
 
-def test_the_stored_rows_are_read_again_only_when_a_row_was_added(monkeypatch, tmp_path):
+def test_the_stored_values_are_read_again_only_when_a_row_was_added(monkeypatch, tmp_path):
     from hierlstm.backends.protocol import failed
     from hierlstm.results.store import ResultStore
 
     store = ResultStore(tmp_path / "results.sqlite3")
-    reads, real = [], ResultStore.rows
+    reads, real = [], ResultStore.distinct
 
-    def counted(self, **filters):
-        reads.append(filters)
-        return real(self, **filters)
+    def counted(self, column):
+        reads.append(column)
+        return real(self, column)
 
-    monkeypatch.setattr(ResultStore, "rows", counted)
-    result = failed(RunConfig(variant="folded"), "one line")
-    store.add(result)
-    assert len(caches.stored_rows(store)) == 1 and len(caches.stored_rows(store)) == 1
-    assert len(reads) == 1
-    store.add(result)
-    assert len(caches.stored_rows(store)) == 2 and len(reads) == 2
+    monkeypatch.setattr(ResultStore, "distinct", counted)
+    store.add(failed(RunConfig(variant="folded"), "one line"))
+    columns = ("variant", "status")
+    assert caches.stored_values(store, columns) == {"variant": ["folded"], "status": ["failed"]}
+    assert caches.stored_values(store, columns)["variant"] == ["folded"]
+    assert reads == ["variant", "status"]
+    store.add(failed(RunConfig(variant="nested"), "one line"))
+    assert caches.stored_values(store, columns)["variant"] == ["folded", "nested"]
+    assert reads == ["variant", "status"] * 2

@@ -217,26 +217,36 @@ def test_the_run_diff_reads_only_the_run_and_what_it_is_compared_with(database, 
 
 
 @pytest.mark.parametrize("lang", list(LANGUAGES))
-def test_the_pickers_offer_the_newest_runs_and_say_so_and_the_lesson_summarises_once(
+def test_the_pickers_and_table_hold_the_newest_runs_and_say_so_and_the_lesson_summarises_once(
     lang, database, monkeypatch
 ):
-    """A class stores thousands of runs: the Results page's pickers offer the newest `PICKABLE`
-    completed runs of the selection with one line saying how many more the filters reach, and
-    the Lesson summarises the stored rows once per row added, not on every rerun."""
+    """A class stores thousands of runs: the Results page's pickers offer the newest `NEWEST`
+    completed runs of the selection and its table the newest `NEWEST` rows, each with one line
+    saying how many more the filters or an export reach; the Lesson summarises the stored rows
+    once per row added, not on every rerun."""
     from hierlstm.app import backend_numbers
     from hierlstm.app.pages import results
 
-    monkeypatch.setattr(results, "PICKABLE", 2)
+    monkeypatch.setattr(results, "NEWEST", 2)
     store = ResultStore(database)
     ids = [store.add(make_result(), created_at=f"2026-12-0{day}") for day in range(1, 5)]
-    store.add(make_failed_result(), created_at="2026-12-05")
+    failed = store.add(make_failed_result(), created_at="2026-12-05")
     at = _open("app_pages/results.py", {"lang": lang})
     offered = at.multiselect(key="results_compare").options  # labels ending with the date
     assert [label[-16:-6] for label in offered] == ["2026-12-04", "2026-12-03"]
     assert [label[:8] for label in at.selectbox(key="results_diff_b").options] == [
         run[:8] for run in ids[:1:-1]
     ]
-    assert t("results.pickable", lang, shown=2, total=4) in [c.value for c in at.caption]
+    captions = [c.value for c in at.caption]
+    assert t("results.pickable", lang, shown=2, total=4) in captions
+    assert t("results.table_newest", lang, shown=2, total=5) in captions
+    assert list(at.dataframe[-1].value.iloc[:, -1]) == [failed, ids[3]]  # its last column: id
+    at.multiselect(key="results_status").select("failed").run()  # a filter reaches the rest
+    assert list(at.dataframe[-1].value.iloc[:, -1]) == [failed]
+    assert t("results.count", lang, shown=1, total=5, path=str(database)) in [
+        c.value for c in at.caption
+    ]
+    assert at.multiselect(key="results_compare").options == []
     summarised, real = [], backend_numbers.latest_comparison
     monkeypatch.setattr(
         backend_numbers, "latest_comparison", lambda rows: summarised.append(1) or real(rows)

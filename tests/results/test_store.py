@@ -94,6 +94,35 @@ def test_rows_are_newest_first_and_filter_by_variant_and_device(tmp_path):
     assert store.rows(variant="shared_cell").empty
 
 
+def test_rows_where_newest_count_and_distinct_are_what_sqlite_picks(tmp_path):
+    """A reader of a few rows of a class's thousands asks SQLite for them: `where` keeps a row
+    whose value in each column named is one of those given (numpy's scalars as Python's),
+    `newest` the first that many, `count` and `distinct` read the same way; a name that is not a
+    column is refused before any query."""
+    store = ResultStore(tmp_path / "results.sqlite3")
+    ids = [
+        store.add(make_result(config_changes=change), created_at=f"2026-12-0{day}")
+        for day, change in enumerate(({}, {"batch_size": 3}, {"variant": "nested"}, {}), 1)
+    ]
+    failed = store.add(make_failed_result(), created_at="2026-12-05")
+    rows = store.rows()
+    assert list(rows["id"]) == [failed, *ids[::-1]]
+    batch = rows["batch_size"].iloc[-1]  # numpy.int64, as a frame's values are
+    picked = store.rows(where={"batch_size": [batch], "status": ["ok"]})
+    assert list(picked["id"]) == [ids[3], ids[2], ids[0]]
+    assert list(store.rows(where={"variant": ["folded"]}, newest=2)["id"]) == [failed, ids[3]]
+    assert list(store.rows(where={"id": ids[:2]})["id"]) == ids[1::-1]
+    assert store.rows(where={"variant": []}).empty  # nothing allowed, nothing kept
+    assert store.count() == 5 and store.count({"status": ["ok"], "variant": ["folded"]}) == 3
+    assert store.distinct("variant") == ["folded", "nested"]
+    assert store.distinct("status") == ["failed", "ok"]
+    with pytest.raises(ValueError, match="no column 'variant; DROP'"):
+        store.rows(where={"variant; DROP": ["x"]})
+    with pytest.raises(ValueError, match="no column"):
+        store.distinct("1; DROP TABLE results")
+    assert store.count() == 5
+
+
 def test_a_failed_result_s_nan_times_are_stored_as_null(tmp_path):
     store = ResultStore(tmp_path / "results.sqlite3")
     store.add(make_failed_result())

@@ -13,10 +13,26 @@ from hierlstm.results.store import ResultStore
 from hierlstm.timing import failures
 
 _ = state.text
-# The newest successful runs of the selection that the pickers offer: a class stores thousands,
-# and every rerun of the page turned each into a labelled option (14 MB and 0.8 s a rerun at
-# 3,000 rows, against 1.8 MB and 0.2 s at 300); the filters reach the older ones.
-PICKABLE = 500
+# The newest runs of the selection that the pickers offer (completed ones) and the table shows:
+# a class stores thousands, and every rerun of the page turned each into a labelled option
+# (14 MB and 0.8 s a rerun at 3,000 rows, against 1.8 MB and 0.2 s at 300) and sent them all;
+# SQLite picks them, and the filters or an export reach the older ones.
+NEWEST = 500
+SHOWN = (  # the table's columns
+    "created_at variant backend device status median_s p10_s p90_s first_call_s kernel "
+    "noisy batch_size time_steps precision xla lstm_kernel host tensorflow_version "
+    "keras_version error id"
+).split()
+FILTERS = (  # (column, message key, widget key)
+    ("variant", "results.filter.variant", "results_variant"),
+    ("backend", "control.backends", "results_backend"),
+    ("device", "results.filter.device", "results_device"),
+    ("batch_size", "results.filter.batch_size", "results_batch_size"),
+    ("time_steps", "results.filter.time_steps", "results_time_steps"),
+    ("precision", "results.filter.precision", "results_precision"),
+    ("task", "results.filter.task", "results_task"),
+    ("status", "results.filter.status", "results_status"),
+)
 
 
 def draw(controls, _inputs) -> None:
@@ -26,12 +42,12 @@ def draw(controls, _inputs) -> None:
         st.success(_("results.recover.done", kept=kept, path=caches.store_path()))
     store = caches.result_store()
     try:
-        rows = caches.stored_rows(store) if store else None
+        values = caches.stored_values(store, tuple(name for name, *_ in FILTERS)) if store else None
     except Refused as error:  # readable when opened, refused since
-        rows, refusal = None, error.refusal
+        values, refusal = None, error.refusal
     else:
         refusal = caches.store_refusal() if store is None else None
-    if rows is None:
+    if values is None:
         st.error(_("refusal.not_kept", why=refusal.sentence(lang)), icon=":material/database:")
         if refusal.damaged and st.button(
             _("results.recover.button"), key="results_recover", icon=":material/restore:"
@@ -45,26 +61,23 @@ def draw(controls, _inputs) -> None:
                 st.rerun()
         st.stop()
 
-    FILTERS = (  # (column, message key, widget key)
-        ("variant", "results.filter.variant", "results_variant"),
-        ("backend", "control.backends", "results_backend"),
-        ("device", "results.filter.device", "results_device"),
-        ("batch_size", "results.filter.batch_size", "results_batch_size"),
-        ("time_steps", "results.filter.time_steps", "results_time_steps"),
-        ("precision", "results.filter.precision", "results_precision"),
-        ("task", "results.filter.task", "results_task"),
-        ("status", "results.filter.status", "results_status"),
-    )
-    columns = st.columns(len(FILTERS))
-    selected = rows
-    for column, (name, label, key) in zip(columns, FILTERS, strict=True):
-        options = sorted(rows[name].dropna().unique().tolist(), key=str)
+    where = {}  # column -> the values chosen in its filter
+    for column, (name, label, key) in zip(st.columns(len(FILTERS)), FILTERS, strict=True):
+        options = sorted(values[name], key=str)
         chosen = column.multiselect(
             _(label), options, key=key, placeholder=_("results.filter.all"), persist_state="session"
         )
         if chosen:
-            selected = selected[selected[name].isin(chosen)]
-    st.caption(_("results.count", shown=len(selected), total=len(rows), path=str(store.path)))
+            where[name] = chosen
+    completed = where | {"status": [s for s in where.get("status", ["ok"]) if s == "ok"]}
+    try:
+        total, shown, completed_count = store.count(), store.count(where), store.count(completed)
+        selected = store.rows(where=where, newest=NEWEST)
+        ok = store.rows(where=completed, newest=NEWEST)
+    except Refused as error:  # refused since the filters' values were read
+        display.error(error.refusal.sentence(lang))
+        st.stop()
+    st.caption(_("results.count", shown=shown, total=total, path=str(store.path)))
 
     def label(row) -> str:
         return (
@@ -75,8 +88,7 @@ def draw(controls, _inputs) -> None:
             f"{row['created_at'][:16].replace('T', ' ')}"
         )
 
-    ok = selected[selected["status"] == "ok"]
-    pickable = ok.head(PICKABLE).to_dict("records")  # the rows are newest first
+    pickable = ok.to_dict("records")  # the rows are newest first
     labels = {row["id"]: label(row) for row in pickable}
     chosen_ids = st.multiselect(
         _("results.compare"),
@@ -93,14 +105,8 @@ def draw(controls, _inputs) -> None:
             compared[["id", *CONFIG_COLUMNS.values(), "device", "median_s", "p10_s", "p90_s"]],
             key="results-compare",
         )
-    elif rows.empty:
+    elif not total:
         st.info(_("results.empty"), icon=":material/inbox:")
-
-    shown = (
-        "created_at variant backend device status median_s p10_s p90_s first_call_s kernel "
-        "noisy batch_size time_steps precision xla lstm_kernel host tensorflow_version "
-        "keras_version error id"
-    ).split()
 
     def compare_two(pickable: list[dict]) -> None:
         """Two stored runs (newest first) picked and compared: B against A (`results.diff`)."""
@@ -132,11 +138,13 @@ def draw(controls, _inputs) -> None:
                 st.caption(_("results.diff.same"))
             st.caption(compared.rule(lang))
 
-    if len(ok) > PICKABLE:
-        st.caption(_("results.pickable", shown=PICKABLE, total=len(ok)))
-    if not rows.empty:
+    if completed_count > NEWEST:
+        st.caption(_("results.pickable", shown=NEWEST, total=completed_count))
+    if total:
         compare_two(pickable)
-    display.table(display.headed(selected[shown]), key="results-table")
+    display.table(display.headed(selected[SHOWN]), key="results-table")
+    if shown > NEWEST:
+        st.caption(_("results.table_newest", shown=NEWEST, total=shown))
 
     st.subheader(_("results.export"))
     # made when clicked: every rerun of the page would otherwise serialise every row twice
