@@ -131,6 +131,8 @@ BACKEND_RECORDS: dict[str, Backend] = {
     )
 }
 BACKENDS = tuple(BACKEND_RECORDS)  # their names, in this order everywhere
+# TensorFlow, the first: the backend the others are compared with (the Lesson's ratios)
+REFERENCE_BACKEND = BACKENDS[0]
 RUNTIMES = tuple(name for name, record in BACKEND_RECORDS.items() if record.exported)
 KERAS_BACKENDS = tuple(name for name in BACKENDS if name not in RUNTIMES)  # the cuDNN rule's
 # A variant written with Keras layers and keras.ops only runs on every Keras backend, and tf2onnx

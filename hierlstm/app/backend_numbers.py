@@ -11,7 +11,7 @@ import streamlit as st
 
 from hierlstm.records import CONFIG_COLUMNS
 from hierlstm.refusals import Refused
-from hierlstm.registry import BACKENDS, VARIANTS
+from hierlstm.registry import BACKENDS, REFERENCE_BACKEND, VARIANTS
 
 # The newest stored row that ran on JAX or torch, and the newest row of each variant and backend
 # with its settings: every config column but the variant and the backend, which are compared.
@@ -32,7 +32,7 @@ def latest_comparison(rows: pd.DataFrame, host: str | None = None) -> pd.DataFra
     if rows is None or rows.empty:
         return empty
     here = rows[(rows["host"] == host) & (rows["status"] == "ok")]
-    others = here[here["backend"] != "tensorflow"]
+    others = here[here["backend"] != REFERENCE_BACKEND]
     if others.empty:
         return empty
     newest = others.sort_values("created_at").iloc[-1]
@@ -47,7 +47,7 @@ def latest_comparison(rows: pd.DataFrame, host: str | None = None) -> pd.DataFra
     latest = latest.assign(
         _variant=latest["variant"].map(variants), _backend=latest["backend"].map(order)
     ).sort_values(["_variant", "_backend"])
-    tensorflow = latest[latest["backend"] == "tensorflow"].set_index("variant")["median_s"]
+    tensorflow = latest[latest["backend"] == REFERENCE_BACKEND].set_index("variant")["median_s"]
     ratio = latest["median_s"].to_numpy() / latest["variant"].map(tensorflow).to_numpy(float)
     frame = latest.assign(vs_tensorflow=ratio)[list(COMPARISON_COLUMNS)].reset_index(drop=True)
     frame.attrs.update(
@@ -82,7 +82,7 @@ def comparison_rows(store, host: str | None = None) -> pd.DataFrame:
     settings of its newest run on a backend other than TensorFlow (none without one)."""
     host = socket.gethostname() if host is None else host
     here = {"host": [host], "status": ["ok"]}
-    others = [name for name in BACKENDS if name != "tensorflow"]
+    others = [name for name in BACKENDS if name != REFERENCE_BACKEND]
     newest = store.rows(where=here | {"backend": others}, newest=1)
     if newest.empty:
         return newest
