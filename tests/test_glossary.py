@@ -11,7 +11,8 @@ import pytest
 
 from hierlstm.app import state
 from hierlstm.app.pages import PAGES
-from hierlstm.cli.parser import build_parser, config_from_args
+from hierlstm.cli.flags import config_from_args
+from hierlstm.cli.parser import build_parser
 from hierlstm.config import RunConfig, named_sizes
 from hierlstm.i18n import read_catalogue, t
 from hierlstm.model.shapes import AXES

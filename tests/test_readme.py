@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from docs_text import PAGES, code_lines, command_lines
 
+from hierlstm.cli.flags import UsageError
 from hierlstm.cli.main import SETTINGS
-from hierlstm.cli.parser import UsageError, build_parser
+from hierlstm.cli.parser import build_parser
 from scripts import cli_reference
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,8 +5,8 @@ output has the TensorFlow commands' shape, with each row's backend."""
 from __future__ import annotations
 
 from hierlstm.backends.dispatch import runs_here
+from hierlstm.cli.flags import backends_from_args, seed_number
 from hierlstm.cli.format import shown
-from hierlstm.cli.parser import backends_from_args, seed_number
 from hierlstm.cli.profile import cmd_profile
 from hierlstm.cli.timing import cmd_bench, cmd_sweep
 

@@ -6,15 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
+from hierlstm.cli.flags import UsageError, config_from_args, inside_settings, seed_number, usage
 from hierlstm.cli.format import format_diff, format_trace, json_default, shown, text_table
-from hierlstm.cli.parser import (
-    CHECK_SIZES,
-    UsageError,
-    config_from_args,
-    inside_settings,
-    seed_number,
-    usage,
-)
+from hierlstm.cli.parser import CHECK_SIZES
 from hierlstm.cli.timing import open_store
 from hierlstm.results.schema import ResultsError
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hierlstm.cli.flags import UsageError, config_from_args, seed_number, usage
 from hierlstm.cli.format import shown
-from hierlstm.cli.parser import EXPORT_FORMATS, UsageError, config_from_args, seed_number, usage
+from hierlstm.cli.parser import EXPORT_FORMATS
 
 
 def export_settings(args):

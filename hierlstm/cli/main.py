@@ -18,15 +18,15 @@ from hierlstm.cli.commands import (
 )
 from hierlstm.cli.doctor import cmd_doctor
 from hierlstm.cli.export import cmd_export, export_settings
-from hierlstm.cli.parser import (
+from hierlstm.cli.flags import (
     UsageError,
-    build_parser,
     config_from_args,
     inside_settings,
     seed_number,
     usage,
     whole_number,
 )
+from hierlstm.cli.parser import build_parser
 from hierlstm.cli.profile import cmd_profile, profile_settings
 from hierlstm.cli.serve import serve
 from hierlstm.cli.timing import cmd_bench, cmd_sweep, cmd_worker, run_settings, sweep_values

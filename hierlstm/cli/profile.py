@@ -13,8 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hierlstm.cli.format import text_table
-from hierlstm.cli.parser import (
+from hierlstm.cli.flags import (
     UsageError,
     backends_from_args,
     config_from_args,
@@ -22,6 +21,7 @@ from hierlstm.cli.parser import (
     timing_from_args,
     whole_number,
 )
+from hierlstm.cli.format import text_table
 from hierlstm.cli.timing import (
     check_device,
     device_lock,

@@ -9,8 +9,7 @@ import json
 import sys
 
 from hierlstm.backends import runtime_refusal
-from hierlstm.cli.format import format_bench, format_scaling, format_sweep, json_default
-from hierlstm.cli.parser import (
+from hierlstm.cli.flags import (
     UsageError,
     backends_from_args,
     config_from_args,
@@ -20,6 +19,7 @@ from hierlstm.cli.parser import (
     usage,
     value_list,
 )
+from hierlstm.cli.format import format_bench, format_scaling, format_sweep, json_default
 from hierlstm.config import SWEEP_AXES, Timing
 from hierlstm.refusals import refusing, writable_file
 from hierlstm.registry import BACKEND_RECORDS

@@ -9,8 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from hierlstm.cli.format import shown, text_table
-from hierlstm.cli.parser import (
+from hierlstm.cli.flags import (
     LEARN_TIME_STEPS,
     UsageError,
     config_from_args,
@@ -18,6 +17,7 @@ from hierlstm.cli.parser import (
     usage,
     whole_number,
 )
+from hierlstm.cli.format import shown, text_table
 from hierlstm.config import RunConfig
 
 if TYPE_CHECKING:  # numpy, which parsing does not import

@@ -9,8 +9,8 @@ import collections
 import re
 from pathlib import Path
 
+from hierlstm.cli.flags import UsageError, usage, whole_number
 from hierlstm.cli.format import shown, text_table
-from hierlstm.cli.parser import UsageError, usage, whole_number
 from hierlstm.registry import BACKEND_RECORDS, KERAS_BACKENDS
 
 MAX_SIZE = 100_000
